@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+// Linux futexes on a 32-bit word (FUTEX_WAIT_BITSET with CLOCK_MONOTONIC, FUTEX_WAKE), process-private:
+// the building block of the queue engine's parking.
+#ifndef CTHREADING_FUTEX_H
+#define CTHREADING_FUTEX_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Sleeps while *word == expected, until woken or `deadline_ns` (CLOCK_MONOTONIC; UINT64_MAX = forever).
+// Returns 0 (woken, or maybe spuriously), EAGAIN (*word != expected on entry), ETIMEDOUT, EINTR or EINVAL (NULL).
+int cthr_futex_wait(uint32_t *_Nullable word, uint32_t expected, uint64_t deadline_ns);
+
+// Wakes up to `count` threads sleeping on `word` (INT32_MAX for all). Stores how many were woken in *woken
+// (may be NULL). Returns 0 or EINVAL.
+int cthr_futex_wake(uint32_t *_Nullable word, int32_t count, int32_t *_Nullable woken);
+
+#ifdef __cplusplus
+}
+#endif
+#endif // CTHREADING_FUTEX_H

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+// Reader-writer locks (pthread_rwlock_*), reader- or writer-preferring.
+#ifndef CTHREADING_RWLOCK_H
+#define CTHREADING_RWLOCK_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Preference for `cthr_rwlock_init`.
+typedef enum cthr_rwlock_kind {
+    CTHR_RWLOCK_PREFER_READER = 0,  // glibc default: readers may starve a writer
+    CTHR_RWLOCK_PREFER_WRITER = 1,  // PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP: a waiting writer blocks new readers
+} cthr_rwlock_kind_t;
+
+// A reader-writer lock. Must not move after init.
+typedef struct cthr_rwlock {
+    pthread_rwlock_t raw;
+} cthr_rwlock_t;
+
+// Initializes *lock with `kind`. Returns 0, EINVAL (NULL, unknown kind) or ENOMEM.
+int cthr_rwlock_init(cthr_rwlock_t *_Nullable lock, int kind);
+
+// Destroys an unlocked lock. Returns 0, EINVAL or EBUSY.
+int cthr_rwlock_destroy(cthr_rwlock_t *_Nullable lock);
+
+// Takes a shared (read) hold. Returns 0, EINVAL, EAGAIN (too many readers) or EDEADLK (caller holds it for writing).
+int cthr_rwlock_rdlock(cthr_rwlock_t *_Nullable lock);
+
+// Takes the exclusive (write) hold. Returns 0, EINVAL or EDEADLK (caller already holds it).
+int cthr_rwlock_wrlock(cthr_rwlock_t *_Nullable lock);
+
+// Read hold if available now. Returns 0, EBUSY or EINVAL.
+int cthr_rwlock_tryrdlock(cthr_rwlock_t *_Nullable lock);
+
+// Write hold if available now. Returns 0, EBUSY or EINVAL.
+int cthr_rwlock_trywrlock(cthr_rwlock_t *_Nullable lock);
+
+// Read hold, waiting until `deadline_ns` on CLOCK_MONOTONIC at most (pthread_rwlock_clockrdlock).
+// Returns 0, ETIMEDOUT, EDEADLK or EINVAL.
+int cthr_rwlock_timedrdlock(cthr_rwlock_t *_Nullable lock, uint64_t deadline_ns);
+
+// Write hold, waiting until `deadline_ns` on CLOCK_MONOTONIC at most (pthread_rwlock_clockwrlock).
+// Returns 0, ETIMEDOUT, EDEADLK or EINVAL.
+int cthr_rwlock_timedwrlock(cthr_rwlock_t *_Nullable lock, uint64_t deadline_ns);
+
+// Releases the caller's read or write hold. Returns 0, EINVAL or EPERM (not held).
+int cthr_rwlock_unlock(cthr_rwlock_t *_Nullable lock);
+
+#ifdef __cplusplus
+}
+#endif
+#endif // CTHREADING_RWLOCK_H

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+// POSIX threads: create with attributes, join, detach, identity, names, stack sizes, affinity, nice values.
+#ifndef CTHREADING_THREAD_H
+#define CTHREADING_THREAD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Entry point of a thread: receives the context given to `cthr_thread_create`; its return value is the exit value
+// that `cthr_thread_join` hands back.
+typedef void *_Nullable (*cthr_thread_body_t)(void *_Nullable context);
+
+// Longest thread name Linux keeps, without the terminating NUL (longer names are truncated, not rejected).
+#define CTHR_THREAD_NAME_MAX 15
+
+// Attributes of a new thread. A zeroed struct means: default stack, joinable, no name.
+typedef struct cthr_thread_attr {
+    // Requested stack size in bytes. 0 = the system default. A size below `cthr_thread_stack_min()` or not a
+    // multiple of the page size is rounded up (libuv's behaviour); a size the system cannot map returns its error.
+    size_t stack_size;
+    // Nonzero: the thread starts detached (it cannot be joined; its resources are freed when it exits).
+    int detached;
+    // NUL-terminated name applied to the new thread before `body` runs (truncated to CTHR_THREAD_NAME_MAX bytes);
+    // NULL for none. Copied during the call.
+    const char *_Nullable name;
+} cthr_thread_attr_t;
+
+// Starts `body(context)` on a new thread. `attr` may be NULL (defaults). On success stores the handle in *out
+// (always, even for a detached thread: it may only be compared, not joined) and returns 0; otherwise returns
+// EAGAIN (no resources / RLIMIT_NPROC), EINVAL (NULL out or body, or a stack size the system rejects), ENOMEM or
+// EPERM, and `body` never runs.
+int cthr_thread_create(pthread_t *_Nullable out, const cthr_thread_attr_t *_Nullable attr,
+                       cthr_thread_body_t _Nullable body, void *_Nullable context);
+
+// Waits for a joinable `thread` to exit and stores its exit value in *result (result may be NULL).
+// Returns 0, EDEADLK (joining yourself), EINVAL (not joinable) or ESRCH. Joining twice is undefined in POSIX:
+// the Swift layer makes it impossible.
+int cthr_thread_join(pthread_t thread, void *_Nullable *_Nullable result);
+
+// Marks a joinable `thread` detached. Returns 0, EINVAL (already detached) or ESRCH.
+int cthr_thread_detach(pthread_t thread);
+
+// The calling thread's handle.
+pthread_t cthr_thread_self(void);
+
+// Whether two handles name the same thread.
+bool cthr_thread_equal(pthread_t a, pthread_t b);
+
+// Whether the calling thread is the process's main thread (on Linux: its thread id equals the process id).
+bool cthr_thread_is_main(void);
+
+// The calling thread's kernel thread id (gettid), cached per thread.
+pid_t cthr_thread_id(void);
+
+// Gives up the processor (sched_yield). Returns 0.
+int cthr_thread_yield(void);
+
+// The smallest stack size the system accepts (PTHREAD_STACK_MIN, a function call under _GNU_SOURCE).
+size_t cthr_thread_stack_min(void);
+
+// The size `cthr_thread_create` will request for `requested` bytes: 0 stays 0 (default); anything else is raised
+// to at least `cthr_thread_stack_min()` and rounded up to the page size. Saturates instead of overflowing.
+size_t cthr_thread_stack_size_for(size_t requested);
+
+// Stores the calling thread's actual stack size (pthread_getattr_np) in *out. Returns 0, EINVAL (NULL) or the
+// system's error.
+int cthr_thread_current_stack_size(size_t *_Nullable out);
+
+// Names the calling thread (truncated to CTHR_THREAD_NAME_MAX bytes). Returns 0, EINVAL (NULL) or the error.
+int cthr_thread_set_name(const char *_Nullable name);
+
+// Copies the calling thread's name into buffer (capacity bytes, at least CTHR_THREAD_NAME_MAX + 1 for the whole
+// name). Returns 0, EINVAL (NULL buffer) or ERANGE (buffer too small).
+int cthr_thread_get_name(char *_Nullable buffer, size_t capacity);
+
+// Pins `thread` to the `count` CPUs listed in `cpus`. Returns 0, EINVAL (NULL, count 0, a CPU number out of
+// range) or the system's error.
+int cthr_thread_set_affinity(pthread_t thread, const int *_Nullable cpus, size_t count);
+
+// Stores up to `capacity` CPU numbers `thread` may run on in `cpus` and their number in *count. Returns 0, EINVAL
+// (NULL) or ERANGE (more CPUs than capacity; *count holds the number needed).
+int cthr_thread_get_affinity(pthread_t thread, int *_Nullable cpus, size_t capacity, size_t *_Nullable count);
+
+// Number of CPUs the calling process may run on (its affinity mask), at least 1.
+int cthr_cpu_count(void);
+
+// Sets the calling thread's nice value (-20...19; Linux applies it per thread). Returns 0, EINVAL (out of range),
+// or EACCES/EPERM when raising priority is not allowed.
+int cthr_thread_set_nice(int nice_value);
+
+// Stores the calling thread's nice value in *out. Returns 0 or EINVAL (NULL).
+int cthr_thread_get_nice(int *_Nullable out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif // CTHREADING_THREAD_H
