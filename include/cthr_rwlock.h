@@ -49,7 +49,8 @@ int cthr_rwlock_timedrdlock(cthr_rwlock_t *_Nullable lock, uint64_t deadline_ns)
 // Returns 0, ETIMEDOUT, EDEADLK or EINVAL.
 int cthr_rwlock_timedwrlock(cthr_rwlock_t *_Nullable lock, uint64_t deadline_ns);
 
-// Releases the caller's read or write hold. Returns 0, EINVAL or EPERM (not held).
+// Releases the caller's read or write hold. Returns 0 or EINVAL (NULL). Unlocking a lock the caller does not hold is
+// undefined: glibc does not detect it (no EPERM), so the Swift layer must only unlock what it holds.
 int cthr_rwlock_unlock(cthr_rwlock_t *_Nullable lock);
 
 #ifdef __cplusplus
