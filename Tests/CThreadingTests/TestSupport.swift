@@ -155,3 +155,29 @@ func elapsedNs(since start: UInt64) -> UInt64 {
 func string(fromCString buffer: [CChar]) -> String {
     String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
+
+/// A fixed number of heap slots shared between threads, one per thread, so each thread writes only its own slot.
+///
+/// `@unchecked Sendable`: threads write disjoint slots, and the test reads them only after joining the writers.
+final class SharedSlots<Element>: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<Element>
+    let count: Int
+
+    init(repeating value: Element, count: Int) {
+        self.count = count
+        pointer = .allocate(capacity: count)
+        pointer.initialize(repeating: value, count: count)
+    }
+
+    deinit {
+        pointer.deinitialize(count: count)
+        pointer.deallocate()
+    }
+
+    subscript(index: Int) -> Element {
+        get { pointer[index] }
+        set { pointer[index] = newValue }
+    }
+
+    var values: [Element] { Array(UnsafeBufferPointer(start: pointer, count: count)) }
+}
