@@ -110,14 +110,14 @@ public final class MutexLock: @unchecked Sendable {
     deinit {
         if let pthreadMutex {
             let code = cthr_mutex_destroy(pthreadMutex)
-            precondition(
+            require(
                 code != EBUSY,
                 "\(describe()): deinitialized while held (pthread_mutex_destroy returned EBUSY)"
             )
             pthreadMutex.deallocate()
         } else {
             let owner = cthr_lock_owner(word)
-            precondition(owner == 0, "\(describe()): deinitialized while held by thread \(owner)")
+            require(owner == 0, "\(describe()): deinitialized while held by thread \(owner)")
         }
         word.deallocate()
     }
@@ -238,12 +238,12 @@ public final class MutexLock: @unchecked Sendable {
         case 0: return true
         case ETIMEDOUT: return false
         case EDEADLK:
-            preconditionFailure(
+            threadingFatal(
                 "\(describe()): \(operation) on thread \(currentThreadID), which already holds it "
                     + "(this would deadlock; use RecursiveLock for reentrant locking)"
             )
         default:
-            preconditionFailure("\(describe()): \(operation) failed with \(errnoName(code))")
+            threadingFatal("\(describe()): \(operation) failed with \(errnoName(code))")
         }
     }
 
@@ -255,9 +255,9 @@ public final class MutexLock: @unchecked Sendable {
         case EPERM:
             let owner = pthreadMutex == nil ? cthr_lock_owner(word) : 0
             let holder = owner == 0 ? "it is not locked" : "it is held by thread \(owner)"
-            preconditionFailure("\(describe()): unlock() on thread \(currentThreadID), which does not hold it (\(holder))")
+            threadingFatal("\(describe()): unlock() on thread \(currentThreadID), which does not hold it (\(holder))")
         default:
-            preconditionFailure("\(describe()): unlock() failed with \(errnoName(code))")
+            threadingFatal("\(describe()): unlock() failed with \(errnoName(code))")
         }
     }
 
