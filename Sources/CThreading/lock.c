@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <linux/futex.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,12 +27,25 @@ int cthr_lock_unlock_needs_fence = 0;
 #define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (1 << 4)
 #endif
 
-// Registers the process for expedited private membarriers before main; without them, unlock fences instead.
-__attribute__((constructor)) static void cthr_lock_setup(void) {
+// Registers the process for expedited private membarriers; without them, unlock fences instead.
+static void cthr_lock_register_membarrier(void) {
 #ifdef SYS_membarrier
     if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) return;
 #endif
     cthr_lock_unlock_needs_fence = 1;
+}
+
+// In a forked child (one thread): forget the parent's cached thread id and register the new address space.
+static void cthr_lock_after_fork_in_child(void) {
+    cthr_lock_cached_tid = 0;
+    cthr_lock_register_membarrier();
+}
+
+// Runs before main, so the unlock mode is fixed before any lock is used.
+__attribute__((constructor)) static void cthr_lock_setup(void) {
+    cthr_lock_register_membarrier();
+    // If this fails (ENOMEM), a forked child keeps the parent's cached id (still unique while the parent lives).
+    (void)pthread_atfork(NULL, NULL, cthr_lock_after_fork_in_child);
 }
 
 // The sleeper's half of the asymmetric barrier: after it, every unlock either sees the sleeper's registration or
