@@ -32,7 +32,7 @@ import Testing
         #expect(ran.wait())
     }
 
-    @Test func detachAfterStartMakesJoinFail() throws {
+    @Test func detachAfterStartLetsTheThreadFinish() throws {
         let release = Event()
         let (code, thread) = spawn {
             _ = release.wait()
@@ -41,8 +41,8 @@ import Testing
         #expect(code == 0)
         let started = try #require(thread)
         #expect(cthr_thread_detach(started.handle) == 0)
-        // Joining a detached thread is refused with EINVAL while it is still alive.
-        #expect(cthr_thread_join(started.handle, nil) == EINVAL)
+        // Joining or detaching it again would be undefined (the thread sanitizer aborts on it), so the test only
+        // checks that the detached thread still runs to the end.
         release.signal()
         #expect(started.finished.wait())
     }
@@ -252,7 +252,10 @@ import Testing
         #expect(cthr_thread_get_nice(nil) == EINVAL)
     }
 
-    @Test func joiningYourselfIsADeadlock() throws {
+    // The thread sanitizer's pthread_join interceptor forgets the thread after a failed self-join, and the later
+    // real join then aborts inside the sanitizer; the C behaviour is checked in every other configuration.
+    @Test(.disabled(if: threadSanitizerIsActive, "TSan aborts on a join after a failed self-join"))
+    func joiningYourselfIsADeadlock() throws {
         let code = SharedCell<Int32>(-1)
         let spawned = spawnVoid {
             code.pointer.pointee = cthr_thread_join(cthr_thread_self(), nil)
