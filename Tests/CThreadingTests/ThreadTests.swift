@@ -166,6 +166,35 @@ import Testing
         #expect(cthr_thread_is_main() == (cthr_thread_id() == getpid()))
     }
 
+    @Test func forkedChildIsItsOwnMainThread() {
+        // Fill this thread's id cache first: the child inherits it and must not report the parent's id.
+        let parentId = cthr_thread_id()
+        let child = fork()
+        if child == 0 {
+            // Only system calls and _exit in the child of a multithreaded process.
+            _exit(cthr_thread_is_main() && cthr_thread_id() == getpid() && cthr_thread_id() != parentId ? 0 : 1)
+        }
+        #expect(child > 0)
+        guard child > 0 else { return }
+        var status: Int32 = 0
+        var reaped: pid_t = 0
+        let deadline = cthr_clock_deadline_after(generousTimeoutNs)
+        while reaped == 0 && cthr_clock_now_ns() < deadline {
+            reaped = waitpid(child, &status, WNOHANG)
+            if reaped == 0 {
+                _ = cthr_sleep_ns(1_000_000)
+            }
+        }
+        if reaped == 0 {
+            kill(child, SIGKILL)
+            _ = waitpid(child, &status, 0)
+        }
+        #expect(reaped == child)
+        // Exited normally (WIFEXITED: no signal bits) with status 0.
+        #expect(status & 0x7f == 0)
+        #expect((status >> 8) & 0xff == 0)
+    }
+
     @Test func affinitySetAndGet() throws {
         let count = Int(cthr_cpu_count())
         #expect(count >= 1)
