@@ -20,6 +20,7 @@
 #ifndef CTHREADING_LOCK_H
 #define CTHREADING_LOCK_H
 
+#include "cthr_nullability.h"
 #include <stdbool.h>
 #include <stdint.h>
 
