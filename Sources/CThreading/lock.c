@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -21,6 +22,8 @@ int cthr_lock_unlock_needs_fence = 0;
 
 // Spins this many times (with `pause`) before sleeping while the lock is held.
 #define CTHR_LOCK_SPINS 100
+// Then yields the processor this many times before sleeping.
+#define CTHR_LOCK_YIELDS 8
 
 #ifndef MEMBARRIER_CMD_PRIVATE_EXPEDITED
 #define MEMBARRIER_CMD_PRIVATE_EXPEDITED (1 << 3)
@@ -126,11 +129,18 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
     uint32_t self = cthr_lock_self();
     uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
 
-    // Phase 1: spin briefly while the holder runs (critical sections are usually short).
-    for (int spin = 0; spin < CTHR_LOCK_SPINS; spin++) {
+    // Phase 1: spin briefly while the holder runs (critical sections are usually short), then yield the
+    // processor a few times, which lets a preempted holder finish when threads outnumber cores, before paying
+    // for sleeping (a membarrier to register, a futex wake from the unlocker).
+    for (int spin = 0; spin < CTHR_LOCK_SPINS + CTHR_LOCK_YIELDS; spin++) {
         int rc = cthr_lock_attempt(lock, self, &word);
         if (rc != EBUSY) return rc;
-        cthr_lock_relax();
+        if (spin < CTHR_LOCK_SPINS) {
+            cthr_lock_relax();
+        } else {
+            if (deadline_ns != UINT64_MAX && cthr_clock_now_ns() >= deadline_ns) break;
+            sched_yield();
+        }
         word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
     }
 
