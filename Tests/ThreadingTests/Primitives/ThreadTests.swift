@@ -28,8 +28,10 @@ struct ThreadTests {
         let mainID = PosixThread.currentID
         let info = try PosixThread(name: "worker-thread-with-long-name", stackSize: 1 << 20) {
             () -> (String?, Int32, Bool, Int) in
-            (PosixThread.currentName, PosixThread.currentID, PosixThread.isMainThread,
-             (try? PosixThread.currentStackSize()) ?? -1)
+            (
+                PosixThread.currentName, PosixThread.currentID, PosixThread.isMainThread,
+                (try? PosixThread.currentStackSize()) ?? -1
+            )
         }
         let (name, id, isMain, stack) = info.join()
         #expect(name == "worker-thread-w")  // Linux keeps 15 bytes
