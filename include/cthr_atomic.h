@@ -285,12 +285,17 @@ static inline void cthr_atomic_signal_fence(cthr_memory_order_t order) {
 
 // --- Padded slot -----------------------------------------------------------------------------------------------------
 
-// A 64-bit atomic counter alone in its own CTHR_PADDED_SLOT_SIZE-byte block (aligned to and sized as it), so that an
-// array of slots, one per thread or stripe, never shares a cache line (or an adjacent-line-prefetch pair) between
-// two slots. Operate on it through `cthr_padded_u64_atomic` and the `cthr_atomic_u64_*` functions. Zero = holds 0.
-// In Swift, allocate arrays of slots with `UnsafeMutablePointer<cthr_padded_u64_t>.allocate(capacity:)`, which
-// honours the alignment.
-typedef struct __attribute__((aligned(CTHR_PADDED_SLOT_SIZE))) cthr_padded_u64 {
+// A 64-bit atomic counter alone in its own CTHR_PADDED_SLOT_SIZE-byte block, so that an array of slots, one per
+// thread or stripe, never puts two counters in one cache line (or one adjacent-line-prefetch pair). Operate on it
+// through `cthr_padded_u64_atomic` and the `cthr_atomic_u64_*` functions. Zero-initialised = holds 0.
+//
+// Sized, not aligned, by the type: its alignment is the counter's (8). Swift's clang importer drops any C struct
+// aligned to more than 16 bytes (checked on Swift 6.3.1: `aligned(64)` and `aligned(128)` structs are not imported),
+// and a Swift-only view with a different layout would break C structs that embed slots. So the ALIGNMENT comes from
+// the allocation: `cthr_padded_u64_alloc` (or, in Swift, `UnsafeMutableRawPointer.allocate(byteCount:alignment:)`
+// with alignment CTHR_PADDED_SLOT_SIZE; in C, `_Alignas(CTHR_PADDED_SLOT_SIZE)` on a static array). Because the size
+// is exactly one block, every slot of an aligned array is aligned too.
+typedef struct cthr_padded_u64 {
     cthr_atomic_u64_t atomic;
     uint8_t padding[CTHR_PADDED_SLOT_SIZE - sizeof(cthr_atomic_u64_t)];
 } cthr_padded_u64_t;
@@ -325,6 +330,13 @@ int cthr_atomic_c11_order(cthr_memory_order_t order);
 // Whether an atomic of `size` bytes (1, 2, 4, 8 or sizeof(void *)) is lock-free on this machine, asked of C11's
 // `atomic_is_lock_free`. Any other size gives false. Never fails.
 bool cthr_atomic_is_lock_free(size_t size);
+
+// Allocates `count` zeroed slots aligned to CTHR_PADDED_SLOT_SIZE and stores the first in *slots (NULL on failure).
+// Release them with `cthr_padded_u64_free`. Returns 0, EINVAL (NULL `slots`, `count` 0 or too large) or ENOMEM.
+int cthr_padded_u64_alloc(size_t count, cthr_padded_u64_t *CTHR_ATOMIC_NULLABLE *CTHR_ATOMIC_NULLABLE slots);
+
+// Frees slots from `cthr_padded_u64_alloc` (NULL is ignored). Never fails.
+void cthr_padded_u64_free(cthr_padded_u64_t *CTHR_ATOMIC_NULLABLE slots);
 
 #ifdef __cplusplus
 }

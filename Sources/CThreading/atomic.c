@@ -5,10 +5,14 @@
 // are the C11 <stdatomic.h> atomics (same orders, same size and alignment, always lock-free), and the queries that
 // need <stdatomic.h>, which the header deliberately does not include (it must stay valid C++).
 
+#define _GNU_SOURCE
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cthr_atomic.h"
 
@@ -43,7 +47,7 @@ _Static_assert(ATOMIC_CHAR_LOCK_FREE == 2 && ATOMIC_SHORT_LOCK_FREE == 2 && ATOM
 
 // The padded slot is exactly one padded block and the counter sits at its start.
 _Static_assert(sizeof(cthr_padded_u64_t) == CTHR_PADDED_SLOT_SIZE, "size of cthr_padded_u64_t");
-_Static_assert(_Alignof(cthr_padded_u64_t) == CTHR_PADDED_SLOT_SIZE, "alignment of cthr_padded_u64_t");
+_Static_assert(_Alignof(cthr_padded_u64_t) == _Alignof(uint64_t), "a padded slot is aligned by its allocation");
 _Static_assert(offsetof(cthr_padded_u64_t, atomic) == 0, "offset of cthr_padded_u64_t.atomic");
 _Static_assert(CTHR_PADDED_SLOT_SIZE % CTHR_CACHE_LINE == 0, "a padded slot is whole cache lines");
 
@@ -64,4 +68,26 @@ bool cthr_atomic_is_lock_free(size_t size) {
     case 8: return atomic_is_lock_free(&a64);
     default: return false;
     }
+}
+
+int cthr_padded_u64_alloc(size_t count, cthr_padded_u64_t **slots) {
+    if (slots == NULL) {
+        return EINVAL;
+    }
+    *slots = NULL;
+    if (count == 0 || count > SIZE_MAX / sizeof(cthr_padded_u64_t)) {
+        return EINVAL;
+    }
+    void *memory = NULL;
+    int rc = posix_memalign(&memory, CTHR_PADDED_SLOT_SIZE, count * sizeof(cthr_padded_u64_t));
+    if (rc != 0) {
+        return rc == EINVAL ? EINVAL : ENOMEM;
+    }
+    memset(memory, 0, count * sizeof(cthr_padded_u64_t));
+    *slots = memory;
+    return 0;
+}
+
+void cthr_padded_u64_free(cthr_padded_u64_t *slots) {
+    free(slots);
 }
