@@ -15,8 +15,12 @@ protocol IntegerAtomicOps {
     static func store(_ a: UnsafeMutablePointer<Storage>, _ v: Value, _ o: cthr_memory_order_t)
     static func exchange(_ a: UnsafeMutablePointer<Storage>, _ v: Value, _ o: cthr_memory_order_t) -> Value
     static func compareExchange(
-        _ a: UnsafeMutablePointer<Storage>, _ e: UnsafeMutablePointer<Value>, _ d: Value, weak: Bool,
-        _ s: cthr_memory_order_t, _ f: cthr_memory_order_t
+        _ a: UnsafeMutablePointer<Storage>,
+        _ e: UnsafeMutablePointer<Value>,
+        _ d: Value,
+        weak: Bool,
+        _ s: cthr_memory_order_t,
+        _ f: cthr_memory_order_t
     ) -> Bool
     static func fetchAdd(_ a: UnsafeMutablePointer<Storage>, _ v: Value, _ o: cthr_memory_order_t) -> Value
     static func fetchSub(_ a: UnsafeMutablePointer<Storage>, _ v: Value, _ o: cthr_memory_order_t) -> Value
@@ -24,7 +28,6 @@ protocol IntegerAtomicOps {
     static func fetchOr(_ a: UnsafeMutablePointer<Storage>, _ v: Value, _ o: cthr_memory_order_t) -> Value
     static func fetchXor(_ a: UnsafeMutablePointer<Storage>, _ v: Value, _ o: cthr_memory_order_t) -> Value
 }
-
 
 /// The `cthr_atomic_u8_*` family.
 enum U8Ops: IntegerAtomicOps {
@@ -40,8 +43,12 @@ enum U8Ops: IntegerAtomicOps {
         cthr_atomic_u8_exchange(a, v, o)
     }
     static func compareExchange(
-        _ a: UnsafeMutablePointer<Storage>, _ e: UnsafeMutablePointer<UInt8>, _ d: UInt8, weak: Bool,
-        _ s: cthr_memory_order_t, _ f: cthr_memory_order_t
+        _ a: UnsafeMutablePointer<Storage>,
+        _ e: UnsafeMutablePointer<UInt8>,
+        _ d: UInt8,
+        weak: Bool,
+        _ s: cthr_memory_order_t,
+        _ f: cthr_memory_order_t
     ) -> Bool {
         if weak { return cthr_atomic_u8_compare_exchange_weak(a, e, d, s, f) }
         return cthr_atomic_u8_compare_exchange_strong(a, e, d, s, f)
@@ -77,8 +84,12 @@ enum U16Ops: IntegerAtomicOps {
         cthr_atomic_u16_exchange(a, v, o)
     }
     static func compareExchange(
-        _ a: UnsafeMutablePointer<Storage>, _ e: UnsafeMutablePointer<UInt16>, _ d: UInt16, weak: Bool,
-        _ s: cthr_memory_order_t, _ f: cthr_memory_order_t
+        _ a: UnsafeMutablePointer<Storage>,
+        _ e: UnsafeMutablePointer<UInt16>,
+        _ d: UInt16,
+        weak: Bool,
+        _ s: cthr_memory_order_t,
+        _ f: cthr_memory_order_t
     ) -> Bool {
         if weak { return cthr_atomic_u16_compare_exchange_weak(a, e, d, s, f) }
         return cthr_atomic_u16_compare_exchange_strong(a, e, d, s, f)
@@ -114,8 +125,12 @@ enum U32Ops: IntegerAtomicOps {
         cthr_atomic_u32_exchange(a, v, o)
     }
     static func compareExchange(
-        _ a: UnsafeMutablePointer<Storage>, _ e: UnsafeMutablePointer<UInt32>, _ d: UInt32, weak: Bool,
-        _ s: cthr_memory_order_t, _ f: cthr_memory_order_t
+        _ a: UnsafeMutablePointer<Storage>,
+        _ e: UnsafeMutablePointer<UInt32>,
+        _ d: UInt32,
+        weak: Bool,
+        _ s: cthr_memory_order_t,
+        _ f: cthr_memory_order_t
     ) -> Bool {
         if weak { return cthr_atomic_u32_compare_exchange_weak(a, e, d, s, f) }
         return cthr_atomic_u32_compare_exchange_strong(a, e, d, s, f)
@@ -151,8 +166,12 @@ enum U64Ops: IntegerAtomicOps {
         cthr_atomic_u64_exchange(a, v, o)
     }
     static func compareExchange(
-        _ a: UnsafeMutablePointer<Storage>, _ e: UnsafeMutablePointer<UInt64>, _ d: UInt64, weak: Bool,
-        _ s: cthr_memory_order_t, _ f: cthr_memory_order_t
+        _ a: UnsafeMutablePointer<Storage>,
+        _ e: UnsafeMutablePointer<UInt64>,
+        _ d: UInt64,
+        weak: Bool,
+        _ s: cthr_memory_order_t,
+        _ f: cthr_memory_order_t
     ) -> Bool {
         if weak { return cthr_atomic_u64_compare_exchange_weak(a, e, d, s, f) }
         return cthr_atomic_u64_compare_exchange_strong(a, e, d, s, f)
@@ -188,8 +207,12 @@ enum I8Ops: IntegerAtomicOps {
         cthr_atomic_i8_exchange(a, v, o)
     }
     static func compareExchange(
-        _ a: UnsafeMutablePointer<Storage>, _ e: UnsafeMutablePointer<Int8>, _ d: Int8, weak: Bool,
-        _ s: cthr_memory_order_t, _ f: cthr_memory_order_t
+        _ a: UnsafeMutablePointer<Storage>,
+        _ e: UnsafeMutablePointer<Int8>,
+        _ d: Int8,
+        weak: Bool,
+        _ s: cthr_memory_order_t,
+        _ f: cthr_memory_order_t
     ) -> Bool {
         if weak { return cthr_atomic_i8_compare_exchange_weak(a, e, d, s, f) }
         return cthr_atomic_i8_compare_exchange_strong(a, e, d, s, f)
@@ -225,8 +248,12 @@ enum I16Ops: IntegerAtomicOps {
         cthr_atomic_i16_exchange(a, v, o)
     }
     static func compareExchange(
-        _ a: UnsafeMutablePointer<Storage>, _ e: UnsafeMutablePointer<Int16>, _ d: Int16, weak: Bool,
-        _ s: cthr_memory_order_t, _ f: cthr_memory_order_t
+        _ a: UnsafeMutablePointer<Storage>,
+        _ e: UnsafeMutablePointer<Int16>,
+        _ d: Int16,
+        weak: Bool,
+        _ s: cthr_memory_order_t,
+        _ f: cthr_memory_order_t
     ) -> Bool {
         if weak { return cthr_atomic_i16_compare_exchange_weak(a, e, d, s, f) }
         return cthr_atomic_i16_compare_exchange_strong(a, e, d, s, f)
@@ -262,8 +289,12 @@ enum I32Ops: IntegerAtomicOps {
         cthr_atomic_i32_exchange(a, v, o)
     }
     static func compareExchange(
-        _ a: UnsafeMutablePointer<Storage>, _ e: UnsafeMutablePointer<Int32>, _ d: Int32, weak: Bool,
-        _ s: cthr_memory_order_t, _ f: cthr_memory_order_t
+        _ a: UnsafeMutablePointer<Storage>,
+        _ e: UnsafeMutablePointer<Int32>,
+        _ d: Int32,
+        weak: Bool,
+        _ s: cthr_memory_order_t,
+        _ f: cthr_memory_order_t
     ) -> Bool {
         if weak { return cthr_atomic_i32_compare_exchange_weak(a, e, d, s, f) }
         return cthr_atomic_i32_compare_exchange_strong(a, e, d, s, f)
@@ -299,8 +330,12 @@ enum I64Ops: IntegerAtomicOps {
         cthr_atomic_i64_exchange(a, v, o)
     }
     static func compareExchange(
-        _ a: UnsafeMutablePointer<Storage>, _ e: UnsafeMutablePointer<Int64>, _ d: Int64, weak: Bool,
-        _ s: cthr_memory_order_t, _ f: cthr_memory_order_t
+        _ a: UnsafeMutablePointer<Storage>,
+        _ e: UnsafeMutablePointer<Int64>,
+        _ d: Int64,
+        weak: Bool,
+        _ s: cthr_memory_order_t,
+        _ f: cthr_memory_order_t
     ) -> Bool {
         if weak { return cthr_atomic_i64_compare_exchange_weak(a, e, d, s, f) }
         return cthr_atomic_i64_compare_exchange_strong(a, e, d, s, f)

@@ -48,7 +48,9 @@ enum Width: CaseIterable, Sendable, CustomTestStringConvertible {
 
 /// Runs `body` with a fresh heap-allocated atomic of family `F` holding `initial`.
 func withAtomic<F: IntegerAtomicOps, R>(
-    _: F.Type, _ initial: F.Value, _ body: (UnsafeMutablePointer<F.Storage>) -> R
+    _: F.Type,
+    _ initial: F.Value,
+    _ body: (UnsafeMutablePointer<F.Storage>) -> R
 ) -> R {
     let atomic = UnsafeMutablePointer<F.Storage>.allocate(capacity: 1)
     defer { atomic.deallocate() }
@@ -102,7 +104,10 @@ func checkReadModifyWrite<F: IntegerAtomicOps>(_ f: F.Type, _ o: cthr_memory_ord
 
 /// Compare-exchange: failure writes the observed value back and changes nothing; success stores `desired`.
 func checkCompareExchange<F: IntegerAtomicOps>(
-    _ f: F.Type, weak: Bool, _ s: cthr_memory_order_t, _ fail: cthr_memory_order_t
+    _ f: F.Type,
+    weak: Bool,
+    _ s: cthr_memory_order_t,
+    _ fail: cthr_memory_order_t
 ) {
     withAtomic(f, F.Value.min) { a in
         var expected = F.Value.max
@@ -185,7 +190,8 @@ func runTogether(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> Boo
         let argument = Unmanaged.passRetained(LaunchArgument(launch: launch, index: index)).toOpaque()
         var thread = pthread_t()
         let rc = pthread_create(
-            &thread, nil,
+            &thread,
+            nil,
             { raw in
                 let argument = Unmanaged<LaunchArgument>.fromOpaque(raw!).takeRetainedValue()
                 let launch = argument.launch
@@ -196,7 +202,9 @@ func runTogether(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> Boo
                 }
                 launch.body(argument.index)
                 return nil
-            }, argument)
+            },
+            argument
+        )
         if rc != 0 {
             Unmanaged<LaunchArgument>.fromOpaque(argument).release()
             created = false
@@ -220,12 +228,19 @@ func runTogether(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> Boo
 }
 
 @Suite struct AtomicTests {
-    @Test("load/store/exchange/fetch_* return the old value and wrap at the limits", arguments: Width.allCases, Order.allCases)
+    @Test(
+        "load/store/exchange/fetch_* return the old value and wrap at the limits",
+        arguments: Width.allCases,
+        Order.allCases
+    )
     func readModifyWrite(width: Width, order: Order) {
         checkReadModifyWrite(width.ops, order.c)
     }
 
-    @Test("compare-exchange (strong) succeeds and fails with the observed value written back", arguments: Width.allCases)
+    @Test(
+        "compare-exchange (strong) succeeds and fails with the observed value written back",
+        arguments: Width.allCases
+    )
     func compareExchangeStrong(width: Width) {
         for success in Order.allCases {
             for failure in Order.allCases {
@@ -234,7 +249,10 @@ func runTogether(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> Boo
         }
     }
 
-    @Test("compare-exchange (weak) succeeds within a retry loop and fails with the observed value written back", arguments: Width.allCases)
+    @Test(
+        "compare-exchange (weak) succeeds within a retry loop and fails with the observed value written back",
+        arguments: Width.allCases
+    )
     func compareExchangeWeak(width: Width) {
         for success in Order.allCases {
             for failure in Order.allCases {
@@ -438,8 +456,12 @@ func runTogether(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> Boo
             for _ in 0..<perThread {
                 var observed = cthr_atomic_u64_load(c.casCounter, CTHR_RELAXED)
                 while !cthr_atomic_u64_compare_exchange_weak(
-                    c.casCounter, &observed, observed + 1, CTHR_RELAXED, CTHR_RELAXED)
-                {
+                    c.casCounter,
+                    &observed,
+                    observed + 1,
+                    CTHR_RELAXED,
+                    CTHR_RELAXED
+                ) {
                     cthr_cpu_relax()
                 }
             }
@@ -462,14 +484,14 @@ func runTogether(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> Boo
                     let deadline = cthr_clock_deadline_after(10_000_000_000)
                     while cthr_atomic_i32_load(c.i32, CTHR_RELAXED) != Int32(round) {
                         if cthr_clock_now_ns() > deadline { return }
-                        cthr_cpu_relax()
+                        sched_yield()  // two cores shared with other work: let the other side run
                     }
                 } else {
                     // Reader: flag, acquire fence, payload must be the one published with this flag.
                     let deadline = cthr_clock_deadline_after(10_000_000_000)
                     while cthr_atomic_u64_load(c.casCounter, CTHR_RELAXED) != UInt64(round) {
                         if cthr_clock_now_ns() > deadline { return }
-                        cthr_cpu_relax()
+                        sched_yield()  // two cores shared with other work: let the other side run
                     }
                     cthr_atomic_thread_fence(CTHR_ACQUIRE)
                     if cthr_atomic_u64_load(c.u64, CTHR_RELAXED) != UInt64(round) * 7 {
