@@ -13,6 +13,7 @@
 
 #ifdef CTHR_RCU_TSAN
 char cthr_rcu_tsan_grace_period;
+char cthr_rcu_tsan_callbacks_done;
 #endif
 
 _Thread_local int cthr_rcu_thread_registered;
@@ -132,6 +133,7 @@ static void cthr_rcu_work_run(struct rcu_head *head) {
     work->callback(work->context);
     cthr_rcu_in_callback--;
     free(work);
+    CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
 }
 
 int cthr_rcu_call(cthr_rcu_callback_t callback, void *context) {
@@ -151,7 +153,7 @@ int cthr_rcu_barrier(void) {
     if (cthr_rcu_in_callback || urcu_memb_get_thread_call_rcu_data() != NULL) return EDEADLK;
     (void)cthr_rcu_ensure_registered_inline();
     urcu_memb_barrier();
-    CTHR_TSAN_ACQUIRE(&cthr_rcu_tsan_grace_period);
+    CTHR_TSAN_ACQUIRE(&cthr_rcu_tsan_callbacks_done);
     return 0;
 }
 

@@ -25,6 +25,8 @@ void __tsan_release(void *addr);
 // Every read unlock releases this; every grace-period end acquires it, so TSan sees that a reader's accesses happen
 // before the memory it read is reclaimed.
 extern char cthr_rcu_tsan_grace_period;
+// Every deferred callback releases this when it has run; rcu_barrier's return acquires it.
+extern char cthr_rcu_tsan_callbacks_done;
 #define CTHR_TSAN_ACQUIRE(addr) __tsan_acquire((void *)(addr))
 #define CTHR_TSAN_RELEASE(addr) __tsan_release((void *)(addr))
 #else

@@ -71,6 +71,7 @@ static void node_reclaim(struct rcu_head *head) {
     node->release(node->entry, node->context);
     cthr_rcu_in_callback--;
     free(node);
+    CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
 }
 
 // Hands a node that left the table to the call_rcu worker.
@@ -148,14 +149,15 @@ struct table_retirement {
 
 static void table_reclaim(struct rcu_head *head) {
     struct table_retirement *retirement = caa_container_of(head, struct table_retirement, rcu);
-    cthr_rcu_map_t *map = retirement->map;
     CTHR_TSAN_ACQUIRE(retirement);
     CTHR_TSAN_ACQUIRE(&cthr_rcu_tsan_grace_period);
+    cthr_rcu_map_t *map = retirement->map;
     // Runs outside any read section, after the grace period that follows the removal of every node.
     (void)cds_lfht_destroy(map->table, NULL);
     for (unsigned i = 0; i < CTHR_RCU_MAP_STRIPES; i++) (void)pthread_mutex_destroy(&map->stripes[i].mutex);
     free(map);
     free(retirement);
+    CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
 }
 
 int cthr_rcu_map_destroy(cthr_rcu_map_t *map) {
