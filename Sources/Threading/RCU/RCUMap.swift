@@ -143,6 +143,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     ///   - value: The new value.
     ///   - key: The key.
     /// - Complexity: O(1) on average; takes the key's stripe lock, allocates one entry.
+    @inlinable
     public func set(_ value: Value, forKey key: Key) {
         let hash = Self.hash(key)
         let entry = Unmanaged.passRetained(Entry(key: key, value: value)).toOpaque()
@@ -163,6 +164,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     /// - Parameter key: The key.
     /// - Returns: The value removed, or `nil` if there was none.
     @discardableResult
+    @inlinable
     public func remove(_ key: Key) -> Value? {
         let hash = Self.hash(key)
         lockStripe(hash, "remove")
@@ -190,6 +192,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     /// - Returns: The value now stored for `key` (`nil` if absent).
     /// - Throws: What `transform` throws; then nothing changes.
     @discardableResult
+    @inlinable
     public func update(_ key: Key, _ transform: (Value?) throws -> Value?) rethrows -> Value? {
         let hash = Self.hash(key)
         lockStripe(hash, "update")
@@ -256,7 +259,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     // MARK: Internals
 
     /// Finds the entry for `key` and positions `iterator` on it. Caller is inside a read section.
-    @usableFromInline
+    @inlinable
     func find(_ key: Key, _ hash: UInt64, _ iterator: inout cthr_rcu_map_iter_t) -> UnsafeMutableRawPointer? {
         var candidate = cthr_rcu_map_find_hash(table, hash, &iterator)
         while let raw = candidate {
@@ -266,6 +269,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         return nil
     }
 
+    @usableFromInline
     func lockStripe(_ hash: UInt64, _ operation: StaticString) {
         let code = cthr_rcu_map_writer_lock(table, hash)
         precondition(
@@ -276,11 +280,13 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         )
     }
 
+    @usableFromInline
     func unlockStripe(_ hash: UInt64) {
         let code = cthr_rcu_map_writer_unlock(table, hash)
         precondition(code == 0, "RCUMap: cthr_rcu_map_writer_unlock returned \(ThreadingError.cName(of: code))")
     }
 
+    @usableFromInline
     func check(_ code: CInt, _ operation: StaticString) {
         precondition(code == 0, "RCUMap: \(operation) returned \(ThreadingError.cName(of: code))")
     }
