@@ -130,7 +130,9 @@ typedef struct cthr_rcu_map cthr_rcu_map_t;
 // Compares an entry with a key: nonzero when the entry's key equals *key. Must not block or enter/leave sections.
 typedef int (*cthr_rcu_map_match_t)(const void *entry, const void *key);
 
-// Releases an entry the map no longer references (after a grace period, or at destroy).
+// Releases an entry the map no longer references (after a grace period, on the call_rcu worker). After
+// cthr_rcu_map_destroy, once every entry has been released, it is called one last time with entry == NULL so the
+// context can be freed. For an inline entry it must only deinitialize the entry's contents: the map frees the memory.
 typedef void (*cthr_rcu_map_release_t)(void *entry, void *context);
 
 // A position in the map (mirrors struct cds_lfht_iter); valid only inside the read section that produced it.
@@ -138,6 +140,16 @@ typedef struct cthr_rcu_map_iter {
     void *node;
     void *next;
 } cthr_rcu_map_iter_t;
+
+// Inline entries: an entry stored inside the table node (one allocation per entry instead of two). Allocate it,
+// initialise its contents, then publish it with cthr_rcu_map_add_entry or cthr_rcu_map_replace_at_entry; the map
+// then owns the memory and frees it after the release callback. Lookups return inline entries like any other.
+
+// Allocates an unpublished inline entry of `size` bytes, 16-byte aligned. Returns NULL when out of memory.
+void *cthr_rcu_map_entry_alloc(size_t size);
+
+// Frees an inline entry that was never published (or whose publication failed). NULL is ignored.
+void cthr_rcu_map_entry_free(void *entry);
 
 // Creates a map with room for about `initial_capacity` entries before it resizes (0 means a small default).
 // `release(entry, context)` frees removed entries. Returns 0, EINVAL (NULL release or out), or ENOMEM.
@@ -184,6 +196,13 @@ int cthr_rcu_map_add(cthr_rcu_map_t *map, uint64_t hash, void *entry);
 // Replaces the entry at `iter` (from a find in the current read section) by `entry`; the old one is released after a
 // grace period. Returns 0, ENOENT if it was removed meanwhile (entry not added), EINVAL, or ENOMEM.
 int cthr_rcu_map_replace_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, void *entry);
+
+// Like cthr_rcu_map_add for an inline entry (from cthr_rcu_map_entry_alloc): never allocates. Returns 0 or EINVAL.
+int cthr_rcu_map_add_entry(cthr_rcu_map_t *map, uint64_t hash, void *entry);
+
+// Like cthr_rcu_map_replace_at for an inline entry: never allocates. Returns 0, ENOENT if the entry at `iter` was
+// removed meanwhile (the inline entry stays the caller's, to free), or EINVAL.
+int cthr_rcu_map_replace_at_entry(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, void *entry);
 
 // Removes the entry at `iter` (from a find in the current read section); released after a grace period. Returns 0,
 // ENOENT if it was removed meanwhile, or EINVAL.

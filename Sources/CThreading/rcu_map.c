@@ -5,6 +5,8 @@
 #include "rcu_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <urcu/rculfhash.h>
@@ -25,6 +27,8 @@ struct cthr_rcu_map_node {
     cthr_rcu_map_release_t release;
     void *context;
     struct rcu_head rcu;
+    // Storage of an inline entry (cthr_rcu_map_entry_alloc); `entry` then points here.
+    _Alignas(16) unsigned char inline_entry[];
 };
 
 struct cthr_rcu_map_stripe {
@@ -51,16 +55,36 @@ static inline void *entry_at(struct cds_lfht_iter *iter) {
     return node == NULL ? NULL : node->entry;
 }
 
-static struct cthr_rcu_map_node *node_new(const cthr_rcu_map_t *map, uint64_t hash, void *entry) {
-    struct cthr_rcu_map_node *node = malloc(sizeof *node);
-    if (node == NULL) return NULL;
+static void node_prepare(const cthr_rcu_map_t *map, struct cthr_rcu_map_node *node, uint64_t hash) {
     cds_lfht_node_init(&node->lfht);
     node->hash = hash;
-    node->entry = entry;
     node->release = map->release;
     node->context = map->context;
     CTHR_TSAN_RELEASE(node);
+}
+
+static struct cthr_rcu_map_node *node_new(const cthr_rcu_map_t *map, uint64_t hash, void *entry) {
+    struct cthr_rcu_map_node *node = malloc(sizeof *node);
+    if (node == NULL) return NULL;
+    node->entry = entry;
+    node_prepare(map, node, hash);
     return node;
+}
+
+static inline struct cthr_rcu_map_node *node_of_inline(void *entry) {
+    return (struct cthr_rcu_map_node *)((unsigned char *)entry - offsetof(struct cthr_rcu_map_node, inline_entry));
+}
+
+void *cthr_rcu_map_entry_alloc(size_t size) {
+    if (size > SIZE_MAX - sizeof(struct cthr_rcu_map_node)) return NULL;
+    struct cthr_rcu_map_node *node = aligned_alloc(16, (sizeof *node + size + 15) & ~(size_t)15);
+    if (node == NULL) return NULL;
+    node->entry = node->inline_entry;
+    return node->inline_entry;
+}
+
+void cthr_rcu_map_entry_free(void *entry) {
+    if (entry != NULL) free(node_of_inline(entry));
 }
 
 static void node_reclaim(struct rcu_head *head) {
@@ -155,7 +179,13 @@ static void table_reclaim(struct rcu_head *head) {
     // Runs outside any read section, after the grace period that follows the removal of every node.
     (void)cds_lfht_destroy(map->table, NULL);
     for (unsigned i = 0; i < CTHR_RCU_MAP_STRIPES; i++) (void)pthread_mutex_destroy(&map->stripes[i].mutex);
+    cthr_rcu_map_release_t release = map->release;
+    void *context = map->context;
     free(map);
+    // Every node retired before this record has been released (the call_rcu queue is FIFO): the context may go.
+    cthr_rcu_in_callback++;
+    release(NULL, context);
+    cthr_rcu_in_callback--;
     free(retirement);
     CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
 }
@@ -278,21 +308,44 @@ int cthr_rcu_map_add(cthr_rcu_map_t *map, uint64_t hash, void *entry) {
     return 0;
 }
 
+int cthr_rcu_map_add_entry(cthr_rcu_map_t *map, uint64_t hash, void *entry) {
+    if (map == NULL || entry == NULL) return EINVAL;
+    struct cthr_rcu_map_node *node = node_of_inline(entry);
+    node_prepare(map, node, hash);
+    cthr_rcu_read_lock();
+    cds_lfht_add(map->table, (unsigned long)hash, &node->lfht);
+    cthr_rcu_read_unlock();
+    count_add(map, 1);
+    return 0;
+}
+
+static int replace_node_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, struct cthr_rcu_map_node *old,
+                           struct cthr_rcu_map_node *node) {
+    cthr_rcu_read_lock();
+    int rc = cds_lfht_replace(map->table, (struct cds_lfht_iter *)iter, (unsigned long)old->hash, match_identity,
+                              iter->node, &node->lfht);
+    cthr_rcu_read_unlock();
+    if (rc != 0) return rc == -ENOENT ? ENOENT : EINVAL;
+    node_retire(old);
+    return 0;
+}
+
+int cthr_rcu_map_replace_at_entry(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, void *entry) {
+    if (map == NULL || iter == NULL || iter->node == NULL || entry == NULL) return EINVAL;
+    struct cthr_rcu_map_node *old = node_of(iter->node);
+    struct cthr_rcu_map_node *node = node_of_inline(entry);
+    node_prepare(map, node, old->hash);
+    return replace_node_at(map, iter, old, node);
+}
+
 int cthr_rcu_map_replace_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, void *entry) {
     if (map == NULL || iter == NULL || iter->node == NULL) return EINVAL;
     struct cthr_rcu_map_node *old = node_of(iter->node);
     struct cthr_rcu_map_node *node = node_new(map, old->hash, entry);
     if (node == NULL) return ENOMEM;
-    cthr_rcu_read_lock();
-    int rc = cds_lfht_replace(map->table, (struct cds_lfht_iter *)iter, (unsigned long)old->hash, match_identity,
-                              iter->node, &node->lfht);
-    cthr_rcu_read_unlock();
-    if (rc != 0) {
-        free(node);
-        return rc == -ENOENT ? ENOENT : EINVAL;
-    }
-    node_retire(old);
-    return 0;
+    int rc = replace_node_at(map, iter, old, node);
+    if (rc != 0) free(node);
+    return rc;
 }
 
 int cthr_rcu_map_delete_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter) {

@@ -310,9 +310,22 @@ private struct MapEntry {
 
 private let releasedEntries = Atomic<Int>(0)
 
+private let releasedContexts = Atomic<Int>(0)
+
 private let releaseEntry: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { entry, _ in
-    entry!.assumingMemoryBound(to: MapEntry.self).deallocate()
+    guard let entry else {
+        releasedContexts.add(1, ordering: .relaxed)  // the final call after destroy
+        return
+    }
+    entry.assumingMemoryBound(to: MapEntry.self).deallocate()
     releasedEntries.add(1, ordering: .relaxed)
+}
+
+private let releaseInlineEntry: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
+    entry, context in
+    // Inline entries are plain MapEntry values: nothing to deinitialize, only count (the map frees the memory).
+    let counter = context!.assumingMemoryBound(to: Int.self)
+    counter.pointee += entry == nil ? 1_000 : 1
 }
 
 private let matchKey: @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?) -> Int32 = { entry, key in
@@ -374,9 +387,43 @@ private func lookup(_ map: OpaquePointer?, _ key: Int, hash: UInt64? = nil) -> I
         // Replaced (1 -> 10) and deleted (1 -> 12) entries are released after a grace period.
         #expect(cthr_rcu_barrier() == 0)
         #expect(releasedEntries.load(ordering: .relaxed) - releasedBefore == 2)
+        let contextsBefore = releasedContexts.load(ordering: .relaxed)
         #expect(cthr_rcu_map_destroy(map) == 0)
         #expect(cthr_rcu_barrier() == 0)
         #expect(releasedEntries.load(ordering: .relaxed) - releasedBefore == 3)
+        #expect(releasedContexts.load(ordering: .relaxed) - contextsBefore == 1)
+    }
+
+    @Test func inlineEntriesArePublishedReplacedAndReleased() {
+        let released = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        defer { released.deallocate() }
+        released.initialize(to: 0)
+        var map: OpaquePointer?
+        #expect(cthr_rcu_map_create(0, releaseInlineEntry, released, &map) == 0)
+        func inline(_ key: Int, _ value: Int) -> UnsafeMutableRawPointer {
+            let entry = cthr_rcu_map_entry_alloc(MemoryLayout<MapEntry>.size)!
+            #expect(Int(bitPattern: entry) % 16 == 0)
+            entry.initializeMemory(as: MapEntry.self, to: MapEntry(key: key, value: value))
+            return entry
+        }
+        #expect(cthr_rcu_map_add_entry(map, 9, inline(9, 90)) == 0)
+        #expect(cthr_rcu_map_add_entry(map, 8, inline(8, 80)) == 0)
+        #expect(lookup(map, 9) == 90)
+        cthr_rcu_read_lock()
+        var iterator = cthr_rcu_map_iter_t()
+        #expect(cthr_rcu_map_find_hash(map, 9, &iterator) != nil)
+        #expect(cthr_rcu_map_replace_at_entry(map, &iterator, inline(9, 99)) == 0)
+        let late = inline(9, 100)
+        #expect(cthr_rcu_map_replace_at_entry(map, &iterator, late) == ENOENT)  // already replaced
+        cthr_rcu_map_entry_free(late)
+        cthr_rcu_read_unlock()
+        #expect(lookup(map, 9) == 99)
+        #expect(cthr_rcu_map_count(map) == 2)
+        #expect(cthr_rcu_barrier() == 0)
+        #expect(released.pointee == 1)
+        #expect(cthr_rcu_map_destroy(map) == 0)
+        #expect(cthr_rcu_barrier() == 0)
+        #expect(released.pointee == 1_003)  // two entries at destroy, then the context
     }
 
     @Test func sameHashDifferentKeysAndPositionalWrites() {

@@ -25,12 +25,6 @@ let rcuReleaseObject: @convention(c) (UnsafeMutableRawPointer?) -> Void = { cont
     Unmanaged<AnyObject>.fromOpaque(context).release()
 }
 
-/// Releases the map entry object `entry` points to; the release callback of every `RCUMap` table.
-let rcuReleaseEntry: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { entry, _ in
-    guard let entry else { return }
-    Unmanaged<AnyObject>.fromOpaque(entry).release()
-}
-
 /// Schedules the release of one retained object after a grace period.
 ///
 /// Traps if liburcu cannot queue the callback (out of memory); releasing early would hand readers freed memory.

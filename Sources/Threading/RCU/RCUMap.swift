@@ -31,9 +31,9 @@ import CThreading
 /// shared by every thread that reads them. Rules for read sections: <doc:RCU>.
 public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
     @usableFromInline
-    typealias Entry = RCUMapEntry<Key, Value>
+    typealias Slot = RCUMapSlot<Key, Value>
 
-    /// The `cthr_rcu_map_t`; each table node holds one retain of its ``RCUMapEntry``.
+    /// The `cthr_rcu_map_t`; each table node stores one ``RCUMapSlot`` inline.
     @usableFromInline
     let table: OpaquePointer
 
@@ -42,15 +42,17 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     /// - Parameter minimumCapacity: About how many entries to make room for before the first resize (the table
     ///   grows and shrinks on its own; this only avoids early resizes).
     public init(minimumCapacity: Int = 0) {
+        precondition(MemoryLayout<Slot>.alignment <= 16, "RCUMap: key-value pairs aligned beyond 16 bytes")
+        let releaser = Unmanaged.passRetained(RCUMapTypedReleaser<Key, Value>() as RCUMapReleaser).toOpaque()
         var table: OpaquePointer?
-        let code = cthr_rcu_map_create(Swift.max(0, minimumCapacity), rcuReleaseEntry, nil, &table)
+        let code = cthr_rcu_map_create(Swift.max(0, minimumCapacity), rcuMapRelease, releaser, &table)
         precondition(code == 0, "RCUMap: \(ThreadingError(code: code, operation: "cthr_rcu_map_create"))")
         self.table = table!
     }
 
     deinit {
-        // Entries are released after a grace period and the table is freed on the call_rcu thread, so this is safe
-        // anywhere, even inside a read section of another RCU structure.
+        // Entries are released after a grace period and the table (then the releaser) is freed on the call_rcu
+        // thread, so this is safe anywhere, even inside a read section of another RCU structure.
         _ = cthr_rcu_map_destroy(table)
     }
 
@@ -80,9 +82,9 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         var iterator = cthr_rcu_map_iter_t()
         var candidate = cthr_rcu_map_find_hash(table, hash, &iterator)
         while let raw = candidate {
-            let entry = Unmanaged<Entry>.fromOpaque(raw)
-            if entry._withUnsafeGuaranteedRef({ $0.key == key }) {
-                return try entry._withUnsafeGuaranteedRef { try body($0.value) }
+            let slot = UnsafePointer<Slot>(raw.assumingMemoryBound(to: Slot.self))
+            if slot.pointee.key == key {
+                return try body(slot.pointee.value)
             }
             candidate = cthr_rcu_map_next_hash(table, &iterator)
         }
@@ -146,16 +148,16 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @inlinable
     public func set(_ value: Value, forKey key: Key) {
         let hash = Self.hash(key)
-        let entry = Unmanaged.passRetained(Entry(key: key, value: value)).toOpaque()
+        let entry = Self.makeEntry(key, value)
         lockStripe(hash, "set")
         defer { unlockStripe(hash) }
         cthr_rcu_read_lock()
         defer { cthr_rcu_read_unlock() }
         var iterator = cthr_rcu_map_iter_t()
         if find(key, hash, &iterator) != nil {
-            check(cthr_rcu_map_replace_at(table, &iterator, entry), "cthr_rcu_map_replace_at")
+            check(cthr_rcu_map_replace_at_entry(table, &iterator, entry), "cthr_rcu_map_replace_at_entry")
         } else {
-            check(cthr_rcu_map_add(table, hash, entry), "cthr_rcu_map_add")
+            check(cthr_rcu_map_add_entry(table, hash, entry), "cthr_rcu_map_add_entry")
         }
     }
 
@@ -173,7 +175,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         defer { cthr_rcu_read_unlock() }
         var iterator = cthr_rcu_map_iter_t()
         guard let raw = find(key, hash, &iterator) else { return nil }
-        let old = Unmanaged<Entry>.fromOpaque(raw).takeUnretainedValue().value
+        let old = raw.assumingMemoryBound(to: Slot.self).pointee.value
         check(cthr_rcu_map_delete_at(table, &iterator), "cthr_rcu_map_delete_at")
         return old
     }
@@ -200,18 +202,18 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         // Holding the stripe lock, no other writer can change `key`, so the old value read here stays current.
         let old = withValue(forKey: key) { $0 }
         let new = try transform(old)
-        let entry = new.map { Unmanaged.passRetained(Entry(key: key, value: $0)).toOpaque() }
+        let entry = new.map { Self.makeEntry(key, $0) }
         cthr_rcu_read_lock()
         defer { cthr_rcu_read_unlock() }
         var iterator = cthr_rcu_map_iter_t()
         let found = find(key, hash, &iterator) != nil
         switch (found, entry) {
         case (true, let entry?):
-            check(cthr_rcu_map_replace_at(table, &iterator, entry), "cthr_rcu_map_replace_at")
+            check(cthr_rcu_map_replace_at_entry(table, &iterator, entry), "cthr_rcu_map_replace_at_entry")
         case (true, nil):
             check(cthr_rcu_map_delete_at(table, &iterator), "cthr_rcu_map_delete_at")
         case (false, let entry?):
-            check(cthr_rcu_map_add(table, hash, entry), "cthr_rcu_map_add")
+            check(cthr_rcu_map_add_entry(table, hash, entry), "cthr_rcu_map_add_entry")
         case (false, nil):
             break
         }
@@ -250,7 +252,8 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         var iterator = cthr_rcu_map_iter_t()
         var candidate = cthr_rcu_map_first(table, &iterator)
         while let raw = candidate {
-            Unmanaged<Entry>.fromOpaque(raw)._withUnsafeGuaranteedRef { result[$0.key] = $0.value }
+            let slot = raw.assumingMemoryBound(to: Slot.self)
+            result[slot.pointee.key] = slot.pointee.value
             candidate = cthr_rcu_map_next(table, &iterator)
         }
         return result
@@ -263,10 +266,20 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     func find(_ key: Key, _ hash: UInt64, _ iterator: inout cthr_rcu_map_iter_t) -> UnsafeMutableRawPointer? {
         var candidate = cthr_rcu_map_find_hash(table, hash, &iterator)
         while let raw = candidate {
-            if Unmanaged<Entry>.fromOpaque(raw)._withUnsafeGuaranteedRef({ $0.key == key }) { return raw }
+            if raw.assumingMemoryBound(to: Slot.self).pointee.key == key { return raw }
             candidate = cthr_rcu_map_next_hash(table, &iterator)
         }
         return nil
+    }
+
+    /// Allocates an unpublished inline entry holding `key` and `value` (published by the caller).
+    @inlinable
+    static func makeEntry(_ key: Key, _ value: Value) -> UnsafeMutableRawPointer {
+        guard let entry = cthr_rcu_map_entry_alloc(MemoryLayout<Slot>.size) else {
+            fatalError("RCUMap: out of memory (cthr_rcu_map_entry_alloc)")
+        }
+        entry.initializeMemory(as: Slot.self, to: Slot(key: key, value: value))
+        return entry
     }
 
     @usableFromInline
