@@ -20,13 +20,16 @@ private func startThread(_ body: @escaping @Sendable () -> Void) -> (thread: pth
     let context = Unmanaged.passRetained(threadBody).toOpaque()
     var thread = pthread_t()
     let code = pthread_create(
-        &thread, nil,
+        &thread,
+        nil,
         { raw in
             let threadBody = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
             threadBody.body()
             threadBody.finished.set()
             return nil
-        }, context)
+        },
+        context
+    )
     precondition(code == 0, "pthread_create failed: \(code)")
     return (thread, threadBody.finished)
 }
@@ -239,7 +242,9 @@ private final class CallbackContext {
                 context.payload.pointee.alive = payloadPoison
                 context.payload.deallocate()
                 context.state.callbackRan.set()
-            }, context)
+            },
+            context
+        )
         #expect(code == 0)
         state.writerSwapped.set()
         // The worker polls every 10 ms; 50 ms is several chances to (wrongly) run the callback early.
@@ -322,7 +327,8 @@ private let releaseEntry: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutabl
 }
 
 private let releaseInlineEntry: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
-    entry, context in
+    entry,
+    context in
     // Inline entries are plain MapEntry values: nothing to deinitialize, only count (the map frees the memory).
     let counter = context!.assumingMemoryBound(to: Int.self)
     counter.pointee += entry == nil ? 1_000 : 1
