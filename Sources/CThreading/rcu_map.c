@@ -40,6 +40,8 @@ struct cthr_rcu_map {
     cthr_rcu_map_release_t release;
     void *context;
     _Alignas(64) long count;
+    // Bucket count last requested (initial size, then each growth this file asked for); see count_add.
+    unsigned long size_hint;
     struct cthr_rcu_map_stripe stripes[CTHR_RCU_MAP_STRIPES];
 };
 
@@ -127,8 +129,44 @@ static int match_any(struct cds_lfht_node *lfht, const void *key) {
 
 static int match_identity(struct cds_lfht_node *lfht, const void *key) { return lfht == key; }
 
+struct resize_request {
+    struct rcu_head rcu;
+    cthr_rcu_map_t *map;
+    unsigned long size;
+};
+
+static void resize_run(struct rcu_head *head) {
+    struct resize_request *request = caa_container_of(head, struct resize_request, rcu);
+    CTHR_TSAN_ACQUIRE(request);
+    // On the call_rcu worker: registered, outside any read section, as cds_lfht_resize requires. The table is still
+    // alive: its destruction is queued behind this request (one FIFO call_rcu queue, and no writer runs after
+    // cthr_rcu_map_destroy).
+    cds_lfht_resize(request->map->table, request->size);
+    free(request);
+    CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
+}
+
+// liburcu grows a table of more than about 2,048 entries only when its load factor reaches 8 (and only at
+// power-of-two counts), which makes lookups in large maps walk long chains. When the count passes the size last
+// requested, ask for a table with one bucket per entry, on the call_rcu worker so the writer never blocks.
+static void grow_if_needed(cthr_rcu_map_t *map, long count) {
+    unsigned long hint = __atomic_load_n(&map->size_hint, __ATOMIC_RELAXED);
+    if (count <= 0 || (unsigned long)count <= hint || hint >= (1ul << 30)) return;
+    unsigned long size = hint << 1;
+    while (size < (unsigned long)count && size < (1ul << 30)) size <<= 1;
+    if (!__atomic_compare_exchange_n(&map->size_hint, &hint, size, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return;
+    struct resize_request *request = malloc(sizeof *request);
+    if (request == NULL) return;  // liburcu's own policy still applies
+    request->map = map;
+    request->size = size;
+    CTHR_TSAN_RELEASE(request);
+    (void)cthr_rcu_ensure_registered_inline();
+    urcu_memb_call_rcu(&request->rcu, resize_run);
+}
+
 static inline void count_add(cthr_rcu_map_t *map, long delta) {
-    __atomic_fetch_add(&map->count, delta, __ATOMIC_RELAXED);
+    long count = __atomic_add_fetch(&map->count, delta, __ATOMIC_RELAXED);
+    if (delta > 0) grow_if_needed(map, count);
 }
 
 static inline struct cthr_rcu_map_stripe *stripe_of(cthr_rcu_map_t *map, uint64_t hash) {
@@ -146,6 +184,7 @@ int cthr_rcu_map_create(size_t initial_capacity, cthr_rcu_map_release_t release,
     map->release = release;
     map->context = context;
     map->count = 0;
+    map->size_hint = buckets;
     pthread_mutexattr_t attr;
     int rc = pthread_mutexattr_init(&attr);
     if (rc == 0) rc = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
