@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 import CThreading
+import Synchronization
 
 /// One entry of a thread's execution stack: a queue the thread is executing on behalf of.
 ///
@@ -27,8 +28,8 @@ struct EngineThreadState {
     let parker: EngineWord
     /// The pool worker running on this thread, or nil.
     var worker: Unmanaged<EngineWorker>?
-    /// Whether this is the process's main thread.
-    let isMainThread: Bool
+    /// Whether this is the process's main thread (or the thread tests designated as such).
+    var isMainThread: Bool
 }
 
 typealias EngineContext = UnsafeMutablePointer<EngineThreadState>
@@ -64,10 +65,31 @@ enum EngineThread {
         state.initialize(
             to: EngineThreadState(
                 depth: 0, capacity: capacity, frames: .allocate(capacity: capacity), parker: .allocate(),
-                worker: nil, isMainThread: cthr_thread_is_main()))
+                worker: nil, isMainThread: isMainThread))
         let code = cthr_tsd_set(key, state)
         precondition(code == 0, "cthr_tsd_set failed for the queue engine: \(code)")
         return state
+    }
+
+    /// Kernel thread id of a thread tests treat as the main thread (0 = none). Swift Testing parks the real main
+    /// thread in `dispatch_main`, so main-queue tests designate a thread of their own; see `designateMainForTesting`.
+    static let testMainThreadID = Atomic<Int32>(0)
+
+    /// Whether the calling thread is the main thread (or the designated test main thread).
+    static var isMainThread: Bool {
+        cthr_thread_is_main() || testMainThreadID.load(ordering: .relaxed) == cthr_thread_id()
+    }
+
+    /// Test hook: makes the calling thread count as the main thread for the engine until `undesignate...`.
+    static func designateMainForTesting() {
+        testMainThreadID.store(cthr_thread_id(), ordering: .relaxed)
+        current.pointee.isMainThread = true
+    }
+
+    /// Test hook: ends `designateMainForTesting()` on the calling thread.
+    static func undesignateMainForTesting() {
+        testMainThreadID.store(0, ordering: .relaxed)
+        current.pointee.isMainThread = cthr_thread_is_main()
     }
 
     /// A readable name for the calling thread: its name (if any) and kernel thread id.
@@ -75,7 +97,7 @@ enum EngineThread {
         var buffer = [CChar](repeating: 0, count: Int(CTHR_THREAD_NAME_MAX) + 1)
         let code = buffer.withUnsafeMutableBufferPointer { cthr_thread_get_name($0.baseAddress, $0.count) }
         let name = code == 0 ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
-        let main = cthr_thread_is_main() ? ", main thread" : ""
+        let main = isMainThread ? ", main thread" : ""
         return "'\(name)' (tid \(cthr_thread_id())\(main))"
     }
 }

@@ -157,21 +157,25 @@ class QueueCore: @unchecked Sendable {
         _ context: EngineContext, barrier: Bool, _ body: () throws -> R, rescue: (any Error) throws -> R
     ) rethrows -> R {
         _ = checkDeadlock(context, requested: self, barrier: barrier)
-        let box = UnsafeMutablePointer<Result<R, any Error>?>.allocate(capacity: 1)
-        box.initialize(to: nil)
+        typealias Slot = (work: (() throws -> R)?, result: Result<R, any Error>?)
+        let box = UnsafeMutablePointer<Slot>.allocate(capacity: 1)
         defer { box.deallocate() }
         withoutActuallyEscaping(body) { escapable in
-            let work = UnsafeSendableBox(escapable)
+            box.initialize(to: (escapable, nil))
+            let slot = UnsafeSendableBox(box)
             let waiter = context
             context.prepareWait()
             let closure: () -> Void = {
-                box.pointee = Result { try work.value() }
+                let box = slot.value
+                box.pointee.result = Result { try box.pointee.work!() }
+                box.pointee.work = nil  // drop the borrowed closure before the caller returns
                 engineGrant(waiter)
             }
             enqueue(barrier ? .barrier(closure) : .task(closure))
             context.waitGranted()
         }
-        switch box.move()! {
+        let result = box.move().result!
+        switch result {
         case .success(let value): return value
         case .failure(let error): return try rescue(error)
         }

@@ -10,5 +10,5 @@ extension MainQueue {
     /// This answers "which thread", not "which queue": see ``WorkQueue/isCurrent`` for the latter.
     ///
     /// The corresponding C function is `cthr_thread_is_main` (`pthread_main_np` on Apple platforms).
-    public static var isMainThread: Bool { cthr_thread_is_main() }
+    public static var isMainThread: Bool { EngineThread.isMainThread }
 }
