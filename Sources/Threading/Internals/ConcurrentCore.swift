@@ -79,7 +79,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
 
     override func enqueue(_ item: QueueItem) {
         if !item.isBarrier && tryReadFast() {
-            start(item, barrier: false)
+            start(item, barrier: false, locked: false)
             return
         }
         lock.lock()
@@ -120,15 +120,30 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         }
     }
 
-    /// Runs a started item: grants a sync waiter, or sends the item to the pool or the target queue.
-    private func start(_ item: QueueItem, barrier: Bool) {
+    /// Runs a started item: grants a sync waiter, or hands the item to a waiting thread, the pool or the target
+    /// queue. `locked`: the queue lock is held (needed to look for waiters).
+    private func start(_ item: QueueItem, barrier: Bool, locked: Bool = true) {
         if case .syncWaiter(let waiter, _) = item {
             engineGrant(waiter)
         } else if let target {
             target.enqueue(.childTask(self, item, barrier: barrier))
-        } else {
+        } else if !(locked && offerHelp(item, barrier: barrier)) {
             Engine.shared.submit(.concurrent(self, item, barrier: barrier), lane: lane)
         }
+    }
+
+    /// Hands a started async item to a thread waiting in `sync` behind it (it must wait for the item anyway), to
+    /// save the pool hop; false when no waiter can take it. Queue lock held (only called from `pumpLocked`).
+    private func offerHelp(_ item: QueueItem, barrier: Bool) -> Bool {
+        var offset = 0
+        let limit = Swift.min(items.count, 8)
+        while offset < limit {
+            if case .syncWaiter(let waiter, _) = items[offset] {
+                if engineOfferHelp(waiter, (self, item, barrier)) { return true }
+            }
+            offset += 1
+        }
+        return false
     }
 
     /// Runs an item whose slot `start` took, then gives the slot back.

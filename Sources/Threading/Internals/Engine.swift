@@ -56,7 +56,15 @@ final class Engine: @unchecked Sendable {
     private let lock = EngineLock()
     private var lanes = [EngineRing<EngineUnit>](repeating: EngineRing(), count: QoS.allCases.count)
     private var skips = [Int](repeating: 0, count: QoS.allCases.count)
-    private var pending = 0
+    private var pending = 0 {
+        didSet { pendingHint.store(pending, ordering: .relaxed) }
+    }
+    /// `pending`, readable without the lock by spinning idle workers.
+    private let pendingHint = Atomic<Int>(0)
+    /// Workers spinning for work before they park (they take pending work themselves, so nobody wakes them).
+    private var spinning = 0
+    /// Rounds an idle worker spins (yielding) before it parks.
+    static let idleSpinRounds = 64
     private var idle: [EngineWorker] = []
     private var threads = 0
     private var running = 0
@@ -76,6 +84,9 @@ final class Engine: @unchecked Sendable {
     }
 
     private var limit: Int { cores + extraSlots }
+
+    /// Whether units wait for a worker (read without the lock; a hint).
+    var hasPendingWork: Bool { pendingHint.load(ordering: .relaxed) > 0 }
 
     // MARK: Submission
 
@@ -114,7 +125,7 @@ final class Engine: @unchecked Sendable {
 
     /// Hands pending units to idle or new workers while slots are free. Engine lock held.
     private func dispatchLocked(_ actions: inout Actions) {
-        while running < limit && pending > 0 {
+        while running < limit && pending > spinning {
             if let worker = idle.popLast() {
                 worker.assigned = takeNextLocked()
                 worker.parker.store(1)
@@ -198,6 +209,21 @@ final class Engine: @unchecked Sendable {
                 completed &+= 1
             }
             next = nil
+            if running < limit, pending > 0 {
+                next = takeNextLocked()
+                running += 1
+                lock.unlock()
+                continue
+            }
+            // Spin a little (yielding the CPU) before parking: work submitted meanwhile is taken without a wake-up.
+            spinning += 1
+            lock.unlock()
+            for _ in 0..<Engine.idleSpinRounds {
+                if pendingHint.load(ordering: .relaxed) > 0 { break }
+                _ = cthr_thread_yield()
+            }
+            lock.lock()
+            spinning -= 1
             if running < limit, pending > 0 {
                 next = takeNextLocked()
                 running += 1

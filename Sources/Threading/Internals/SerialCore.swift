@@ -17,8 +17,12 @@ import CThreading
 /// pool (or on the target queue, or the main thread for the main queue).
 final class SerialCore: QueueCore, @unchecked Sendable {
     let isMain: Bool
-    /// Items a drain runs before yielding the worker to other queues.
+    /// The drainer's batch ring; only touched by the drain-lock owner.
+    private var spare = EngineRing<QueueItem>()
+    /// Items a drain runs before yielding the worker to other queues that wait for one.
     static let batch = 64
+    /// The most items one drain takes from the queue per lock round trip.
+    static let maxBatch = 256
 
     init(label: String, qos: QoS, target: QueueCore?, main isMain: Bool = false) {
         self.isMain = isMain
@@ -95,7 +99,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         if takeOver { scheduleDrain() }
         if isMain && context.pointee.isMainThread {
             // Only the main thread drains the main queue: run the earlier main-queue work here until our turn.
-            while context.pointee.parker.load() == 0 {
+            while context.pointee.parker.load() != 1 {
                 MainLoop.shared.drainOnce(context, wait: true, deadline: .max)
             }
             return
@@ -188,40 +192,62 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     // MARK: Drain
 
     /// Runs pending items while holding the drain lock (called by a pool worker, a target's drain, or the main loop).
+    ///
+    /// Items are taken in batches: one lock round trip swaps the pending ring (up to ``maxBatch`` items) with the drainer's empty spare
+    /// ring (no copy, no allocation in steady state), so producers and the drainer rarely meet on the lock. When the
+    /// drain must stop early (a sync waiter's turn, a suspension, the fairness batch limit), the items not yet run go
+    /// back to the front of the queue.
     func drain(_ context: EngineContext) {
         context.push(self, exclusive: true, entry: true)
         var count = 0
-        while true {
+        outer: while true {
             lock.lock()
-            if suspendCount > 0 {
+            if suspendCount > 0 || items.isEmpty {
                 lock.unlock()
                 break
             }
-            guard let item = items.popFirst() else {
-                lock.unlock()
-                break
+            if items.count <= SerialCore.maxBatch {
+                swap(&items, &spare)
+                word.bitAnd(~QueueState.hasItems)
+            } else {
+                for _ in 0..<SerialCore.maxBatch { spare.append(items.popFirst()!) }
             }
-            if items.isEmpty { word.bitAnd(~QueueState.hasItems) }
             lock.unlock()
-            if case .syncWaiter(let waiter, _) = item {
-                context.pop()
-                engineGrant(waiter)
-                return
-            }
-            execute(item, context)
-            count += 1
-            if count >= SerialCore.batch {
-                let state = word.load()
-                if state & QueueState.hasItems != 0 && state & QueueState.suspended == 0 && !isMain {
-                    // Yield the worker to other queues; keep the drain lock and come back at the lane's tail.
+            while let item = spare.popFirst() {
+                if case .syncWaiter(let waiter, _) = item {
+                    putBack()
                     context.pop()
-                    scheduleDrain()
+                    engineGrant(waiter)
                     return
                 }
-                count = 0
+                execute(item, context)
+                count += 1
+                if word.load() & QueueState.suspended != 0 {
+                    putBack()
+                    break outer
+                }
+                if count >= SerialCore.batch && !isMain && Engine.shared.hasPendingWork {
+                    putBack()
+                    if word.load() & QueueState.hasItems != 0 {
+                        // Yield the worker to other queues; keep the drain lock and come back at the lane's tail.
+                        context.pop()
+                        scheduleDrain()
+                        return
+                    }
+                    count = 0
+                }
             }
         }
         context.pop()
         releaseSlow()
+    }
+
+    /// Returns the batch's unrun items to the front of the queue. Drain lock held.
+    private func putBack() {
+        guard !spare.isEmpty else { return }
+        lock.lock()
+        items.prepend(&spare)
+        word.bitOr(QueueState.hasItems)
+        lock.unlock()
     }
 }
