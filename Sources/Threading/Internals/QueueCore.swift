@@ -43,10 +43,24 @@ class QueueCore: @unchecked Sendable {
     let target: QueueCore?
     let word = EngineWord.allocate()
     let lock = EngineLock()
-    /// Guarded by `lock`.
-    var items = EngineRing<QueueItem>()
-    /// Guarded by `lock`.
-    var suspendCount = 0
+    /// Pending items and the suspend count live in fixed heap storage reached through addressors: plain class
+    /// stored properties would pay Swift's dynamic exclusivity checks (`swift_beginAccess`, a TLS lookup) on every
+    /// enqueue and dequeue. Guarded by `lock`.
+    private let itemsStorage = UnsafeMutablePointer<EngineRing<QueueItem>>.allocate(capacity: 1)
+    private let suspendStorage = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+
+    /// Pending items. Guarded by `lock`.
+    final var items: EngineRing<QueueItem> {
+        unsafeAddress { UnsafePointer(itemsStorage) }
+        unsafeMutableAddress { itemsStorage }
+    }
+
+    /// How many `suspend()` calls are not yet balanced by `resume()`. Guarded by `lock`.
+    final var suspendCount: Int {
+        unsafeAddress { UnsafePointer(suspendStorage) }
+        unsafeMutableAddress { suspendStorage }
+    }
+
     /// Guarded by `lock`.
     var specifics: [ObjectIdentifier: AnyObject] = [:]
     /// Whether running this queue's work needs the main thread (it is the main queue or targets it).
@@ -55,6 +69,8 @@ class QueueCore: @unchecked Sendable {
     var lane: Int { qos.rawValue }
 
     init(label: String, qos: QoS, target: QueueCore?, isMain: Bool) {
+        itemsStorage.initialize(to: EngineRing())
+        suspendStorage.initialize(to: 0)
         self.label = label
         self.qos = qos
         self.target = target
@@ -63,6 +79,9 @@ class QueueCore: @unchecked Sendable {
 
     deinit {
         word.deallocate()
+        itemsStorage.deinitialize(count: 1)
+        itemsStorage.deallocate()
+        suspendStorage.deallocate()
     }
 
     var isSerial: Bool { true }

@@ -17,16 +17,28 @@ import CThreading
 /// pool (or on the target queue, or the main thread for the main queue).
 final class SerialCore: QueueCore, @unchecked Sendable {
     let isMain: Bool
-    /// The drainer's batch ring; only touched by the drain-lock owner.
-    private var spare = EngineRing<QueueItem>()
+    /// The drainer's batch ring; only touched by the drain-lock owner (addressor: no exclusivity checks).
+    private let spareStorage = UnsafeMutablePointer<EngineRing<QueueItem>>.allocate(capacity: 1)
+    private var spare: EngineRing<QueueItem> {
+        unsafeAddress { UnsafePointer(spareStorage) }
+        unsafeMutableAddress { spareStorage }
+    }
     /// Items a drain runs before yielding the worker to other queues that wait for one.
     static let batch = 64
+    /// Rounds a drain lingers for more items before it releases the queue.
+    static let lingerRounds = 16
     /// The most items one drain takes from the queue per lock round trip.
     static let maxBatch = 256
 
     init(label: String, qos: QoS, target: QueueCore?, main isMain: Bool = false) {
         self.isMain = isMain
+        spareStorage.initialize(to: EngineRing())
         super.init(label: label, qos: qos, target: target, isMain: isMain)
+    }
+
+    deinit {
+        spareStorage.deinitialize(count: 1)
+        spareStorage.deallocate()
     }
 
     // MARK: Fast paths
@@ -200,10 +212,16 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     func drain(_ context: EngineContext) {
         context.push(self, exclusive: true, entry: true)
         var count = 0
+        var lingered = false
         outer: while true {
             lock.lock()
             if suspendCount > 0 || items.isEmpty {
+                let suspended = suspendCount > 0
                 lock.unlock()
+                if !suspended && !lingered && !isMain && linger() {
+                    lingered = true
+                    continue
+                }
                 break
             }
             if items.count <= SerialCore.maxBatch {
@@ -240,6 +258,18 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         }
         context.pop()
         releaseSlow()
+    }
+
+    /// Before giving the queue up, waits a moment (yielding the CPU) for a producer's next item, when no other work
+    /// waits for a worker: a steady producer then feeds one long drain instead of paying a pool round trip per
+    /// burst. Returns whether an item arrived.
+    private func linger() -> Bool {
+        for round in 0..<SerialCore.lingerRounds {
+            if word.load() & QueueState.hasItems != 0 { return true }
+            if Engine.shared.hasPendingWork { return false }
+            if round >= 2 { _ = cthr_thread_yield() }
+        }
+        return word.load() & QueueState.hasItems != 0
     }
 
     /// Returns the batch's unrun items to the front of the queue. Drain lock held.
