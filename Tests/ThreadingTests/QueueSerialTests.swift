@@ -29,6 +29,19 @@ import Testing
         #expect(log.values == [1, 2, 3])
     }
 
+    /// Sync callers that find async work ahead of them keep FIFO order whoever runs that work.
+    @Test func syncAfterAsyncBurstsKeepsOrder() {
+        let queue = SerialQueue(label: "serial.sync.bursts")
+        let log = QueueLog()
+        var expected: [Int] = []
+        for round in 0..<200 {
+            queue.async { log.append(round * 2) }
+            queue.sync { log.append(round * 2 + 1) }
+            expected += [round * 2, round * 2 + 1]
+        }
+        #expect(log.values == expected)
+    }
+
     @Test func syncRunsOnTheCallingThread() {
         let queue = SerialQueue(label: "serial.sync.thread")
         let caller = cthr_thread_id()

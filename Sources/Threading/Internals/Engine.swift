@@ -16,8 +16,27 @@ enum EngineUnit {
     case drain(SerialCore)
     /// Run one started item of a concurrent queue (its reader slot or barrier is already taken).
     case concurrent(ConcurrentCore, QueueItem, barrier: Bool)
+    /// Run a started barrier of a concurrent queue unless a `sync` caller claimed it first.
+    case claimedBarrier(ConcurrentCore, EngineClaim)
     /// Run a plain closure (timers, `concurrentPerform` helpers, group notifications without a queue).
     case job(() -> Void)
+}
+
+/// A started item that either a pool worker or a thread waiting for it runs: whoever claims it first.
+/// Only the winner of `claim()` touches `item`, so the closure is released as soon as it ran.
+final class EngineClaim: @unchecked Sendable {
+    private var item: QueueItem?
+    private let claimed = Atomic<Bool>(false)
+
+    init(_ item: QueueItem) { self.item = item }
+
+    /// The item, for the one caller that claims it first; nil for everybody else.
+    func claim() -> QueueItem? {
+        guard claimed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return nil }
+        defer { item = nil }
+        return item
+    }
 }
 
 /// A pool thread. Fields other than `parker` are guarded by the engine lock or only touched by the thread itself.
@@ -264,9 +283,11 @@ final class Engine: @unchecked Sendable {
         if worker.nice != nice { applyNice(nice, worker: worker) }
         switch unit {
         case .drain(let core):
-            core.drain(context)
+            core.runScheduledDrain(context)
         case .concurrent(let core, let item, let barrier):
             core.runStarted(item, barrier: barrier, context)
+        case .claimedBarrier(let core, let claim):
+            if let item = claim.claim() { core.runStarted(item, barrier: true, context) }
         case .job(let body):
             body()
         }

@@ -17,6 +17,9 @@ import CThreading
 /// pool (or on the target queue, or the main thread for the main queue).
 final class SerialCore: QueueCore, @unchecked Sendable {
     let isMain: Bool
+    /// 1 while a drain sits on the pool unstarted: the worker that runs it, or a `sync` waiter that would wait for
+    /// it, claims it by exchanging 1 for 0 — exactly one of them drains.
+    let drainClaim = EngineWord.allocate()
     /// The drainer's batch ring; only touched by the drain-lock owner (addressor: no exclusivity checks).
     private let spareStorage = UnsafeMutablePointer<EngineRing<QueueItem>>.allocate(capacity: 1)
     private var spare: EngineRing<QueueItem> {
@@ -37,6 +40,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     }
 
     deinit {
+        drainClaim.deallocate()
         spareStorage.deinitialize(count: 1)
         spareStorage.deallocate()
     }
@@ -108,7 +112,14 @@ final class SerialCore: QueueCore, @unchecked Sendable {
             return
         }
         lock.unlock()
-        if takeOver { scheduleDrain() }
+        if !isMain && target == nil && (takeOver || drainClaim.compareExchange(1, 0).exchanged) {
+            // We hold the drain lock (taken now, or a drain that sat unstarted on the pool, claimed from it): run
+            // the items queued ahead of us on this thread — we would wait for exactly them — until our own turn.
+            drain(context, untilGranted: true)
+            if context.pointee.parker.load() == 1 { return }
+        } else if takeOver {
+            scheduleDrain()
+        }
         if isMain && context.pointee.isMainThread {
             // Only the main thread drains the main queue: run the earlier main-queue work here until our turn.
             while context.pointee.parker.load() != 1 {
@@ -182,8 +193,14 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         } else if let target {
             target.enqueue(.childDrain(self))
         } else {
+            drainClaim.store(1)
             Engine.shared.submit(.drain(self), lane: lane)
         }
+    }
+
+    /// Runs a drain the pool scheduled, unless a sync waiter claimed it first (then it has run or is running).
+    func runScheduledDrain(_ context: EngineContext) {
+        if drainClaim.compareExchange(1, 0).exchanged { drain(context) }
     }
 
     override func didResume() {
@@ -209,7 +226,9 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     /// ring (no copy, no allocation in steady state), so producers and the drainer rarely meet on the lock. When the
     /// drain must stop early (a sync waiter's turn, a suspension, the fairness batch limit), the items not yet run go
     /// back to the front of the queue.
-    func drain(_ context: EngineContext) {
+    /// With `untilGranted`, the caller is a sync waiter draining on its own thread: no yielding or lingering (it
+    /// stops at its own waiter entry, which grants it the queue).
+    func drain(_ context: EngineContext, untilGranted: Bool = false) {
         context.push(self, exclusive: true, entry: true)
         var count = 0
         var lingered = false
@@ -218,7 +237,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
             if suspendCount > 0 || items.isEmpty {
                 let suspended = suspendCount > 0
                 lock.unlock()
-                if !suspended && !lingered && !isMain && linger() {
+                if !suspended && !lingered && !isMain && !untilGranted && linger() {
                     lingered = true
                     continue
                 }
@@ -244,7 +263,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
                     putBack()
                     break outer
                 }
-                if count >= SerialCore.batch && !isMain && Engine.shared.hasPendingWork {
+                if count >= SerialCore.batch && !isMain && !untilGranted && Engine.shared.hasPendingWork {
                     putBack()
                     if word.load() & QueueState.hasItems != 0 {
                         // Yield the worker to other queues; keep the drain lock and come back at the lane's tail.
