@@ -290,9 +290,14 @@ func queueTestDetached(_ body: @escaping @Sendable () -> Void) {
     var attributes = cthr_thread_attr_t()
     attributes.detached = 1
     var handle = pthread_t()
-    let code = cthr_thread_create(&handle, &attributes, { raw in
-        Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
-        return nil
-    }, context)
+    let code = cthr_thread_create(
+        &handle,
+        &attributes,
+        { raw in
+            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
+            return nil
+        },
+        context
+    )
     precondition(code == 0, "cthr_thread_create: \(code)")
 }

@@ -191,11 +191,16 @@ final class Engine: @unchecked Sendable {
         let code = "threading.pool".withCString { name -> Int32 in
             attributes.name = name
             var handle = pthread_t()
-            return cthr_thread_create(&handle, &attributes, { raw in
-                let worker = Unmanaged<EngineWorker>.fromOpaque(raw!).takeRetainedValue()
-                Engine.shared.workerMain(worker)
-                return nil
-            }, context)
+            return cthr_thread_create(
+                &handle,
+                &attributes,
+                { raw in
+                    let worker = Unmanaged<EngineWorker>.fromOpaque(raw!).takeRetainedValue()
+                    Engine.shared.workerMain(worker)
+                    return nil
+                },
+                context
+            )
         }
         if code != 0 {
             // No thread: put its unit back and give the slot up; a running worker or the monitor picks it up.
@@ -350,10 +355,15 @@ final class Engine: @unchecked Sendable {
         _ = "threading.monitor".withCString { name -> Int32 in
             attributes.name = name
             var handle = pthread_t()
-            return cthr_thread_create(&handle, &attributes, { _ in
-                Engine.shared.monitorMain()
-                return nil
-            }, nil)
+            return cthr_thread_create(
+                &handle,
+                &attributes,
+                { _ in
+                    Engine.shared.monitorMain()
+                    return nil
+                },
+                nil
+            )
         }
     }
 
@@ -402,8 +412,13 @@ final class Engine: @unchecked Sendable {
     func snapshot() -> Snapshot {
         lock.withLock {
             Snapshot(
-                threads: threads, peakThreads: peakThreads, running: running, blocked: blockedCount, pending: pending,
-                idle: idle.count)
+                threads: threads,
+                peakThreads: peakThreads,
+                running: running,
+                blocked: blockedCount,
+                pending: pending,
+                idle: idle.count
+            )
         }
     }
 

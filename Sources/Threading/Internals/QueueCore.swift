@@ -156,16 +156,14 @@ class QueueCore: @unchecked Sendable {
             next = level.target
         }
         defer {
-            var chain: [QueueCore] = []
-            chain.reserveCapacity(acquired)
-            var level: QueueCore? = self
-            while let current = level {
-                chain.append(current)
-                level = current.target
-            }
-            for index in stride(from: chain.count - 1, through: 0, by: -1) {
+            // Release deepest first, without allocating: walk down from self for each level (chains are short).
+            var remaining = acquired
+            while remaining > 0 {
+                remaining -= 1
+                var level: QueueCore = self
+                for _ in 0..<remaining { level = level.target! }
                 context.pop()
-                chain[index].releaseSync(barrier: index == 0 ? barrier : false)
+                level.releaseSync(barrier: remaining == 0 ? barrier : false)
             }
         }
         return try body()
@@ -173,7 +171,10 @@ class QueueCore: @unchecked Sendable {
 
     /// `sync` by handing the closure to the queue and waiting (for queues whose work must run on the main thread).
     final func relaySync<R>(
-        _ context: EngineContext, barrier: Bool, _ body: () throws -> R, rescue: (any Error) throws -> R
+        _ context: EngineContext,
+        barrier: Bool,
+        _ body: () throws -> R,
+        rescue: (any Error) throws -> R
     ) rethrows -> R {
         _ = checkDeadlock(context, requested: self, barrier: barrier)
         typealias Slot = (work: (() throws -> R)?, result: Result<R, any Error>?)
@@ -265,7 +266,11 @@ enum QueueState {
 
 /// Prints a deadlock diagnosis to stderr and stops the program.
 func diagnoseDeadlock(
-    _ held: QueueCore, requested: QueueCore, frame: EngineFrame, barrier: Bool, _ context: EngineContext
+    _ held: QueueCore,
+    requested: QueueCore,
+    frame: EngineFrame,
+    barrier: Bool,
+    _ context: EngineContext
 ) -> Never {
     let kind = barrier ? "sync(flags: .barrier)" : "sync"
     var message = "Threading: deadlock: \(kind) onto queue '\(requested.label)'"
