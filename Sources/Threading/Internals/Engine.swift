@@ -61,7 +61,7 @@ final class EngineWorker: @unchecked Sendable {
 ///   (``willBlock(_:)``), so another worker is woken or created while work is pending. Blocking the engine cannot
 ///   see (a foreign lock, `sleep`) is caught by a monitor thread: every 10 ms, if work is pending, every slot is
 ///   busy and no unit finished since the last tick, it grants one extra slot.
-/// - Threads are capped at ``maxThreads`` = `max(64, 4 × cores + 32)`: enough for 32 tasks that all wait for each
+/// - Threads are capped at ``maxThreads`` = `max(40, 4 × cores + 32)`: enough for 32 tasks that all wait for each
 ///   other plus the cores' worth of runnable work, yet bounded (libdispatch makes one thread per blocked serial
 ///   queue). Idle workers above `cores` exit after ``idleTimeout``.
 final class Engine: @unchecked Sendable {
@@ -99,7 +99,7 @@ final class Engine: @unchecked Sendable {
 
     init() {
         cores = Int(cthr_cpu_count())
-        maxThreads = Swift.max(64, 4 * cores + 32)
+        maxThreads = Swift.max(40, 4 * cores + 32)
     }
 
     private var limit: Int { cores + extraSlots }
