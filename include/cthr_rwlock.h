@@ -5,6 +5,7 @@
 #ifndef CTHREADING_RWLOCK_H
 #define CTHREADING_RWLOCK_H
 
+#include "cthr_nullability.h"
 #include <pthread.h>
 #include <stdint.h>
 
@@ -26,7 +27,8 @@ typedef struct cthr_rwlock {
 // Initializes *lock with `kind`. Returns 0, EINVAL (NULL, unknown kind) or ENOMEM.
 int cthr_rwlock_init(cthr_rwlock_t *_Nullable lock, int kind);
 
-// Destroys an unlocked lock. Returns 0, EINVAL or EBUSY.
+// Destroys an unlocked lock. Returns 0, EINVAL (NULL) or EBUSY (held by anyone, checked with a write try-lock since
+// glibc does not detect it; a thread locking it concurrently with destroy is undefined).
 int cthr_rwlock_destroy(cthr_rwlock_t *_Nullable lock);
 
 // Takes a shared (read) hold. Returns 0, EINVAL, EAGAIN (too many readers) or EDEADLK (caller holds it for writing).

@@ -66,7 +66,10 @@ int cthr_mutex_trylock(cthr_mutex_t *mutex) {
     if (mutex == NULL) {
         return EINVAL;
     }
-    return pthread_mutex_trylock(&mutex->raw);
+    int error = pthread_mutex_trylock(&mutex->raw);
+    // glibc answers EDEADLK when the owner of a priority-inheriting mutex tries it again; the contract reports
+    // every "held, including by you" as EBUSY, whatever the kind.
+    return error == EDEADLK ? EBUSY : error;
 }
 
 // The CLOCK_REALTIME instant that corresponds to the CLOCK_MONOTONIC `deadline_ns` right now (a past deadline maps

@@ -41,6 +41,13 @@ int cthr_rwlock_destroy(cthr_rwlock_t *lock) {
     if (lock == NULL) {
         return EINVAL;
     }
+    // glibc's pthread_rwlock_destroy never reports a held lock; a write try-lock does: it fails while anyone
+    // (the caller included) holds the lock in either mode.
+    int error = pthread_rwlock_trywrlock(&lock->raw);
+    if (error != 0) {
+        return (error == EBUSY || error == EDEADLK) ? EBUSY : error;
+    }
+    (void)pthread_rwlock_unlock(&lock->raw);
     return pthread_rwlock_destroy(&lock->raw);
 }
 
