@@ -79,7 +79,10 @@ public final class ConcurrentQueue: WorkQueue {
     /// - Throws: What `work` threw.
     @inlinable
     public func sync<Result>(execute work: () throws -> Result) rethrows -> Result {
-        try _sync(barrier: false, work)
+        // Non-generic engine side (see `SerialQueue.sync`).
+        var result: Result?
+        try _syncVoid(barrier: false) { result = try work() }
+        return result!
     }
 
     /// Runs `work` on the calling thread; with `.barrier`, alone (after every earlier task, before later ones).
@@ -94,10 +97,16 @@ public final class ConcurrentQueue: WorkQueue {
     /// - Throws: What `work` threw.
     @inlinable
     public func sync<Result>(flags: QueueTaskFlags, execute work: () throws -> Result) rethrows -> Result {
-        try _sync(barrier: flags.contains(.barrier), work)
+        var result: Result?
+        try _syncVoid(barrier: flags.contains(.barrier)) { result = try work() }
+        return result!
     }
 
     @usableFromInline
+    func _syncVoid(barrier: Bool, _ work: () throws -> Void) rethrows {
+        try _sync(barrier: barrier, work)
+    }
+
     func _sync<Result>(barrier: Bool, _ work: () throws -> Result) rethrows -> Result {
         let context = EngineThread.current
         if core.target == nil && (barrier ? core.tryBarrierFast() : core.tryReadFast()) {

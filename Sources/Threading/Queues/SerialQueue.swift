@@ -72,10 +72,18 @@ public final class SerialQueue: WorkQueue {
     /// - Throws: What `work` threw.
     @inlinable
     public func sync<Result>(execute work: () throws -> Result) rethrows -> Result {
-        try _sync(work)
+        // The engine side is not generic (`_syncVoid`), so callers in other modules get the optimised fast path
+        // instead of an unspecialised generic one; the result travels through a specialised local.
+        var result: Result?
+        try _syncVoid { result = try work() }
+        return result!
     }
 
     @usableFromInline
+    func _syncVoid(_ work: () throws -> Void) rethrows {
+        try _sync(work)
+    }
+
     func _sync<Result>(_ work: () throws -> Result) rethrows -> Result {
         let context = EngineThread.current
         if core.target == nil && core.tryAcquireFast() {
