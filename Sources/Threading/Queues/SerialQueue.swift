@@ -12,6 +12,10 @@
 /// hanging: `sync` onto a queue the calling thread is already executing (directly, through a chain such as
 /// `a.sync { b.sync { a.sync { } } }`, or through target queues).
 ///
+/// Async tasks run on pool workers — or on a thread blocked in `sync` right behind them: a `sync` caller that finds
+/// earlier async tasks not yet started runs them itself (it would wait for exactly them), which saves a worker
+/// wake-up per round trip. Like libdispatch, the engine promises no particular thread for async work.
+///
 /// A queue released with pending tasks stays alive until they ran. Releasing a *suspended* queue that still has
 /// work traps, because that work could never run (libdispatch crashes in that case too).
 ///
