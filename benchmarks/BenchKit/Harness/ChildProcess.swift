@@ -114,8 +114,8 @@ public struct ChildProcessRunner: Sendable {
             usleep(10_000)
         }
         if process.isRunning {
+            // Killed and left for Foundation to reap: waiting here could block on descendants holding the pipe.
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
             return .hung(seconds: timeout)
         }
         process.waitUntilExit()
