@@ -24,7 +24,7 @@ public struct BenchCommand: ParsableCommand {
               swift run -c release bench --list                           # every strategy
             """,
         subcommands: [
-            CacheCommand.self, ChildCacheCommand.self,
+            CacheCommand.self, LocksCommand.self, ThreadsCommand.self, HandoffCommand.self, ChildCacheCommand.self,
         ],
         defaultSubcommand: CacheCommand.self
     )

@@ -40,7 +40,7 @@ public enum TextTable {
         let parameters = study.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         out += "   " + parameters.joined(separator: ", ") + "\n"
         let header = [
-            "strategy", "kind", "Mops/s", "vs best peer", "cpu ns/op", "p50 ns", "p99 ns", "fairness", "validation",
+            "strategy", "kind", "ops/s", "vs best peer", "cpu ns/op", "p50 ns", "p99 ns", "fairness", "validation",
         ]
         let nameWidth = max(24, (study.results.map(\.strategy.count).max() ?? 0) + 1)
         for count in study.threads {
@@ -63,7 +63,7 @@ public enum TextTable {
         return [
             cell.strategy,
             cell.kind.rawValue,
-            crashed ? "-" : String(format: "%.3f", cell.opsPerSecond / 1e6),
+            crashed ? "-" : compactRate(cell.opsPerSecond),
             cell.ratioToBestPeer.map { String(format: "%.2fx", $0) } ?? "-",
             crashed ? "-" : String(format: "%.1f", cell.cpuNsPerOp),
             crashed ? "-" : String(cell.p50Ns),
@@ -89,4 +89,12 @@ public enum TextTable {
         }
         return line + "\n"
     }
+}
+
+/// `30.68M`, `12.7K`, `950`: throughput with an SI suffix, three or four significant digits.
+public func compactRate(_ value: Double) -> String {
+    if value >= 1e9 { return String(format: "%.2fG", value / 1e9) }
+    if value >= 1e6 { return String(format: "%.2fM", value / 1e6) }
+    if value >= 1e3 { return String(format: "%.1fK", value / 1e3) }
+    return String(format: "%.0f", value)
 }

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import ArgumentParser
+import BenchKit
+import NIOConcurrencyHelpers
+import Testing
+
+/// Broken on purpose: runs the critical section twice, so the counter no longer matches the operations.
+final class DoubleEntryLock: BenchLock, Sendable {
+    static let name = "double entry (test)", id = "test-double", kind = StrategyKind.reference
+    private let lock = NIOLock()
+    func withLock<R>(_ body: () -> R) -> R {
+        lock.withLock {
+            _ = body()
+            return body()
+        }
+    }
+}
+
+@Suite("Other families", .serialized)
+struct FamilyTests {
+    @Test("the locks workload catches a lock whose counter disagrees with the operations")
+    func brokenLockIsInvalid() {
+        let sample = Locks.runWorkload(DoubleEntryLock.self, threads: 1, seconds: 0.01)
+        #expect(sample.operations > 0)
+        #expect(sample.badOperations == sample.operations)
+    }
+
+    @Test("every lock keeps the counter exact under contention", arguments: Locks.catalog.map(\.id))
+    func locksAreValid(id: String) throws {
+        let entry = try #require(Locks.catalog.first { $0.id == id })
+        let sample = entry.run(2, 0.01)
+        #expect(sample.operations > 0)
+        #expect(sample.badOperations == 0)
+    }
+
+    @Test("every baton completes round trips", arguments: Handoff.catalog.map(\.id))
+    func handoffRuns(id: String) throws {
+        let entry = try #require(Handoff.catalog.first { $0.id == id })
+        let sample = entry.run(2, 0.01)
+        #expect(sample.operations > 0)
+        #expect(sample.badOperations == 0)
+    }
+
+    @Test("every spawner returns the thread's result", arguments: Threads.catalog.map(\.id))
+    func threadsRun(id: String) throws {
+        let entry = try #require(Threads.catalog.first { $0.id == id })
+        let sample = entry.run(1, 0.01)
+        #expect(sample.operations > 0)
+        #expect(sample.badOperations == 0)
+    }
+
+    @Test("subcommands parse", arguments: ["locks", "threads", "handoff"])
+    func subcommands(name: String) throws {
+        let command = try BenchCommand.parseAsRoot([name, "--threads", "2", "--quick", "--format", "json"])
+        switch command {
+        case let locks as LocksCommand: #expect(locks.common.threads?.values == [2])
+        case let threads as ThreadsCommand: #expect(threads.common.format == .json)
+        case let handoff as HandoffCommand: #expect(handoff.common.quick)
+        default: Issue.record("unexpected command \(type(of: command))")
+        }
+    }
+}
