@@ -51,13 +51,38 @@ struct FamilyTests {
         #expect(sample.badOperations == 0)
     }
 
-    @Test("subcommands parse", arguments: ["locks", "threads", "handoff"])
+    @Test("every queue runs sync and async items exactly once", arguments: Queues.catalog.map(\.id))
+    func queuesRun(id: String) throws {
+        let entry = try #require(Queues.catalog.first { $0.id == id })
+        for sample in [entry.runSync(2, 0.01), entry.runAsync(2, 0.01)] {
+            #expect(sample.operations > 0)
+            #expect(sample.badOperations == 0)
+        }
+    }
+
+    @Test("every RCU-family reader reads the shared value, and grace periods complete",
+          arguments: RCUFamily.catalog.map(\.id))
+    func rcuRuns(id: String) throws {
+        let entry = try #require(RCUFamily.catalog.first { $0.id == id })
+        let sample = entry.run(2, 0.01)
+        #expect(sample.operations > 0)
+        #expect(sample.badOperations == 0)
+        if id == RCUFamily.catalog[0].id {
+            let grace = RCUFamily.gracePeriods(threads: 2, seconds: 0.01)
+            #expect(grace.operations > 0)
+            #expect(grace.badOperations == 0)
+        }
+    }
+
+    @Test("subcommands parse", arguments: ["locks", "threads", "handoff", "queues", "rcu"])
     func subcommands(name: String) throws {
         let command = try BenchCommand.parseAsRoot([name, "--threads", "2", "--quick", "--format", "json"])
         switch command {
         case let locks as LocksCommand: #expect(locks.common.threads?.values == [2])
         case let threads as ThreadsCommand: #expect(threads.common.format == .json)
         case let handoff as HandoffCommand: #expect(handoff.common.quick)
+        case let queues as QueuesCommand: #expect(queues.common.threads?.values == [2])
+        case let rcu as RCUCommand: #expect(rcu.common.format == .json)
         default: Issue.record("unexpected command \(type(of: command))")
         }
     }

@@ -24,7 +24,8 @@ public struct BenchCommand: ParsableCommand {
               swift run -c release bench --list                           # every strategy
             """,
         subcommands: [
-            CacheCommand.self, LocksCommand.self, ThreadsCommand.self, HandoffCommand.self, ChildCacheCommand.self,
+            CacheCommand.self, LocksCommand.self, ThreadsCommand.self, HandoffCommand.self, QueuesCommand.self,
+            RCUCommand.self, ChildCacheCommand.self,
         ],
         defaultSubcommand: CacheCommand.self
     )

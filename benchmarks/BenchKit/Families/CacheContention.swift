@@ -131,7 +131,7 @@ public enum CacheContention {
         var bad = 0
         gate.arriveAndWait()
         let cpuStart = threadCPUNanoseconds()
-        while !gate.isStopped {
+        repeat {
             for step in 0..<LatencySampler.interval {
                 let bits = random.next()
                 let key = Int(truncatingIfNeeded: ((bits >> 32) &* keySpan) >> 32)
@@ -151,7 +151,7 @@ public enum CacheContention {
                 }
             }
             operations &+= LatencySampler.interval
-        }
+        } while !gate.isStopped
         result.endNanoseconds = monotonicNanoseconds()
         result.cpuNanoseconds = threadCPUNanoseconds() &- cpuStart
         result.operations = operations

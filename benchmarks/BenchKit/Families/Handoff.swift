@@ -76,7 +76,7 @@ public enum Handoff {
         var operations = 0
         gate.arriveAndWait()
         let cpuStart = threadCPUNanoseconds()
-        while !gate.isStopped {
+        repeat {
             for step in 0..<LatencySampler.interval {
                 let started = step == 0 ? monotonicNanoseconds() : 0
                 baton.pass(to: 1)
@@ -84,7 +84,7 @@ public enum Handoff {
                 if step == 0 { _ = result.latency.record(monotonicNanoseconds() &- started) }
             }
             operations &+= LatencySampler.interval
-        }
+        } while !gate.isStopped
         done.flag.store(true, ordering: .releasing)
         baton.pass(to: 1)
         result.endNanoseconds = monotonicNanoseconds()

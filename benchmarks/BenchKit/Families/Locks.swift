@@ -77,7 +77,7 @@ public enum Locks {
         var operations = 0
         gate.arriveAndWait()
         let cpuStart = threadCPUNanoseconds()
-        while !gate.isStopped {
+        repeat {
             for step in 0..<LatencySampler.interval {
                 let started = step == 0 ? monotonicNanoseconds() : 0
                 lock.withLock { counter.increment() }
@@ -86,7 +86,7 @@ public enum Locks {
                 }
             }
             operations &+= LatencySampler.interval
-        }
+        } while !gate.isStopped
         result.endNanoseconds = monotonicNanoseconds()
         result.cpuNanoseconds = threadCPUNanoseconds() &- cpuStart
         result.operations = operations

@@ -53,13 +53,13 @@ public enum Threads {
         gate.arriveAndWait()
         let cpuStart = threadCPUNanoseconds()
         var value = index
-        while !gate.isStopped {
+        repeat {
             let started = monotonicNanoseconds()
             if S.spawnAndJoin(value) != value &+ 1 { result.badOperations += 1 }
             _ = result.latency.record(monotonicNanoseconds() &- started)
             result.operations += 1
             value &+= 1
-        }
+        } while !gate.isStopped
         result.endNanoseconds = monotonicNanoseconds()
         result.cpuNanoseconds = threadCPUNanoseconds() &- cpuStart
         return result

@@ -94,7 +94,8 @@ public struct RunSample: Sendable {
 
 /// Runs `body` on `threads` fresh OS threads that start together, for `seconds`, and aggregates their results.
 ///
-/// `body(index, gate)` must call `gate.arriveAndWait()` before its first measured operation and return when
+/// `body(index, gate)` must call `gate.arriveAndWait()` before its first measured operation, complete at least one
+/// batch of operations (so even a very short run measures something) and return when
 /// `gate.isStopped` becomes true. The coordinator waits for all arrivals, opens the gate, sleeps for the duration,
 /// raises `stop` and joins every thread. Throughput is measured from "go" to the last worker's end.
 ///
