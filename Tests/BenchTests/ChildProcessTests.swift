@@ -28,7 +28,8 @@ struct ChildProcessTests {
 
     @Test("a child report with bad reads is reported as corrupt")
     func corruptIsReported() throws {
-        let line = #"{"badOperations":7,"cpuNsPerOp":1,"fairness":1,"operations":100,"opsPerSecond":5,"p50Ns":1,"p99Ns":2}"#
+        let line =
+            #"{"badOperations":7,"cpuNsPerOp":1,"fairness":1,"operations":100,"opsPerSecond":5,"p50Ns":1,"p99Ns":2}"#
         let outcome = shell.run(arguments: ["-c", "echo '\(line)'"], timeout: 10)
         guard case .finished(let report) = outcome else {
             Issue.record("expected a finished child, got \(outcome)")
@@ -51,13 +52,19 @@ struct ChildProcessTests {
         let runner = ChildProcessRunner(executable: bench, grace: 10)
         var verdict: String?
         for _ in 0..<5 where verdict == nil {
-            let sample = runner.runCache(strategy: UnsynchronizedCache.id,
-                                         parameters: .init(keyCount: 64, readRatio: 0.5), threads: 4, seconds: 0.5)
+            let sample = runner.runCache(
+                strategy: UnsynchronizedCache.id,
+                parameters: .init(keyCount: 64, readRatio: 0.5),
+                threads: 4,
+                seconds: 0.5
+            )
             verdict = sample.abnormalOutcome
         }
         let text = try #require(verdict)
         // Under ThreadSanitizer the child reports the race and exits with status 66 instead.
-        #expect(text.hasPrefix("crashed (signal") || text.hasPrefix("corrupt (") || text.hasPrefix("hung")
-                || text.hasPrefix("failed (exit status 66)"))
+        #expect(
+            text.hasPrefix("crashed (signal") || text.hasPrefix("corrupt (") || text.hasPrefix("hung")
+                || text.hasPrefix("failed (exit status 66)")
+        )
     }
 }

@@ -28,8 +28,10 @@ struct CommandLineTests {
         #expect(command.common.threadCounts(defaults: CacheCommand.defaultThreads) == [1, 3])
         #expect(command.effectiveReadRatios == [0.5, 1.0])
         #expect(command.keys == 64)
-        #expect(command.common.settings(defaults: CacheCommand.defaultSettings)
-                == RunSettings(seconds: 0.1, warmup: 0, repeats: 5))
+        #expect(
+            command.common.settings(defaults: CacheCommand.defaultSettings)
+                == RunSettings(seconds: 0.1, warmup: 0, repeats: 5)
+        )
         #expect(try command.selectedEntries().map(\.id) == ["nslock", "sync-mutex"])
         #expect(command.common.format == .csv)
         #expect(command.common.output == "/tmp/x")
@@ -54,10 +56,13 @@ struct CommandLineTests {
         #expect(entries.allSatisfy { $0.kind == .peer })
     }
 
-    @Test("bad input is rejected", arguments: [
-        ["--threads", "0"], ["--threads", "1,x"], ["--read-ratio", "1.5"], ["--seconds", "0"], ["--repeat", "0"],
-        ["--keys", "0"], ["--format", "xml"],
-    ])
+    @Test(
+        "bad input is rejected",
+        arguments: [
+            ["--threads", "0"], ["--threads", "1,x"], ["--read-ratio", "1.5"], ["--seconds", "0"], ["--repeat", "0"],
+            ["--keys", "0"], ["--format", "xml"],
+        ]
+    )
     func rejected(arguments: [String]) {
         #expect(throws: (any Error).self) { try BenchCommand.parseAsRoot(arguments) }
     }

@@ -60,8 +60,10 @@ struct FamilyTests {
         }
     }
 
-    @Test("every RCU-family reader reads the shared value, and grace periods complete",
-          arguments: RCUFamily.catalog.map(\.id))
+    @Test(
+        "every RCU-family reader reads the shared value, and grace periods complete",
+        arguments: RCUFamily.catalog.map(\.id)
+    )
     func rcuRuns(id: String) throws {
         let entry = try #require(RCUFamily.catalog.first { $0.id == id })
         let sample = entry.run(2, 0.01)

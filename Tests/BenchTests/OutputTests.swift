@@ -7,26 +7,56 @@ import Testing
 
 @Suite("Output formats")
 struct OutputTests {
-    static func cell(_ name: String, _ kind: StrategyKind, threads: Int, ops: Double, valid: Bool = true)
+    static func cell(
+        _ name: String,
+        _ kind: StrategyKind,
+        threads: Int,
+        ops: Double,
+        valid: Bool = true
+    )
         -> CellResult
     {
-        CellResult(strategy: name, id: name.lowercased(), kind: kind, threads: threads, opsPerSecond: ops,
-                   cpuNsPerOp: 10, p50Ns: 20, p99Ns: 90, fairness: 0.9, badOperations: valid ? 0 : 3, valid: valid,
-                   outcome: valid ? "ok" : "INVALID (3 bad)", repeats: [ops])
+        CellResult(
+            strategy: name,
+            id: name.lowercased(),
+            kind: kind,
+            threads: threads,
+            opsPerSecond: ops,
+            cpuNsPerOp: 10,
+            p50Ns: 20,
+            p99Ns: 90,
+            fairness: 0.9,
+            badOperations: valid ? 0 : 3,
+            valid: valid,
+            outcome: valid ? "ok" : "INVALID (3 bad)",
+            repeats: [ops]
+        )
     }
 
     static let study = StudyResult(
-        id: "cache-r95", family: "cache", title: "cache 95% reads, 1024 keys", operation: "one cache read or write",
-        parameters: ["keys": "1024"], threads: [1, 2],
+        id: "cache-r95",
+        family: "cache",
+        title: "cache 95% reads, 1024 keys",
+        operation: "one cache read or write",
+        parameters: ["keys": "1024"],
+        threads: [1, 2],
         results: [
             cell("Ours", .ours, threads: 1, ops: 30e6), cell("PeerA", .peer, threads: 1, ops: 20e6),
             cell("PeerB", .peer, threads: 1, ops: 10e6), cell("Ours", .ours, threads: 2, ops: 60e6),
             cell("PeerA", .peer, threads: 2, ops: 10e6), cell("PeerB", .peer, threads: 2, ops: 90e6, valid: false),
             cell("Floor", .reference, threads: 2, ops: 99e6),
-        ])
+        ]
+    )
 
-    static let report = BenchReport(version: "0.1.0", build: "release", date: "2026-11-21T00:00:00Z", cpus: 2,
-                                    system: "Linux", command: "bench", studies: [study])
+    static let report = BenchReport(
+        version: "0.1.0",
+        build: "release",
+        date: "2026-11-21T00:00:00Z",
+        cpus: 2,
+        system: "Linux",
+        command: "bench",
+        studies: [study]
+    )
 
     @Test("ratios are against the best valid peer at the same thread count")
     func ratios() throws {
@@ -49,8 +79,10 @@ struct OutputTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         let studies = try #require(object["studies"] as? [[String: Any]])
         let results = try #require(studies.first?["results"] as? [[String: Any]])
-        for key in ["strategy", "kind", "threads", "opsPerSecond", "cpuNsPerOp", "p50Ns", "p99Ns", "fairness",
-                    "valid", "outcome"] {
+        for key in [
+            "strategy", "kind", "threads", "opsPerSecond", "cpuNsPerOp", "p50Ns", "p99Ns", "fairness",
+            "valid", "outcome",
+        ] {
             #expect(results[0][key] != nil, "missing \(key)")
         }
     }

@@ -57,18 +57,33 @@ struct ValidationTests {
     @Test("a strategy that writes wrong values is reported INVALID")
     func wrongValuesAreInvalid() {
         let sample = CacheContention.runWorkload(
-            WrongValueCache.self, parameters: .init(keyCount: 16, readRatio: 0.5), threads: 1, seconds: 0.02)
+            WrongValueCache.self,
+            parameters: .init(keyCount: 16, readRatio: 0.5),
+            threads: 1,
+            seconds: 0.02
+        )
         #expect(sample.badOperations > 0)
         #expect(sample.operations > 0)
         let study = runStudy(
-            id: "t", family: "cache", title: "t", operation: "op", parameters: [:], threads: [1],
+            id: "t",
+            family: "cache",
+            title: "t",
+            operation: "op",
+            parameters: [:],
+            threads: [1],
             cases: [
                 BenchCase(name: WrongValueCache.name, id: WrongValueCache.id, kind: .peer) { threads, seconds in
-                    CacheContention.runWorkload(WrongValueCache.self, parameters: .init(keyCount: 16, readRatio: 0.5),
-                                                threads: threads, seconds: seconds)
+                    CacheContention.runWorkload(
+                        WrongValueCache.self,
+                        parameters: .init(keyCount: 16, readRatio: 0.5),
+                        threads: threads,
+                        seconds: seconds
+                    )
                 }
             ],
-            settings: RunSettings(seconds: 0.01, warmup: 0, repeats: 1), progress: Progress(enabled: false))
+            settings: RunSettings(seconds: 0.01, warmup: 0, repeats: 1),
+            progress: Progress(enabled: false)
+        )
         let cell = study.results[0]
         #expect(!cell.valid)
         #expect(cell.outcome.hasPrefix("INVALID"))
@@ -81,9 +96,13 @@ struct ValidationTests {
         var bad = 0
         let deadline = Date().addingTimeInterval(5)
         while bad == 0 && Date() < deadline {
-            bad += CacheContention.runWorkload(
-                TornWriteCache.self, parameters: .init(keyCount: 2, readRatio: 0.5), threads: 2, seconds: 0.05
-            ).badOperations
+            bad +=
+                CacheContention.runWorkload(
+                    TornWriteCache.self,
+                    parameters: .init(keyCount: 2, readRatio: 0.5),
+                    threads: 2,
+                    seconds: 0.05
+                ).badOperations
         }
         #expect(bad > 0)
     }
@@ -91,15 +110,22 @@ struct ValidationTests {
     @Test("a correctly locked strategy validates clean under contention")
     func lockedStrategyIsValid() {
         let sample = CacheContention.runWorkload(
-            NIOLockCache.self, parameters: .init(keyCount: 8, readRatio: 0.5), threads: 2, seconds: 0.05)
+            NIOLockCache.self,
+            parameters: .init(keyCount: 8, readRatio: 0.5),
+            threads: 2,
+            seconds: 0.05
+        )
         #expect(sample.operations > 0)
         #expect(sample.badOperations == 0)
         #expect(sample.fairness > 0 && sample.fairness <= 1)
     }
 
-    @Test("every catalog entry passes validation single-threaded", arguments: CacheContention.catalog.filter {
-        $0.isolation == .inProcess
-    }.map(\.id))
+    @Test(
+        "every catalog entry passes validation single-threaded",
+        arguments: CacheContention.catalog.filter {
+            $0.isolation == .inProcess
+        }.map(\.id)
+    )
     func catalogIsValid(id: String) throws {
         let entry = try #require(CacheContention.catalog.first { $0.id == id })
         let sample = entry.runInProcess(.init(keyCount: 32, readRatio: 0.5), 1, 0.01)

@@ -76,8 +76,13 @@ public struct CacheCommand: ParsableCommand {
 
     /// The strategies this invocation runs.
     public func selectedEntries() throws -> [CacheContention.Entry] {
-        try selectStrategies(CacheContention.catalog, filter: common.strategies, id: \.id, name: \.name,
-                             kind: \.kind)
+        try selectStrategies(
+            CacheContention.catalog,
+            filter: common.strategies,
+            id: \.id,
+            name: \.name,
+            kind: \.kind
+        )
     }
 
     public func run() throws {
@@ -95,15 +100,22 @@ public struct CacheCommand: ParsableCommand {
         var studies: [StudyResult] = []
         for ratio in effectiveReadRatios {
             let parameters = CacheContention.Parameters(keyCount: keys, readRatio: ratio)
-            studies.append(runStudy(
-                id: CacheContention.studyID(readRatio: ratio), family: "cache",
-                title: CacheContention.title(parameters), operation: "one cache read or write",
-                parameters: [
-                    "keys": String(keys), "read ratio": String(ratio), "seconds": String(settings.seconds),
-                    "warmup": String(settings.warmup), "repeats": String(settings.repeats),
-                ],
-                threads: threads, cases: CacheContention.cases(entries, parameters: parameters, childRunner: runner),
-                settings: settings, progress: progress))
+            studies.append(
+                runStudy(
+                    id: CacheContention.studyID(readRatio: ratio),
+                    family: "cache",
+                    title: CacheContention.title(parameters),
+                    operation: "one cache read or write",
+                    parameters: [
+                        "keys": String(keys), "read ratio": String(ratio), "seconds": String(settings.seconds),
+                        "warmup": String(settings.warmup), "repeats": String(settings.repeats),
+                    ],
+                    threads: threads,
+                    cases: CacheContention.cases(entries, parameters: parameters, childRunner: runner),
+                    settings: settings,
+                    progress: progress
+                )
+            )
         }
         try Reporter.emit(Reporter.report(studies), options: common)
     }
@@ -129,8 +141,10 @@ func listing(_ rows: [(id: String, name: String, kind: StrategyKind, summary: St
 /// a child process for strategies that may crash.
 public struct ChildCacheCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
-        commandName: "child-cache", abstract: "Internal: one cache run in a child process.",
-        shouldDisplay: false)
+        commandName: "child-cache",
+        abstract: "Internal: one cache run in a child process.",
+        shouldDisplay: false
+    )
 
     @Option public var strategy: String
     @Option public var threads: Int

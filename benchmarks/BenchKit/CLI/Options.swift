@@ -48,8 +48,10 @@ public struct CommonOptions: ParsableArguments, Sendable {
     @Option(name: [.customLong("repeat")], help: "Measured runs per cell; the median is reported.")
     public var repeats: Int?
 
-    @Option(name: .long,
-            help: "Strategies to run, comma-separated ids or names; also the groups ours, peers, references.")
+    @Option(
+        name: .long,
+        help: "Strategies to run, comma-separated ids or names; also the groups ours, peers, references."
+    )
     public var strategies: String?
 
     @Flag(name: .long, help: "List the strategies and exit.")
@@ -82,8 +84,11 @@ public struct CommonOptions: ParsableArguments, Sendable {
     /// The run settings: explicit flags win, then `--quick`, then the family's defaults.
     public func settings(defaults: RunSettings) -> RunSettings {
         let base = quick ? RunSettings(seconds: 0.02, warmup: 0.005, repeats: 1) : defaults
-        return RunSettings(seconds: seconds ?? base.seconds, warmup: warmup ?? base.warmup,
-                           repeats: repeats ?? base.repeats)
+        return RunSettings(
+            seconds: seconds ?? base.seconds,
+            warmup: warmup ?? base.warmup,
+            repeats: repeats ?? base.repeats
+        )
     }
 
     /// Thread counts: explicit flag, then `--quick` (1,2), then the family's default.
@@ -93,8 +98,13 @@ public struct CommonOptions: ParsableArguments, Sendable {
 }
 
 /// Chooses strategies by id, name or group from a catalog.
-public func selectStrategies<T>(_ catalog: [T], filter: String?, id: (T) -> String, name: (T) -> String,
-                                kind: (T) -> StrategyKind) throws -> [T] {
+public func selectStrategies<T>(
+    _ catalog: [T],
+    filter: String?,
+    id: (T) -> String,
+    name: (T) -> String,
+    kind: (T) -> StrategyKind
+) throws -> [T] {
     guard let filter, !filter.isEmpty else { return catalog }
     var chosen: [T] = []
     var seen = Set<String>()
@@ -145,9 +155,15 @@ public enum Reporter {
         }
         let system = "\(field(name.sysname)) \(field(name.release)) \(field(name.machine))"
         let command = (["bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
-        return BenchReport(version: ThreadingVersion.string, build: buildConfiguration,
-                           date: ISO8601DateFormatter().string(from: Date()), cpus: Int(cthr_bench_available_cpus()),
-                           system: system, command: command, studies: studies)
+        return BenchReport(
+            version: ThreadingVersion.string,
+            build: buildConfiguration,
+            date: ISO8601DateFormatter().string(from: Date()),
+            cpus: Int(cthr_bench_available_cpus()),
+            system: system,
+            command: command,
+            studies: studies
+        )
     }
 
     /// Prints the report in `format` on standard output and writes the files for `--output`.
@@ -165,15 +181,27 @@ public enum Reporter {
     /// Writes report.json, report.csv, report.txt and `<study>.svg` for each study into `directory`.
     public static func write(_ report: BenchReport, to directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try JSONWriter.render(report).write(to: directory.appendingPathComponent("report.json"), atomically: true,
-                                            encoding: .utf8)
-        try CSVWriter.render(report).write(to: directory.appendingPathComponent("report.csv"), atomically: true,
-                                           encoding: .utf8)
-        try TextTable.render(report).write(to: directory.appendingPathComponent("report.txt"), atomically: true,
-                                           encoding: .utf8)
+        try JSONWriter.render(report).write(
+            to: directory.appendingPathComponent("report.json"),
+            atomically: true,
+            encoding: .utf8
+        )
+        try CSVWriter.render(report).write(
+            to: directory.appendingPathComponent("report.csv"),
+            atomically: true,
+            encoding: .utf8
+        )
+        try TextTable.render(report).write(
+            to: directory.appendingPathComponent("report.txt"),
+            atomically: true,
+            encoding: .utf8
+        )
         for study in report.studies {
-            try SVGChart.render(study).write(to: directory.appendingPathComponent("\(study.id).svg"),
-                                             atomically: true, encoding: .utf8)
+            try SVGChart.render(study).write(
+                to: directory.appendingPathComponent("\(study.id).svg"),
+                atomically: true,
+                encoding: .utf8
+            )
         }
         FileHandle.standardError.write(Data("wrote \(directory.path)/report.{json,csv,txt} and charts\n".utf8))
     }

@@ -54,10 +54,11 @@ public enum CacheContention {
     }
 
     /// Every cache strategy, ours first, then the peers, then the references.
-    public static let catalog: [Entry] = oursEntries + peerEntries + [
-        Entry(CASSpinCache.self),
-        Entry(UnsynchronizedCache.self, isolation: .childProcess),
-    ]
+    public static let catalog: [Entry] =
+        oursEntries + peerEntries + [
+            Entry(CASSpinCache.self),
+            Entry(UnsynchronizedCache.self, isolation: .childProcess),
+        ]
 
     /// The peers a server-Swift engineer would otherwise pick.
     static let peerEntries: [Entry] = [
@@ -74,7 +75,8 @@ public enum CacheContention {
     ]
 
     /// Builds the study's cases for the chosen entries.
-    public static func cases(_ entries: [Entry], parameters: Parameters, childRunner: ChildProcessRunner) -> [BenchCase] {
+    public static func cases(_ entries: [Entry], parameters: Parameters, childRunner: ChildProcessRunner) -> [BenchCase]
+    {
         entries.map { entry in
             switch entry.isolation {
             case .inProcess:
@@ -85,7 +87,8 @@ public enum CacheContention {
             case .childProcess:
                 let id = entry.id
                 return BenchCase(name: entry.name, id: entry.id, kind: entry.kind, isolation: .childProcess) {
-                    threads, seconds in
+                    threads,
+                    seconds in
                     childRunner.runCache(strategy: id, parameters: parameters, threads: threads, seconds: seconds)
                 }
             }
@@ -105,23 +108,33 @@ public enum CacheContention {
     }
 
     /// Runs one timed run of strategy `S` on a fresh cache and validates it.
-    public static func runWorkload<S: CacheStrategy>(_ type: S.Type, parameters: Parameters, threads: Int,
-                                                     seconds: Double) -> RunSample {
+    public static func runWorkload<S: CacheStrategy>(
+        _ type: S.Type,
+        parameters: Parameters,
+        threads: Int,
+        seconds: Double
+    ) -> RunSample {
         precondition(parameters.keyCount > 0, "keyCount must be positive")
         let cache = S(keyCount: parameters.keyCount)
         let readRatio = min(max(parameters.readRatio, 0), 1)
         let readThreshold = UInt64(readRatio * 4_294_967_296.0)
-        var sample = runTimed(threads: threads, seconds: seconds, afterJoin: { cache.quiesce() }) { index, gate in
+        let body: @Sendable (Int, StartGate) -> WorkerResult = { index, gate in
             worker(cache, keyCount: parameters.keyCount, readThreshold: readThreshold, index: index, gate: gate)
         }
+        var sample = runTimed(threads: threads, seconds: seconds, afterJoin: { cache.quiesce() }, body)
         sample.badOperations += finalCheck(cache, keyCount: parameters.keyCount)
         return sample
     }
 
     /// The hot loop, identical for every strategy: random key, read or write, validate reads, sample latency.
     @inline(__always)
-    static func worker<S: CacheStrategy>(_ cache: S, keyCount: Int, readThreshold: UInt64, index: Int,
-                                         gate: StartGate) -> WorkerResult {
+    static func worker<S: CacheStrategy>(
+        _ cache: S,
+        keyCount: Int,
+        readThreshold: UInt64,
+        index: Int,
+        gate: StartGate
+    ) -> WorkerResult {
         var random = FastRandom(seed: UInt64(truncatingIfNeeded: index &+ 1) &* 0x2545_F491_4F6C_DD1D)
         let keySpan = UInt64(keyCount)
         let mask = keyCount &- 1

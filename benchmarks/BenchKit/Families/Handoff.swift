@@ -62,7 +62,8 @@ public enum Handoff {
         var sample = runTimed(threads: pairs * 2, seconds: seconds) { index, gate in
             let pair = index / 2
             return index % 2 == 0
-                ? starter(batons[pair], done: done[pair], gate: gate) : responder(batons[pair], done: done[pair], gate: gate)
+                ? starter(batons[pair], done: done[pair], gate: gate)
+                : responder(batons[pair], done: done[pair], gate: gate)
         }
         // Each round trip was counted on both sides.
         sample.operationsPerSecond /= 2
@@ -146,7 +147,7 @@ final class MonitorBaton: Baton, @unchecked Sendable {
     static let name = "Monitor", id = "monitor", kind = StrategyKind.ours
     private let monitor = Monitor(0)
     func pass(to side: Int) { monitor.withLock { $0 = side } }
-    func await(_ side: Int) { monitor.withLock(when: { $0 == side }) { _ in } }
+    func await(_ side: Int) { monitor.withLock(when: { $0 == side }, { _ in }) }
 }
 
 /// Peer: two `DispatchSemaphore`s. `Sendable` because `DispatchSemaphore` is.

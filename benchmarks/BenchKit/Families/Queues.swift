@@ -53,11 +53,15 @@ public enum Queues {
     public static let catalog: [Entry] = [Entry(OursSerialQueue.self), Entry(DispatchSerialQueue.self)]
 
     /// One timed run: `threads` producers each submit items (sync or async) to one queue until the stop flag.
-    public static func runWorkload<Q: BenchSerialQueue>(_ type: Q.Type, async: Bool, threads: Int,
-                                                        seconds: Double) -> RunSample {
+    public static func runWorkload<Q: BenchSerialQueue>(
+        _ type: Q.Type,
+        async: Bool,
+        threads: Int,
+        seconds: Double
+    ) -> RunSample {
         let queue = Q()
         let counter = CounterCell()
-        var sample = runTimed(threads: threads, seconds: seconds, afterJoin: { queue.sync {} }) { _, gate in
+        let body: @Sendable (Int, StartGate) -> WorkerResult = { _, gate in
             var result = WorkerResult()
             var operations = 0
             gate.arriveAndWait()
@@ -79,6 +83,7 @@ public enum Queues {
             result.operations = operations
             return result
         }
+        var sample = runTimed(threads: threads, seconds: seconds, afterJoin: { queue.sync {} }, body)
         var final = 0
         queue.sync { final = counter.value }
         sample.badOperations += abs(final - sample.operations)

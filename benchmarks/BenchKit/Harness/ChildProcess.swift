@@ -83,8 +83,12 @@ public struct ChildProcessRunner: Sendable {
     }
 
     /// The hidden subcommand's arguments for a cache run.
-    public static func cacheArguments(strategy: String, parameters: CacheContention.Parameters, threads: Int,
-                                      seconds: Double) -> [String] {
+    public static func cacheArguments(
+        strategy: String,
+        parameters: CacheContention.Parameters,
+        threads: Int,
+        seconds: Double
+    ) -> [String] {
         [
             ChildCacheCommand.configuration.commandName ?? "child-cache", "--strategy", strategy,
             "--threads", String(threads), "--keys", String(parameters.keyCount),
@@ -136,18 +140,32 @@ public struct ChildProcessRunner: Sendable {
     }
 
     /// Runs cache strategy `strategy` in a child process and converts the outcome to a sample.
-    public func runCache(strategy: String, parameters: CacheContention.Parameters, threads: Int,
-                         seconds: Double) -> RunSample {
-        let arguments = Self.cacheArguments(strategy: strategy, parameters: parameters, threads: threads,
-                                            seconds: seconds)
+    public func runCache(
+        strategy: String,
+        parameters: CacheContention.Parameters,
+        threads: Int,
+        seconds: Double
+    ) -> RunSample {
+        let arguments = Self.cacheArguments(
+            strategy: strategy,
+            parameters: parameters,
+            threads: threads,
+            seconds: seconds
+        )
         let outcome = run(arguments: arguments, timeout: seconds + grace)
         return Self.sample(from: outcome)
     }
 
     /// A sample carrying the child's numbers when it finished, and its verdict when it did not.
     public static func sample(from outcome: ChildOutcome) -> RunSample {
-        var sample = RunSample(operationsPerSecond: 0, cpuNanosecondsPerOperation: 0, fairness: 0, badOperations: 0,
-                               operations: 0, latency: LatencySampler.makeHistogram())
+        var sample = RunSample(
+            operationsPerSecond: 0,
+            cpuNanosecondsPerOperation: 0,
+            fairness: 0,
+            badOperations: 0,
+            operations: 0,
+            latency: LatencySampler.makeHistogram()
+        )
         if case .finished(let report) = outcome {
             sample.operationsPerSecond = report.opsPerSecond
             sample.cpuNanosecondsPerOperation = report.cpuNsPerOp

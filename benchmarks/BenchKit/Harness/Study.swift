@@ -43,8 +43,13 @@ public struct BenchCase: Sendable {
     public var isolation: Isolation
 
     /// Creates a case.
-    public init(name: String, id: String, kind: StrategyKind, isolation: Isolation = .inProcess,
-                run: @escaping @Sendable (_ threads: Int, _ seconds: Double) -> RunSample) {
+    public init(
+        name: String,
+        id: String,
+        kind: StrategyKind,
+        isolation: Isolation = .inProcess,
+        run: @escaping @Sendable (_ threads: Int, _ seconds: Double) -> RunSample
+    ) {
         self.name = name
         self.id = id
         self.kind = kind
@@ -84,8 +89,17 @@ public final class Progress: @unchecked Sendable {
 
 /// Runs a study: for each thread count, a warm-up per case, then `repeats` rounds in which every case runs once
 /// (the order rotates each round so no case always runs first or last); reports each case's median round.
-public func runStudy(id: String, family: String, title: String, operation: String, parameters: [String: String],
-                     threads: [Int], cases: [BenchCase], settings: RunSettings, progress: Progress) -> StudyResult {
+public func runStudy(
+    id: String,
+    family: String,
+    title: String,
+    operation: String,
+    parameters: [String: String],
+    threads: [Int],
+    cases: [BenchCase],
+    settings: RunSettings,
+    progress: Progress
+) -> StudyResult {
     var cells: [CellResult] = []
     for count in threads {
         var samples = Array(repeating: [RunSample](), count: cases.count)
@@ -109,8 +123,15 @@ public func runStudy(id: String, family: String, title: String, operation: Strin
         }
         progress.cellDone("\(title), \(count) thread\(count == 1 ? "" : "s")")
     }
-    return StudyResult(id: id, family: family, title: title, operation: operation, parameters: parameters,
-                       threads: threads, results: cells)
+    return StudyResult(
+        id: id,
+        family: family,
+        title: title,
+        operation: operation,
+        parameters: parameters,
+        threads: threads,
+        results: cells
+    )
 }
 
 /// Reduces the repeats of one case at one thread count to a cell: the median run by throughput gives ops/s,
@@ -134,9 +155,18 @@ func makeCell(_ benchCase: BenchCase, threads: Int, samples: [RunSample]) -> Cel
     }
     let hasLatency = latency.totalCount > 0
     return CellResult(
-        strategy: benchCase.name, id: benchCase.id, kind: benchCase.kind, threads: threads,
-        opsPerSecond: median.operationsPerSecond, cpuNsPerOp: median.cpuNanosecondsPerOperation,
-        p50Ns: hasLatency ? latency.valueAtPercentile(50) : 0, p99Ns: hasLatency ? latency.valueAtPercentile(99) : 0,
-        fairness: median.fairness, badOperations: bad, valid: bad == 0 && abnormal == nil, outcome: outcome,
-        repeats: samples.map(\.operationsPerSecond))
+        strategy: benchCase.name,
+        id: benchCase.id,
+        kind: benchCase.kind,
+        threads: threads,
+        opsPerSecond: median.operationsPerSecond,
+        cpuNsPerOp: median.cpuNanosecondsPerOperation,
+        p50Ns: hasLatency ? latency.valueAtPercentile(50) : 0,
+        p99Ns: hasLatency ? latency.valueAtPercentile(99) : 0,
+        fairness: median.fairness,
+        badOperations: bad,
+        valid: bad == 0 && abnormal == nil,
+        outcome: outcome,
+        repeats: samples.map(\.operationsPerSecond)
+    )
 }

@@ -57,8 +57,11 @@ public enum LatencySampler {
 
     /// A histogram for latencies from 1 ns to 100 s with two significant digits.
     public static func makeHistogram() -> Histogram<UInt64> {
-        Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 100_000_000_000,
-                          numberOfSignificantValueDigits: .two)
+        Histogram<UInt64>(
+            lowestDiscernibleValue: 1,
+            highestTrackableValue: 100_000_000_000,
+            numberOfSignificantValueDigits: .two
+        )
     }
 }
 
@@ -80,8 +83,15 @@ public struct RunSample: Sendable {
     public var abnormalOutcome: String?
 
     /// Creates a sample from its parts.
-    public init(operationsPerSecond: Double, cpuNanosecondsPerOperation: Double, fairness: Double,
-                badOperations: Int, operations: Int, latency: Histogram<UInt64>, abnormalOutcome: String? = nil) {
+    public init(
+        operationsPerSecond: Double,
+        cpuNanosecondsPerOperation: Double,
+        fairness: Double,
+        badOperations: Int,
+        operations: Int,
+        latency: Histogram<UInt64>,
+        abnormalOutcome: String? = nil
+    ) {
         self.operationsPerSecond = operationsPerSecond
         self.cpuNanosecondsPerOperation = cpuNanosecondsPerOperation
         self.fairness = fairness
@@ -100,8 +110,12 @@ public struct RunSample: Sendable {
 /// raises `stop` and joins every thread. Throughput is measured from "go" to the last worker's end.
 ///
 /// `afterJoin`, when given, runs after the join (e.g. draining asynchronous writes) and counts in the elapsed time.
-public func runTimed(threads: Int, seconds: Double, afterJoin: (() -> Void)? = nil,
-                     _ body: @escaping @Sendable (Int, StartGate) -> WorkerResult) -> RunSample {
+public func runTimed(
+    threads: Int,
+    seconds: Double,
+    afterJoin: (() -> Void)? = nil,
+    _ body: @escaping @Sendable (Int, StartGate) -> WorkerResult
+) -> RunSample {
     precondition(threads > 0, "runTimed: threads must be positive")
     let gate = StartGate()
     let results = ResultSlots(count: threads)
@@ -148,7 +162,8 @@ public func runTimed(threads: Int, seconds: Double, afterJoin: (() -> Void)? = n
         fairness: mean > 0 ? Double(slowest) / mean : 0,
         badOperations: bad,
         operations: operations,
-        latency: latency)
+        latency: latency
+    )
 }
 
 /// Per-thread result slots written once by each worker and read by the coordinator after the join.
@@ -193,10 +208,15 @@ private final class ThreadEntry {
 public func spawnThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
     var handle = pthread_t()
     let context = Unmanaged.passRetained(ThreadEntry(body)).toOpaque()
-    let code = pthread_create(&handle, nil, { raw in
-        Unmanaged<ThreadEntry>.fromOpaque(raw!).takeRetainedValue().body()
-        return nil
-    }, context)
+    let code = pthread_create(
+        &handle,
+        nil,
+        { raw in
+            Unmanaged<ThreadEntry>.fromOpaque(raw!).takeRetainedValue().body()
+            return nil
+        },
+        context
+    )
     precondition(code == 0, "pthread_create failed with code \(code)")
     return handle
 }

@@ -35,9 +35,22 @@ public struct CellResult: Codable, Sendable, Equatable {
     public var repeats: [Double]
 
     /// Creates a cell.
-    public init(strategy: String, id: String, kind: StrategyKind, threads: Int, opsPerSecond: Double,
-                cpuNsPerOp: Double, p50Ns: UInt64, p99Ns: UInt64, fairness: Double, badOperations: Int, valid: Bool,
-                outcome: String, ratioToBestPeer: Double? = nil, repeats: [Double]) {
+    public init(
+        strategy: String,
+        id: String,
+        kind: StrategyKind,
+        threads: Int,
+        opsPerSecond: Double,
+        cpuNsPerOp: Double,
+        p50Ns: UInt64,
+        p99Ns: UInt64,
+        fairness: Double,
+        badOperations: Int,
+        valid: Bool,
+        outcome: String,
+        ratioToBestPeer: Double? = nil,
+        repeats: [Double]
+    ) {
         self.strategy = strategy
         self.id = id
         self.kind = kind
@@ -75,8 +88,15 @@ public struct StudyResult: Codable, Sendable, Equatable {
     public var summary: String
 
     /// Creates a study result and fills in ratios and the summary line.
-    public init(id: String, family: String, title: String, operation: String, parameters: [String: String],
-                threads: [Int], results: [CellResult]) {
+    public init(
+        id: String,
+        family: String,
+        title: String,
+        operation: String,
+        parameters: [String: String],
+        threads: [Int],
+        results: [CellResult]
+    ) {
         self.id = id
         self.family = family
         self.title = title
@@ -157,8 +177,16 @@ public struct BenchReport: Codable, Sendable, Equatable {
     public var studies: [StudyResult]
 
     /// Creates a report.
-    public init(tool: String = "Threading bench", version: String, build: String, date: String, cpus: Int,
-                system: String, command: String, studies: [StudyResult]) {
+    public init(
+        tool: String = "Threading bench",
+        version: String,
+        build: String,
+        date: String,
+        cpus: Int,
+        system: String,
+        command: String,
+        studies: [StudyResult]
+    ) {
         self.tool = tool
         self.version = version
         self.build = build

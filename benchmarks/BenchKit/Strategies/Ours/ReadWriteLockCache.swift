@@ -10,7 +10,8 @@ public final class ReadWriteLockCache: CacheStrategy, @unchecked Sendable {
     public static let name = "ReadWriteLock"
     public static let id = "rwlock"
     public static let kind = StrategyKind.ours
-    public static let summary = "Threading ReadWriteLock (read lock for reads, write lock for writes) around a [Int: Int]"
+    public static let summary =
+        "Threading ReadWriteLock (read lock for reads, write lock for writes) around a [Int: Int]"
 
     private let lock = ReadWriteLock()
     private let storage: DictionaryCell

@@ -20,12 +20,16 @@ public final class SemaphoreCache: CacheStrategy, @unchecked Sendable {
     deinit { storage.destroy() }
 
     @inline(__always)
-    public func read(_ key: Int) -> Int? { semaphore.wait()
+    public func read(_ key: Int) -> Int? {
+        semaphore.wait()
         defer { semaphore.signal() }
-        return storage.get(key) }
+        return storage.get(key)
+    }
 
     @inline(__always)
-    public func write(_ key: Int, _ value: Int) { semaphore.wait()
+    public func write(_ key: Int, _ value: Int) {
+        semaphore.wait()
         defer { semaphore.signal() }
-        storage.set(key, value) }
+        storage.set(key, value)
+    }
 }
