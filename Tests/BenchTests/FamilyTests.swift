@@ -3,6 +3,7 @@
 
 import ArgumentParser
 import BenchKit
+import Glibc
 import NIOConcurrencyHelpers
 import Testing
 
@@ -27,10 +28,16 @@ struct FamilyTests {
         #expect(sample.badOperations == sample.operations)
     }
 
+    /// Whether this test binary runs under ThreadSanitizer.
+    static let underThreadSanitizer = dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") != nil
+
     @Test("every lock keeps the counter exact under contention", arguments: Locks.catalog.map(\.id))
     func locksAreValid(id: String) throws {
         let entry = try #require(Locks.catalog.first { $0.id == id })
-        let sample = entry.run(2, 0.01)
+        // Synchronization.Mutex on Linux is a futex in the uninstrumented standard library: TSan cannot see the
+        // ordering it provides and reports the counter it guards, so under TSan it runs uncontended only.
+        let threads = id == "sync-mutex" && Self.underThreadSanitizer ? 1 : 2
+        let sample = entry.run(threads, 0.01)
         #expect(sample.operations > 0)
         #expect(sample.badOperations == 0)
     }

@@ -171,15 +171,24 @@ public func runTimed(
 /// `@unchecked Sendable`: each slot is written by exactly one thread, and read only after `pthread_join`, which
 /// orders the write before the read.
 final class ResultSlots: @unchecked Sendable {
-    private var slots: [WorkerResult]
+    // A fixed buffer, not an Array: writing one element of a shared `var` array is a mutation of the whole array.
+    private let slots: UnsafeMutablePointer<WorkerResult>
+    private let count: Int
 
-    init(count: Int) { slots = Array(repeating: WorkerResult(), count: count) }
-
-    func store(_ index: Int, _ result: WorkerResult) {
-        slots.withUnsafeMutableBufferPointer { $0[index] = result }
+    init(count: Int) {
+        self.count = count
+        slots = .allocate(capacity: count)
+        slots.initialize(repeating: WorkerResult(), count: count)
     }
 
-    func collect() -> [WorkerResult] { slots }
+    deinit {
+        slots.deinitialize(count: count)
+        slots.deallocate()
+    }
+
+    func store(_ index: Int, _ result: WorkerResult) { slots[index] = result }
+
+    func collect() -> [WorkerResult] { Array(UnsafeBufferPointer(start: slots, count: count)) }
 }
 
 /// Sleeps the calling thread for `ns` nanoseconds, resuming after signals.
