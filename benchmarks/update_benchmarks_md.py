@@ -62,7 +62,7 @@ def goals(report):
             peer = best(study, t, "peer", lock_peers)
             value, verdict = fmt(ratio(mine, peer), 1.0)
             who = f"vs {peer['strategy']}" if peer else ""
-            rows.append((f"{study['title']}, {t} threads: MutexLock >= best peer lock", value, verdict, who))
+            rows.append((f"{study['title']}, {t} thread{'' if t == 1 else 's'}: MutexLock >= best peer lock", value, verdict, who))
     for sid in ("cache-r95", "cache-r50", "cache-r100"):
         study = studies.get(sid)
         if not study:

@@ -141,9 +141,24 @@ public enum Reporter {
 
     /// Prints the loud debug-build warning on standard error (and nothing in release).
     public static func warnIfDebug() {
+        markStart()
         if buildConfiguration == "debug" {
             FileHandle.standardError.write(Data((TextTable.debugBanner + "\n").utf8))
         }
+    }
+
+    /// The 1, 5 and 15 minute load averages from `/proc/loadavg`, e.g. `1.52 1.20 0.98`.
+    public static func loadAverage() -> String {
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "unknown" }
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
+    }
+
+    /// The load average when the process started (captured by the first call).
+    nonisolated(unsafe) static var loadAtStart: String?
+
+    /// Records the load average before any measurement.
+    public static func markStart() {
+        if loadAtStart == nil { loadAtStart = loadAverage() }
     }
 
     /// Wraps studies into a report stamped with this machine and command line.

@@ -173,6 +173,9 @@ public struct BenchReport: Codable, Sendable, Equatable {
     public var system: String
     /// The command line that produced the report.
     public var command: String
+    /// `/proc/loadavg` (1, 5 and 15 minute load averages) when the run started and when it ended: a load above the
+    /// CPU count means other processes competed for the cores during the measurement.
+    public var loadAverage: String
     /// The studies, in run order.
     public var studies: [StudyResult]
 
@@ -185,6 +188,7 @@ public struct BenchReport: Codable, Sendable, Equatable {
         cpus: Int,
         system: String,
         command: String,
+        loadAverage: String = "",
         studies: [StudyResult]
     ) {
         self.tool = tool
@@ -194,6 +198,7 @@ public struct BenchReport: Codable, Sendable, Equatable {
         self.cpus = cpus
         self.system = system
         self.command = command
+        self.loadAverage = loadAverage
         self.studies = studies
     }
 }

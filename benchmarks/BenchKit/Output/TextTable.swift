@@ -14,6 +14,9 @@ public enum TextTable {
         }
         out += "Threading bench \(report.version), \(report.build) build, \(report.cpus) CPUs, \(report.system)\n"
         out += "\(report.date)  \(report.command)\n"
+        if !report.loadAverage.isEmpty {
+            out += "load average \(report.loadAverage) (above \(report.cpus) means other processes competed)\n"
+        }
         for study in report.studies {
             out += "\n" + render(study)
         }
