@@ -20,13 +20,16 @@ private func startThread(_ body: @escaping @Sendable () -> Void) -> (thread: pth
     let context = Unmanaged.passRetained(threadBody).toOpaque()
     var thread = pthread_t()
     let code = pthread_create(
-        &thread, nil,
+        &thread,
+        nil,
         { raw in
             let threadBody = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
             threadBody.body()
             threadBody.finished.set()
             return nil
-        }, context)
+        },
+        context
+    )
     precondition(code == 0, "pthread_create failed: \(code)")
     return (thread, threadBody.finished)
 }
@@ -193,6 +196,20 @@ private final class CallbackContext {
         #expect(result.pointee == EDEADLK)
     }
 
+    @Test func forkHooksPauseAndResumeTheWorkers() {
+        // Without a fork: the parent-side pair must leave call_rcu fully working.
+        let counter = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        defer { counter.deallocate() }
+        counter.initialize(to: 0)
+        #expect(cthr_rcu_call({ $0!.assumingMemoryBound(to: Int.self).pointee += 1 }, counter) == 0)
+        #expect(cthr_rcu_barrier() == 0)
+        cthr_rcu_before_fork()
+        cthr_rcu_after_fork_parent()
+        #expect(cthr_rcu_call({ $0!.assumingMemoryBound(to: Int.self).pointee += 1 }, counter) == 0)
+        #expect(cthr_rcu_barrier() == 0)
+        #expect(counter.pointee == 2)
+    }
+
     @Test func membarrierQueryAnswersZeroOrOne() {
         // Which one depends on the kernel and seccomp; the benchmark prints it. Both are valid answers.
         let uses = cthr_rcu_uses_membarrier()
@@ -239,7 +256,9 @@ private final class CallbackContext {
                 context.payload.pointee.alive = payloadPoison
                 context.payload.deallocate()
                 context.state.callbackRan.set()
-            }, context)
+            },
+            context
+        )
         #expect(code == 0)
         state.writerSwapped.set()
         // The worker polls every 10 ms; 50 ms is several chances to (wrongly) run the callback early.
@@ -322,7 +341,8 @@ private let releaseEntry: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutabl
 }
 
 private let releaseInlineEntry: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
-    entry, context in
+    entry,
+    context in
     // Inline entries are plain MapEntry values: nothing to deinitialize, only count (the map frees the memory).
     let counter = context!.assumingMemoryBound(to: Int.self)
     counter.pointee += entry == nil ? 1_000 : 1

@@ -124,6 +124,20 @@ struct RCUCollidingKey: Hashable, Sendable {
         #expect(live.value == 0)
     }
 
+    /// A map whose last reference goes away in a deferred release (an old value of an RCUValue) is destroyed on the
+    /// call_rcu thread and still releases every entry.
+    @Test func mapDroppedInsideDeferredReleaseReleasesEntries() {
+        let live = RCUTestSupport.Counter()
+        let holder = RCUValue(RCUMap<Int, RCUTracked>())
+        holder.read { map in
+            for key in 0..<10 { map.set(RCUTracked(key, live: live), forKey: key) }
+        }
+        holder.store(RCUMap<Int, RCUTracked>())  // the first map's last reference is now the deferred release
+        RCU.barrier()  // runs the release: the map is destroyed there, scheduling its entries and table
+        RCU.barrier()  // runs what the destruction scheduled
+        #expect(live.value == 0)
+    }
+
     /// Concurrent readers and writers: readers only ever see a value written for the key they asked for, and no
     /// update made under distinct keys is lost.
     @Test func concurrentReadersAndWritersOnDistinctKeys() {

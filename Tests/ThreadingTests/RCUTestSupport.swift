@@ -54,13 +54,16 @@ enum RCUTestSupport {
         let context = Unmanaged.passRetained(threadBody).toOpaque()
         var thread = pthread_t()
         let code = pthread_create(
-            &thread, nil,
+            &thread,
+            nil,
             { raw in
                 let threadBody = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
                 threadBody.body()
                 threadBody.finished.set()
                 return nil
-            }, context)
+            },
+            context
+        )
         precondition(code == 0, "pthread_create failed: \(code)")
         return (thread, threadBody.finished)
     }

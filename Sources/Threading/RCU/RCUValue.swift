@@ -35,7 +35,7 @@ public final class RCUValue<Value: Sendable>: @unchecked Sendable {
         let box = Unmanaged.passRetained(RCUBox(initial)).toOpaque()
         var cell: OpaquePointer?
         let code = cthr_rcu_cell_create(box, &cell)
-        precondition(code == 0, "RCUValue: \(ThreadingError(code: code, operation: "cthr_rcu_cell_create"))")
+        rcuRequire(code == 0, "RCUValue: \(ThreadingError(code: code, operation: "cthr_rcu_cell_create"))")
         self.cell = cell!
     }
 
@@ -130,7 +130,7 @@ public final class RCUValue<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Swaps in a new box holding `newValue` (caller holds the writer lock) and schedules the old box's release.
-    @usableFromInline
+    @inlinable
     @discardableResult
     func publish(_ newValue: Value) -> Value {
         let box = Unmanaged.passRetained(RCUBox(newValue)).toOpaque()
@@ -143,7 +143,7 @@ public final class RCUValue<Value: Sendable>: @unchecked Sendable {
     @usableFromInline
     func lockWriter(_ operation: StaticString) {
         let code = cthr_rcu_cell_lock(cell)
-        precondition(
+        rcuRequire(
             code == 0,
             "RCUValue.\(operation): writer lock failed (cthr_rcu_cell_lock returned \(ThreadingError.cName(of: code))); "
                 + "a transform must not write to the RCUValue it is updating"
@@ -153,6 +153,6 @@ public final class RCUValue<Value: Sendable>: @unchecked Sendable {
     @usableFromInline
     func unlockWriter() {
         let code = cthr_rcu_cell_unlock(cell)
-        precondition(code == 0, "RCUValue: cthr_rcu_cell_unlock returned \(ThreadingError.cName(of: code))")
+        rcuRequire(code == 0, "RCUValue: cthr_rcu_cell_unlock returned \(ThreadingError.cName(of: code))")
     }
 }
