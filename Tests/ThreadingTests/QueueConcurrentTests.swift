@@ -81,7 +81,7 @@ import Testing
         let queue = ConcurrentQueue(label: "concurrent.barrier.order")
         let finishedBefore = Atomic<Int>(0)
         let startedAfter = Atomic<Int>(0)
-        let barrierSaw = Mutex<(Int, Int)>((-1, -1))
+        let barrierSaw = QueueTestLocked<(Int, Int)>((-1, -1))
         let group = WorkGroup()
         for _ in 0..<8 {
             queue.async(group: group) {
@@ -99,6 +99,19 @@ import Testing
         }
         #expect(group.wait(timeout: .seconds(20)))
         #expect(barrierSaw.withLock { $0 } == (8, 0))
+    }
+
+    /// Barrier closures are released once they ran, also when a waiting reader ran them.
+    @Test func barrierClosuresAreReleasedAfterTheyRun() {
+        let counter = QueueLifeCounter()
+        let queue = ConcurrentQueue(label: "concurrent.release")
+        for round in 0..<50 {
+            let tracked = QueueTracked(counter, id: round)
+            queue.async(flags: .barrier) { _ = tracked.id }
+            _ = queue.sync { round }
+        }
+        queue.sync(flags: .barrier) {}
+        #expect(queueTestWait { counter.live.load(ordering: .relaxed) == 0 })
     }
 
     @Test func widthLimitsConcurrency() {

@@ -101,7 +101,7 @@ import Testing
 
     /// Lane workers run at the lane's nice value where the system allows it (refusals are counted instead).
     @Test func laneWorkersUseTheLaneNiceValue() {
-        let nice = Mutex<Int32>(99)
+        let nice = QueueTestLocked<Int32>(99)
         let ran = QueueGate()
         SerialQueue(label: "engine.nice", qos: .background).async {
             var value: Int32 = 0
@@ -222,7 +222,7 @@ import Testing
         #expect(grandchild.sync { key.current } == "child")
         #expect(root.sync { key.current } == "root")
         // Async work sees the same.
-        let seen = Mutex<String?>(nil)
+        let seen = QueueTestLocked<String?>(nil)
         let ran = QueueGate()
         grandchild.async {
             seen.withLock { $0 = key.current }

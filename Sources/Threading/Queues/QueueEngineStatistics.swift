@@ -17,7 +17,7 @@ public struct QueueEngineStatistics: Sendable, Hashable {
     public let pending: Int
     /// Idle workers.
     public let idle: Int
-    /// The cap on pool threads: `max(64, 4 × cores + 32)`.
+    /// The cap on pool threads: `max(40, 4 × cores + 32)`.
     public let maxThreads: Int
     /// The core count the pool is sized from (`cthr_cpu_count()`).
     public let cores: Int
@@ -31,10 +31,17 @@ public struct QueueEngineStatistics: Sendable, Hashable {
         let engine = Engine.shared
         let snapshot = engine.snapshot()
         return QueueEngineStatistics(
-            threads: snapshot.threads, peakThreads: snapshot.peakThreads, running: snapshot.running,
-            blocked: snapshot.blocked, pending: snapshot.pending, idle: snapshot.idle, maxThreads: engine.maxThreads,
-            cores: engine.cores, niceChanges: engine.niceChanges.load(ordering: .relaxed),
-            niceRefusals: engine.niceRefusals.load(ordering: .relaxed))
+            threads: snapshot.threads,
+            peakThreads: snapshot.peakThreads,
+            running: snapshot.running,
+            blocked: snapshot.blocked,
+            pending: snapshot.pending,
+            idle: snapshot.idle,
+            maxThreads: engine.maxThreads,
+            cores: engine.cores,
+            niceChanges: engine.niceChanges.load(ordering: .relaxed),
+            niceRefusals: engine.niceRefusals.load(ordering: .relaxed)
+        )
     }
 
     /// Restarts ``peakThreads`` from the current thread count.
