@@ -5,10 +5,11 @@
 
 Usage (from the repository root):
     swift run -c release bench --output benchmarks/results
+    for f in locks queues rcu handoff threads; do swift run -c release bench $f --output benchmarks/results/$f; done
     python3 benchmarks/update_benchmarks_md.py [benchmarks/results]
 
 Reads report.json and report.txt from the results folder, computes the issue's goal ratios from the JSON, and
-replaces everything between the `<!-- results:begin -->` and `<!-- results:end -->` markers of BENCHMARKS.md.
+adds each family found in a subfolder (report.json + report.txt), and replaces everything between the `<!-- results:begin -->` and `<!-- results:end -->` markers of BENCHMARKS.md.
 """
 import json
 import os
@@ -106,7 +107,22 @@ def main():
     for s in report["studies"]:
         out.append(f"![{s['title']}]({rel}/{s['id']}.svg)")
         out.append("")
-    out += ["### Full table", "", "```", table.rstrip(), "```", "", END]
+    out += ["### Full table", "", "```", table.rstrip(), "```", ""]
+    for family in sorted(os.listdir(RESULTS)):
+        folder = os.path.join(RESULTS, family)
+        if not os.path.isfile(os.path.join(folder, "report.json")):
+            continue
+        with open(os.path.join(folder, "report.json")) as f:
+            sub = json.load(f)
+        with open(os.path.join(folder, "report.txt")) as f:
+            sub_table = f.read()
+        out += [f"### `bench {family}`", "", f"Produced by `{sub['command']}` on {sub['date']}.", "", "```"]
+        out += [s["summary"] for s in sub["studies"]]
+        out += ["```", ""]
+        for s in sub["studies"]:
+            out += [f"![{s['title']}]({rel}/{family}/{s['id']}.svg)", ""]
+        out += ["<details><summary>full table</summary>", "", "```", sub_table.rstrip(), "```", "", "</details>", ""]
+    out += [END]
     path = os.path.join(ROOT, "BENCHMARKS.md")
     with open(path) as f:
         text = f.read()

@@ -177,6 +177,7 @@ public enum Reporter {
             cpus: Int(cthr_bench_available_cpus()),
             system: system,
             command: command,
+            loadAverage: "start \(loadAtStart ?? "unknown"), end \(loadAverage())",
             studies: studies
         )
     }
