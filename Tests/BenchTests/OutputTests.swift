@@ -3,6 +3,7 @@
 
 import BenchKit
 import Foundation
+import Glibc
 import Testing
 
 @Suite("Output formats")
@@ -119,5 +120,21 @@ struct OutputTests {
         #expect(text.contains("6.00x"))
         #expect(text.contains("SUMMARY cache 95% reads"))
         #expect(!text.contains("DEBUG build"))
+    }
+
+    @Test("bench render re-renders a saved report without measuring")
+    func render() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-render-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Reporter.write(Self.report, to: directory)
+        let saved = directory.appendingPathComponent("report.json").path
+        let command = try #require(
+            try BenchCommand.parseAsRoot(["render", saved, "--format", "csv"]) as? RenderCommand
+        )
+        #expect(command.report == saved)
+        #expect(command.format == .csv)
+        let decoded = try JSONDecoder().decode(BenchReport.self, from: Data(contentsOf: URL(fileURLWithPath: saved)))
+        #expect(decoded == Self.report)
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("cache-r95.svg").path))
     }
 }

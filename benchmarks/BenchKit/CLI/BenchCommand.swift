@@ -22,10 +22,11 @@ public struct BenchCommand: ParsableCommand {
               swift run -c release bench --output bench-results           # JSON, CSV, text and SVG charts
               swift run -c release bench locks --threads 1,4              # lock/unlock, ours vs peers
               swift run -c release bench --list                           # every strategy
+              swift run -c release bench render bench-results/report.json --output bench-results
             """,
         subcommands: [
             CacheCommand.self, LocksCommand.self, ThreadsCommand.self, HandoffCommand.self, QueuesCommand.self,
-            RCUCommand.self, ChildCacheCommand.self,
+            RCUCommand.self, RenderCommand.self, ChildCacheCommand.self,
         ],
         defaultSubcommand: CacheCommand.self
     )
@@ -162,5 +163,33 @@ public struct ChildCacheCommand: ParsableCommand {
         let sample = entry.runInProcess(parameters, threads, seconds)
         let data = try JSONEncoder().encode(ChildRunReport(sample))
         print(String(decoding: data, as: UTF8.self))
+    }
+}
+
+/// `bench render`: re-renders a saved `report.json` as a table, CSV, JSON and charts, without measuring anything.
+public struct RenderCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "render",
+        abstract: "Re-render a saved report.json (table, CSV, JSON, SVG charts) without running anything."
+    )
+
+    @Argument(help: "A report.json written by --output or --format json.")
+    public var report: String
+
+    @Option(name: .long, help: "Output on standard output: table, json or csv.")
+    public var format: OutputFormat = .table
+
+    @Option(name: .long, help: "Also write report.json, report.csv, report.txt and the SVG charts here.")
+    public var output: String?
+
+    public init() {}
+
+    public func run() throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: report))
+        let decoded = try JSONDecoder().decode(BenchReport.self, from: data)
+        var options = CommonOptions()
+        options.format = format
+        options.output = output
+        try Reporter.emit(decoded, options: options)
     }
 }

@@ -14,10 +14,10 @@ public enum SVGChart {
 
     /// The chart as SVG text.
     public static func render(_ study: StudyResult) -> String {
-        let width = 1000.0
+        let width = 1060.0
         let height = 560.0
         let left = 80.0
-        let right = 330.0
+        let right = 390.0
         let top = 50.0
         let bottom = 60.0
         let plotWidth = width - left - right
@@ -95,7 +95,7 @@ public enum SVGChart {
             svg += "<line x1=\"\(f(lx))\" y1=\"\(f(ly))\" x2=\"\(f(lx + 30))\" y2=\"\(f(ly))\" stroke=\"\(color)\" "
             svg += "stroke-width=\"\(strokeWidth)\"\(dash)/>\n"
             let invalid = cells.contains { !$0.valid }
-            let label = "\(name) (\(kind.rawValue))" + (invalid ? " - invalid at some T" : "")
+            let label = "\(name) (\(kind.rawValue))" + (invalid ? " (invalid at some T)" : "")
             svg += "<text x=\"\(f(lx + 38))\" y=\"\(f(ly + 4))\">\(escape(label))</text>\n"
         }
         svg += "</svg>\n"
