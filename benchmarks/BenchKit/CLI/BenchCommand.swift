@@ -10,19 +10,31 @@ public struct BenchCommand: ParsableCommand {
         commandName: "bench",
         abstract: "Compare Threading's synchronization strategies with the peers you would otherwise use.",
         discussion: """
-            With no subcommand, runs the cache-contention study (seed 004's shared cache): every strategy at 1, 2, 4
-            and 8 threads and at 95%, 50% and 100% reads, 3 repeats of 0.2 s each (median reported). It takes about
-            3 to 4 minutes on a 2-core machine. Always build in release: swift run -c release bench.
+            With no subcommand, runs the cache-contention study (seed 004's shared
+            cache): every strategy at 1, 2, 4 and 8 threads and at 95%, 50% and
+            100% reads, 3 repeats of 0.2 s each (median reported). It takes about
+            3 to 4 minutes on a 2-core machine. Progress goes to standard error.
+            Always build in release: swift run -c release bench.
+            Flags of the default study: swift run -c release bench cache --help
 
             Examples:
-              swift run -c release bench                                  # the default study
-              swift run -c release bench --quick                          # smoke run, under 30 s
-              swift run -c release bench --threads 1,2 --read-ratio 0.95 --seconds 1 --repeat 5
+              # the default study
+              swift run -c release bench
+              # smoke run, under 30 s
+              swift run -c release bench --quick
+              # one read ratio, longer runs, more repeats
+              swift run -c release bench --threads 1,2 --read-ratio 0.95 \\
+                  --seconds 1 --repeat 5
+              # the peers and the CAS floor only, as CSV
               swift run -c release bench --strategies peers,cas-spin --format csv
-              swift run -c release bench --output bench-results           # JSON, CSV, text and SVG charts
-              swift run -c release bench locks --threads 1,4              # lock/unlock, ours vs peers
-              swift run -c release bench --list                           # every strategy
-              swift run -c release bench render bench-results/report.json --output bench-results
+              # JSON, CSV, text and SVG charts in a folder
+              swift run -c release bench --output bench-results
+              # lock/unlock, ours vs peers; also: queues, rcu, handoff, threads
+              swift run -c release bench locks --threads 1,4
+              # every strategy of the cache study
+              swift run -c release bench --list
+              # re-render a saved report (table, CSV, charts) without measuring
+              swift run -c release bench render bench-results/report.json
             """,
         subcommands: [
             CacheCommand.self, LocksCommand.self, ThreadsCommand.self, HandoffCommand.self, QueuesCommand.self,
@@ -40,9 +52,9 @@ public struct CacheCommand: ParsableCommand {
         commandName: "cache",
         abstract: "The cache-contention study (default): a shared [Int: Int] cache read and written by T threads.",
         discussion: """
-            Defaults: --threads 1,2,4,8 --read-ratio 0.95,0.5,1.0 --keys 1024 --seconds 0.2 --warmup 0.05 \
-            --repeat 3 (about 3 to 4 minutes on 2 cores). --quick: --threads 1,2 --read-ratio 0.95 --seconds 0.02 \
-            --repeat 1.
+            Defaults: --threads 1,2,4,8 --read-ratio 0.95,0.5,1.0 --keys 1024
+            --seconds 0.2 --warmup 0.05 --repeat 3 (about 3 to 4 minutes on 2 cores).
+            --quick: --threads 1,2 --read-ratio 0.95 --seconds 0.02 --repeat 1.
             """
     )
 
