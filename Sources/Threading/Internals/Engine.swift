@@ -322,6 +322,18 @@ final class Engine: @unchecked Sendable {
         shared.workerWillBlock(worker)
     }
 
+    /// Runs a blocking wait (`body`) so that a pool worker running it gives its slot up meanwhile: the hook for
+    /// blocking primitives outside the queue engine (`Semaphore.wait`). Free on threads that are not pool workers
+    /// (one TSD lookup).
+    @inline(__always)
+    static func blocking<R>(_ body: () -> R) -> R {
+        let context = EngineThread.current
+        guard context.pointee.worker != nil else { return body() }
+        willBlock(context)
+        defer { didUnblock(context) }
+        return body()
+    }
+
     /// Called after such a wait returns.
     static func didUnblock(_ context: EngineContext) {
         guard let worker = context.pointee.worker?.takeUnretainedValue() else { return }

@@ -37,7 +37,7 @@ extension WorkQueue {
     /// (directly or through a chain of targets).
     ///
     /// Inside `sync` the current queue is the queue synced onto, whatever the thread: on the main thread inside
-    /// `serial.sync { }`, ``MainQueue/isMainThread`` is true while `MainQueue.shared.isCurrent` is false.
+    /// `serial.sync { }`, ``PosixThread/isMainThread`` is true while `MainQueue.shared.isCurrent` is false.
     public var isCurrent: Bool { engineCore.isCurrent }
 
     /// Submits `work` and counts it in `group` until it finished.
@@ -51,6 +51,22 @@ extension WorkQueue {
             work()
             group.leave()
         }
+    }
+
+    /// Submits `work` with flags (``QueueTaskFlags/barrier`` on a concurrent queue) and counts it in `group` until it
+    /// finished.
+    ///
+    /// - Parameters:
+    ///   - group: Entered now, left after `work` returned.
+    ///   - flags: Submission flags.
+    ///   - work: The closure.
+    public func async(group: WorkGroup, flags: QueueTaskFlags, execute work: @escaping @Sendable () -> Void) {
+        group.enter()
+        let body: () -> Void = {
+            work()
+            group.leave()
+        }
+        engineCore.enqueue(flags.contains(.barrier) ? .barrier(body) : .task(body))
     }
 
     /// Submits a ``WorkItem``; it runs unless cancelled before it starts.
