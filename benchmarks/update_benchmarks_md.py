@@ -37,7 +37,8 @@ def fmt(value, goal, higher=True):
     if value is None:
         return "not measured", "n/a"
     ok = value >= goal if higher else value <= goal
-    return f"{value:.2f}x", "met" if ok else "NOT met"
+    shown = f"{value:.3f}x" if abs(value - goal) < 0.01 else f"{value:.2f}x"
+    return shown, "met" if ok else "NOT met"
 
 
 def goals(report):
