@@ -65,11 +65,14 @@ public struct CacheCommand: ParsableCommand {
     /// Default durations.
     public static let defaultSettings = RunSettings(seconds: 0.2, warmup: 0.05, repeats: 3)
 
+    /// The options every family shares.
     @OptionGroup public var common: CommonOptions
 
+    /// Read ratios, or nil for the defaults.
     @Option(name: .customLong("read-ratio"), help: "Fractions of reads, comma-separated (e.g. 0.95,0.5,1.0).")
     public var readRatios: CommaList<Double>?
 
+    /// Number of keys in the cache.
     @Option(name: .long, help: "Number of keys in the cache.")
     public var keys: Int = 1024
 
@@ -159,10 +162,15 @@ public struct ChildCacheCommand: ParsableCommand {
         shouldDisplay: false
     )
 
+    /// The strategy to run.
     @Option public var strategy: String
+    /// Worker threads.
     @Option public var threads: Int
+    /// Number of keys.
     @Option public var keys: Int
+    /// Fraction of reads.
     @Option(name: .customLong("read-ratio")) public var readRatio: Double
+    /// Measured seconds.
     @Option public var seconds: Double
 
     public init() {}
@@ -185,12 +193,15 @@ public struct RenderCommand: ParsableCommand {
         abstract: "Re-render a saved report.json (table, CSV, JSON, SVG charts) without running anything."
     )
 
+    /// Path of the saved report.json.
     @Argument(help: "A report.json written by --output or --format json.")
     public var report: String
 
+    /// What standard output receives.
     @Option(name: .long, help: "Output on standard output: table, json or csv.")
     public var format: OutputFormat = .table
 
+    /// The folder for the JSON, CSV, text and SVG files, if any.
     @Option(name: .long, help: "Also write report.json, report.csv, report.txt and the SVG charts here.")
     public var output: String?
 

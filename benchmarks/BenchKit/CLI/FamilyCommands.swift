@@ -12,6 +12,7 @@ public struct LocksCommand: ParsableCommand {
         discussion: "Defaults: --threads 1,2,4,8 --seconds 0.2 --warmup 0.05 --repeat 3 (about 40 s)."
     )
 
+    /// The options every family shares.
     @OptionGroup public var common: CommonOptions
 
     public init() {}
@@ -47,6 +48,7 @@ public struct HandoffCommand: ParsableCommand {
         discussion: "Defaults: --threads 2,4 (pairs of threads) --seconds 0.2 --warmup 0.05 --repeat 3."
     )
 
+    /// The options every family shares.
     @OptionGroup public var common: CommonOptions
 
     public init() {}
@@ -82,6 +84,7 @@ public struct ThreadsCommand: ParsableCommand {
         discussion: "Defaults: --threads 1,2 (concurrent spawners) --seconds 0.2 --warmup 0.05 --repeat 3."
     )
 
+    /// The options every family shares.
     @OptionGroup public var common: CommonOptions
 
     public init() {}
@@ -148,6 +151,7 @@ public struct QueuesCommand: ParsableCommand {
         discussion: "Defaults: --threads 1,4 --seconds 0.2 --warmup 0.05 --repeat 3."
     )
 
+    /// The options every family shares.
     @OptionGroup public var common: CommonOptions
 
     public init() {}
@@ -208,6 +212,7 @@ public struct RCUCommand: ParsableCommand {
         discussion: "Defaults: --threads 1,2,4,8 --seconds 0.2 --warmup 0.05 --repeat 3."
     )
 
+    /// The options every family shares.
     @OptionGroup public var common: CommonOptions
 
     public init() {}

@@ -36,36 +36,46 @@ public enum OutputFormat: String, ExpressibleByArgument, CaseIterable, Sendable 
 
 /// Options every family shares: how long to run, which strategies, and where the results go.
 public struct CommonOptions: ParsableArguments, Sendable {
+    /// Worker thread counts, or nil for the family default.
     @Option(name: .long, help: "Worker thread counts, comma-separated (e.g. 1,2,4,8).")
     public var threads: CommaList<Int>?
 
+    /// Measured seconds per run, or nil for the default.
     @Option(name: .long, help: "Measured seconds per run (per strategy, thread count and repeat).")
     public var seconds: Double?
 
+    /// Warm-up seconds per cell and strategy, or nil for the default.
     @Option(name: .long, help: "Discarded warm-up seconds per strategy and thread count.")
     public var warmup: Double?
 
+    /// Measured runs per cell, or nil for the default.
     @Option(name: [.customLong("repeat")], help: "Measured runs per cell; the median is reported.")
     public var repeats: Int?
 
+    /// The `--strategies` filter: ids, names or groups, comma-separated.
     @Option(
         name: .long,
         help: "Strategies to run, comma-separated ids or names; also the groups ours, peers, references."
     )
     public var strategies: String?
 
+    /// Whether to list the strategies instead of running them.
     @Flag(name: .long, help: "List the strategies and exit.")
     public var list = false
 
+    /// Whether to run the short smoke configuration.
     @Flag(name: .long, help: "Smoke run (well under 30 s): 1 and 2 threads, short runs, no repeats.")
     public var quick = false
 
+    /// What standard output receives.
     @Option(name: .long, help: "Output on standard output: table, json or csv.")
     public var format: OutputFormat = .table
 
+    /// The folder for the JSON, CSV, text and SVG files, if any.
     @Option(name: .long, help: "Also write report.json, report.csv, report.txt and one SVG chart per study here.")
     public var output: String?
 
+    /// Whether to suppress the progress lines.
     @Flag(name: .long, help: "No progress lines on standard error.")
     public var quiet = false
 
