@@ -11,6 +11,12 @@ let package = Package(
         .library(name: "CThreading", targets: ["CThreading"]),
         .executable(name: "bench", targets: ["bench"]),
     ],
+    dependencies: [
+        // Benchmark only: the command line, the NIO peers (NIOLock, NIOLockedValueBox) and latency histograms.
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+    ],
     targets: [
         // The C layer: every system call of the runtime. Public headers live in the top-level `include/` so C and
         // C++ servers can use them directly; liburcu (memb flavour and the lock-free hash table) is linked here.
@@ -28,9 +34,27 @@ let package = Package(
             ]
         ),
         .target(name: "Threading", dependencies: ["CThreading"], path: "Sources/Threading"),
-        .executableTarget(name: "bench", dependencies: ["Threading"], path: "benchmarks/bench"),
+        // The benchmark: a thin executable over BenchKit (workloads, strategies, harness, output), which the tests use.
+        .target(
+            name: "CBenchSupport",
+            path: "benchmarks/CBenchSupport",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]
+        ),
+        .target(
+            name: "BenchKit",
+            dependencies: [
+                "Threading",
+                "CBenchSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            path: "benchmarks/BenchKit"
+        ),
+        .executableTarget(name: "bench", dependencies: ["BenchKit"], path: "benchmarks/bench"),
         .testTarget(name: "CThreadingTests", dependencies: ["CThreading"]),
         .testTarget(name: "ThreadingTests", dependencies: ["Threading", "CThreading"]),
+        .testTarget(name: "BenchTests", dependencies: ["BenchKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

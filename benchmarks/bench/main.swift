@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-import Threading
+import BenchKit
 
-// Placeholder entry point until the benchmark families land: prints the version.
-print("Threading bench \(ThreadingVersion.string)")
+// The benchmark lives in BenchKit (so the tests can reach it); this is only the entry point.
+BenchCommand.main()

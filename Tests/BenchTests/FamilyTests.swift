@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import ArgumentParser
+import BenchKit
+import Glibc
+import NIOConcurrencyHelpers
+import Testing
+
+/// Broken on purpose: runs the critical section twice, so the counter no longer matches the operations.
+final class DoubleEntryLock: BenchLock, Sendable {
+    static let name = "double entry (test)", id = "test-double", kind = StrategyKind.reference
+    private let lock = NIOLock()
+    func withLock<R>(_ body: () -> R) -> R {
+        lock.withLock {
+            _ = body()
+            return body()
+        }
+    }
+}
+
+@Suite("Other families", .serialized)
+struct FamilyTests {
+    @Test("the locks workload catches a lock whose counter disagrees with the operations")
+    func brokenLockIsInvalid() {
+        let sample = Locks.runWorkload(DoubleEntryLock.self, threads: 1, seconds: 0.01)
+        #expect(sample.operations > 0)
+        #expect(sample.badOperations == sample.operations)
+    }
+
+    /// Whether this test binary runs under ThreadSanitizer.
+    static let underThreadSanitizer = dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") != nil
+
+    @Test("every lock keeps the counter exact under contention", arguments: Locks.catalog.map(\.id))
+    func locksAreValid(id: String) throws {
+        let entry = try #require(Locks.catalog.first { $0.id == id })
+        // Synchronization.Mutex on Linux is a futex in the uninstrumented standard library: TSan cannot see the
+        // ordering it provides and reports the counter it guards, so under TSan it runs uncontended only.
+        let threads = id == "sync-mutex" && Self.underThreadSanitizer ? 1 : 2
+        let sample = entry.run(threads, 0.01)
+        #expect(sample.operations > 0)
+        #expect(sample.badOperations == 0)
+    }
+
+    @Test("every baton completes round trips", arguments: Handoff.catalog.map(\.id))
+    func handoffRuns(id: String) throws {
+        let entry = try #require(Handoff.catalog.first { $0.id == id })
+        let sample = entry.run(2, 0.01)
+        #expect(sample.operations > 0)
+        #expect(sample.badOperations == 0)
+    }
+
+    @Test("every spawner returns the thread's result", arguments: Threads.catalog.map(\.id))
+    func threadsRun(id: String) throws {
+        let entry = try #require(Threads.catalog.first { $0.id == id })
+        let sample = entry.run(1, 0.01)
+        #expect(sample.operations > 0)
+        #expect(sample.badOperations == 0)
+    }
+
+    @Test("every queue runs sync and async items exactly once", arguments: Queues.catalog.map(\.id))
+    func queuesRun(id: String) throws {
+        let entry = try #require(Queues.catalog.first { $0.id == id })
+        for sample in [entry.runSync(2, 0.01), entry.runAsync(2, 0.01)] {
+            #expect(sample.operations > 0)
+            #expect(sample.badOperations == 0)
+        }
+    }
+
+    @Test(
+        "every RCU-family reader reads the shared value, and grace periods complete",
+        arguments: RCUFamily.catalog.map(\.id)
+    )
+    func rcuRuns(id: String) throws {
+        let entry = try #require(RCUFamily.catalog.first { $0.id == id })
+        let sample = entry.run(2, 0.01)
+        #expect(sample.operations > 0)
+        #expect(sample.badOperations == 0)
+        if id == RCUFamily.catalog[0].id {
+            let grace = RCUFamily.gracePeriods(threads: 2, seconds: 0.01)
+            #expect(grace.operations > 0)
+            #expect(grace.badOperations == 0)
+        }
+    }
+
+    @Test("subcommands parse", arguments: ["locks", "threads", "handoff", "queues", "rcu"])
+    func subcommands(name: String) throws {
+        let command = try BenchCommand.parseAsRoot([name, "--threads", "2", "--quick", "--format", "json"])
+        switch command {
+        case let locks as LocksCommand: #expect(locks.common.threads?.values == [2])
+        case let threads as ThreadsCommand: #expect(threads.common.format == .json)
+        case let handoff as HandoffCommand: #expect(handoff.common.quick)
+        case let queues as QueuesCommand: #expect(queues.common.threads?.values == [2])
+        case let rcu as RCUCommand: #expect(rcu.common.format == .json)
+        default: Issue.record("unexpected command \(type(of: command))")
+        }
+    }
+}

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import ArgumentParser
+import Foundation
+
+/// `bench`: every synchronization strategy side by side with the peers, on this machine, in one run.
+public struct BenchCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Compare Threading's synchronization strategies with the peers you would otherwise use.",
+        discussion: """
+            With no subcommand, runs the cache-contention study (seed 004's shared
+            cache): every strategy at 1, 2, 4 and 8 threads and at 95%, 50% and
+            100% reads, 3 repeats of 0.2 s each (median reported). It takes about
+            3 to 4 minutes on a 2-core machine. Progress goes to standard error.
+            Always build in release: swift run -c release bench.
+            Flags of the default study: swift run -c release bench cache --help
+
+            Examples:
+              # the default study
+              swift run -c release bench
+              # smoke run, under 30 s
+              swift run -c release bench --quick
+              # one read ratio, longer runs, more repeats
+              swift run -c release bench --threads 1,2 --read-ratio 0.95 \\
+                  --seconds 1 --repeat 5
+              # the peers and the CAS floor only, as CSV
+              swift run -c release bench --strategies peers,cas-spin --format csv
+              # JSON, CSV, text and SVG charts in a folder
+              swift run -c release bench --output bench-results
+              # lock/unlock, ours vs peers; also: queues, rcu, handoff, threads
+              swift run -c release bench locks --threads 1,4
+              # every strategy of the cache study
+              swift run -c release bench --list
+              # re-render a saved report (table, CSV, charts) without measuring
+              swift run -c release bench render bench-results/report.json
+            """,
+        subcommands: [
+            CacheCommand.self, LocksCommand.self, ThreadsCommand.self, HandoffCommand.self, QueuesCommand.self,
+            RCUCommand.self, RenderCommand.self, ChildCacheCommand.self,
+        ],
+        defaultSubcommand: CacheCommand.self
+    )
+
+    public init() {}
+}
+
+/// `bench cache` (the default): the cache-contention study.
+public struct CacheCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "cache",
+        abstract: "The cache-contention study (default): a shared [Int: Int] cache read and written by T threads.",
+        discussion: """
+            Defaults: --threads 1,2,4,8 --read-ratio 0.95,0.5,1.0 --keys 1024
+            --seconds 0.2 --warmup 0.05 --repeat 3 (about 3 to 4 minutes on 2 cores).
+            --quick: --threads 1,2 --read-ratio 0.95 --seconds 0.02 --repeat 1.
+            """
+    )
+
+    /// Default thread counts: more than the cores on purpose (oversubscription is part of the workload).
+    public static let defaultThreads = [1, 2, 4, 8]
+    /// Default read ratios: the read-mostly cache first.
+    public static let defaultReadRatios = [0.95, 0.5, 1.0]
+    /// Default durations.
+    public static let defaultSettings = RunSettings(seconds: 0.2, warmup: 0.05, repeats: 3)
+
+    /// The options every family shares.
+    @OptionGroup public var common: CommonOptions
+
+    /// Read ratios, or nil for the defaults.
+    @Option(name: .customLong("read-ratio"), help: "Fractions of reads, comma-separated (e.g. 0.95,0.5,1.0).")
+    public var readRatios: CommaList<Double>?
+
+    /// Number of keys in the cache.
+    @Option(name: .long, help: "Number of keys in the cache.")
+    public var keys: Int = 1024
+
+    public init() {}
+
+    public func validate() throws {
+        if let readRatios, readRatios.values.contains(where: { !(0...1).contains($0) }) {
+            throw ValidationError("--read-ratio: every ratio must be between 0 and 1")
+        }
+        if keys < 1 { throw ValidationError("--keys must be at least 1") }
+    }
+
+    /// The read ratios this invocation runs.
+    public var effectiveReadRatios: [Double] {
+        readRatios?.values ?? (common.quick ? [Self.defaultReadRatios[0]] : Self.defaultReadRatios)
+    }
+
+    /// The strategies this invocation runs.
+    public func selectedEntries() throws -> [CacheContention.Entry] {
+        try selectStrategies(
+            CacheContention.catalog,
+            filter: common.strategies,
+            id: \.id,
+            name: \.name,
+            kind: \.kind
+        )
+    }
+
+    public func run() throws {
+        let entries = try selectedEntries()
+        if common.list {
+            print(listing(entries.map { ($0.id, $0.name, $0.kind, $0.summary) }))
+            return
+        }
+        Reporter.warnIfDebug()
+        let settings = common.settings(defaults: Self.defaultSettings)
+        let threads = common.threadCounts(defaults: Self.defaultThreads)
+        let progress = Progress(enabled: !common.quiet)
+        progress.expect(threads.count * effectiveReadRatios.count)
+        let runner = ChildProcessRunner()
+        var studies: [StudyResult] = []
+        for ratio in effectiveReadRatios {
+            let parameters = CacheContention.Parameters(keyCount: keys, readRatio: ratio)
+            studies.append(
+                runStudy(
+                    id: CacheContention.studyID(readRatio: ratio),
+                    family: "cache",
+                    title: CacheContention.title(parameters),
+                    operation: "one cache read or write",
+                    parameters: [
+                        "keys": String(keys), "read ratio": String(ratio), "seconds": String(settings.seconds),
+                        "warmup": String(settings.warmup), "repeats": String(settings.repeats),
+                    ],
+                    threads: threads,
+                    cases: CacheContention.cases(entries, parameters: parameters, childRunner: runner),
+                    settings: settings,
+                    progress: progress
+                )
+            )
+        }
+        try Reporter.emit(Reporter.report(studies), options: common)
+    }
+}
+
+/// Formats `--list` output.
+func listing(_ rows: [(id: String, name: String, kind: StrategyKind, summary: String)]) -> String {
+    let idWidth = (rows.map(\.id.count).max() ?? 0) + 2
+    var out = ""
+    for kind in StrategyKind.allCases {
+        let group = rows.filter { $0.kind == kind }
+        out += "\(kind.rawValue):\n"
+        if group.isEmpty { out += "  (none yet)\n" }
+        for row in group {
+            out += "  " + row.id.padding(toLength: idWidth, withPad: " ", startingAt: 0) + row.name + ": "
+            out += row.summary + "\n"
+        }
+    }
+    return out
+}
+
+/// Hidden: runs one cache strategy in this process and prints a one-line JSON report; the parent bench runs it in
+/// a child process for strategies that may crash.
+public struct ChildCacheCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "child-cache",
+        abstract: "Internal: one cache run in a child process.",
+        shouldDisplay: false
+    )
+
+    /// The strategy to run.
+    @Option public var strategy: String
+    /// Worker threads.
+    @Option public var threads: Int
+    /// Number of keys.
+    @Option public var keys: Int
+    /// Fraction of reads.
+    @Option(name: .customLong("read-ratio")) public var readRatio: Double
+    /// Measured seconds.
+    @Option public var seconds: Double
+
+    public init() {}
+
+    public func run() throws {
+        guard let entry = CacheContention.catalog.first(where: { $0.id == strategy }) else {
+            throw ValidationError("unknown strategy \(strategy)")
+        }
+        let parameters = CacheContention.Parameters(keyCount: keys, readRatio: readRatio)
+        let sample = entry.runInProcess(parameters, threads, seconds)
+        let data = try JSONEncoder().encode(ChildRunReport(sample))
+        print(String(decoding: data, as: UTF8.self))
+    }
+}
+
+/// `bench render`: re-renders a saved `report.json` as a table, CSV, JSON and charts, without measuring anything.
+public struct RenderCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "render",
+        abstract: "Re-render a saved report.json (table, CSV, JSON, SVG charts) without running anything."
+    )
+
+    /// Path of the saved report.json.
+    @Argument(help: "A report.json written by --output or --format json.")
+    public var report: String
+
+    /// What standard output receives.
+    @Option(name: .long, help: "Output on standard output: table, json or csv.")
+    public var format: OutputFormat = .table
+
+    /// The folder for the JSON, CSV, text and SVG files, if any.
+    @Option(name: .long, help: "Also write report.json, report.csv, report.txt and the SVG charts here.")
+    public var output: String?
+
+    public init() {}
+
+    public func run() throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: report))
+        let decoded = try JSONDecoder().decode(BenchReport.self, from: data)
+        var options = CommonOptions()
+        options.format = format
+        options.output = output
+        try Reporter.emit(decoded, options: options)
+    }
+}

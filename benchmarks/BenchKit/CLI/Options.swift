@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import ArgumentParser
+import CBenchSupport
+import Foundation
+import Threading
+
+/// A comma-separated list argument, e.g. `--threads 1,2,4,8`.
+public struct CommaList<Element: LosslessStringConvertible & Sendable & Equatable>: ExpressibleByArgument, Sendable,
+    Equatable
+{
+    /// The parsed elements, in order.
+    public var values: [Element]
+
+    /// Parses `1,2,4` (spaces allowed); nil when any element does not parse or the list is empty.
+    public init?(argument: String) {
+        let parts = argument.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        var values: [Element] = []
+        for part in parts {
+            guard let value = Element(part) else { return nil }
+            values.append(value)
+        }
+        guard !values.isEmpty else { return nil }
+        self.values = values
+    }
+
+    /// Wraps values.
+    public init(_ values: [Element]) { self.values = values }
+}
+
+/// Output format on standard output.
+public enum OutputFormat: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case table, json, csv
+}
+
+/// Options every family shares: how long to run, which strategies, and where the results go.
+public struct CommonOptions: ParsableArguments, Sendable {
+    /// Worker thread counts, or nil for the family default.
+    @Option(name: .long, help: "Worker thread counts, comma-separated (e.g. 1,2,4,8).")
+    public var threads: CommaList<Int>?
+
+    /// Measured seconds per run, or nil for the default.
+    @Option(name: .long, help: "Measured seconds per run (per strategy, thread count and repeat).")
+    public var seconds: Double?
+
+    /// Warm-up seconds per cell and strategy, or nil for the default.
+    @Option(name: .long, help: "Discarded warm-up seconds per strategy and thread count.")
+    public var warmup: Double?
+
+    /// Measured runs per cell, or nil for the default.
+    @Option(name: [.customLong("repeat")], help: "Measured runs per cell; the median is reported.")
+    public var repeats: Int?
+
+    /// The `--strategies` filter: ids, names or groups, comma-separated.
+    @Option(
+        name: .long,
+        help: "Strategies to run, comma-separated ids or names; also the groups ours, peers, references."
+    )
+    public var strategies: String?
+
+    /// Whether to list the strategies instead of running them.
+    @Flag(name: .long, help: "List the strategies and exit.")
+    public var list = false
+
+    /// Whether to run the short smoke configuration.
+    @Flag(name: .long, help: "Smoke run (well under 30 s): 1 and 2 threads, short runs, no repeats.")
+    public var quick = false
+
+    /// What standard output receives.
+    @Option(name: .long, help: "Output on standard output: table, json or csv.")
+    public var format: OutputFormat = .table
+
+    /// The folder for the JSON, CSV, text and SVG files, if any.
+    @Option(name: .long, help: "Also write report.json, report.csv, report.txt and one SVG chart per study here.")
+    public var output: String?
+
+    /// Whether to suppress the progress lines.
+    @Flag(name: .long, help: "No progress lines on standard error.")
+    public var quiet = false
+
+    public init() {}
+
+    /// Validates ranges.
+    public func validate() throws {
+        if let threads, threads.values.contains(where: { $0 < 1 || $0 > 1024 }) {
+            throw ValidationError("--threads: every count must be between 1 and 1024")
+        }
+        if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be positive") }
+        if let warmup, warmup < 0 { throw ValidationError("--warmup must not be negative") }
+        if let repeats, repeats < 1 { throw ValidationError("--repeat must be at least 1") }
+    }
+
+    /// The run settings: explicit flags win, then `--quick`, then the family's defaults.
+    public func settings(defaults: RunSettings) -> RunSettings {
+        let base = quick ? RunSettings(seconds: 0.02, warmup: 0.005, repeats: 1) : defaults
+        return RunSettings(
+            seconds: seconds ?? base.seconds,
+            warmup: warmup ?? base.warmup,
+            repeats: repeats ?? base.repeats
+        )
+    }
+
+    /// Thread counts: explicit flag, then `--quick` (1,2), then the family's default.
+    public func threadCounts(defaults: [Int]) -> [Int] {
+        threads?.values ?? (quick ? Array(defaults.prefix(2)) : defaults)
+    }
+}
+
+/// Chooses strategies by id, name or group from a catalog.
+public func selectStrategies<T>(
+    _ catalog: [T],
+    filter: String?,
+    id: (T) -> String,
+    name: (T) -> String,
+    kind: (T) -> StrategyKind
+) throws -> [T] {
+    guard let filter, !filter.isEmpty else { return catalog }
+    var chosen: [T] = []
+    var seen = Set<String>()
+    for token in filter.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
+        let matches: [T]
+        switch token {
+        case "ours": matches = catalog.filter { kind($0) == .ours }
+        case "peers", "peer": matches = catalog.filter { kind($0) == .peer }
+        case "references", "reference", "refs": matches = catalog.filter { kind($0) == .reference }
+        case "all": matches = catalog
+        default:
+            matches = catalog.filter { id($0).lowercased() == token || name($0).lowercased() == token }
+            if matches.isEmpty {
+                throw ValidationError("unknown strategy '\(token)'; run with --list to see them")
+            }
+        }
+        for match in matches where seen.insert(id(match)).inserted {
+            chosen.append(match)
+        }
+    }
+    return chosen
+}
+
+/// Runs the studies of one invocation and writes the results where the options say.
+public enum Reporter {
+    /// `release` or `debug`, from how BenchKit was compiled.
+    public static var buildConfiguration: String {
+        #if DEBUG
+        return "debug"
+        #else
+        return "release"
+        #endif
+    }
+
+    /// Prints the loud debug-build warning on standard error (and nothing in release).
+    public static func warnIfDebug() {
+        markStart()
+        if buildConfiguration == "debug" {
+            FileHandle.standardError.write(Data((TextTable.debugBanner + "\n").utf8))
+        }
+    }
+
+    /// The 1, 5 and 15 minute load averages from `/proc/loadavg`, e.g. `1.52 1.20 0.98`.
+    public static func loadAverage() -> String {
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "unknown" }
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
+    }
+
+    /// The load average when the process started (captured by the first call).
+    nonisolated(unsafe) static var loadAtStart: String?
+
+    /// Records the load average before any measurement.
+    public static func markStart() {
+        if loadAtStart == nil { loadAtStart = loadAverage() }
+    }
+
+    /// Wraps studies into a report stamped with this machine and command line.
+    public static func report(_ studies: [StudyResult]) -> BenchReport {
+        var name = utsname()
+        uname(&name)
+        func field<T>(_ value: T) -> String {
+            withUnsafeBytes(of: value) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        }
+        let system = "\(field(name.sysname)) \(field(name.release)) \(field(name.machine))"
+        let command = (["bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+        return BenchReport(
+            version: ThreadingVersion.string,
+            build: buildConfiguration,
+            date: ISO8601DateFormatter().string(from: Date()),
+            cpus: Int(cthr_bench_available_cpus()),
+            system: system,
+            command: command,
+            loadAverage: "start \(loadAtStart ?? "unknown"), end \(loadAverage())",
+            studies: studies
+        )
+    }
+
+    /// Prints the report in `format` on standard output and writes the files for `--output`.
+    public static func emit(_ report: BenchReport, options: CommonOptions) throws {
+        switch options.format {
+        case .table: print(TextTable.render(report), terminator: "")
+        case .json: print(try JSONWriter.render(report), terminator: "")
+        case .csv: print(CSVWriter.render(report), terminator: "")
+        }
+        if let directory = options.output {
+            try write(report, to: URL(fileURLWithPath: directory))
+        }
+    }
+
+    /// Writes report.json, report.csv, report.txt and `<study>.svg` for each study into `directory`.
+    public static func write(_ report: BenchReport, to directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try JSONWriter.render(report).write(
+            to: directory.appendingPathComponent("report.json"),
+            atomically: true,
+            encoding: .utf8
+        )
+        try CSVWriter.render(report).write(
+            to: directory.appendingPathComponent("report.csv"),
+            atomically: true,
+            encoding: .utf8
+        )
+        try TextTable.render(report).write(
+            to: directory.appendingPathComponent("report.txt"),
+            atomically: true,
+            encoding: .utf8
+        )
+        for study in report.studies {
+            try SVGChart.render(study).write(
+                to: directory.appendingPathComponent("\(study.id).svg"),
+                atomically: true,
+                encoding: .utf8
+            )
+        }
+        FileHandle.standardError.write(Data("wrote \(directory.path)/report.{json,csv,txt} and charts\n".utf8))
+    }
+}

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import Foundation
+
+/// Renders a report as CSV: one row per study, strategy and thread count.
+public enum CSVWriter {
+    /// The header row's columns.
+    public static let columns = [
+        "study", "family", "strategy", "id", "kind", "threads", "ops_per_s", "cpu_ns_per_op", "p50_ns", "p99_ns",
+        "fairness", "bad_ops", "valid", "outcome", "ratio_to_best_peer",
+    ]
+
+    /// The report as CSV text with a header row.
+    public static func render(_ report: BenchReport) -> String {
+        var out = columns.joined(separator: ",") + "\n"
+        for study in report.studies {
+            for cell in study.results {
+                let fields = [
+                    study.id, study.family, cell.strategy, cell.id, cell.kind.rawValue, String(cell.threads),
+                    String(format: "%.1f", cell.opsPerSecond), String(format: "%.2f", cell.cpuNsPerOp),
+                    String(cell.p50Ns), String(cell.p99Ns), String(format: "%.4f", cell.fairness),
+                    String(cell.badOperations), cell.valid ? "true" : "false", cell.outcome,
+                    cell.ratioToBestPeer.map { String(format: "%.4f", $0) } ?? "",
+                ]
+                out += fields.map(escape).joined(separator: ",") + "\n"
+            }
+        }
+        return out
+    }
+
+    /// Quotes a field when it holds a comma, a quote or a newline (RFC 4180).
+    public static func escape(_ field: String) -> String {
+        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) else { return field }
+        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+/// Renders a report as JSON (sorted keys, pretty-printed).
+public enum JSONWriter {
+    /// The report as JSON text.
+    public static func render(_ report: BenchReport) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return String(decoding: try encoder.encode(report), as: UTF8.self) + "\n"
+    }
+}

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import Foundation
+
+/// One strategy at one thread count in one study: the medians and the validation verdict.
+public struct CellResult: Codable, Sendable, Equatable {
+    /// Display name of the strategy.
+    public var strategy: String
+    /// Command-line identifier of the strategy.
+    public var id: String
+    /// Ours, peer or reference.
+    public var kind: StrategyKind
+    /// Worker threads.
+    public var threads: Int
+    /// Median completed operations per second over the repeats.
+    public var opsPerSecond: Double
+    /// CPU nanoseconds spent by all workers per operation (median run); spinning shows up here.
+    public var cpuNsPerOp: Double
+    /// Median sampled latency of one operation, nanoseconds.
+    public var p50Ns: UInt64
+    /// 99th percentile sampled latency of one operation, nanoseconds.
+    public var p99Ns: UInt64
+    /// Slowest thread's operations over the per-thread mean (1.0 is perfectly fair), median run.
+    public var fairness: Double
+    /// Operations that failed validation over all repeats (torn, lost or corrupt reads; lost updates).
+    public var badOperations: Int
+    /// True when no operation failed validation and the run ended normally.
+    public var valid: Bool
+    /// `ok`, `INVALID (N bad)`, `crashed (signal N)`, `corrupt (N bad reads)`, `hung (killed after N s)`.
+    public var outcome: String
+    /// Throughput over the best valid peer's at this thread count (nil when there is none, or invalid).
+    public var ratioToBestPeer: Double?
+    /// Operations per second of each repeat, in run order.
+    public var repeats: [Double]
+
+    /// Creates a cell.
+    public init(
+        strategy: String,
+        id: String,
+        kind: StrategyKind,
+        threads: Int,
+        opsPerSecond: Double,
+        cpuNsPerOp: Double,
+        p50Ns: UInt64,
+        p99Ns: UInt64,
+        fairness: Double,
+        badOperations: Int,
+        valid: Bool,
+        outcome: String,
+        ratioToBestPeer: Double? = nil,
+        repeats: [Double]
+    ) {
+        self.strategy = strategy
+        self.id = id
+        self.kind = kind
+        self.threads = threads
+        self.opsPerSecond = opsPerSecond
+        self.cpuNsPerOp = cpuNsPerOp
+        self.p50Ns = p50Ns
+        self.p99Ns = p99Ns
+        self.fairness = fairness
+        self.badOperations = badOperations
+        self.valid = valid
+        self.outcome = outcome
+        self.ratioToBestPeer = ratioToBestPeer
+        self.repeats = repeats
+    }
+}
+
+/// One study: one workload at one setting (e.g. the cache at 95 % reads) across strategies and thread counts.
+public struct StudyResult: Codable, Sendable, Equatable {
+    /// Short identifier, also the chart's file name, e.g. `cache-r95`.
+    public var id: String
+    /// Family: `cache`, `locks`, `threads`, `handoff`, ...
+    public var family: String
+    /// Human title, e.g. `Cache, 95% reads, 1024 keys`.
+    public var title: String
+    /// What one operation is, e.g. `one cache read or write`.
+    public var operation: String
+    /// Workload parameters, for the record.
+    public var parameters: [String: String]
+    /// Thread counts measured, in order.
+    public var threads: [Int]
+    /// Every cell.
+    public var results: [CellResult]
+    /// The study's summary line: the winner and its ratio at each thread count.
+    public var summary: String
+
+    /// Creates a study result and fills in ratios and the summary line.
+    public init(
+        id: String,
+        family: String,
+        title: String,
+        operation: String,
+        parameters: [String: String],
+        threads: [Int],
+        results: [CellResult]
+    ) {
+        self.id = id
+        self.family = family
+        self.title = title
+        self.operation = operation
+        self.parameters = parameters
+        self.threads = threads
+        self.results = Self.withRatios(results)
+        self.summary = ""
+        self.summary = Self.makeSummary(title: title, threads: threads, results: self.results)
+    }
+
+    /// The best valid peer at a thread count.
+    public func bestPeer(threads count: Int) -> CellResult? {
+        Self.best(results, threads: count, kind: .peer)
+    }
+
+    /// The best valid strategy of ours at a thread count.
+    public func bestOurs(threads count: Int) -> CellResult? {
+        Self.best(results, threads: count, kind: .ours)
+    }
+
+    static func best(_ results: [CellResult], threads count: Int, kind: StrategyKind) -> CellResult? {
+        results.filter { $0.threads == count && $0.kind == kind && $0.valid }.max { $0.opsPerSecond < $1.opsPerSecond }
+    }
+
+    static func withRatios(_ results: [CellResult]) -> [CellResult] {
+        results.map { cell in
+            var cell = cell
+            if cell.valid, let peer = best(results, threads: cell.threads, kind: .peer), peer.opsPerSecond > 0 {
+                cell.ratioToBestPeer = cell.opsPerSecond / peer.opsPerSecond
+            } else {
+                cell.ratioToBestPeer = nil
+            }
+            return cell
+        }
+    }
+
+    static func makeSummary(title: String, threads: [Int], results: [CellResult]) -> String {
+        var parts: [String] = []
+        for count in threads {
+            let contenders = results.filter { $0.threads == count && $0.valid && $0.kind != .reference }
+            guard let winner = contenders.max(by: { $0.opsPerSecond < $1.opsPerSecond }) else {
+                parts.append("T=\(count): no valid result")
+                continue
+            }
+            var part = "T=\(count): \(winner.strategy) (\(winner.kind.rawValue)) \(formatRate(winner.opsPerSecond))"
+            if let ours = best(results, threads: count, kind: .ours),
+                let peer = best(results, threads: count, kind: .peer)
+            {
+                part += ", best ours \(ours.strategy) = \(formatRatio(ours.opsPerSecond / peer.opsPerSecond))"
+                part += " best peer \(peer.strategy)"
+            } else if best(results, threads: count, kind: .ours) == nil {
+                part += ", no strategy of ours measured"
+            }
+            parts.append(part)
+        }
+        return "SUMMARY \(title): " + parts.joined(separator: " | ")
+    }
+}
+
+/// Everything one invocation measured, as written by `--format json`.
+public struct BenchReport: Codable, Sendable, Equatable {
+    /// Always `Threading bench`.
+    public var tool: String
+    /// The library version.
+    public var version: String
+    /// `release` or `debug` (debug numbers are meaningless).
+    public var build: String
+    /// ISO 8601 start time.
+    public var date: String
+    /// CPUs available to the process.
+    public var cpus: Int
+    /// `uname -srm`.
+    public var system: String
+    /// The command line that produced the report.
+    public var command: String
+    /// `/proc/loadavg` (1, 5 and 15 minute load averages) when the run started and when it ended: a load above the
+    /// CPU count means other processes competed for the cores during the measurement.
+    public var loadAverage: String
+    /// The studies, in run order.
+    public var studies: [StudyResult]
+
+    /// Creates a report.
+    public init(
+        tool: String = "Threading bench",
+        version: String,
+        build: String,
+        date: String,
+        cpus: Int,
+        system: String,
+        command: String,
+        loadAverage: String = "",
+        studies: [StudyResult]
+    ) {
+        self.tool = tool
+        self.version = version
+        self.build = build
+        self.date = date
+        self.cpus = cpus
+        self.system = system
+        self.command = command
+        self.loadAverage = loadAverage
+        self.studies = studies
+    }
+}
+
+/// `12.3 Mops/s`, `850 Kops/s`.
+public func formatRate(_ opsPerSecond: Double) -> String {
+    if opsPerSecond >= 1e6 { return String(format: "%.2f Mops/s", opsPerSecond / 1e6) }
+    if opsPerSecond >= 1e3 { return String(format: "%.1f Kops/s", opsPerSecond / 1e3) }
+    return String(format: "%.0f ops/s", opsPerSecond)
+}
+
+/// `3.41x`.
+public func formatRatio(_ ratio: Double) -> String { String(format: "%.2fx", ratio) }

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import Foundation
+
+/// Renders studies as plain-text tables: one block per thread count, strategies ranked by throughput, then the
+/// study's summary line.
+public enum TextTable {
+    /// The whole report as text.
+    public static func render(_ report: BenchReport) -> String {
+        var out = ""
+        if report.build != "release" {
+            out += debugBanner + "\n"
+        }
+        out += "Threading bench \(report.version), \(report.build) build, \(report.cpus) CPUs, \(report.system)\n"
+        out += "\(report.date)  \(report.command)\n"
+        if !report.loadAverage.isEmpty {
+            out += "load average \(report.loadAverage) (above \(report.cpus) means other processes competed)\n"
+        }
+        for study in report.studies {
+            out += "\n" + render(study)
+        }
+        if report.studies.count > 1 {
+            out += "\n"
+            for study in report.studies {
+                out += study.summary + "\n"
+            }
+        }
+        return out
+    }
+
+    /// The loud banner printed when the benchmark was built without optimization.
+    public static let debugBanner = """
+        ************************************************************************
+        *  WARNING: this is a DEBUG build. Its numbers are meaningless.        *
+        *  Run:  swift run -c release bench                                    *
+        ************************************************************************
+        """
+
+    /// One study as text.
+    public static func render(_ study: StudyResult) -> String {
+        var out = "== \(study.title): one op = \(study.operation)\n"
+        let parameters = study.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        out += "   " + parameters.joined(separator: ", ") + "\n"
+        let header = [
+            "strategy", "kind", "ops/s", "vs best peer", "cpu ns/op", "p50 ns", "p99 ns", "fairness", "validation",
+        ]
+        let nameWidth = max(24, (study.results.map(\.strategy.count).max() ?? 0) + 1)
+        for count in study.threads {
+            out += "-- \(count) thread\(count == 1 ? "" : "s")\n"
+            out += row(header, nameWidth: nameWidth)
+            let cells = study.results.filter { $0.threads == count }.sorted { lhs, rhs in
+                if lhs.valid != rhs.valid { return lhs.valid }
+                return lhs.opsPerSecond > rhs.opsPerSecond
+            }
+            for cell in cells {
+                out += row(columns(cell), nameWidth: nameWidth)
+            }
+        }
+        out += study.summary + "\n"
+        return out
+    }
+
+    static func columns(_ cell: CellResult) -> [String] {
+        let crashed = !cell.valid && cell.opsPerSecond == 0
+        return [
+            cell.strategy,
+            cell.kind.rawValue,
+            crashed ? "-" : compactRate(cell.opsPerSecond),
+            cell.ratioToBestPeer.map { String(format: "%.2fx", $0) } ?? "-",
+            crashed ? "-" : String(format: "%.1f", cell.cpuNsPerOp),
+            crashed ? "-" : String(cell.p50Ns),
+            crashed ? "-" : String(cell.p99Ns),
+            crashed ? "-" : String(format: "%.2f", cell.fairness),
+            cell.outcome,
+        ]
+    }
+
+    static func row(_ columns: [String], nameWidth: Int) -> String {
+        let widths = [nameWidth, 10, 9, 14, 11, 9, 10, 10]
+        var line = "   "
+        for (index, column) in columns.enumerated() {
+            if index == 0 {
+                line += column.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
+            } else if index == 1 {
+                line += column.padding(toLength: widths[1], withPad: " ", startingAt: 0)
+            } else if index < widths.count {
+                line += String(repeating: " ", count: max(widths[index] - column.count, 1)) + column
+            } else {
+                line += "  " + column
+            }
+        }
+        return line + "\n"
+    }
+}
+
+/// `30.68M`, `12.7K`, `950`: throughput with an SI suffix, three or four significant digits.
+public func compactRate(_ value: Double) -> String {
+    if value >= 1e9 { return String(format: "%.2fG", value / 1e9) }
+    if value >= 1e6 { return String(format: "%.2fM", value / 1e6) }
+    if value >= 1e3 { return String(format: "%.1fK", value / 1e3) }
+    return String(format: "%.0f", value)
+}

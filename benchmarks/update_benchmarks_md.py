@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# SPDX-FileCopyrightText: 2026 The Threading authors
+"""Pastes the latest bench results into BENCHMARKS.md.
+
+Usage (from the repository root):
+    swift run -c release bench --output benchmarks/results
+    for f in locks queues rcu handoff threads; do swift run -c release bench $f --output benchmarks/results/$f; done
+    python3 benchmarks/update_benchmarks_md.py [benchmarks/results]
+
+Reads report.json and report.txt from the results folder, computes the issue's goal ratios from the JSON, and
+adds each family found in a subfolder (report.json + report.txt), and replaces everything between the `<!-- results:begin -->` and `<!-- results:end -->` markers of BENCHMARKS.md.
+"""
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "benchmarks", "results")
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+
+
+def cells(study, threads):
+    return {c["id"]: c for c in study["results"] if c["threads"] == threads and c["valid"]}
+
+
+def best(study, threads, kind, ids=None):
+    pool = [c for c in cells(study, threads).values() if c["kind"] == kind and (ids is None or c["id"] in ids)]
+    return max(pool, key=lambda c: c["opsPerSecond"]) if pool else None
+
+
+def ratio(a, b):
+    return a["opsPerSecond"] / b["opsPerSecond"] if a and b and b["opsPerSecond"] > 0 else None
+
+
+def fmt(value, goal, higher=True):
+    if value is None:
+        return "not measured", "n/a"
+    ok = value >= goal if higher else value <= goal
+    shown = f"{value:.3f}x" if abs(value - goal) < 0.01 else f"{value:.2f}x"
+    return shown, "met" if ok else "NOT met"
+
+
+def goals(report):
+    studies = {s["id"]: s for s in report["studies"]}
+    rows = []
+    for sid, goal in (("cache-r95", 3.0), ("cache-r100", 4.0)):
+        study = studies.get(sid)
+        if not study:
+            continue
+        for t in [t for t in study["threads"] if t >= 2]:
+            ours, peer = best(study, t, "ours"), best(study, t, "peer")
+            value, verdict = fmt(ratio(ours, peer), goal)
+            who = f"{ours['strategy']} vs {peer['strategy']}" if ours and peer else ""
+            rows.append((f"{study['title']}, {t} threads: best ours >= {goal:g}x best peer", value, verdict, who))
+    lock_peers = {"nslock", "nsrecursivelock", "sync-mutex", "nio-lock", "nio-locked-value-box",
+                  "dispatch-semaphore", "pthread-rwlock", "pthread-mutex"}
+    for sid in ("cache-r95", "cache-r50", "cache-r100", "locks"):
+        study = studies.get(sid)
+        if not study:
+            continue
+        for t in study["threads"]:
+            mine = cells(study, t).get("mutexlock")
+            peer = best(study, t, "peer", lock_peers)
+            value, verdict = fmt(ratio(mine, peer), 1.0)
+            who = f"vs {peer['strategy']}" if peer else ""
+            rows.append((f"{study['title']}, {t} thread{'' if t == 1 else 's'}: MutexLock >= best peer lock", value, verdict, who))
+    for sid in ("cache-r95", "cache-r50", "cache-r100"):
+        study = studies.get(sid)
+        if not study:
+            continue
+        for t in [t for t in study["threads"] if t >= 2]:
+            c = cells(study, t)
+            value, verdict = fmt(ratio(c.get("serialqueue-sync"), c.get("dispatch-serial-sync")), 10.0)
+            rows.append((f"{study['title']}, {t} threads: SerialQueue sync >= 10x DispatchQueue serial sync",
+                         value, verdict, ""))
+            value, verdict = fmt(ratio(c.get("concurrentqueue-barrier"), c.get("dispatch-concurrent-barrier")), 5.0)
+            rows.append((f"{study['title']}, {t} threads: ConcurrentQueue+barrier >= 5x Dispatch's",
+                         value, verdict, ""))
+    for sid in ("cache-r95", "cache-r50", "cache-r100"):
+        study = studies.get(sid)
+        if not study or 1 not in study["threads"]:
+            continue
+        ours, floor = best(study, 1, "ours"), cells(study, 1).get("cas-spin")
+        slower = ratio(floor, ours)
+        value, verdict = fmt(slower, 1.1, higher=False)
+        who = f"{ours['strategy']} vs C CAS spin" if ours else ""
+        rows.append((f"{study['title']}, 1 thread: best ours within 1.1x of the CAS floor (floor/ours)",
+                     value, verdict, who))
+    return rows
+
+
+def main():
+    with open(os.path.join(RESULTS, "report.json")) as f:
+        report = json.load(f)
+    with open(os.path.join(RESULTS, "report.txt")) as f:
+        table = f.read()
+    rel = os.path.relpath(RESULTS, ROOT)
+    out = [BEGIN, "", f"Produced by `{report['command']}` on {report['date']} ({report['build']} build, "
+           f"{report['cpus']} CPUs, {report['system']}, Threading {report['version']}).", "",
+           "### Goals (ratios from this run)", "",
+           "| goal | measured | verdict | strategies |", "|---|---|---|---|"]
+    for goal, value, verdict, who in goals(report):
+        out.append(f"| {goal} | {value} | {verdict} | {who} |")
+    out += ["", "### Summary lines", "", "```"]
+    out += [s["summary"] for s in report["studies"]]
+    out += ["```", "", "### Charts", ""]
+    for s in report["studies"]:
+        out.append(f"![{s['title']}]({rel}/{s['id']}.svg)")
+        out.append("")
+    out += ["### Full table", "", "```", table.rstrip(), "```", ""]
+    for family in sorted(os.listdir(RESULTS)):
+        folder = os.path.join(RESULTS, family)
+        if not os.path.isfile(os.path.join(folder, "report.json")):
+            continue
+        with open(os.path.join(folder, "report.json")) as f:
+            sub = json.load(f)
+        with open(os.path.join(folder, "report.txt")) as f:
+            sub_table = f.read()
+        out += [f"### `bench {family}`", "", f"Produced by `{sub['command']}` on {sub['date']}.", "", "```"]
+        out += [s["summary"] for s in sub["studies"]]
+        out += ["```", ""]
+        for s in sub["studies"]:
+            out += [f"![{s['title']}]({rel}/{family}/{s['id']}.svg)", ""]
+        out += ["<details><summary>full table</summary>", "", "```", sub_table.rstrip(), "```", "", "</details>", ""]
+    out += [END]
+    path = os.path.join(ROOT, "BENCHMARKS.md")
+    with open(path) as f:
+        text = f.read()
+    start, stop = text.index(BEGIN), text.index(END) + len(END)
+    with open(path, "w") as f:
+        f.write(text[:start] + "\n".join(out) + text[stop:])
+    print(f"updated {path} from {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
