@@ -22,7 +22,8 @@ typedef struct cthr_cond {
 // Initializes *cond with the monotonic clock. Returns 0, EINVAL (NULL) or ENOMEM.
 int cthr_cond_init(cthr_cond_t *_Nullable cond);
 
-// Destroys a condition nobody waits on. Returns 0, EINVAL (NULL) or EBUSY.
+// Destroys a condition nobody waits on. Returns 0 or EINVAL (NULL). Destroying a condition that threads still wait
+// on is undefined: glibc does not report EBUSY.
 int cthr_cond_destroy(cthr_cond_t *_Nullable cond);
 
 // Atomically unlocks `mutex` (held by the caller) and waits for a signal, then relocks. Spurious wake-ups happen:

@@ -26,7 +26,8 @@ typedef struct cthr_rwlock {
 // Initializes *lock with `kind`. Returns 0, EINVAL (NULL, unknown kind) or ENOMEM.
 int cthr_rwlock_init(cthr_rwlock_t *_Nullable lock, int kind);
 
-// Destroys an unlocked lock. Returns 0, EINVAL or EBUSY.
+// Destroys an unlocked lock. Returns 0, EINVAL (NULL) or EBUSY (held by anyone, checked with a write try-lock since
+// glibc does not detect it; a thread locking it concurrently with destroy is undefined).
 int cthr_rwlock_destroy(cthr_rwlock_t *_Nullable lock);
 
 // Takes a shared (read) hold. Returns 0, EINVAL, EAGAIN (too many readers) or EDEADLK (caller holds it for writing).
@@ -49,7 +50,8 @@ int cthr_rwlock_timedrdlock(cthr_rwlock_t *_Nullable lock, uint64_t deadline_ns)
 // Returns 0, ETIMEDOUT, EDEADLK or EINVAL.
 int cthr_rwlock_timedwrlock(cthr_rwlock_t *_Nullable lock, uint64_t deadline_ns);
 
-// Releases the caller's read or write hold. Returns 0, EINVAL or EPERM (not held).
+// Releases the caller's read or write hold. Returns 0 or EINVAL (NULL). Unlocking a lock the caller does not hold is
+// undefined: glibc does not detect it (no EPERM), so the Swift layer must only unlock what it holds.
 int cthr_rwlock_unlock(cthr_rwlock_t *_Nullable lock);
 
 #ifdef __cplusplus

@@ -26,7 +26,8 @@ int cthr_spin_lock(cthr_spin_t *_Nullable lock);
 // Takes the lock if free. Returns 0, EBUSY or EINVAL.
 int cthr_spin_trylock(cthr_spin_t *_Nullable lock);
 
-// Releases the lock (release store). Returns 0, EINVAL (NULL) or EPERM (the lock was not held).
+// Releases the lock (release store). Returns 0, EINVAL (NULL) or EPERM (the lock was free). Any thread may release
+// a held lock (there is no owner); two threads racing to release the same lock is undefined.
 int cthr_spin_unlock(cthr_spin_t *_Nullable lock);
 
 #ifdef __cplusplus

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cthr_clock.h"
+#include "cthr_lock.h"
+
+__thread uint32_t cthr_lock_cached_tid __attribute__((tls_model("initial-exec"))) = 0;
+
+// Spins this many times (with `pause`) before sleeping while the lock is held and nobody sleeps on it yet.
+#define CTHR_LOCK_SPINS 100
+
+static inline void cthr_lock_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+// FUTEX_WAIT_BITSET on CLOCK_MONOTONIC with an absolute deadline; returns 0, EAGAIN, ETIMEDOUT or EINTR.
+static int cthr_lock_futex_wait(uint32_t *word, uint32_t expected, uint64_t deadline_ns) {
+    struct timespec ts;
+    struct timespec *tsp = NULL;
+    if (deadline_ns != UINT64_MAX) {
+        ts = cthr_clock_timespec(deadline_ns);
+        tsp = &ts;
+    }
+    long rc = syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected, tsp, NULL,
+                      FUTEX_BITSET_MATCH_ANY);
+    return rc == 0 ? 0 : errno;
+}
+
+static void cthr_lock_futex_wake(uint32_t *word, int count) {
+    syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, count, NULL, NULL, 0);
+}
+
+uint32_t cthr_lock_self_slow(void) {
+    uint32_t tid = (uint32_t)syscall(SYS_gettid);
+    cthr_lock_cached_tid = tid;
+    return tid;
+}
+
+int cthr_lock_init(cthr_lock_t *lock) {
+    if (lock == NULL) return EINVAL;
+    __atomic_store_n(&lock->word, 0, __ATOMIC_RELAXED);
+    return 0;
+}
+
+int cthr_lock_trylock(cthr_lock_t *lock) {
+    if (lock == NULL) return EINVAL;
+    uint32_t self = cthr_lock_self();
+    uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+    for (;;) {
+        uint32_t owner = word & CTHR_LOCK_OWNER_MASK;
+        if (owner == self) return EDEADLK;
+        if (owner != 0) return EBUSY;
+        if (__atomic_compare_exchange_n(&lock->word, &word, word | self, true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+            return 0;
+        }
+    }
+}
+
+int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
+    if (lock == NULL) return EINVAL;
+    uint32_t self = cthr_lock_self();
+    uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+
+    // Phase 1: spin briefly while the holder is running and nobody sleeps yet (the critical section is short).
+    for (int spin = 0; spin < CTHR_LOCK_SPINS; spin++) {
+        uint32_t owner = word & CTHR_LOCK_OWNER_MASK;
+        if (owner == 0) {
+            if (__atomic_compare_exchange_n(&lock->word, &word, word | self, true, __ATOMIC_ACQUIRE,
+                                            __ATOMIC_RELAXED)) {
+                return 0;
+            }
+            continue;
+        }
+        if (owner == self) return EDEADLK;
+        if (word & CTHR_LOCK_WAITERS) break;
+        cthr_lock_relax();
+        word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+    }
+
+    // Phase 2: sleep. Invariant: whoever sleeps has first made sure the WAITERS bit is set, and a thread that
+    // takes the lock after sleeping sets it again (others may still sleep), so every unlock that might leave a
+    // sleeper behind wakes one.
+    for (;;) {
+        uint32_t owner = word & CTHR_LOCK_OWNER_MASK;
+        if (owner == 0) {
+            if (__atomic_compare_exchange_n(&lock->word, &word, word | self | CTHR_LOCK_WAITERS, true,
+                                            __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+                return 0;
+            }
+            continue;
+        }
+        if (owner == self) return EDEADLK;
+        if ((word & CTHR_LOCK_WAITERS) == 0) {
+            if (!__atomic_compare_exchange_n(&lock->word, &word, word | CTHR_LOCK_WAITERS, true, __ATOMIC_RELAXED,
+                                             __ATOMIC_RELAXED)) {
+                continue;
+            }
+            word |= CTHR_LOCK_WAITERS;
+        }
+        int rc = cthr_lock_futex_wait(&lock->word, word, deadline_ns);
+        if (rc == ETIMEDOUT) {
+            // One last attempt, so a deadline that passed while the lock became free still succeeds.
+            word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+            while ((word & CTHR_LOCK_OWNER_MASK) == 0) {
+                if (__atomic_compare_exchange_n(&lock->word, &word, word | self | CTHR_LOCK_WAITERS, true,
+                                                __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+                    return 0;
+                }
+            }
+            return ETIMEDOUT;
+        }
+        word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+    }
+}
+
+int cthr_lock_unlock_slow(cthr_lock_t *lock) {
+    if (lock == NULL) return EINVAL;
+    uint32_t self = cthr_lock_self();
+    uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+    for (;;) {
+        if ((word & CTHR_LOCK_OWNER_MASK) != self) return EPERM;
+        if (__atomic_compare_exchange_n(&lock->word, &word, word & CTHR_LOCK_SLOW, true, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED)) {
+            break;
+        }
+    }
+    if (word & CTHR_LOCK_WAITERS) cthr_lock_futex_wake(&lock->word, 1);
+    return 0;
+}
+
+uint32_t cthr_lock_owner(const cthr_lock_t *lock) {
+    if (lock == NULL) return 0;
+    return __atomic_load_n(&lock->word, __ATOMIC_RELAXED) & CTHR_LOCK_OWNER_MASK;
+}
+
+int cthr_lock_set_slow(cthr_lock_t *lock, bool on) {
+    if (lock == NULL) return EINVAL;
+    if (on) {
+        __atomic_fetch_or(&lock->word, CTHR_LOCK_SLOW, __ATOMIC_RELAXED);
+    } else {
+        __atomic_fetch_and(&lock->word, ~CTHR_LOCK_SLOW, __ATOMIC_RELAXED);
+    }
+    return 0;
+}
+
+int cthr_lock_cond_init(cthr_lock_cond_t *cond) {
+    if (cond == NULL) return EINVAL;
+    __atomic_store_n(&cond->sequence, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&cond->waiters, 0, __ATOMIC_RELAXED);
+    return 0;
+}
+
+uint32_t cthr_lock_cond_begin(cthr_lock_cond_t *cond) {
+    if (cond == NULL) return 0;
+    // Sequentially consistent with the signaller's increment-then-check: either it sees this waiter, or this
+    // waiter reads the incremented sequence (and that signal came before the wait began).
+    __atomic_fetch_add(&cond->waiters, 1, __ATOMIC_SEQ_CST);
+    return __atomic_load_n(&cond->sequence, __ATOMIC_SEQ_CST);
+}
+
+int cthr_lock_cond_wait(cthr_lock_cond_t *cond, uint32_t sequence, uint64_t deadline_ns) {
+    if (cond == NULL) return EINVAL;
+    for (;;) {
+        int rc = cthr_lock_futex_wait(&cond->sequence, sequence, deadline_ns);
+        if (rc == EINTR) continue;
+        if (rc == ETIMEDOUT) {
+            return __atomic_load_n(&cond->sequence, __ATOMIC_ACQUIRE) != sequence ? 0 : ETIMEDOUT;
+        }
+        return 0;  // woken, spuriously woken, or the sequence had already moved (EAGAIN)
+    }
+}
+
+int cthr_lock_cond_end(cthr_lock_cond_t *cond) {
+    if (cond == NULL) return EINVAL;
+    __atomic_fetch_sub(&cond->waiters, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+int cthr_lock_cond_signal(cthr_lock_cond_t *cond) {
+    if (cond == NULL) return EINVAL;
+    __atomic_fetch_add(&cond->sequence, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&cond->waiters, __ATOMIC_SEQ_CST) != 0) cthr_lock_futex_wake(&cond->sequence, 1);
+    return 0;
+}
+
+int cthr_lock_cond_broadcast(cthr_lock_cond_t *cond) {
+    if (cond == NULL) return EINVAL;
+    __atomic_fetch_add(&cond->sequence, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&cond->waiters, __ATOMIC_SEQ_CST) != 0) cthr_lock_futex_wake(&cond->sequence, INT_MAX);
+    return 0;
+}

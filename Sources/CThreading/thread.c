@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cthr_thread.h"
+
+// What the new thread needs before it runs `body`: allocated by the creator, freed by whichever side ends up
+// owning it (the new thread once it has started, the creator when pthread_create fails).
+typedef struct cthr_thread_start {
+    cthr_thread_body_t body;
+    void *context;
+    int has_name;
+    char name[CTHR_THREAD_NAME_MAX + 1];
+} cthr_thread_start_t;
+
+// Copies at most CTHR_THREAD_NAME_MAX bytes of `name` into `out` (NUL-terminated), never splitting a UTF-8
+// sequence: a truncated name stays valid UTF-8.
+static void cthr_copy_name(char *out, const char *name) {
+    size_t length = strnlen(name, CTHR_THREAD_NAME_MAX + 1);
+    if (length > CTHR_THREAD_NAME_MAX) {
+        length = CTHR_THREAD_NAME_MAX;
+        // Back up over continuation bytes (10xxxxxx) so the cut falls on a character boundary.
+        while (length > 0 && ((unsigned char)name[length] & 0xC0) == 0x80) {
+            length--;
+        }
+    }
+    memcpy(out, name, length);
+    out[length] = '\0';
+}
+
+static void *cthr_thread_trampoline(void *argument) {
+    cthr_thread_start_t *start = argument;
+    cthr_thread_body_t body = start->body;
+    void *context = start->context;
+    if (start->has_name) {
+        // The name is set by the thread itself, before the body runs, so the body always sees it. A failure
+        // here cannot be reported to anyone (the creator has returned); the name is simply absent.
+        (void)pthread_setname_np(pthread_self(), start->name);
+    }
+    free(start);
+    return body(context);
+}
+
+int cthr_thread_create(pthread_t *out, const cthr_thread_attr_t *attr, cthr_thread_body_t body, void *context) {
+    if (out == NULL || body == NULL) {
+        return EINVAL;
+    }
+    cthr_thread_start_t *start = malloc(sizeof *start);
+    if (start == NULL) {
+        return ENOMEM;
+    }
+    start->body = body;
+    start->context = context;
+    start->has_name = 0;
+    start->name[0] = '\0';
+
+    pthread_attr_t pattr;
+    int error = pthread_attr_init(&pattr);
+    if (error != 0) {
+        free(start);
+        return error;
+    }
+    if (attr != NULL) {
+        if (attr->name != NULL) {
+            cthr_copy_name(start->name, attr->name);
+            start->has_name = 1;
+        }
+        size_t stack_size = cthr_thread_stack_size_for(attr->stack_size);
+        if (stack_size != 0) {
+            error = pthread_attr_setstacksize(&pattr, stack_size);
+        }
+        if (error == 0 && attr->detached) {
+            error = pthread_attr_setdetachstate(&pattr, PTHREAD_CREATE_DETACHED);
+        }
+    }
+    if (error == 0) {
+        error = pthread_create(out, &pattr, cthr_thread_trampoline, start);
+    }
+    (void)pthread_attr_destroy(&pattr);
+    if (error != 0) {
+        free(start);
+    }
+    return error;
+}
+
+int cthr_thread_join(pthread_t thread, void **result) {
+    void *value = NULL;
+    int error = pthread_join(thread, &value);
+    if (error == 0 && result != NULL) {
+        *result = value;
+    }
+    return error;
+}
+
+int cthr_thread_detach(pthread_t thread) {
+    return pthread_detach(thread);
+}
+
+pthread_t cthr_thread_self(void) {
+    return pthread_self();
+}
+
+bool cthr_thread_equal(pthread_t a, pthread_t b) {
+    return pthread_equal(a, b) != 0;
+}
+
+pid_t cthr_thread_id(void) {
+    static _Thread_local pid_t cached = 0;
+    if (cached == 0) {
+        cached = (pid_t)syscall(SYS_gettid);
+    }
+    return cached;
+}
+
+bool cthr_thread_is_main(void) {
+    return cthr_thread_id() == getpid();
+}
+
+int cthr_thread_yield(void) {
+    (void)sched_yield();
+    return 0;
+}
+
+size_t cthr_thread_stack_min(void) {
+    return (size_t)PTHREAD_STACK_MIN;
+}
+
+size_t cthr_thread_stack_size_for(size_t requested) {
+    if (requested == 0) {
+        return 0;
+    }
+    size_t minimum = cthr_thread_stack_min();
+    size_t size = requested < minimum ? minimum : requested;
+    long page_size_value = sysconf(_SC_PAGESIZE);
+    size_t page = page_size_value > 0 ? (size_t)page_size_value : 4096u;
+    size_t remainder = size % page;
+    if (remainder != 0) {
+        size_t round_up = page - remainder;
+        // Saturate at the largest page multiple instead of wrapping to a tiny size.
+        size = (SIZE_MAX - size < round_up) ? (SIZE_MAX / page) * page : size + round_up;
+    }
+    return size;
+}
+
+int cthr_thread_current_stack_size(size_t *out) {
+    if (out == NULL) {
+        return EINVAL;
+    }
+    pthread_attr_t attr;
+    int error = pthread_getattr_np(pthread_self(), &attr);
+    if (error != 0) {
+        return error;
+    }
+    size_t size = 0;
+    error = pthread_attr_getstacksize(&attr, &size);
+    (void)pthread_attr_destroy(&attr);
+    if (error == 0) {
+        *out = size;
+    }
+    return error;
+}
+
+int cthr_thread_set_name(const char *name) {
+    if (name == NULL) {
+        return EINVAL;
+    }
+    char truncated[CTHR_THREAD_NAME_MAX + 1];
+    cthr_copy_name(truncated, name);
+    return pthread_setname_np(pthread_self(), truncated);
+}
+
+int cthr_thread_get_name(char *buffer, size_t capacity) {
+    if (buffer == NULL) {
+        return EINVAL;
+    }
+    char name[CTHR_THREAD_NAME_MAX + 1];
+    int error = pthread_getname_np(pthread_self(), name, sizeof name);
+    if (error != 0) {
+        return error;
+    }
+    size_t length = strnlen(name, sizeof name - 1);
+    if (capacity <= length) {
+        return ERANGE;
+    }
+    memcpy(buffer, name, length);
+    buffer[length] = '\0';
+    return 0;
+}
+
+int cthr_thread_set_affinity(pthread_t thread, const int *cpus, size_t count) {
+    if (cpus == NULL || count == 0) {
+        return EINVAL;
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (size_t index = 0; index < count; index++) {
+        if (cpus[index] < 0 || cpus[index] >= CPU_SETSIZE) {
+            return EINVAL;
+        }
+        CPU_SET((size_t)cpus[index], &set);
+    }
+    return pthread_setaffinity_np(thread, sizeof set, &set);
+}
+
+int cthr_thread_get_affinity(pthread_t thread, int *cpus, size_t capacity, size_t *count) {
+    if (cpus == NULL || count == NULL) {
+        return EINVAL;
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    int error = pthread_getaffinity_np(thread, sizeof set, &set);
+    if (error != 0) {
+        return error;
+    }
+    size_t needed = (size_t)CPU_COUNT(&set);
+    *count = needed;
+    if (needed > capacity) {
+        return ERANGE;
+    }
+    size_t filled = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && filled < needed; cpu++) {
+        if (CPU_ISSET((size_t)cpu, &set)) {
+            cpus[filled++] = cpu;
+        }
+    }
+    return 0;
+}
+
+int cthr_cpu_count(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(getpid(), sizeof set, &set) == 0) {
+        int count = CPU_COUNT(&set);
+        if (count > 0) {
+            return count;
+        }
+    }
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (int)(online > INT_MAX ? INT_MAX : online) : 1;
+}
+
+int cthr_thread_set_nice(int nice_value) {
+    if (nice_value < -20 || nice_value > 19) {
+        return EINVAL;
+    }
+    // On Linux, PRIO_PROCESS with a thread id changes only that thread (a documented deviation from POSIX).
+    if (setpriority(PRIO_PROCESS, (id_t)cthr_thread_id(), nice_value) != 0) {
+        return errno;
+    }
+    return 0;
+}
+
+int cthr_thread_get_nice(int *out) {
+    if (out == NULL) {
+        return EINVAL;
+    }
+    // getpriority legitimately returns -1, so errno is the only failure signal.
+    errno = 0;
+    int value = getpriority(PRIO_PROCESS, (id_t)cthr_thread_id());
+    if (value == -1 && errno != 0) {
+        return errno;
+    }
+    *out = value;
+    return 0;
+}

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Glibc
+import Testing
+
+private let readerPreferring = Int32(CTHR_RWLOCK_PREFER_READER.rawValue)
+private let writerPreferring = Int32(CTHR_RWLOCK_PREFER_WRITER.rawValue)
+
+/// A heap-allocated, initialised reader-writer lock of `kind`.
+private func makeLock(_ kind: Int32) -> SharedCell<cthr_rwlock_t> {
+    let lock = SharedCell(cthr_rwlock_t())
+    let code = cthr_rwlock_init(lock.pointer, kind)
+    precondition(code == 0, "cthr_rwlock_init(\(kind)) failed: \(code)")
+    return lock
+}
+
+@Suite(.serialized) struct RWLockTests {
+    @Test(arguments: [readerPreferring, writerPreferring])
+    func readersOverlap(kind: Int32) throws {
+        let lock = makeLock(kind)
+        let gate = StartGate()
+        let arrivedWithHold = Event()
+        let bothHeld = SharedSlots<Bool>(repeating: false, count: 2)
+        let threads = (0..<2).map { index in
+            spawnVoid {
+                guard gate.arriveAndWait(), cthr_rwlock_rdlock(lock.pointer) == 0 else { return }
+                // Each reader holds its read lock until it has seen the other one holding it too.
+                arrivedWithHold.signal()
+                bothHeld[index] = arrivedWithHold.wait()
+                arrivedWithHold.signal()  // hand the token back for the other reader
+                _ = cthr_rwlock_unlock(lock.pointer)
+            }
+        }
+        #expect(gate.release(2))
+        for thread in threads {
+            #expect(try #require(thread).joined())
+        }
+        #expect(bothHeld.values == [true, true])
+        #expect(cthr_rwlock_destroy(lock.pointer) == 0)
+    }
+
+    @Test(arguments: [readerPreferring, writerPreferring])
+    func writerExcludesReadersAndWriters(kind: Int32) throws {
+        let lock = makeLock(kind)
+        #expect(cthr_rwlock_wrlock(lock.pointer) == 0)
+        let results = SharedSlots<Int32>(repeating: -1, count: 4)
+        let timeout: UInt64 = 30_000_000
+        let elapsed = SharedCell<UInt64>(0)
+        let spawned = spawnVoid {
+            results[0] = cthr_rwlock_tryrdlock(lock.pointer)
+            results[1] = cthr_rwlock_trywrlock(lock.pointer)
+            let start = cthr_clock_now_ns()
+            results[2] = cthr_rwlock_timedrdlock(lock.pointer, start + timeout)
+            results[3] = cthr_rwlock_timedwrlock(lock.pointer, start + timeout)
+            elapsed.pointer.pointee = elapsedNs(since: start)
+        }
+        #expect(try #require(spawned).joined())
+        #expect(results.values == [EBUSY, EBUSY, ETIMEDOUT, ETIMEDOUT])
+        #expect(elapsed.pointer.pointee >= timeout)
+        #expect(elapsed.pointer.pointee < generousTimeoutNs)
+        // The owner itself: a read or write request on its own write hold is a deadlock.
+        #expect(cthr_rwlock_rdlock(lock.pointer) == EDEADLK)
+        #expect(cthr_rwlock_wrlock(lock.pointer) == EDEADLK)
+        #expect(cthr_rwlock_destroy(lock.pointer) == EBUSY)
+        #expect(cthr_rwlock_unlock(lock.pointer) == 0)
+        #expect(cthr_rwlock_destroy(lock.pointer) == 0)
+    }
+
+    @Test(arguments: [readerPreferring, writerPreferring])
+    func readerExcludesWriters(kind: Int32) throws {
+        let lock = makeLock(kind)
+        #expect(cthr_rwlock_rdlock(lock.pointer) == 0)
+        let results = SharedSlots<Int32>(repeating: -1, count: 2)
+        let spawned = spawnVoid {
+            results[0] = cthr_rwlock_trywrlock(lock.pointer)
+            results[1] = cthr_rwlock_timedwrlock(lock.pointer, cthr_clock_deadline_after(20_000_000))
+        }
+        #expect(try #require(spawned).joined())
+        #expect(results.values == [EBUSY, ETIMEDOUT])
+        #expect(cthr_rwlock_destroy(lock.pointer) == EBUSY)
+        #expect(cthr_rwlock_unlock(lock.pointer) == 0)
+        #expect(cthr_rwlock_destroy(lock.pointer) == 0)
+    }
+
+    @Test(arguments: [readerPreferring, writerPreferring])
+    func timedLocksSucceedWhenReleasedInTime(kind: Int32) throws {
+        let lock = makeLock(kind)
+        #expect(cthr_rwlock_wrlock(lock.pointer) == 0)
+        let results = SharedSlots<Int32>(repeating: -1, count: 2)
+        let started = Event()
+        let spawned = spawnVoid {
+            started.signal()
+            results[0] = cthr_rwlock_timedrdlock(lock.pointer, cthr_clock_deadline_after(generousTimeoutNs))
+            _ = cthr_rwlock_unlock(lock.pointer)
+            results[1] = cthr_rwlock_timedwrlock(lock.pointer, UInt64.max)
+            _ = cthr_rwlock_unlock(lock.pointer)
+        }
+        #expect(started.wait())
+        _ = cthr_sleep_ns(20_000_000)
+        #expect(cthr_rwlock_unlock(lock.pointer) == 0)
+        #expect(try #require(spawned).joined())
+        #expect(results.values == [0, 0])
+        #expect(cthr_rwlock_destroy(lock.pointer) == 0)
+    }
+
+    /// Holds a read lock, starts a writer that blocks on it, and reports whether a new reader is turned away
+    /// (EBUSY) while that writer waits. Returns nil if the scenario could not be set up in time.
+    private func newReaderIsTurnedAwayWhileAWriterWaits(kind: Int32) throws -> Bool? {
+        let lock = makeLock(kind)
+        let readerHolds = Event()
+        let releaseReader = Event()
+        let reader = try #require(spawnVoid {
+            guard cthr_rwlock_rdlock(lock.pointer) == 0 else { return }
+            readerHolds.signal()
+            _ = releaseReader.wait()
+            _ = cthr_rwlock_unlock(lock.pointer)
+        })
+        guard readerHolds.wait() else { return nil }
+        let writerResult = SharedCell<Int32>(-1)
+        let writerStarted = Event()
+        let writer = try #require(spawnVoid {
+            writerStarted.signal()
+            writerResult.pointer.pointee = cthr_rwlock_timedwrlock(
+                lock.pointer, cthr_clock_deadline_after(generousTimeoutNs))
+            if writerResult.pointer.pointee == 0 {
+                _ = cthr_rwlock_unlock(lock.pointer)
+            }
+        })
+        guard writerStarted.wait() else { return nil }
+        // Give the writer time to block, then probe with new read requests for a while.
+        var turnedAway = false
+        let probeEnd = cthr_clock_deadline_after(200_000_000)
+        while !turnedAway && cthr_clock_now_ns() < probeEnd {
+            let code = cthr_rwlock_tryrdlock(lock.pointer)
+            if code == 0 {
+                _ = cthr_rwlock_unlock(lock.pointer)
+                _ = cthr_sleep_ns(5_000_000)
+            } else {
+                #expect(code == EBUSY)
+                turnedAway = true
+            }
+        }
+        releaseReader.signal()
+        #expect(reader.joined())
+        #expect(writer.joined())
+        #expect(writerResult.pointer.pointee == 0)
+        #expect(cthr_rwlock_destroy(lock.pointer) == 0)
+        return turnedAway
+    }
+
+    @Test func writerPreferringKindBlocksNewReadersWhileAWriterWaits() throws {
+        #expect(try newReaderIsTurnedAwayWhileAWriterWaits(kind: writerPreferring) == true)
+    }
+
+    @Test func readerPreferringKindLetsNewReadersIn() throws {
+        // Over the whole probe window (200 ms, with the writer blocked), every new reader got in.
+        #expect(try newReaderIsTurnedAwayWhileAWriterWaits(kind: readerPreferring) == false)
+    }
+
+    @Test func badArgumentsReturnEINVAL() {
+        let lock = SharedCell(cthr_rwlock_t())
+        #expect(cthr_rwlock_init(nil, readerPreferring) == EINVAL)
+        #expect(cthr_rwlock_init(lock.pointer, -1) == EINVAL)
+        #expect(cthr_rwlock_init(lock.pointer, 2) == EINVAL)
+        #expect(cthr_rwlock_destroy(nil) == EINVAL)
+        #expect(cthr_rwlock_rdlock(nil) == EINVAL)
+        #expect(cthr_rwlock_wrlock(nil) == EINVAL)
+        #expect(cthr_rwlock_tryrdlock(nil) == EINVAL)
+        #expect(cthr_rwlock_trywrlock(nil) == EINVAL)
+        #expect(cthr_rwlock_timedrdlock(nil, 0) == EINVAL)
+        #expect(cthr_rwlock_timedwrlock(nil, 0) == EINVAL)
+        #expect(cthr_rwlock_unlock(nil) == EINVAL)
+    }
+}
