@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Synchronization
+
+/// The queue engine's own mutex: a normal `cthr_mutex_t` in heap storage that never moves.
+///
+/// Internal on purpose (the public lock types belong to the primitives); named so it cannot clash with them.
+/// `@unchecked Sendable`: the mutex is the synchronisation.
+final class EngineLock: @unchecked Sendable {
+    let mutex: UnsafeMutablePointer<cthr_mutex_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        let code = cthr_mutex_init(mutex, Int32(CTHR_MUTEX_NORMAL.rawValue))
+        precondition(code == 0, "cthr_mutex_init failed: \(code)")
+    }
+
+    deinit {
+        _ = cthr_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    @inline(__always)
+    func lock() {
+        let code = cthr_mutex_lock(mutex)
+        precondition(code == 0, "cthr_mutex_lock failed: \(code)")
+    }
+
+    @inline(__always)
+    func unlock() {
+        let code = cthr_mutex_unlock(mutex)
+        precondition(code == 0, "cthr_mutex_unlock failed: \(code)")
+    }
+
+    @inline(__always)
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}
+
+/// A 32-bit word for atomics and futexes at a fixed heap address (it never moves, so the kernel may sleep on it).
+///
+/// The storage is a `Synchronization.Atomic<UInt32>` (the standard library's atomics, used by the whole engine),
+/// allocated once; ``address`` hands the same bytes to `cthr_futex_wait`/`cthr_futex_wake`.
+struct EngineWord: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<Atomic<UInt32>>
+
+    static func allocate(_ value: UInt32 = 0) -> EngineWord {
+        let pointer = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: 1)
+        pointer.initialize(to: Atomic(value))
+        return EngineWord(pointer: pointer)
+    }
+
+    func deallocate() {
+        pointer.deinitialize(count: 1)
+        pointer.deallocate()
+    }
+
+    @inline(__always)
+    var address: UnsafeMutablePointer<UInt32> {
+        UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: UInt32.self)
+    }
+
+    @inline(__always)
+    func load() -> UInt32 {
+        pointer.pointee.load(ordering: .acquiring)
+    }
+
+    @inline(__always)
+    func loadRelaxed() -> UInt32 {
+        pointer.pointee.load(ordering: .relaxed)
+    }
+
+    @inline(__always)
+    func store(_ value: UInt32) {
+        pointer.pointee.store(value, ordering: .releasing)
+    }
+
+    @inline(__always)
+    func storeRelaxed(_ value: UInt32) {
+        pointer.pointee.store(value, ordering: .relaxed)
+    }
+
+    @inline(__always)
+    func compareExchange(_ expected: UInt32, _ desired: UInt32) -> (exchanged: Bool, original: UInt32) {
+        pointer.pointee.compareExchange(
+            expected: expected, desired: desired, successOrdering: .acquiringAndReleasing,
+            failureOrdering: .acquiring)
+    }
+
+    @inline(__always)
+    func weakCompareExchange(_ expected: UInt32, _ desired: UInt32) -> (exchanged: Bool, original: UInt32) {
+        pointer.pointee.weakCompareExchange(
+            expected: expected, desired: desired, successOrdering: .acquiringAndReleasing,
+            failureOrdering: .acquiring)
+    }
+
+    @inline(__always)
+    @discardableResult
+    func bitOr(_ bits: UInt32) -> UInt32 {
+        pointer.pointee.bitwiseOr(bits, ordering: .acquiringAndReleasing).oldValue
+    }
+
+    @inline(__always)
+    @discardableResult
+    func bitAnd(_ bits: UInt32) -> UInt32 {
+        pointer.pointee.bitwiseAnd(bits, ordering: .acquiringAndReleasing).oldValue
+    }
+
+    @inline(__always)
+    @discardableResult
+    func add(_ value: UInt32) -> UInt32 {
+        pointer.pointee.add(value, ordering: .acquiringAndReleasing).oldValue
+    }
+
+    @inline(__always)
+    @discardableResult
+    func subtract(_ value: UInt32) -> UInt32 {
+        pointer.pointee.subtract(value, ordering: .acquiringAndReleasing).oldValue
+    }
+
+    @inline(__always)
+    func exchange(_ value: UInt32) -> UInt32 {
+        pointer.pointee.exchange(value, ordering: .acquiringAndReleasing)
+    }
+
+    /// Sleeps while the word equals `expected`, until woken or `deadline` (CLOCK_MONOTONIC ns, `UInt64.max` =
+    /// forever). Returns false only on timeout.
+    @inline(__always)
+    @discardableResult
+    func wait(expected: UInt32, deadline: UInt64 = .max) -> Bool {
+        cthr_futex_wait(address, expected, deadline) != ETIMEDOUT_VALUE
+    }
+
+    @inline(__always)
+    func wake(_ count: Int32 = 1) {
+        _ = cthr_futex_wake(address, count, nil)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+let ETIMEDOUT_VALUE: Int32 = ETIMEDOUT
+#elseif canImport(Musl)
+import Musl
+let ETIMEDOUT_VALUE: Int32 = ETIMEDOUT
+#endif

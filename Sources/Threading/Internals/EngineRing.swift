@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+/// A growable FIFO ring buffer (amortised O(1) append and removal at the front), used for queue items and pool lanes.
+///
+/// A value type guarded by its owner's lock.
+struct EngineRing<Element> {
+    private var storage: [Element?] = []
+    private var head = 0
+    private(set) var count = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    var first: Element? { count == 0 ? nil : storage[head] }
+
+    mutating func append(_ element: Element) {
+        if count == storage.count { grow() }
+        storage[(head + count) & (storage.count - 1)] = element
+        count += 1
+    }
+
+    mutating func popFirst() -> Element? {
+        guard count > 0 else { return nil }
+        let element = storage[head]
+        storage[head] = nil
+        head = (head + 1) & (storage.count - 1)
+        count -= 1
+        return element
+    }
+
+    mutating func removeAll() -> [Element] {
+        var result: [Element] = []
+        result.reserveCapacity(count)
+        while let element = popFirst() { result.append(element) }
+        return result
+    }
+
+    private mutating func grow() {
+        let newCapacity = Swift.max(16, storage.count * 2)
+        var newStorage = [Element?](repeating: nil, count: newCapacity)
+        for index in 0..<count {
+            newStorage[index] = storage[(head + index) & (storage.count - 1)]
+        }
+        storage = newStorage
+        head = 0
+    }
+}
