@@ -24,7 +24,7 @@ import CThreading
 /// ends ``State/finished`` (the body returned), ``State/failed`` (the body threw: ``error``) or
 /// ``State/cancelled``. A job cancelled before it starts ends at once and never runs; a job cancelled while running
 /// keeps running (cancellation is cooperative: the body checks ``isCancelled``) and ends ``State/cancelled`` when
-/// its body returns. Every end wakes ``waitUntilFinished(timeout:)``, runs the completion handlers and lets the
+/// its body returns (or throws `CancellationError`). Every end wakes ``waitUntilFinished(timeout:)``, runs the completion handlers and lets the
 /// dependents go: a dependent runs whether its dependencies finished, failed or were cancelled, and reads their
 /// outcome (``ResultJob/result``, ``input(_:)``).
 ///
@@ -267,8 +267,10 @@ open class Job: @unchecked Sendable, CustomStringConvertible {
             JobGraph.lock.unlock()
             return false
         }
-        let final: State = error != nil ? .failed : (cancelled ? .cancelled : .finished)
-        let ending = endLocked(final, error: error)
+        // A cancelled job whose body gave up by throwing `CancellationError` ended cancelled, not failed.
+        let gaveUp = cancelled && error is CancellationError
+        let final: State = error != nil && !gaveUp ? .failed : (cancelled ? .cancelled : .finished)
+        let ending = endLocked(final, error: gaveUp ? nil : error)
         JobGraph.lock.unlock()
         ending.deliver(self, wasRunning: true)
         return true
