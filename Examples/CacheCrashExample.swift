@@ -20,8 +20,10 @@ private final class UnsafeCache: @unchecked Sendable {
 /// Runs the workload through `access`, which must make each closure exclusive (or readers shared, writers
 /// exclusive with `write`); returns the number of entries at the end.
 private func hammer(
-    read: @escaping @Sendable (() -> Void) -> Void, write: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
-    cache: UnsafeCache, flush: () -> Void
+    read: @escaping @Sendable (() -> Void) -> Void,
+    write: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
+    cache: UnsafeCache,
+    flush: () -> Void
 ) -> Int {
     runTogether(writers + 2, name: "cache") { index in
         if index < writers {
@@ -52,7 +54,8 @@ func unsynchronizedCacheChild() {
 }
 
 let cacheCrashExample = Example(
-    name: "cache-crash", summary: "an unsynchronized shared cache crashes or corrupts; four ways to fix it"
+    name: "cache-crash",
+    summary: "an unsynchronized shared cache crashes or corrupts; four ways to fix it"
 ) {
     let child = runChild("unsynchronized-cache", timeoutSeconds: 60)
     let corrupt = child.output.split(separator: "\n").first { $0.contains("corrupt") }
@@ -72,7 +75,10 @@ let cacheCrashExample = Example(
     // 1. A serial queue: every access is a sync on it (the seed's dispatch_sync(SerialQueue())).
     let serial = SerialQueue(label: "cache.serial")
     var cache = UnsafeCache()
-    report("serial queue (sync):", hammer(read: { serial.sync(execute: $0) }, write: { serial.sync(execute: $0) }, cache: cache) {})
+    report(
+        "serial queue (sync):",
+        hammer(read: { serial.sync(execute: $0) }, write: { serial.sync(execute: $0) }, cache: cache) {}
+    )
 
     // 2. A mutex (the seed's pthread_mutex).
     let mutex = MutexLock(name: "cache")

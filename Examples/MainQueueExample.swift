@@ -9,7 +9,8 @@
 import Threading
 
 let mainQueueExample = Example(
-    name: "main-queue", summary: "main thread vs main queue, including serial.sync from main"
+    name: "main-queue",
+    summary: "main thread vs main queue, including serial.sync from main"
 ) {
     let isMainKey = QueueKey<Bool>()
     MainQueue.shared.setSpecific(isMainKey, true)
@@ -17,7 +18,8 @@ let mainQueueExample = Example(
         let marked = isMainKey.current ?? false
         print(
             "\(place.padding(34))isMainThread=\(MainQueue.isMainThread) mainQueue.isCurrent="
-                + "\(MainQueue.shared.isCurrent) key=\(marked)")
+                + "\(MainQueue.shared.isCurrent) key=\(marked)"
+        )
     }
 
     report("main thread, outside any queue:")

@@ -63,7 +63,8 @@ private func measure(lock: MutexLock, holderQoS: QoS) -> Duration {
 }
 
 let priorityInversionExample = Example(
-    name: "priority-inversion", summary: "a low-QoS holder blocks a high-QoS waiter; then a priority-inheriting mutex"
+    name: "priority-inversion",
+    summary: "a low-QoS holder blocks a high-QoS waiter; then a priority-inheriting mutex"
 ) {
     // The holder's work alone, for scale.
     let start = ContinuousClock.now

@@ -9,7 +9,8 @@
 import Threading
 
 let syncAsyncExample = Example(
-    name: "sync-async", summary: "the eight serial/concurrent x sync/async cases of seed 002"
+    name: "sync-async",
+    summary: "the eight serial/concurrent x sync/async cases of seed 002"
 ) {
     let serial = SerialQueue(label: "serial")
     let concurrent = ConcurrentQueue(label: "concurrent")

@@ -112,11 +112,35 @@ struct ExamplesTests {
     func mainQueue() {
         let (status, output) = runExamples(["main-queue"])
         #expect(status == 0, "\(output)")
-        #expect(line(output, "main thread, outside any queue:")?.contains("isMainThread=true mainQueue.isCurrent=false key=false") == true, "\(output)")
-        #expect(line(output, "serial.sync called from main:")?.contains("isMainThread=true mainQueue.isCurrent=false key=false") == true, "\(output)")
-        #expect(line(output, "serial.async (a pool worker):")?.contains("isMainThread=false mainQueue.isCurrent=false") == true, "\(output)")
-        #expect(line(output, "queue targeting main (drained):")?.contains("isMainThread=true mainQueue.isCurrent=true key=true") == true, "\(output)")
-        #expect(line(output, "MainQueue.shared.async (drained):")?.contains("isMainThread=true mainQueue.isCurrent=true key=true") == true, "\(output)")
+        #expect(
+            line(output, "main thread, outside any queue:")?.contains(
+                "isMainThread=true mainQueue.isCurrent=false key=false"
+            ) == true,
+            "\(output)"
+        )
+        #expect(
+            line(output, "serial.sync called from main:")?.contains(
+                "isMainThread=true mainQueue.isCurrent=false key=false"
+            ) == true,
+            "\(output)"
+        )
+        #expect(
+            line(output, "serial.async (a pool worker):")?.contains("isMainThread=false mainQueue.isCurrent=false")
+                == true,
+            "\(output)"
+        )
+        #expect(
+            line(output, "queue targeting main (drained):")?.contains(
+                "isMainThread=true mainQueue.isCurrent=true key=true"
+            ) == true,
+            "\(output)"
+        )
+        #expect(
+            line(output, "MainQueue.shared.async (drained):")?.contains(
+                "isMainThread=true mainQueue.isCurrent=true key=true"
+            ) == true,
+            "\(output)"
+        )
     }
 
     @Test("trampoline: [1, 2, 3, 4, 5]")
@@ -143,8 +167,13 @@ struct ExamplesTests {
         #expect(
             ["2413", "2431", "2143", "2341", "2134", "2314", "1234", "1243", "4213", "4231", "3241", "3214"]
                 .filter { $0.firstIndex(of: "2")! < $0.firstIndex(of: "4")! }
-                .contains(order(output, "concurrent, async:") ?? ""), "\(output)")
-        #expect(["12345", "12534", "12354", "15234"].contains(order(output, "concurrent, sync in async:") ?? ""), "\(output)")
+                .contains(order(output, "concurrent, async:") ?? ""),
+            "\(output)"
+        )
+        #expect(
+            ["12345", "12534", "12354", "15234"].contains(order(output, "concurrent, sync in async:") ?? ""),
+            "\(output)"
+        )
         #expect(["12345", "12435", "12453"].contains(order(output, "concurrent, async in sync:") ?? ""), "\(output)")
     }
 
@@ -168,7 +197,8 @@ struct ExamplesTests {
         let unsafe = line(output, "unsynchronized:") ?? ""
         #expect(
             unsafe.contains("crashed (signal") || unsafe.contains("corrupt") || unsafe.contains("survived"),
-            "\(output)")
+            "\(output)"
+        )
         for fix in ["serial queue (sync):", "MutexLock:", "Semaphore(1):", "concurrent queue, barrier:"] {
             #expect(line(output, fix)?.hasSuffix("8000 entries of 8000: ok") == true, "\(fix)\n\(output)")
         }
@@ -184,7 +214,10 @@ struct ExamplesTests {
         }
         #expect(line(output, "image 3:") == "image 3: decode cancelled, filter failed: CancellationError", "\(output)")
         let refused = line(output, "refused:") ?? ""
-        #expect(refused.contains("EDEADLK") && refused.contains("\"operationB\" -> \"operationA\" -> \"operationB\""), "\(output)")
+        #expect(
+            refused.contains("EDEADLK") && refused.contains("\"operationB\" -> \"operationA\" -> \"operationB\""),
+            "\(output)"
+        )
         #expect(output.contains("operationA finished, operationB finished"), "\(output)")
     }
 
@@ -192,7 +225,10 @@ struct ExamplesTests {
     func priorityInversion() {
         let (status, output) = runExamples(["priority-inversion"])
         #expect(status == 0, "\(output)")
-        #expect(line(output, "background holder, normal mutex:")?.contains("high-QoS waiter waited ") == true, "\(output)")
+        #expect(
+            line(output, "background holder, normal mutex:")?.contains("high-QoS waiter waited ") == true,
+            "\(output)"
+        )
         let inheriting = line(output, "background holder, priority-inheriting:") ?? ""
         #expect(inheriting.contains("waited ") || inheriting.contains("not supported"), "\(output)")
         #expect(line(output, "holder at the waiter's QoS")?.contains(" ms") == true, "\(output)")

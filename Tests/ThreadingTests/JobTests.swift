@@ -127,9 +127,12 @@ struct JobTests {
     func asyncResultJob() throws {
         let queue = JobQueue(name: "async-result")
         let helper = ConcurrentQueue(label: "async-result.helper")
-        let load = ResultJob<[UInt8]>(name: "load", asynchronous: { job in
-            helper.async { job.finish(returning: [1, 2, 3]) }
-        })
+        let load = ResultJob<[UInt8]>(
+            name: "load",
+            asynchronous: { job in
+                helper.async { job.finish(returning: [1, 2, 3]) }
+            }
+        )
         let sum = ResultJob<Int>(name: "sum") { job in try job.input([UInt8].self).reduce(0) { $0 + Int($1) } }
         try sum.addDependency(load)
         queue.addJobs([sum, load], waitUntilFinished: false)

@@ -41,7 +41,9 @@ open class AsyncJob: Job, @unchecked Sendable {
     ///   - qos: The pool lane its body starts in; nil uses its queue's.
     ///   - body: Starts the work; an error it throws ends the job failed at once.
     public override init(
-        name: String? = nil, priority: Priority = .normal, qos: QoS? = nil,
+        name: String? = nil,
+        priority: Priority = .normal,
+        qos: QoS? = nil,
         _ body: @escaping @Sendable (AsyncJob) throws -> Void
     ) {
         startBody = body

@@ -25,15 +25,19 @@ extension Job {
         if dependency === self {
             JobGraph.lock.unlock()
             throw ThreadingError(
-                code: EDEADLK, operation: "Job.addDependency",
-                detail: "\(self) cannot depend on itself (cycle \"\(name)\" -> \"\(name)\")")
+                code: EDEADLK,
+                operation: "Job.addDependency",
+                detail: "\(self) cannot depend on itself (cycle \"\(name)\" -> \"\(name)\")"
+            )
         }
         if stateValue == .executing || stateValue.isEnded {
             let state = stateValue
             JobGraph.lock.unlock()
             throw ThreadingError(
-                code: EINVAL, operation: "Job.addDependency",
-                detail: "\(self) is already \(state); dependencies must be added before it starts")
+                code: EINVAL,
+                operation: "Job.addDependency",
+                detail: "\(self) is already \(state); dependencies must be added before it starts"
+            )
         }
         if dependencyList.contains(where: { $0 === dependency }) {
             JobGraph.lock.unlock()
@@ -43,8 +47,10 @@ extension Job {
             JobGraph.lock.unlock()
             let cycle = ([self] + path).map { "\"\($0.name)\"" }.joined(separator: " -> ")
             throw ThreadingError(
-                code: EDEADLK, operation: "Job.addDependency",
-                detail: "\(self) -> \(dependency) would close the dependency cycle \(cycle)")
+                code: EDEADLK,
+                operation: "Job.addDependency",
+                detail: "\(self) -> \(dependency) would close the dependency cycle \(cycle)"
+            )
         }
         dependencyList.append(dependency)
         var changed: [@Sendable (Job, State) -> Void] = []
@@ -122,8 +128,10 @@ extension Job {
     public func input<Output: Sendable>(_ type: Output.Type = Output.self) throws -> Output {
         guard let result = dependencyResult(type) else {
             throw ThreadingError(
-                code: EINVAL, operation: "Job.input",
-                detail: "no ended dependency of \(self) produces \(Output.self)")
+                code: EINVAL,
+                operation: "Job.input",
+                detail: "no ended dependency of \(self) produces \(Output.self)"
+            )
         }
         return try result.get()
     }

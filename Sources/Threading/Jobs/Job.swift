@@ -24,9 +24,9 @@ import CThreading
 /// ends ``State/finished`` (the body returned), ``State/failed`` (the body threw: ``error``) or
 /// ``State/cancelled``. A job cancelled before it starts ends at once and never runs; a job cancelled while running
 /// keeps running (cancellation is cooperative: the body checks ``isCancelled``) and ends ``State/cancelled`` when
-/// its body returns (or throws `CancellationError`). Every end wakes ``waitUntilFinished(timeout:)``, runs the completion handlers and lets the
-/// dependents go: a dependent runs whether its dependencies finished, failed or were cancelled, and reads their
-/// outcome (``ResultJob/result``, ``input(_:)``).
+/// its body returns (or throws `CancellationError`). Every end wakes ``waitUntilFinished(timeout:)``, runs the
+/// completion handlers and lets the dependents go: a dependent runs whether its dependencies finished, failed or
+/// were cancelled, and reads their outcome (``ResultJob/result``, ``input(_:)``).
 ///
 /// Dependencies (``addDependency(_:)``) may cross queues. An edge that would close a cycle is refused when it is
 /// added, with ``ThreadingError/deadlock``: Foundation accepts `a.addDependency(b); b.addDependency(a)` and both
@@ -85,7 +85,9 @@ open class Job: @unchecked Sendable, CustomStringConvertible {
     ///   - body: The work; it receives the job (to check ``isCancelled`` or read ``input(_:)``). An error it
     ///     throws ends the job ``State/failed``.
     public init(
-        name: String? = nil, priority: Priority = .normal, qos: QoS? = nil,
+        name: String? = nil,
+        priority: Priority = .normal,
+        qos: QoS? = nil,
         _ body: @escaping @Sendable (Job) throws -> Void
     ) {
         self.name = name ?? Job.makeName()
@@ -299,8 +301,12 @@ open class Job: @unchecked Sendable, CustomStringConvertible {
         stateValue = final
         failure = error
         let ending = Ending(
-            state: final, dependents: dependentList, handlers: completionHandlers, observers: stateObservers,
-            owner: owner)
+            state: final,
+            dependents: dependentList,
+            handlers: completionHandlers,
+            observers: stateObservers,
+            owner: owner
+        )
         dependentList = []
         completionHandlers = []
         stateObservers = []

@@ -57,7 +57,8 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
     public init(name: String = "JobQueue", qos: QoS = .default, maxConcurrentJobs: Int = JobQueue.unlimited) {
         precondition(
             maxConcurrentJobs >= 1,
-            "JobQueue(name: \"\(name)\", maxConcurrentJobs: \(maxConcurrentJobs)): maxConcurrentJobs must be ≥ 1")
+            "JobQueue(name: \"\(name)\", maxConcurrentJobs: \(maxConcurrentJobs)): maxConcurrentJobs must be ≥ 1"
+        )
         self.name = name
         self.qos = qos
         self.maxValue = maxConcurrentJobs
@@ -138,7 +139,9 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
     /// - Returns: The new job (to cancel it, wait for it, or make other jobs depend on it).
     @discardableResult
     public func addJob(
-        name: String? = nil, priority: Job.Priority = .normal, qos: QoS? = nil,
+        name: String? = nil,
+        priority: Job.Priority = .normal,
+        qos: QoS? = nil,
         _ body: @escaping @Sendable (Job) throws -> Void
     ) -> Job {
         let job = Job(name: name, priority: priority, qos: qos, body)

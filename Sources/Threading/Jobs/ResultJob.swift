@@ -44,7 +44,9 @@ open class ResultJob<Output: Sendable>: Job, @unchecked Sendable {
     ///   - qos: The pool lane it runs in; nil uses its queue's.
     ///   - body: Produces the output; it receives the job (for ``Job/isCancelled`` and ``Job/input(_:)``).
     public init(
-        name: String? = nil, priority: Priority = .normal, qos: QoS? = nil,
+        name: String? = nil,
+        priority: Priority = .normal,
+        qos: QoS? = nil,
         _ body: @escaping @Sendable (ResultJob<Output>) throws -> Output
     ) {
         produceBody = body
@@ -61,7 +63,9 @@ open class ResultJob<Output: Sendable>: Job, @unchecked Sendable {
     ///   - qos: The pool lane its body starts in; nil uses its queue's.
     ///   - body: Starts the work and arranges for a `finish` call.
     public init(
-        name: String? = nil, priority: Priority = .normal, qos: QoS? = nil,
+        name: String? = nil,
+        priority: Priority = .normal,
+        qos: QoS? = nil,
         asynchronous body: @escaping @Sendable (ResultJob<Output>) -> Void
     ) {
         produceBody = nil
