@@ -71,10 +71,31 @@ func runChild(_ name: String, timeoutSeconds: Int = 20) -> ChildOutcome {
     let path = "/proc/self/exe"
     let argv = [path, "--child", name]
     var cArgs = argv.map { strdup($0) } + [nil]
+    // A child crashes on purpose: in a sanitizer build, let it die by its signal instead of the sanitizer's
+    // handler turning the crash into an exit status.
+    let letSignalsThrough = "handle_segv=0:handle_sigbus=0:handle_sigill=0:handle_abort=0:handle_sigfpe=0"
+    var environment: [String] = []
+    var sawSanitizer = (tsan: false, asan: false)
+    var index = 0
+    while let entry = environ[index] {
+        var text = String(cString: entry)
+        if text.hasPrefix("TSAN_OPTIONS=") {
+            text += ":" + letSignalsThrough
+            sawSanitizer.tsan = true
+        } else if text.hasPrefix("ASAN_OPTIONS=") {
+            text += ":" + letSignalsThrough
+            sawSanitizer.asan = true
+        }
+        environment.append(text)
+        index += 1
+    }
+    if !sawSanitizer.tsan { environment.append("TSAN_OPTIONS=" + letSignalsThrough) }
+    if !sawSanitizer.asan { environment.append("ASAN_OPTIONS=" + letSignalsThrough) }
+    var cEnvironment = environment.map { strdup($0) } + [nil]
     var spawned: pid_t = 0
-    let code = posix_spawn(&spawned, path, &actions, nil, &cArgs, environ)
+    let code = posix_spawn(&spawned, path, &actions, nil, &cArgs, &cEnvironment)
     let pid = spawned
-    for pointer in cArgs { free(pointer) }
+    for pointer in cArgs + cEnvironment { free(pointer) }
     posix_spawn_file_actions_destroy(&actions)
     close(pipeEnds[1])
     guard code == 0 else {

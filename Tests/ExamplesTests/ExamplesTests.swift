@@ -43,7 +43,7 @@ func runExamples(_ arguments: [String], timeoutSeconds: Int = 120) -> (status: I
     posix_spawn_file_actions_adddup2(&actions, ends[1], 2)
     posix_spawn_file_actions_addclose(&actions, ends[0])
     // The examples race on purpose (tickets, cache-crash): under `--sanitize=thread` those reports are expected.
-    var environment = ["TSAN_OPTIONS=report_bugs=0 exitcode=0", "ASAN_OPTIONS=detect_leaks=0"]
+    var environment = ["TSAN_OPTIONS=report_bugs=0", "ASAN_OPTIONS=detect_leaks=0"]
     var index = 0
     while let entry = environ[index] {
         let text = String(cString: entry)
