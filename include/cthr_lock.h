@@ -3,12 +3,20 @@
 
 // A futex-based mutex whose word holds the owner's thread id, and a futex condition that works with any lock.
 //
-// The lock is the engine of Threading's `MutexLock`: the uncontended paths are one compare-exchange each and are
-// `static inline` here so Swift inlines them; owning the lock means the word holds your kernel thread id, so
-// relocking and unlocking by a non-owner are detected for free on the slow paths. Word layout:
+// The lock is the engine of Threading's `MutexLock`. Its uncontended paths are `static inline` here so Swift
+// inlines them: locking is one compare-exchange, unlocking is a plain release store followed by a plain load of
+// the waiter count (no atomic read-modify-write). That store-then-load is made safe without a fence on the
+// unlocking side by an asymmetric barrier: a thread about to sleep registers in `waiters` and then issues
+// `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which makes every running thread of the process execute a full
+// barrier, so either the unlocker sees the waiter or the waiter sees the lock free (liburcu's urcu-memb uses the
+// same system call for its readers). Where membarrier is unavailable (old kernel, seccomp), a process-wide flag
+// set at start-up puts a full fence in the unlock instead.
+//
+// Owning the lock means the word holds your kernel thread id, so relocking and unlocking by a non-owner are
+// detected for free. Word layout:
 //   bits 0-29  owner thread id (0 = free; Linux thread ids stay below 2^22)
-//   bit  30    SLOW: every fast path fails and the caller takes its slow path (statistics, other kinds)
-//   bit  31    WAITERS: a thread may sleep on the word; the unlocker must wake one
+//   bit  30    SLOW: every fast path fails and the caller takes its slow path (statistics, other kinds); only
+//              changed by the owner (or at init), since only the owner writes the word while it is held
 #ifndef CTHREADING_LOCK_H
 #define CTHREADING_LOCK_H
 
@@ -21,12 +29,18 @@ extern "C" {
 
 #define CTHR_LOCK_OWNER_MASK 0x3fffffffu
 #define CTHR_LOCK_SLOW 0x40000000u
-#define CTHR_LOCK_WAITERS 0x80000000u
 
 // A lock: zero-initialised is a valid free lock. Must not move while in use.
 typedef struct cthr_lock {
-    uint32_t word;
+    uint32_t word;     // owner id | SLOW
+    uint32_t waiters;  // threads registered to sleep on `word` (futex)
 } cthr_lock_t;
+
+// Nonzero when membarrier is unavailable and unlocking needs a full fence (set once, before main).
+extern int cthr_lock_unlock_needs_fence;
+
+// Called by `cthr_lock_fast_unlock` after releasing when threads may sleep on the lock: wakes one.
+void cthr_lock_wake_one(cthr_lock_t *_Nonnull lock);
 
 // The calling thread's kernel id as cached by `cthr_lock_self` (0 until the first call on this thread).
 extern __thread uint32_t cthr_lock_cached_tid __attribute__((tls_model("initial-exec")));
@@ -51,11 +65,19 @@ static inline bool cthr_lock_fast_lock(cthr_lock_t *_Nonnull lock) {
                                        __ATOMIC_RELAXED);
 }
 
-// Releases a lock the caller holds with no waiters and no SLOW bit, with one compare-exchange (release). Returns
-// false otherwise: the caller then calls `cthr_lock_unlock_slow`.
+// Releases a lock the caller holds (without the SLOW bit): one release store, then a load of the waiter count,
+// waking a sleeper when there is one. Returns false without changing anything when the word is not exactly the
+// caller's id (not the owner, or SLOW set): the caller then calls `cthr_lock_unlock_slow`.
 static inline bool cthr_lock_fast_unlock(cthr_lock_t *_Nonnull lock) {
-    uint32_t expected = cthr_lock_self();
-    return __atomic_compare_exchange_n(&lock->word, &expected, 0, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&lock->word, __ATOMIC_RELAXED) != cthr_lock_self()) return false;
+    __atomic_store_n(&lock->word, 0, __ATOMIC_RELEASE);
+    if (cthr_lock_unlock_needs_fence) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    } else {
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);  // the sleeper's membarrier orders the store before the load
+    }
+    if (__atomic_load_n(&lock->waiters, __ATOMIC_RELAXED) != 0) cthr_lock_wake_one(lock);
+    return true;
 }
 
 // Takes the lock if it is free (whatever its SLOW bit). Returns 0, EBUSY (another thread holds it), EDEADLK (the
@@ -67,14 +89,22 @@ int cthr_lock_trylock(cthr_lock_t *_Nullable lock);
 // caller already holds it; nothing changes) or EINVAL (NULL).
 int cthr_lock_lock_slow(cthr_lock_t *_Nullable lock, uint64_t deadline_ns);
 
-// Releases the lock held by the caller, keeping its SLOW bit and waking one sleeper if there may be one.
+// Releases the lock held by the caller, keeping its SLOW bit and waking one sleeper if there is one.
 // Returns 0, EPERM (the caller does not hold it; nothing changes) or EINVAL (NULL).
 int cthr_lock_unlock_slow(cthr_lock_t *_Nullable lock);
 
 // The id of the thread holding the lock, 0 when free (relaxed load: a snapshot).
 uint32_t cthr_lock_owner(const cthr_lock_t *_Nullable lock);
 
-// Sets (`on` true) or clears the SLOW bit, which sends every lock and unlock to the slow paths. Returns 0 or EINVAL.
+// The whole lock word (relaxed load: a snapshot for diagnostics and tests).
+uint32_t cthr_lock_load(const cthr_lock_t *_Nullable lock);
+
+// The number of threads registered to sleep on the lock (relaxed load: a snapshot).
+uint32_t cthr_lock_waiter_count(const cthr_lock_t *_Nullable lock);
+
+// Sets (`on` true) or clears the SLOW bit, which sends every lock and unlock to the slow paths. The caller must
+// hold the lock (only the owner writes a held word). Returns 0, EINVAL (NULL) or EPERM (the caller does not hold
+// it; nothing changes).
 int cthr_lock_set_slow(cthr_lock_t *_Nullable lock, bool on);
 
 // A condition for use with any lock: a futex sequence number and a waiter count. Zero-initialised is valid.

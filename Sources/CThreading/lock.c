@@ -16,8 +16,36 @@
 
 __thread uint32_t cthr_lock_cached_tid __attribute__((tls_model("initial-exec"))) = 0;
 
-// Spins this many times (with `pause`) before sleeping while the lock is held and nobody sleeps on it yet.
+int cthr_lock_unlock_needs_fence = 0;
+
+// Spins this many times (with `pause`) before sleeping while the lock is held.
 #define CTHR_LOCK_SPINS 100
+
+#ifndef MEMBARRIER_CMD_PRIVATE_EXPEDITED
+#define MEMBARRIER_CMD_PRIVATE_EXPEDITED (1 << 3)
+#define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (1 << 4)
+#endif
+
+// Registers the process for expedited private membarriers before main; without them, unlock fences instead.
+__attribute__((constructor)) static void cthr_lock_setup(void) {
+#ifdef SYS_membarrier
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) return;
+#endif
+    cthr_lock_unlock_needs_fence = 1;
+}
+
+// The sleeper's half of the asymmetric barrier: after it, every unlock either sees the sleeper's registration or
+// has its release store visible to the sleeper.
+static void cthr_lock_barrier(void) {
+    if (cthr_lock_unlock_needs_fence) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        return;
+    }
+#ifdef SYS_membarrier
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return;
+#endif
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);  // unreachable once registered; keeps the contract if it ever fails
+}
 
 static inline void cthr_lock_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -50,24 +78,33 @@ uint32_t cthr_lock_self_slow(void) {
     return tid;
 }
 
+void cthr_lock_wake_one(cthr_lock_t *lock) {
+    cthr_lock_futex_wake(&lock->word, 1);
+}
+
 int cthr_lock_init(cthr_lock_t *lock) {
     if (lock == NULL) return EINVAL;
     __atomic_store_n(&lock->word, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&lock->waiters, 0, __ATOMIC_RELAXED);
     return 0;
+}
+
+// Takes the lock if its owner field is 0, keeping the SLOW bit; returns 0, EBUSY or EDEADLK and updates *word.
+static inline int cthr_lock_attempt(cthr_lock_t *lock, uint32_t self, uint32_t *word) {
+    for (;;) {
+        uint32_t owner = *word & CTHR_LOCK_OWNER_MASK;
+        if (owner == self) return EDEADLK;
+        if (owner != 0) return EBUSY;
+        if (__atomic_compare_exchange_n(&lock->word, word, *word | self, true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+            return 0;
+        }
+    }
 }
 
 int cthr_lock_trylock(cthr_lock_t *lock) {
     if (lock == NULL) return EINVAL;
-    uint32_t self = cthr_lock_self();
     uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
-    for (;;) {
-        uint32_t owner = word & CTHR_LOCK_OWNER_MASK;
-        if (owner == self) return EDEADLK;
-        if (owner != 0) return EBUSY;
-        if (__atomic_compare_exchange_n(&lock->word, &word, word | self, true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-            return 0;
-        }
-    }
+    return cthr_lock_attempt(lock, cthr_lock_self(), &word);
 }
 
 int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
@@ -75,70 +112,52 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
     uint32_t self = cthr_lock_self();
     uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
 
-    // Phase 1: spin briefly while the holder is running and nobody sleeps yet (the critical section is short).
+    // Phase 1: spin briefly while the holder runs (critical sections are usually short).
     for (int spin = 0; spin < CTHR_LOCK_SPINS; spin++) {
-        uint32_t owner = word & CTHR_LOCK_OWNER_MASK;
-        if (owner == 0) {
-            if (__atomic_compare_exchange_n(&lock->word, &word, word | self, true, __ATOMIC_ACQUIRE,
-                                            __ATOMIC_RELAXED)) {
-                return 0;
-            }
-            continue;
-        }
-        if (owner == self) return EDEADLK;
-        if (word & CTHR_LOCK_WAITERS) break;
+        int rc = cthr_lock_attempt(lock, self, &word);
+        if (rc != EBUSY) return rc;
         cthr_lock_relax();
         word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
     }
 
-    // Phase 2: sleep. Invariant: whoever sleeps has first made sure the WAITERS bit is set, and a thread that
-    // takes the lock after sleeping sets it again (others may still sleep), so every unlock that might leave a
-    // sleeper behind wakes one.
+    // Phase 2: register as a waiter, make the registration visible to every unlocker (asymmetric barrier), then
+    // sleep on the word until it changes. Registered threads are counted until they leave, so one barrier per
+    // call suffices: every unlock after it sees the count and wakes one sleeper.
+    __atomic_fetch_add(&lock->waiters, 1, __ATOMIC_RELAXED);
+    cthr_lock_barrier();
+    int result;
     for (;;) {
-        uint32_t owner = word & CTHR_LOCK_OWNER_MASK;
-        if (owner == 0) {
-            if (__atomic_compare_exchange_n(&lock->word, &word, word | self | CTHR_LOCK_WAITERS, true,
-                                            __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-                return 0;
-            }
-            continue;
-        }
-        if (owner == self) return EDEADLK;
-        if ((word & CTHR_LOCK_WAITERS) == 0) {
-            if (!__atomic_compare_exchange_n(&lock->word, &word, word | CTHR_LOCK_WAITERS, true, __ATOMIC_RELAXED,
-                                             __ATOMIC_RELAXED)) {
-                continue;
-            }
-            word |= CTHR_LOCK_WAITERS;
-        }
+        word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+        result = cthr_lock_attempt(lock, self, &word);
+        if (result != EBUSY) break;
         int rc = cthr_lock_futex_wait(&lock->word, word, deadline_ns);
         if (rc == ETIMEDOUT) {
             // One last attempt, so a deadline that passed while the lock became free still succeeds.
             word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
-            while ((word & CTHR_LOCK_OWNER_MASK) == 0) {
-                if (__atomic_compare_exchange_n(&lock->word, &word, word | self | CTHR_LOCK_WAITERS, true,
-                                                __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-                    return 0;
-                }
-            }
-            return ETIMEDOUT;
+            result = cthr_lock_attempt(lock, self, &word);
+            if (result == EBUSY) result = ETIMEDOUT;
+            break;
         }
-        word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
     }
+    uint32_t before = __atomic_fetch_sub(&lock->waiters, 1, __ATOMIC_RELAXED);
+    // Leaving without the lock while others sleep: an unlock may have woken this thread instead of one of them.
+    if (result != 0 && before > 1) cthr_lock_futex_wake(&lock->word, 1);
+    return result;
 }
 
 int cthr_lock_unlock_slow(cthr_lock_t *lock) {
     if (lock == NULL) return EINVAL;
     uint32_t self = cthr_lock_self();
     uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
-    for (;;) {
-        if ((word & CTHR_LOCK_OWNER_MASK) != self) return EPERM;
-        if (__atomic_compare_exchange_n(&lock->word, &word, word & CTHR_LOCK_SLOW, true, __ATOMIC_RELEASE,
-                                        __ATOMIC_RELAXED)) {
-            break;
-        }
+    if ((word & CTHR_LOCK_OWNER_MASK) != self) return EPERM;
+    // Only the owner writes a held word, so a plain release store keeps the SLOW bit safely.
+    __atomic_store_n(&lock->word, word & CTHR_LOCK_SLOW, __ATOMIC_RELEASE);
+    if (cthr_lock_unlock_needs_fence) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    } else {
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
     }
-    if (word & CTHR_LOCK_WAITERS) cthr_lock_futex_wake(&lock->word, 1);
+    if (__atomic_load_n(&lock->waiters, __ATOMIC_RELAXED) != 0) cthr_lock_futex_wake(&lock->word, 1);
     return 0;
 }
 
@@ -147,13 +166,21 @@ uint32_t cthr_lock_owner(const cthr_lock_t *lock) {
     return __atomic_load_n(&lock->word, __ATOMIC_RELAXED) & CTHR_LOCK_OWNER_MASK;
 }
 
+uint32_t cthr_lock_load(const cthr_lock_t *lock) {
+    if (lock == NULL) return 0;
+    return __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+}
+
+uint32_t cthr_lock_waiter_count(const cthr_lock_t *lock) {
+    if (lock == NULL) return 0;
+    return __atomic_load_n(&lock->waiters, __ATOMIC_RELAXED);
+}
+
 int cthr_lock_set_slow(cthr_lock_t *lock, bool on) {
     if (lock == NULL) return EINVAL;
-    if (on) {
-        __atomic_fetch_or(&lock->word, CTHR_LOCK_SLOW, __ATOMIC_RELAXED);
-    } else {
-        __atomic_fetch_and(&lock->word, ~CTHR_LOCK_SLOW, __ATOMIC_RELAXED);
-    }
+    uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+    if ((word & CTHR_LOCK_OWNER_MASK) != cthr_lock_self()) return EPERM;
+    __atomic_store_n(&lock->word, on ? (word | CTHR_LOCK_SLOW) : (word & ~CTHR_LOCK_SLOW), __ATOMIC_RELAXED);
     return 0;
 }
 

@@ -88,7 +88,7 @@ public final class ConditionVariable: @unchecked Sendable {
     /// Waits on the condition until `deadline` (`UInt64.max`: forever); the lock is held on entry and on return.
     func wait(_ lock: MutexLock, deadline: UInt64, operation: String) -> Bool {
         if let held = lock.isHeldByCurrentThread {
-            precondition(
+            require(
                 held,
                 "ConditionVariable.\(operation): \(lock.describe()) is not held by thread \(currentThreadID)"
             )

@@ -59,10 +59,10 @@ public final class Once: @unchecked Sendable {
                 )
             }
         }
-        precondition(
+        require(
             code != EDEADLK,
             "Once.run(_:): called again from inside its own body on thread \(currentThreadID) (this would deadlock)"
         )
-        precondition(code == 0, "Once.run(_:): cthr_once_run failed with \(errnoName(code))")
+        require(code == 0, "Once.run(_:): cthr_once_run failed with \(errnoName(code))")
     }
 }

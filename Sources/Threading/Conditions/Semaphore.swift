@@ -37,17 +37,17 @@ public final class Semaphore: @unchecked Sendable {
     ///
     /// The corresponding C function is `sem_init`.
     public init(value: Int = 0) {
-        precondition(
+        require(
             value >= 0,
             "Semaphore(value: \(value)): the initial value must not be negative (a semaphore counts available units)"
         )
-        precondition(
+        require(
             value <= Semaphore.maximumValue,
             "Semaphore(value: \(value)): the initial value exceeds SEM_VALUE_MAX (\(Semaphore.maximumValue))"
         )
         sem = .allocate(capacity: 1)
         let code = cthr_sem_init(sem, UInt32(value))
-        precondition(code == 0, "Semaphore(value: \(value)): sem_init failed with \(errnoName(code))")
+        require(code == 0, "Semaphore(value: \(value)): sem_init failed with \(errnoName(code))")
     }
 
     deinit {
@@ -60,7 +60,7 @@ public final class Semaphore: @unchecked Sendable {
     /// The corresponding C function is `sem_wait`.
     public func wait() {
         let code = cthr_sem_wait(sem)
-        precondition(code == 0, "Semaphore.wait(): sem_wait failed with \(errnoName(code))")
+        require(code == 0, "Semaphore.wait(): sem_wait failed with \(errnoName(code))")
     }
 
     /// Takes one unit, waiting at most `timeout` on the monotonic clock.
@@ -72,7 +72,7 @@ public final class Semaphore: @unchecked Sendable {
     public func wait(timeout: Duration) -> Bool {
         let code = cthr_sem_timedwait(sem, monotonicDeadline(after: timeout))
         if code == ETIMEDOUT { return false }
-        precondition(code == 0, "Semaphore.wait(timeout:): sem_clockwait failed with \(errnoName(code))")
+        require(code == 0, "Semaphore.wait(timeout:): sem_clockwait failed with \(errnoName(code))")
         return true
     }
 
@@ -92,7 +92,7 @@ public final class Semaphore: @unchecked Sendable {
     /// The corresponding C function is `sem_post`.
     public func signal() {
         let code = cthr_sem_post(sem)
-        precondition(code == 0, "Semaphore.signal(): sem_post failed with \(errnoName(code))")
+        require(code == 0, "Semaphore.signal(): sem_post failed with \(errnoName(code))")
     }
 
     /// The current count (a snapshot that may be stale by the time it is used).

@@ -81,7 +81,7 @@ let threadLocalRecordKey: pthread_key_t = {
         // Outside the lock: a value's deinit may use ThreadLocals again.
         for cell in released { cell.clear() }
     }
-    precondition(code == 0, "ThreadLocal: pthread_key_create for the thread records failed with \(errnoName(code))")
+    require(code == 0, "ThreadLocal: pthread_key_create for the thread records failed with \(errnoName(code))")
     return key
 }()
 
@@ -92,6 +92,6 @@ func currentThreadLocalRecord() -> ThreadLocalThreadRecord {
     }
     let record = ThreadLocalThreadRecord()
     let code = cthr_tsd_set(threadLocalRecordKey, Unmanaged.passRetained(record).toOpaque())
-    precondition(code == 0, "ThreadLocal: pthread_setspecific failed with \(errnoName(code))")
+    require(code == 0, "ThreadLocal: pthread_setspecific failed with \(errnoName(code))")
     return record
 }

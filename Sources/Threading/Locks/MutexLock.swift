@@ -13,8 +13,9 @@ import Musl
 /// thread and destroying it while held all trap with a message naming the lock.
 ///
 /// The normal and error-checking kinds run on CThreading's futex lock (`cthr_lock_t`): the lock word holds the
-/// owner's kernel thread id, `lock()` and `unlock()` are one inlined compare-exchange each when uncontended, and a
-/// contended `lock()` spins briefly and then sleeps on the futex. Because the owner is in the word, the ownership
+/// owner's kernel thread id; when uncontended, `lock()` is one inlined compare-exchange and `unlock()` one
+/// release store plus a load (no atomic read-modify-write: a thread going to sleep pays for that with a
+/// `membarrier` system call instead); a contended `lock()` spins briefly and then sleeps on the futex. Because the owner is in the word, the ownership
 /// checks cost nothing on the fast path, so both kinds check (the error-checking kind states the guarantee; the
 /// normal kind gets it for free). The priority-inheriting kind is a `pthread_mutex_t` with `PTHREAD_PRIO_INHERIT`:
 /// a thread holding it runs at the priority of its highest-priority waiter.
@@ -75,7 +76,7 @@ public final class MutexLock: @unchecked Sendable {
         self.name = name
         self.kind = .normal
         self.word = .allocate(capacity: 1)
-        self.word.initialize(to: cthr_lock_t(word: 0))
+        self.word.initialize(to: cthr_lock_t(word: 0, waiters: 0))
         self.pthreadMutex = nil
     }
 
@@ -99,10 +100,10 @@ public final class MutexLock: @unchecked Sendable {
                 throw ThreadingError(code: code, operation: "pthread_mutex_init", detail: "priority-inheriting mutex")
             }
             // The SLOW bit sends every lock operation to the slow path, which uses the pthread mutex.
-            self.word.initialize(to: cthr_lock_t(word: CTHR_LOCK_SLOW))
+            self.word.initialize(to: cthr_lock_t(word: CTHR_LOCK_SLOW, waiters: 0))
             self.pthreadMutex = mutex
         } else {
-            self.word.initialize(to: cthr_lock_t(word: 0))
+            self.word.initialize(to: cthr_lock_t(word: 0, waiters: 0))
             self.pthreadMutex = nil
         }
     }
@@ -110,14 +111,14 @@ public final class MutexLock: @unchecked Sendable {
     deinit {
         if let pthreadMutex {
             let code = cthr_mutex_destroy(pthreadMutex)
-            precondition(
+            require(
                 code != EBUSY,
                 "\(describe()): deinitialized while held (pthread_mutex_destroy returned EBUSY)"
             )
             pthreadMutex.deallocate()
         } else {
             let owner = cthr_lock_owner(word)
-            precondition(owner == 0, "\(describe()): deinitialized while held by thread \(owner)")
+            require(owner == 0, "\(describe()): deinitialized while held by thread \(owner)")
         }
         word.deallocate()
     }
@@ -137,7 +138,7 @@ public final class MutexLock: @unchecked Sendable {
     /// Releases the lock.
     ///
     /// - Precondition: The calling thread holds the lock (traps otherwise).
-    /// - Complexity: One compare-exchange when nobody waits.
+    /// - Complexity: One release store and one load when nobody waits.
     ///
     /// The corresponding C function is `pthread_mutex_unlock`.
     @inlinable
@@ -188,12 +189,24 @@ public final class MutexLock: @unchecked Sendable {
     /// Whether contention statistics are being counted (off by default).
     ///
     /// Turning them on makes every acquisition take the slow path, which counts; turning them off restores the
-    /// one-instruction fast path. Counters are kept across toggles; ``resetStatistics()`` clears them.
+    /// one-instruction fast path. Setting it briefly takes the lock (it may also be set while holding it).
+    /// Counters are kept across toggles; ``resetStatistics()`` clears them.
     public var statisticsEnabled: Bool {
         get { recorder.isEnabled }
         set {
+            guard pthreadMutex == nil else {
+                recorder.enabled.store(newValue, ordering: .relaxed)
+                return
+            }
+            // Only the owner may change the SLOW bit: take the lock (uncounted) unless this thread holds it.
+            let alreadyHeld = cthr_lock_owner(word) == currentThreadID
+            if !alreadyHeld && !cthr_lock_fast_lock(word) {
+                let code = cthr_lock_lock_slow(word, .max)
+                require(code == 0, "\(describe()): statisticsEnabled: locking failed with \(errnoName(code))")
+            }
             recorder.enabled.store(newValue, ordering: .relaxed)
-            if pthreadMutex == nil { _ = cthr_lock_set_slow(word, newValue) }
+            _ = cthr_lock_set_slow(word, newValue)
+            if !alreadyHeld { unlock() }
         }
     }
 
@@ -238,12 +251,12 @@ public final class MutexLock: @unchecked Sendable {
         case 0: return true
         case ETIMEDOUT: return false
         case EDEADLK:
-            preconditionFailure(
+            threadingFatal(
                 "\(describe()): \(operation) on thread \(currentThreadID), which already holds it "
                     + "(this would deadlock; use RecursiveLock for reentrant locking)"
             )
         default:
-            preconditionFailure("\(describe()): \(operation) failed with \(errnoName(code))")
+            threadingFatal("\(describe()): \(operation) failed with \(errnoName(code))")
         }
     }
 
@@ -255,9 +268,9 @@ public final class MutexLock: @unchecked Sendable {
         case EPERM:
             let owner = pthreadMutex == nil ? cthr_lock_owner(word) : 0
             let holder = owner == 0 ? "it is not locked" : "it is held by thread \(owner)"
-            preconditionFailure("\(describe()): unlock() on thread \(currentThreadID), which does not hold it (\(holder))")
+            threadingFatal("\(describe()): unlock() on thread \(currentThreadID), which does not hold it (\(holder))")
         default:
-            preconditionFailure("\(describe()): unlock() failed with \(errnoName(code))")
+            threadingFatal("\(describe()): unlock() failed with \(errnoName(code))")
         }
     }
 

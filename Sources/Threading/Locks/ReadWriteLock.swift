@@ -24,8 +24,9 @@ import Synchronization
 /// ```
 ///
 /// Traps (each message names the lock): a write or read acquisition by the thread holding the write hold;
-/// `unlock()` when the C layer reports the caller holds nothing; deinitialization while held. A read hold upgraded
-/// to a write hold on the same thread deadlocks (POSIX gives no way to detect it cheaply): release first.
+/// `unlock()` by a thread other than the writer while a writer holds it; `unlock()` of a lock nobody holds (debug
+/// builds, which count read holds; glibc cannot detect it); deinitialization while held. A read hold upgraded to a
+/// write hold on the same thread deadlocks (POSIX gives no way to detect it cheaply): release first.
 ///
 /// A reference type and `Sendable`: its state is the pthread lock and an `Atomic` writer id.
 public final class ReadWriteLock: @unchecked Sendable {
@@ -37,6 +38,8 @@ public final class ReadWriteLock: @unchecked Sendable {
 
     let rwlock: UnsafeMutablePointer<cthr_rwlock_t>
     let writer = Atomic<UInt32>(0)
+    /// Read holds outstanding; counted in debug builds only, to catch an unlock of a lock nobody holds.
+    let readers = Atomic<Int>(0)
     let recorder = LockStatisticsRecorder()
 
     /// Creates a free reader-writer lock.
@@ -52,12 +55,12 @@ public final class ReadWriteLock: @unchecked Sendable {
         self.rwlock = .allocate(capacity: 1)
         let kind = preferWriters ? CTHR_RWLOCK_PREFER_WRITER : CTHR_RWLOCK_PREFER_READER
         let code = cthr_rwlock_init(rwlock, Int32(kind.rawValue))
-        precondition(code == 0, "ReadWriteLock: pthread_rwlock_init failed with \(errnoName(code))")
+        require(code == 0, "ReadWriteLock: pthread_rwlock_init failed with \(errnoName(code))")
     }
 
     deinit {
         let code = cthr_rwlock_destroy(rwlock)
-        precondition(code != EBUSY, "\(describe()): deinitialized while held (pthread_rwlock_destroy returned EBUSY)")
+        require(code != EBUSY, "\(describe()): deinitialized while held (pthread_rwlock_destroy returned EBUSY)")
         rwlock.deallocate()
     }
 
@@ -73,6 +76,7 @@ public final class ReadWriteLock: @unchecked Sendable {
             ? recorder.acquire(attempt: { cthr_rwlock_tryrdlock(rwlock) }, wait: { cthr_rwlock_rdlock(rwlock) })
             : cthr_rwlock_rdlock(rwlock)
         check(code, "readLock()")
+        countReader()
     }
 
     /// Takes the exclusive (write) hold, waiting while anyone holds the lock.
@@ -97,8 +101,10 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// The corresponding C function is `pthread_rwlock_tryrdlock`.
     public func tryReadLock() -> Bool {
         let code = cthr_rwlock_tryrdlock(rwlock)
-        if code == 0, recorder.isEnabled { recorder.recordUncontended() }
-        return code == 0
+        guard code == 0 else { return false }
+        if recorder.isEnabled { recorder.recordUncontended() }
+        countReader()
+        return true
     }
 
     /// Takes the write hold if the lock is free.
@@ -133,6 +139,7 @@ public final class ReadWriteLock: @unchecked Sendable {
             : cthr_rwlock_timedrdlock(rwlock, deadline)
         if code == ETIMEDOUT { return false }
         check(code, "readLock(timeout:)")
+        countReader()
         return true
     }
 
@@ -165,7 +172,22 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// The corresponding C function is `pthread_rwlock_unlock`.
     public func unlock() {
         let me = currentThreadID
-        if writer.load(ordering: .relaxed) == me { writer.store(0, ordering: .relaxed) }
+        let holder = writer.load(ordering: .relaxed)
+        if holder == me {
+            writer.store(0, ordering: .relaxed)
+        } else {
+            require(
+                holder == 0,
+                "\(describe()): unlock() on thread \(me), which does not hold it (thread \(holder) holds the write lock)"
+            )
+            #if DEBUG
+            let before = readers.wrappingSubtract(1, ordering: .relaxed).oldValue
+            if before <= 0 {
+                readers.wrappingAdd(1, ordering: .relaxed)
+                threadingFatal("\(describe()): unlock() on thread \(me), which does not hold it (it is not locked)")
+            }
+            #endif
+        }
         check(cthr_rwlock_unlock(rwlock), "unlock()")
     }
 
@@ -207,9 +229,16 @@ public final class ReadWriteLock: @unchecked Sendable {
 
     func describe() -> String { lockDescription("ReadWriteLock", name, self) }
 
+    @inline(__always)
+    private func countReader() {
+        #if DEBUG
+        readers.wrappingAdd(1, ordering: .relaxed)
+        #endif
+    }
+
     private func checkNotWriter(_ operation: String) {
         let me = currentThreadID
-        precondition(
+        require(
             writer.load(ordering: .relaxed) != me,
             "\(describe()): \(operation) on thread \(me), which already holds the write lock (this would deadlock)"
         )
@@ -219,11 +248,11 @@ public final class ReadWriteLock: @unchecked Sendable {
         switch code {
         case 0: return
         case EDEADLK:
-            preconditionFailure("\(describe()): \(operation) on thread \(currentThreadID) would deadlock (EDEADLK)")
+            threadingFatal("\(describe()): \(operation) on thread \(currentThreadID) would deadlock (EDEADLK)")
         case EPERM:
-            preconditionFailure("\(describe()): \(operation) on thread \(currentThreadID), which does not hold it")
+            threadingFatal("\(describe()): \(operation) on thread \(currentThreadID), which does not hold it")
         default:
-            preconditionFailure("\(describe()): \(operation) failed with \(errnoName(code))")
+            threadingFatal("\(describe()): \(operation) failed with \(errnoName(code))")
         }
     }
 }

@@ -41,12 +41,12 @@ public final class RecursiveLock: @unchecked Sendable {
         self.name = name
         self.mutex = .allocate(capacity: 1)
         let code = cthr_mutex_init(mutex, Int32(CTHR_MUTEX_RECURSIVE.rawValue))
-        precondition(code == 0, "RecursiveLock: pthread_mutex_init failed with \(errnoName(code))")
+        require(code == 0, "RecursiveLock: pthread_mutex_init failed with \(errnoName(code))")
     }
 
     deinit {
         let code = cthr_mutex_destroy(mutex)
-        precondition(code != EBUSY, "\(describe()): deinitialized while held (pthread_mutex_destroy returned EBUSY)")
+        require(code != EBUSY, "\(describe()): deinitialized while held (pthread_mutex_destroy returned EBUSY)")
         mutex.deallocate()
     }
 
@@ -131,11 +131,11 @@ public final class RecursiveLock: @unchecked Sendable {
         switch code {
         case 0: return
         case EPERM:
-            preconditionFailure("\(describe()): \(operation) on thread \(currentThreadID), which does not hold it")
+            threadingFatal("\(describe()): \(operation) on thread \(currentThreadID), which does not hold it")
         case EAGAIN:
-            preconditionFailure("\(describe()): \(operation): too many nested acquisitions (EAGAIN)")
+            threadingFatal("\(describe()): \(operation): too many nested acquisitions (EAGAIN)")
         default:
-            preconditionFailure("\(describe()): \(operation) failed with \(errnoName(code))")
+            threadingFatal("\(describe()): \(operation) failed with \(errnoName(code))")
         }
     }
 }

@@ -45,7 +45,7 @@ public final class SpinLock: @unchecked Sendable {
 
     deinit {
         let holder = owner.load(ordering: .relaxed)
-        precondition(holder == 0, "\(describe()): deinitialized while held by thread \(holder)")
+        require(holder == 0, "\(describe()): deinitialized while held by thread \(holder)")
         spin.deallocate()
     }
 
@@ -59,7 +59,7 @@ public final class SpinLock: @unchecked Sendable {
         if cthr_spin_trylock(spin) == 0 {
             if recorder.isEnabled { recorder.recordUncontended() }
         } else {
-            precondition(
+            require(
                 owner.load(ordering: .relaxed) != me,
                 "\(describe()): lock() on thread \(me), which already holds it (this would spin forever)"
             )
@@ -90,14 +90,14 @@ public final class SpinLock: @unchecked Sendable {
     public func unlock() {
         let me = currentThreadID
         let holder = owner.load(ordering: .relaxed)
-        precondition(
+        require(
             holder == me,
             "\(describe()): unlock() on thread \(me), which does not hold it ("
                 + (holder == 0 ? "it is not locked)" : "it is held by thread \(holder))")
         )
         owner.store(0, ordering: .relaxed)
         let code = cthr_spin_unlock(spin)
-        precondition(code == 0, "\(describe()): unlock() failed with \(errnoName(code))")
+        require(code == 0, "\(describe()): unlock() failed with \(errnoName(code))")
     }
 
     /// Runs `body` while holding the lock.

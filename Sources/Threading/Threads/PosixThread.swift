@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 import CThreading
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -9,27 +10,40 @@ import Glibc
 import Musl
 #endif
 
-/// An operating-system thread running a closure, and the unique handle to it: ``join()`` waits for the closure
-/// and returns its result; ``detach()`` lets the thread finish on its own.
-///
-/// `PosixThread` is non-copyable and `join()`/`detach()` consume it, so joining or detaching twice, or joining a
-/// detached thread, does not compile (POSIX leaves it undefined). A handle dropped without either is detached.
+/// An operating-system thread running a closure, and the handle to it: ``join()`` waits for the closure and
+/// returns its result; ``detach()`` lets the thread finish on its own.
 ///
 /// ```swift
 /// let worker = try PosixThread(name: "worker") { (1...100).reduce(0, +) }
 /// let sum = worker.join()  // 5050
 /// ```
 ///
+/// The handle is a class so that handles can be kept in arrays and passed around (a non-copyable handle, which
+/// would make a second `join` a compile error, cannot be stored in an `Array` today). POSIX leaves joining twice
+/// undefined; here the handle's state (joinable, joined, detached) is an atomic, and joining or detaching a second
+/// time traps with a message. A handle released while still joinable detaches the thread.
+///
 /// The body is `@Sendable` (it runs on another thread) and returns a `sending` result, which `join()` hands to
 /// the caller: the result may be a non-`Sendable` value the body created.
 ///
-/// Facts about the calling thread (``isMainThread``, ``currentID``, ``currentName``, ``currentStackSize``,
+/// Facts about the calling thread (``isMainThread``, ``currentID``, ``currentName``, ``currentStackSize()``,
 /// ``sleep(for:)``, ``yield()``) are static members on `PosixThread` (that is, `PosixThread<Void>`).
-public struct PosixThread<Result>: ~Copyable {
-    @usableFromInline
-    let handle: pthread_t
+///
+/// Traps: a second `join()` or `detach()` (or one after the other); `join()` on the thread itself.
+///
+/// `Sendable`: the pthread handle is immutable, the state is an `Atomic`, and the result is handed over by
+/// `pthread_join`, which orders the thread's write before the joiner's read; at most one `join()` gets it.
+public final class PosixThread<Result>: @unchecked Sendable {
+    /// The pthread handle.
+    public let handle: pthread_t
 
-    let box: Unmanaged<PosixThreadBox<Result>>
+    /// The name given at creation, if any (as requested, before Linux's 15-byte truncation).
+    public let name: String?
+
+    let box: PosixThreadBox<Result>
+
+    /// 0 = joinable, 1 = joined, 2 = detached.
+    let state = Atomic<UInt8>(0)
 
     /// Starts a new thread running `body`.
     ///
@@ -52,7 +66,7 @@ public struct PosixThread<Result>: ~Copyable {
         }
         let box = PosixThreadBox<Result>(body)
         let context = Unmanaged<PosixThreadRunnable>.passRetained(box)  // the thread's reference
-        var attributes = cthr_thread_attr_t(stack_size: stackSize.map { Int($0) } ?? 0, detached: 0, name: nil)
+        var attributes = cthr_thread_attr_t(stack_size: stackSize ?? 0, detached: 0, name: nil)
         var thread = pthread_t()
         let code: CInt
         if let name {
@@ -70,30 +84,29 @@ public struct PosixThread<Result>: ~Copyable {
             throw ThreadingError(code: code, operation: "pthread_create", detail: detail)
         }
         self.handle = thread
-        self.box = .passRetained(box)  // the handle's reference
+        self.name = name
+        self.box = box
     }
 
     deinit {
-        _ = cthr_thread_detach(handle)
-        box.release()
+        if state.load(ordering: .relaxed) == 0 { _ = cthr_thread_detach(handle) }
     }
 
     /// Waits for the thread to finish and returns what its body returned.
     ///
     /// - Returns: The body's result.
-    /// - Precondition: Not called on the thread itself (traps: it would wait for itself).
+    /// - Precondition: The handle was neither joined nor detached before, and this is not the thread itself
+    ///   (traps).
     ///
     /// The corresponding C function is `pthread_join`.
-    public consuming func join() -> sending Result {
-        let handle = self.handle
-        let box = self.box.takeRetainedValue()
-        discard self
+    public func join() -> sending Result {
+        claim("join()", as: 1)
         let code = cthr_thread_join(handle, nil)
-        precondition(
+        require(
             code != EDEADLK,
-            "PosixThread.join(): called on thread \(currentThreadID) for itself (this would deadlock)"
+            "PosixThread\(describeName).join(): called on thread \(currentThreadID) for itself (this would deadlock)"
         )
-        precondition(code == 0, "PosixThread.join(): pthread_join failed with \(errnoName(code))")
+        require(code == 0, "PosixThread\(describeName).join(): pthread_join failed with \(errnoName(code))")
         nonisolated(unsafe) let result = box.result.take()!
         return result
     }
@@ -101,16 +114,26 @@ public struct PosixThread<Result>: ~Copyable {
     /// Lets the thread run to completion on its own; its resources are freed when it exits and its result is
     /// discarded.
     ///
+    /// - Precondition: The handle was neither joined nor detached before (traps).
+    ///
     /// The corresponding C function is `pthread_detach`.
-    public consuming func detach() {
-        let handle = self.handle
-        let box = self.box
-        discard self
+    public func detach() {
+        claim("detach()", as: 2)
         let code = cthr_thread_detach(handle)
-        box.release()
-        precondition(code == 0, "PosixThread.detach(): pthread_detach failed with \(errnoName(code))")
+        require(code == 0, "PosixThread\(describeName).detach(): pthread_detach failed with \(errnoName(code))")
     }
 
     /// Whether this handle names the calling thread.
     public var isCurrent: Bool { cthr_thread_equal(handle, cthr_thread_self()) }
+
+    private var describeName: String { name.map { " \"\($0)\"" } ?? "" }
+
+    /// Moves the state from joinable to `next`, trapping if it was already joined or detached.
+    private func claim(_ operation: String, as next: UInt8) {
+        let (exchanged, previous) = state.compareExchange(expected: 0, desired: next, ordering: .acquiringAndReleasing)
+        if !exchanged {
+            let what = previous == 1 ? "joined" : "detached"
+            threadingFatal("PosixThread\(describeName).\(operation): the thread was already \(what)")
+        }
+    }
 }

@@ -113,7 +113,7 @@ public final class ThreadLocal<Value>: @unchecked Sendable {
             registry.cells[ObjectIdentifier(cell)] = cell
         }
         let code = cthr_tsd_set(key, Unmanaged.passUnretained(cell).toOpaque())
-        precondition(code == 0, "ThreadLocal: pthread_setspecific failed with \(errnoName(code))")
+        require(code == 0, "ThreadLocal: pthread_setspecific failed with \(errnoName(code))")
         return cell
     }
 }

@@ -41,3 +41,22 @@ func lockDescription(_ type: String, _ name: String?, _ object: AnyObject) -> St
 func errnoName(_ code: CInt) -> String {
     ThreadingError.cName(of: code)
 }
+
+/// Stops the process with `message` on standard error, in every build configuration (unlike `precondition`,
+/// whose message `-O` builds drop): misuse diagnostics must name the lock and thread in production too.
+@usableFromInline
+func threadingFatal(_ message: String, file: StaticString = #fileID, line: UInt = #line) -> Never {
+    fatalError(message, file: file, line: line)
+}
+
+/// Traps with `message` (see `threadingFatal`) unless `condition` holds.
+@inline(__always)
+@usableFromInline
+func require(
+    _ condition: Bool,
+    _ message: @autoclosure () -> String,
+    file: StaticString = #fileID,
+    line: UInt = #line
+) {
+    if _slowPath(!condition) { threadingFatal(message(), file: file, line: line) }
+}
