@@ -17,7 +17,15 @@ extension ConcurrentQueue {
     public static func concurrentPerform(iterations: Int, qos: QoS = .default, execute work: (Int) -> Void) {
         guard iterations > 0 else { return }
         withoutActuallyEscaping(work) { escapable in
-            let state = PerformState(iterations: iterations, body: escapable)
+            // The body lives in storage the caller owns and frees after every index finished; late helpers only
+            // touch the shared counters, so nothing retains the body past this call.
+            let body = UnsafeMutablePointer<(Int) -> Void>.allocate(capacity: 1)
+            body.initialize(to: escapable)
+            defer {
+                body.deinitialize(count: 1)
+                body.deallocate()
+            }
+            let state = PerformState(iterations: iterations, body: body)
             let helpers = Swift.min(iterations, Engine.shared.cores) - 1
             for _ in 0..<Swift.max(0, helpers) {
                 Engine.shared.submit(.job { state.participate() }, lane: qos.rawValue)
@@ -32,12 +40,12 @@ extension ConcurrentQueue {
 private final class PerformState: @unchecked Sendable {
     let iterations: Int
     /// Valid while the caller waits in `waitAll` (only called for a claimed index, which the caller waits for).
-    let body: (Int) -> Void
+    let body: UnsafeMutablePointer<(Int) -> Void>
     let next = Atomic<Int>(0)
     let finished = Atomic<Int>(0)
     let done = EngineWord.allocate()
 
-    init(iterations: Int, body: @escaping (Int) -> Void) {
+    init(iterations: Int, body: UnsafeMutablePointer<(Int) -> Void>) {
         self.iterations = iterations
         self.body = body
     }
@@ -48,7 +56,7 @@ private final class PerformState: @unchecked Sendable {
         while true {
             let index = next.add(1, ordering: .relaxed).oldValue
             if index >= iterations { return }
-            body(index)
+            body.pointee(index)
             if finished.add(1, ordering: .acquiringAndReleasing).newValue == iterations {
                 done.store(1)
                 done.wake(Int32.max)
