@@ -40,8 +40,11 @@ struct ChildOutcome {
     var exitStatus: Int32?
     /// The signal that killed it, when one did.
     var signal: Int32?
+    /// Whether it was killed for running past its deadline (it hung).
+    var timedOut: Bool
 
     var summary: String {
+        if timedOut { return "hung and was killed after its deadline" }
         if let signal { return "crashed (signal \(signal), \(signalName(signal)))" }
         return "exited with status \(exitStatus ?? -1)"
     }
@@ -62,7 +65,9 @@ func signalName(_ signal: Int32) -> String {
 /// Runs this executable again with `--child <name>`, killing it after `timeoutSeconds`.
 func runChild(_ name: String, timeoutSeconds: Int = 20) -> ChildOutcome {
     var pipeEnds: [Int32] = [0, 0]
-    guard pipe(&pipeEnds) == 0 else { return ChildOutcome(output: "pipe failed", exitStatus: nil, signal: nil) }
+    guard pipe(&pipeEnds) == 0 else {
+        return ChildOutcome(output: "pipe failed", exitStatus: nil, signal: nil, timedOut: false)
+    }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
@@ -91,6 +96,9 @@ func runChild(_ name: String, timeoutSeconds: Int = 20) -> ChildOutcome {
     }
     if !sawSanitizer.tsan { environment.append("TSAN_OPTIONS=" + letSignalsThrough) }
     if !sawSanitizer.asan { environment.append("ASAN_OPTIONS=" + letSignalsThrough) }
+    // No Swift crash reporter in the child: it only needs to die, and the reporter is slow and keeps the pipe.
+    environment.removeAll { $0.hasPrefix("SWIFT_BACKTRACE=") }
+    environment.append("SWIFT_BACKTRACE=enable=no")
     var cEnvironment = environment.map { strdup($0) } + [nil]
     var spawned: pid_t = 0
     let code = posix_spawn(&spawned, path, &actions, nil, &cArgs, &cEnvironment)
@@ -100,33 +108,38 @@ func runChild(_ name: String, timeoutSeconds: Int = 20) -> ChildOutcome {
     close(pipeEnds[1])
     guard code == 0 else {
         close(pipeEnds[0])
-        return ChildOutcome(output: "posix_spawn failed: \(code)", exitStatus: nil, signal: nil)
+        return ChildOutcome(output: "posix_spawn failed: \(code)", exitStatus: nil, signal: nil, timedOut: false)
     }
-    // A watchdog kills a child that hangs (it should never need to).
-    let finished = Atomic<Bool>(false)
-    let watchdog = try! PosixThread(name: "watchdog") {
-        let deadline = ContinuousClock.now + .seconds(timeoutSeconds)
-        while !finished.load(ordering: .acquiring) && ContinuousClock.now < deadline {
-            PosixThread.sleep(for: .milliseconds(10))
-        }
-        if !finished.load(ordering: .acquiring) { kill(pid, SIGKILL) }
-    }
+    // Read until the child exited (its crash reporter or a grandchild may keep the pipe open); kill it when it
+    // runs past the deadline (an unsynchronized dictionary can also corrupt itself into an endless probe loop).
+    let deadline = ContinuousClock.now + .seconds(timeoutSeconds)
     var bytes: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)
+    var poller = pollfd(fd: pipeEnds[0], events: Int16(POLLIN), revents: 0)
+    var status: Int32 = 0
+    var exited = false
+    var timedOut = false
     while true {
-        let count = buffer.withUnsafeMutableBytes { read(pipeEnds[0], $0.baseAddress, $0.count) }
-        if count <= 0 { break }
-        bytes += buffer[0..<count]
+        while poll(&poller, 1, exited ? 0 : 20) > 0 {
+            let count = buffer.withUnsafeMutableBytes { read(pipeEnds[0], $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            bytes += buffer[0..<count]
+        }
+        if exited { break }
+        if waitpid(pid, &status, WNOHANG) == pid {
+            exited = true
+        } else if ContinuousClock.now >= deadline {
+            kill(pid, SIGKILL)
+            timedOut = true
+        }
     }
     close(pipeEnds[0])
-    var status: Int32 = 0
-    waitpid(pid, &status, 0)
-    finished.store(true, ordering: .releasing)
-    watchdog.join()
     let output = String(decoding: bytes, as: UTF8.self)
     let signal = status & 0x7f
-    if signal != 0 { return ChildOutcome(output: output, exitStatus: nil, signal: signal) }
-    return ChildOutcome(output: output, exitStatus: (status >> 8) & 0xff, signal: nil)
+    if signal != 0 {
+        return ChildOutcome(output: output, exitStatus: nil, signal: signal, timedOut: timedOut)
+    }
+    return ChildOutcome(output: output, exitStatus: (status >> 8) & 0xff, signal: nil, timedOut: false)
 }
 
 /// A thread-safe log of what the seed's code `print`s, read back in order.

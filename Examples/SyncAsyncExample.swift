@@ -32,7 +32,8 @@ let syncAsyncExample = Example(
     serial.sync {}  // wait for the queue to drain
     print("serial, async:             \(log.joined)")
 
-    // 3. serial, sync in async: deadlock. In a child process: it prints 1, 2, 5 (or 1, 5, 2) and is stopped.
+    // 3. serial, sync in async: deadlock. In a child process: it prints 1, 2, 5 (or 1, 5, 2) and is stopped —
+    // here the stop comes at once, so the main thread's 5 is printed only if it won the race to the terminal.
     let child = runChild("serial-sync-in-async")
     let printed = child.output.split(separator: "\n").filter { $0.count == 1 }.joined()
     let diagnostic = child.output.split(separator: "\n").first { $0.contains("deadlock") } ?? "(no diagnostic)"

@@ -45,7 +45,7 @@ public final class CurrentThreadScheduler: Sendable {
         do {
             return try ThreadLocal { Trampoline() }
         } catch {
-            preconditionFailure("CurrentThreadScheduler: pthread_key_create failed: \(error)")
+            threadingFatal("CurrentThreadScheduler: pthread_key_create failed: \(error)")
         }
     }()
 

@@ -236,7 +236,7 @@ open class Job: @unchecked Sendable, CustomStringConvertible {
         guard stateValue == .ready, owner == nil else {
             let why = owner != nil ? "it belongs to \(owner!)" : "its state is \(stateValue)"
             JobGraph.lock.unlock()
-            preconditionFailure("Job.start(): \(self) cannot start because \(why)")
+            threadingFatal("Job.start(): \(self) cannot start because \(why)")
         }
         stateValue = .executing
         JobGraph.lock.unlock()

@@ -55,7 +55,7 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
     ///   - qos: The pool lane of jobs without their own QoS (default ``QoS/default``).
     ///   - maxConcurrentJobs: The most jobs executing at once; 1 for a serial queue. Must be ≥ 1.
     public init(name: String = "JobQueue", qos: QoS = .default, maxConcurrentJobs: Int = JobQueue.unlimited) {
-        precondition(
+        require(
             maxConcurrentJobs >= 1,
             "JobQueue(name: \"\(name)\", maxConcurrentJobs: \(maxConcurrentJobs)): maxConcurrentJobs must be ≥ 1"
         )
@@ -74,7 +74,7 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
     public var maxConcurrentJobs: Int {
         get { lock.withLock { maxValue } }
         set {
-            precondition(newValue >= 1, "\(self).maxConcurrentJobs = \(newValue): must be ≥ 1")
+            require(newValue >= 1, "\(self).maxConcurrentJobs = \(newValue): must be ≥ 1")
             lock.lock()
             maxValue = newValue
             let starting = startLocked()
@@ -112,7 +112,7 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
             let why = job.owner.map { "it already belongs to \($0)" } ?? "it is already \(job.stateValue)"
             JobGraph.lock.unlock()
             lock.unlock()
-            preconditionFailure("\(self).addJob(_:): cannot add \(job) because \(why)")
+            threadingFatal("\(self).addJob(_:): cannot add \(job) because \(why)")
         }
         job.owner = self
         let isReady = job.stateValue == .ready

@@ -81,7 +81,7 @@ open class ResultJob<Output: Sendable>: Job, @unchecked Sendable {
     /// - Throws: Whatever the work throws; the job then ends ``Job/State/failed``.
     open func produce() throws -> Output {
         guard let produceBody else {
-            preconditionFailure("ResultJob.produce(): \(self) has no body; override produce() or pass a closure")
+            threadingFatal("ResultJob.produce(): \(self) has no body; override produce() or pass a closure")
         }
         return try produceBody(self)
     }
@@ -100,7 +100,7 @@ open class ResultJob<Output: Sendable>: Job, @unchecked Sendable {
     ///
     /// - Parameter output: The output dependents will read.
     public func finish(returning output: Output) {
-        precondition(isAsynchronous, "ResultJob.finish(returning:): \(self) is not asynchronous")
+        require(isAsynchronous, "ResultJob.finish(returning:): \(self) is not asynchronous")
         JobGraph.lock.withLock {
             if stateValue == .executing { produced = output }
         }
@@ -111,7 +111,7 @@ open class ResultJob<Output: Sendable>: Job, @unchecked Sendable {
     ///
     /// - Parameter error: The error dependents will see.
     public func finish(throwing error: any Error) {
-        precondition(isAsynchronous, "ResultJob.finish(throwing:): \(self) is not asynchronous")
+        require(isAsynchronous, "ResultJob.finish(throwing:): \(self) is not asynchronous")
         end(error: error)
     }
 
