@@ -5,6 +5,7 @@
 #ifndef CTHREADING_COND_H
 #define CTHREADING_COND_H
 
+#include "cthr_nullability.h"
 #include <pthread.h>
 #include <stdint.h>
 

@@ -6,6 +6,7 @@
 #ifndef CTHREADING_FUTEX_H
 #define CTHREADING_FUTEX_H
 
+#include "cthr_nullability.h"
 #include <stdint.h>
 
 #ifdef __cplusplus

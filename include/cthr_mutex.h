@@ -5,6 +5,7 @@
 #ifndef CTHREADING_MUTEX_H
 #define CTHREADING_MUTEX_H
 
+#include "cthr_nullability.h"
 #include <pthread.h>
 #include <stdint.h>
 

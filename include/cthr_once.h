@@ -5,6 +5,7 @@
 #ifndef CTHREADING_ONCE_H
 #define CTHREADING_ONCE_H
 
+#include "cthr_nullability.h"
 #include <stdbool.h>
 #include <stdint.h>
 

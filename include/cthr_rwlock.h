@@ -5,6 +5,7 @@
 #ifndef CTHREADING_RWLOCK_H
 #define CTHREADING_RWLOCK_H
 
+#include "cthr_nullability.h"
 #include <pthread.h>
 #include <stdint.h>
 

@@ -5,6 +5,7 @@
 #ifndef CTHREADING_SEM_H
 #define CTHREADING_SEM_H
 
+#include "cthr_nullability.h"
 #include <semaphore.h>
 #include <stdint.h>
 

@@ -6,6 +6,7 @@
 #ifndef CTHREADING_SPIN_H
 #define CTHREADING_SPIN_H
 
+#include "cthr_nullability.h"
 #include <stdint.h>
 
 #ifdef __cplusplus

@@ -5,6 +5,7 @@
 #ifndef CTHREADING_THREAD_H
 #define CTHREADING_THREAD_H
 
+#include "cthr_nullability.h"
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,6 +5,7 @@
 #ifndef CTHREADING_TSD_H
 #define CTHREADING_TSD_H
 
+#include "cthr_nullability.h"
 #include <pthread.h>
 
 #ifdef __cplusplus

@@ -4,6 +4,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,18 +22,33 @@ int cthr_lock_unlock_needs_fence = 0;
 
 // Spins this many times (with `pause`) before sleeping while the lock is held.
 #define CTHR_LOCK_SPINS 100
+// Then yields the processor this many times before sleeping.
+#define CTHR_LOCK_YIELDS 8
 
 #ifndef MEMBARRIER_CMD_PRIVATE_EXPEDITED
 #define MEMBARRIER_CMD_PRIVATE_EXPEDITED (1 << 3)
 #define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (1 << 4)
 #endif
 
-// Registers the process for expedited private membarriers before main; without them, unlock fences instead.
-__attribute__((constructor)) static void cthr_lock_setup(void) {
+// Registers the process for expedited private membarriers; without them, unlock fences instead.
+static void cthr_lock_register_membarrier(void) {
 #ifdef SYS_membarrier
     if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) return;
 #endif
     cthr_lock_unlock_needs_fence = 1;
+}
+
+// In a forked child (one thread): forget the parent's cached thread id and register the new address space.
+static void cthr_lock_after_fork_in_child(void) {
+    cthr_lock_cached_tid = 0;
+    cthr_lock_register_membarrier();
+}
+
+// Runs before main, so the unlock mode is fixed before any lock is used.
+__attribute__((constructor)) static void cthr_lock_setup(void) {
+    cthr_lock_register_membarrier();
+    // If this fails (ENOMEM), a forked child keeps the parent's cached id (still unique while the parent lives).
+    (void)pthread_atfork(NULL, NULL, cthr_lock_after_fork_in_child);
 }
 
 // The sleeper's half of the asymmetric barrier: after it, every unlock either sees the sleeper's registration or
@@ -78,6 +95,11 @@ uint32_t cthr_lock_self_slow(void) {
     return tid;
 }
 
+int cthr_lock_use_fenced_unlock(void) {
+    __atomic_store_n(&cthr_lock_unlock_needs_fence, 1, __ATOMIC_SEQ_CST);
+    return 0;
+}
+
 void cthr_lock_wake_one(cthr_lock_t *lock) {
     cthr_lock_futex_wake(&lock->word, 1);
 }
@@ -112,11 +134,18 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
     uint32_t self = cthr_lock_self();
     uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
 
-    // Phase 1: spin briefly while the holder runs (critical sections are usually short).
-    for (int spin = 0; spin < CTHR_LOCK_SPINS; spin++) {
+    // Phase 1: spin briefly while the holder runs (critical sections are usually short), then yield the
+    // processor a few times, which lets a preempted holder finish when threads outnumber cores, before paying
+    // for sleeping (a membarrier to register, a futex wake from the unlocker).
+    for (int spin = 0; spin < CTHR_LOCK_SPINS + CTHR_LOCK_YIELDS; spin++) {
         int rc = cthr_lock_attempt(lock, self, &word);
         if (rc != EBUSY) return rc;
-        cthr_lock_relax();
+        if (spin < CTHR_LOCK_SPINS) {
+            cthr_lock_relax();
+        } else {
+            if (deadline_ns != UINT64_MAX && cthr_clock_now_ns() >= deadline_ns) break;
+            sched_yield();
+        }
         word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
     }
 

@@ -114,12 +114,28 @@ bool cthr_thread_equal(pthread_t a, pthread_t b) {
     return pthread_equal(a, b) != 0;
 }
 
+// The calling thread's id, 0 until first asked for.
+static _Thread_local pid_t cthr_cached_thread_id = 0;
+
+// After fork() the child's only thread inherits the forking thread's cache, which holds the parent's thread id.
+static void cthr_thread_id_reset_in_child(void) {
+    cthr_cached_thread_id = 0;
+}
+
+static pthread_once_t cthr_thread_id_atfork_once = PTHREAD_ONCE_INIT;
+
+static void cthr_thread_id_register_atfork(void) {
+    // If registration fails (ENOMEM), a forked child may report a stale id; nothing else is affected.
+    (void)pthread_atfork(NULL, NULL, cthr_thread_id_reset_in_child);
+}
+
 pid_t cthr_thread_id(void) {
-    static _Thread_local pid_t cached = 0;
-    if (cached == 0) {
-        cached = (pid_t)syscall(SYS_gettid);
+    if (cthr_cached_thread_id == 0) {
+        // Any thread that filled its cache did so after this registration, so a child never inherits a stale one.
+        (void)pthread_once(&cthr_thread_id_atfork_once, cthr_thread_id_register_atfork);
+        cthr_cached_thread_id = (pid_t)syscall(SYS_gettid);
     }
-    return cached;
+    return cthr_cached_thread_id;
 }
 
 bool cthr_thread_is_main(void) {

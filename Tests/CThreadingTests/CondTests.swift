@@ -82,27 +82,34 @@ final class CondFixture: @unchecked Sendable {  // every field is a C primitive 
 
     @Test func timedWaitSucceedsWhenSignalledInTime() throws {
         let fixture = CondFixture()
-        let signaller = try #require(spawnVoid {
-            _ = cthr_sleep_ns(20_000_000)
-            fixture.publish(1)
-        })
+        let signaller = try #require(
+            spawnVoid {
+                _ = cthr_sleep_ns(20_000_000)
+                fixture.publish(1)
+            }
+        )
         #expect(fixture.waitFor(1, deadline: cthr_clock_deadline_after(generousTimeoutNs)) == 0)
         #expect(signaller.joined())
     }
 
     @Test func relativeWaitSucceedsWhenSignalledInTime() throws {
         let fixture = CondFixture()
-        let signaller = try #require(spawnVoid {
-            _ = cthr_sleep_ns(20_000_000)
-            fixture.publish(1)
-        })
+        let signaller = try #require(
+            spawnVoid {
+                _ = cthr_sleep_ns(20_000_000)
+                fixture.publish(1)
+            }
+        )
         #expect(cthr_mutex_lock(fixture.mutex.pointer) == 0)
         let deadline = cthr_clock_deadline_after(generousTimeoutNs)
         var code: Int32 = 0
         while fixture.value.pointer.pointee == 0 && code == 0 {
             let now = cthr_clock_now_ns()
             code = cthr_cond_timedwait_relative(
-                fixture.cond.pointer, fixture.mutex.pointer, deadline > now ? deadline - now : 0)
+                fixture.cond.pointer,
+                fixture.mutex.pointer,
+                deadline > now ? deadline - now : 0
+            )
         }
         #expect(fixture.value.pointer.pointee == 1)
         #expect(cthr_mutex_unlock(fixture.mutex.pointer) == 0)
@@ -132,13 +139,15 @@ final class CondFixture: @unchecked Sendable {  // every field is a C primitive 
 
     @Test func untimedWaitReturnsAfterSignal() throws {
         let fixture = CondFixture()
-        let waiter = try #require(spawnVoid {
-            _ = cthr_mutex_lock(fixture.mutex.pointer)
-            while fixture.value.pointer.pointee == 0 {
-                _ = cthr_cond_wait(fixture.cond.pointer, fixture.mutex.pointer)
+        let waiter = try #require(
+            spawnVoid {
+                _ = cthr_mutex_lock(fixture.mutex.pointer)
+                while fixture.value.pointer.pointee == 0 {
+                    _ = cthr_cond_wait(fixture.cond.pointer, fixture.mutex.pointer)
+                }
+                _ = cthr_mutex_unlock(fixture.mutex.pointer)
             }
-            _ = cthr_mutex_unlock(fixture.mutex.pointer)
-        })
+        )
         fixture.publish(1)
         // A signal sent before the waiter slept is not lost: it re-checks the predicate under the mutex.
         #expect(waiter.joined())

@@ -49,15 +49,17 @@ private final class FutexFixture: @unchecked Sendable {  // `word` is only touch
     @Test func wakeWakesASleepingWaiter() throws {
         let fixture = FutexFixture()
         let timedOut = SharedCell<Bool>(false)
-        let waiter = try #require(spawnVoid {
-            let deadline = cthr_clock_deadline_after(generousTimeoutNs)
-            while fixture.load() == 0 {
-                if cthr_futex_wait(fixture.word.pointer, 0, deadline) == ETIMEDOUT {
-                    timedOut.pointer.pointee = true
-                    return
+        let waiter = try #require(
+            spawnVoid {
+                let deadline = cthr_clock_deadline_after(generousTimeoutNs)
+                while fixture.load() == 0 {
+                    if cthr_futex_wait(fixture.word.pointer, 0, deadline) == ETIMEDOUT {
+                        timedOut.pointer.pointee = true
+                        return
+                    }
                 }
             }
-        })
+        )
         // Wake one sleeper without changing the word until a wake reports that it woke somebody: the waiter was
         // then asleep on the word (it goes back to sleep, since the word is still 0).
         var woken: Int32 = 0

@@ -105,10 +105,12 @@ func holdOnAnotherThread(_ mutex: SharedCell<cthr_mutex_t>, until release: Event
         let mutex = makeMutex(kind)
         let release = Event()
         let holder = try #require(holdOnAnotherThread(mutex, until: release))
-        let releaser = try #require(spawnVoid {
-            _ = cthr_sleep_ns(20_000_000)
-            release.signal()
-        })
+        let releaser = try #require(
+            spawnVoid {
+                _ = cthr_sleep_ns(20_000_000)
+                release.signal()
+            }
+        )
         #expect(cthr_mutex_timedlock(mutex.pointer, cthr_clock_deadline_after(generousTimeoutNs)) == 0)
         #expect(cthr_mutex_unlock(mutex.pointer) == 0)
         #expect(releaser.joined())

@@ -111,23 +111,29 @@ private func makeLock(_ kind: Int32) -> SharedCell<cthr_rwlock_t> {
         let lock = makeLock(kind)
         let readerHolds = Event()
         let releaseReader = Event()
-        let reader = try #require(spawnVoid {
-            guard cthr_rwlock_rdlock(lock.pointer) == 0 else { return }
-            readerHolds.signal()
-            _ = releaseReader.wait()
-            _ = cthr_rwlock_unlock(lock.pointer)
-        })
+        let reader = try #require(
+            spawnVoid {
+                guard cthr_rwlock_rdlock(lock.pointer) == 0 else { return }
+                readerHolds.signal()
+                _ = releaseReader.wait()
+                _ = cthr_rwlock_unlock(lock.pointer)
+            }
+        )
         guard readerHolds.wait() else { return nil }
         let writerResult = SharedCell<Int32>(-1)
         let writerStarted = Event()
-        let writer = try #require(spawnVoid {
-            writerStarted.signal()
-            writerResult.pointer.pointee = cthr_rwlock_timedwrlock(
-                lock.pointer, cthr_clock_deadline_after(generousTimeoutNs))
-            if writerResult.pointer.pointee == 0 {
-                _ = cthr_rwlock_unlock(lock.pointer)
+        let writer = try #require(
+            spawnVoid {
+                writerStarted.signal()
+                writerResult.pointer.pointee = cthr_rwlock_timedwrlock(
+                    lock.pointer,
+                    cthr_clock_deadline_after(generousTimeoutNs)
+                )
+                if writerResult.pointer.pointee == 0 {
+                    _ = cthr_rwlock_unlock(lock.pointer)
+                }
             }
-        })
+        )
         guard writerStarted.wait() else { return nil }
         // Give the writer time to block, then probe with new read requests for a while.
         var turnedAway = false

@@ -18,7 +18,8 @@ private func makeSemaphore(_ value: UInt32) -> SharedCell<cthr_sem_t> {
         let semaphore = makeSemaphore(1)
         let count = countUnderLock(
             lock: { _ = cthr_sem_wait(semaphore.pointer) },
-            unlock: { _ = cthr_sem_post(semaphore.pointer) })
+            unlock: { _ = cthr_sem_post(semaphore.pointer) }
+        )
         #expect(count == counterThreads * incrementsPerThread)
         var value: Int32 = -1
         #expect(cthr_sem_getvalue(semaphore.pointer, &value) == 0)
@@ -54,10 +55,12 @@ private func makeSemaphore(_ value: UInt32) -> SharedCell<cthr_sem_t> {
 
     @Test func timedWaitSucceedsWhenPostedInTime() throws {
         let semaphore = makeSemaphore(0)
-        let poster = try #require(spawnVoid {
-            _ = cthr_sleep_ns(20_000_000)
-            _ = cthr_sem_post(semaphore.pointer)
-        })
+        let poster = try #require(
+            spawnVoid {
+                _ = cthr_sleep_ns(20_000_000)
+                _ = cthr_sem_post(semaphore.pointer)
+            }
+        )
         #expect(cthr_sem_timedwait(semaphore.pointer, cthr_clock_deadline_after(generousTimeoutNs)) == 0)
         #expect(poster.joined())
         #expect(cthr_sem_destroy(semaphore.pointer) == 0)

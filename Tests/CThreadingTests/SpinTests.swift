@@ -38,7 +38,8 @@ func countUnderLock(lock: @escaping @Sendable () -> Void, unlock: @escaping @Sen
         #expect(cthr_spin_init(spin.pointer) == 0)
         let count = countUnderLock(
             lock: { _ = cthr_spin_lock(spin.pointer) },
-            unlock: { _ = cthr_spin_unlock(spin.pointer) })
+            unlock: { _ = cthr_spin_unlock(spin.pointer) }
+        )
         #expect(count == counterThreads * incrementsPerThread)
     }
 

@@ -181,3 +181,6 @@ final class SharedSlots<Element>: @unchecked Sendable {
 
     var values: [Element] { Array(UnsafeBufferPointer(start: pointer, count: count)) }
 }
+
+/// Whether this test process runs under the thread sanitizer (its runtime exports `__tsan_init`).
+let threadSanitizerIsActive: Bool = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil

@@ -32,7 +32,7 @@ import Testing
         #expect(ran.wait())
     }
 
-    @Test func detachAfterStartMakesJoinFail() throws {
+    @Test func detachAfterStartLetsTheThreadFinish() throws {
         let release = Event()
         let (code, thread) = spawn {
             _ = release.wait()
@@ -41,8 +41,8 @@ import Testing
         #expect(code == 0)
         let started = try #require(thread)
         #expect(cthr_thread_detach(started.handle) == 0)
-        // Joining a detached thread is refused with EINVAL while it is still alive.
-        #expect(cthr_thread_join(started.handle, nil) == EINVAL)
+        // Joining or detaching it again would be undefined (the thread sanitizer aborts on it), so the test only
+        // checks that the detached thread still runs to the end.
         release.signal()
         #expect(started.finished.wait())
     }
@@ -166,6 +166,35 @@ import Testing
         #expect(cthr_thread_is_main() == (cthr_thread_id() == getpid()))
     }
 
+    @Test func forkedChildIsItsOwnMainThread() {
+        // Fill this thread's id cache first: the child inherits it and must not report the parent's id.
+        let parentId = cthr_thread_id()
+        let child = fork()
+        if child == 0 {
+            // Only system calls and _exit in the child of a multithreaded process.
+            _exit(cthr_thread_is_main() && cthr_thread_id() == getpid() && cthr_thread_id() != parentId ? 0 : 1)
+        }
+        #expect(child > 0)
+        guard child > 0 else { return }
+        var status: Int32 = 0
+        var reaped: pid_t = 0
+        let deadline = cthr_clock_deadline_after(generousTimeoutNs)
+        while reaped == 0 && cthr_clock_now_ns() < deadline {
+            reaped = waitpid(child, &status, WNOHANG)
+            if reaped == 0 {
+                _ = cthr_sleep_ns(1_000_000)
+            }
+        }
+        if reaped == 0 {
+            kill(child, SIGKILL)
+            _ = waitpid(child, &status, 0)
+        }
+        #expect(reaped == child)
+        // Exited normally (WIFEXITED: no signal bits) with status 0.
+        #expect(status & 0x7f == 0)
+        #expect((status >> 8) & 0xff == 0)
+    }
+
     @Test func affinitySetAndGet() throws {
         let count = Int(cthr_cpu_count())
         #expect(count >= 1)
@@ -252,7 +281,10 @@ import Testing
         #expect(cthr_thread_get_nice(nil) == EINVAL)
     }
 
-    @Test func joiningYourselfIsADeadlock() throws {
+    // The thread sanitizer's pthread_join interceptor forgets the thread after a failed self-join, and the later
+    // real join then aborts inside the sanitizer; the C behaviour is checked in every other configuration.
+    @Test(.disabled(if: threadSanitizerIsActive, "TSan aborts on a join after a failed self-join"))
+    func joiningYourselfIsADeadlock() throws {
         let code = SharedCell<Int32>(-1)
         let spawned = spawnVoid {
             code.pointer.pointee = cthr_thread_join(cthr_thread_self(), nil)

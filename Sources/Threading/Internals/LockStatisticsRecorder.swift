@@ -2,13 +2,13 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 import CThreading
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Synchronization
 
 /// The counters behind ``LockStatistics``: relaxed atomics, touched only while statistics are enabled.
 ///

@@ -40,7 +40,7 @@ struct ConditionTests {
             return received
         }
         for item in 0..<200 {
-            let placed: Void? = buffer.withLock(when: { $0.count < 4 }, timeout: testDeadline) { $0.append(item) }
+            let placed: Void? = buffer.withLock(when: { $0.count < 4 }, timeout: testDeadline, { $0.append(item) })
             #expect(placed != nil)
         }
         #expect(consumer.join() == Array(0..<200))
@@ -63,9 +63,9 @@ struct ConditionTests {
         #expect(third.join() != nil)
         #expect(second.join() != nil)
         #expect(stage.withLock { $0 } == 3)
-        #expect(stage.withLock(when: { $0 == 99 }, timeout: .milliseconds(20)) { _ in true } == nil)
-        #expect(stage.withLock(when: { $0 == 99 }, timeout: .seconds(-1)) { _ in true } == nil)
-        #expect(stage.withLock(when: { $0 == 3 }, timeout: .zero) { _ in true } == true)
+        #expect(stage.withLock(when: { $0 == 99 }, timeout: .milliseconds(20), { _ in true }) == nil)
+        #expect(stage.withLock(when: { $0 == 99 }, timeout: .seconds(-1), { _ in true }) == nil)
+        #expect(stage.withLock(when: { $0 == 3 }, timeout: .zero, { _ in true }) == true)
         #expect(stage.waiters.isEmpty)
     }
 

@@ -53,8 +53,10 @@ enum ExclusiveKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
 
 @Suite("Locks", .serialized)
 struct LockTests {
-    @Test("the seed's ticket sale is exact: 10 tickets, 4 threads, none sold twice, none below zero",
-          arguments: ExclusiveKind.allCases)
+    @Test(
+        "the seed's ticket sale is exact: 10 tickets, 4 threads, none sold twice, none below zero",
+        arguments: ExclusiveKind.allCases
+    )
     func ticketSale(kind: ExclusiveKind) throws {
         let exclusive = try kind.make()
         let office = Shared((tickets: 10, sold: [Int](), lowest: 10))
@@ -114,8 +116,10 @@ struct LockTests {
     enum TimedKind: String, CaseIterable, Sendable {
         case mutexNormal, mutexPriorityInheriting, recursive, readLockVersusWriter, writeLock
 
-        func make() throws -> (hold: @Sendable () -> Void, release: @Sendable () -> Void,
-                               timed: @Sendable (Duration) -> Bool, releaseTimed: @Sendable () -> Void) {
+        func make() throws -> (
+            hold: @Sendable () -> Void, release: @Sendable () -> Void,
+            timed: @Sendable (Duration) -> Bool, releaseTimed: @Sendable () -> Void
+        ) {
             switch self {
             case .mutexNormal, .mutexPriorityInheriting:
                 let lock = try self == .mutexNormal ? MutexLock(name: "timed") : MutexLock(kind: .priorityInheriting)
@@ -133,8 +137,10 @@ struct LockTests {
         }
     }
 
-    @Test("a timed lock fails while another thread holds the lock and succeeds once it is released",
-          arguments: TimedKind.allCases)
+    @Test(
+        "a timed lock fails while another thread holds the lock and succeeds once it is released",
+        arguments: TimedKind.allCases
+    )
     func timedLock(kind: TimedKind) throws {
         let lock = try kind.make()
         let held = Semaphore()

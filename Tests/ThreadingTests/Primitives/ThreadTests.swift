@@ -28,8 +28,10 @@ struct ThreadTests {
         let mainID = PosixThread.currentID
         let info = try PosixThread(name: "worker-thread-with-long-name", stackSize: 1 << 20) {
             () -> (String?, Int32, Bool, Int) in
-            (PosixThread.currentName, PosixThread.currentID, PosixThread.isMainThread,
-             (try? PosixThread.currentStackSize()) ?? -1)
+            (
+                PosixThread.currentName, PosixThread.currentID, PosixThread.isMainThread,
+                (try? PosixThread.currentStackSize()) ?? -1
+            )
         }
         let (name, id, isMain, stack) = info.join()
         #expect(name == "worker-thread-w")  // Linux keeps 15 bytes
@@ -182,6 +184,33 @@ struct ThreadTests {
             }
         }
         // This thread's values for dropped ThreadLocals were released by the drops.
+        #expect(Tracked.live.withLock { $0 } == before)
+    }
+
+    @Test("a value whose deinit uses a ThreadLocal at thread exit is handled (destructor rounds)")
+    func deinitUsesThreadLocalAtExit() throws {
+        final class Reentrant: @unchecked Sendable {
+            let other: ThreadLocal<Tracked?>
+            let weak: WeakBox<Tracked>
+            init(other: ThreadLocal<Tracked?>, weak: WeakBox<Tracked>) {
+                self.other = other
+                self.weak = weak
+            }
+            deinit {
+                let object = Tracked(9)
+                weak.object = object
+                other.value = object  // a new value during thread exit: released in the next destructor round
+            }
+        }
+        let before = Tracked.live.withLock { $0 }
+        let first = try ThreadLocal<Reentrant?> { nil }
+        let second = try ThreadLocal<Tracked?> { nil }
+        let weak = WeakBox<Tracked>()
+        let thread = try PosixThread {
+            first.value = Reentrant(other: second, weak: weak)
+        }
+        thread.join()
+        #expect(weak.object == nil)
         #expect(Tracked.live.withLock { $0 } == before)
     }
 }
