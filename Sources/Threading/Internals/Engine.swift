@@ -16,8 +16,27 @@ enum EngineUnit {
     case drain(SerialCore)
     /// Run one started item of a concurrent queue (its reader slot or barrier is already taken).
     case concurrent(ConcurrentCore, QueueItem, barrier: Bool)
+    /// Run a started barrier of a concurrent queue unless a `sync` caller claimed it first.
+    case claimedBarrier(ConcurrentCore, EngineClaim)
     /// Run a plain closure (timers, `concurrentPerform` helpers, group notifications without a queue).
     case job(() -> Void)
+}
+
+/// A started item that either a pool worker or a thread waiting for it runs: whoever claims it first.
+/// Only the winner of `claim()` touches `item`, so the closure is released as soon as it ran.
+final class EngineClaim: @unchecked Sendable {
+    private var item: QueueItem?
+    private let claimed = Atomic<Bool>(false)
+
+    init(_ item: QueueItem) { self.item = item }
+
+    /// The item, for the one caller that claims it first; nil for everybody else.
+    func claim() -> QueueItem? {
+        guard claimed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return nil }
+        defer { item = nil }
+        return item
+    }
 }
 
 /// A pool thread. Fields other than `parker` are guarded by the engine lock or only touched by the thread itself.
@@ -56,7 +75,15 @@ final class Engine: @unchecked Sendable {
     private let lock = EngineLock()
     private var lanes = [EngineRing<EngineUnit>](repeating: EngineRing(), count: QoS.allCases.count)
     private var skips = [Int](repeating: 0, count: QoS.allCases.count)
-    private var pending = 0
+    private var pending = 0 {
+        didSet { pendingHint.store(pending, ordering: .relaxed) }
+    }
+    /// `pending`, readable without the lock by spinning idle workers.
+    private let pendingHint = Atomic<Int>(0)
+    /// Workers spinning for work before they park (they take pending work themselves, so nobody wakes them).
+    private var spinning = 0
+    /// Rounds an idle worker spins (yielding) before it parks.
+    static let idleSpinRounds = 64
     private var idle: [EngineWorker] = []
     private var threads = 0
     private var running = 0
@@ -76,6 +103,9 @@ final class Engine: @unchecked Sendable {
     }
 
     private var limit: Int { cores + extraSlots }
+
+    /// Whether units wait for a worker (read without the lock; a hint).
+    var hasPendingWork: Bool { pendingHint.load(ordering: .relaxed) > 0 }
 
     // MARK: Submission
 
@@ -114,7 +144,7 @@ final class Engine: @unchecked Sendable {
 
     /// Hands pending units to idle or new workers while slots are free. Engine lock held.
     private func dispatchLocked(_ actions: inout Actions) {
-        while running < limit && pending > 0 {
+        while running < limit && pending > spinning {
             if let worker = idle.popLast() {
                 worker.assigned = takeNextLocked()
                 worker.parker.store(1)
@@ -161,11 +191,16 @@ final class Engine: @unchecked Sendable {
         let code = "threading.pool".withCString { name -> Int32 in
             attributes.name = name
             var handle = pthread_t()
-            return cthr_thread_create(&handle, &attributes, { raw in
-                let worker = Unmanaged<EngineWorker>.fromOpaque(raw!).takeRetainedValue()
-                Engine.shared.workerMain(worker)
-                return nil
-            }, context)
+            return cthr_thread_create(
+                &handle,
+                &attributes,
+                { raw in
+                    let worker = Unmanaged<EngineWorker>.fromOpaque(raw!).takeRetainedValue()
+                    Engine.shared.workerMain(worker)
+                    return nil
+                },
+                context
+            )
         }
         if code != 0 {
             // No thread: put its unit back and give the slot up; a running worker or the monitor picks it up.
@@ -198,6 +233,21 @@ final class Engine: @unchecked Sendable {
                 completed &+= 1
             }
             next = nil
+            if running < limit, pending > 0 {
+                next = takeNextLocked()
+                running += 1
+                lock.unlock()
+                continue
+            }
+            // Spin a little (yielding the CPU) before parking: work submitted meanwhile is taken without a wake-up.
+            spinning += 1
+            lock.unlock()
+            for _ in 0..<Engine.idleSpinRounds {
+                if pendingHint.load(ordering: .relaxed) > 0 { break }
+                _ = cthr_thread_yield()
+            }
+            lock.lock()
+            spinning -= 1
             if running < limit, pending > 0 {
                 next = takeNextLocked()
                 running += 1
@@ -238,9 +288,11 @@ final class Engine: @unchecked Sendable {
         if worker.nice != nice { applyNice(nice, worker: worker) }
         switch unit {
         case .drain(let core):
-            core.drain(context)
+            core.runScheduledDrain(context)
         case .concurrent(let core, let item, let barrier):
             core.runStarted(item, barrier: barrier, context)
+        case .claimedBarrier(let core, let claim):
+            if let item = claim.claim() { core.runStarted(item, barrier: true, context) }
         case .job(let body):
             body()
         }
@@ -303,10 +355,15 @@ final class Engine: @unchecked Sendable {
         _ = "threading.monitor".withCString { name -> Int32 in
             attributes.name = name
             var handle = pthread_t()
-            return cthr_thread_create(&handle, &attributes, { _ in
-                Engine.shared.monitorMain()
-                return nil
-            }, nil)
+            return cthr_thread_create(
+                &handle,
+                &attributes,
+                { _ in
+                    Engine.shared.monitorMain()
+                    return nil
+                },
+                nil
+            )
         }
     }
 
@@ -355,8 +412,13 @@ final class Engine: @unchecked Sendable {
     func snapshot() -> Snapshot {
         lock.withLock {
             Snapshot(
-                threads: threads, peakThreads: peakThreads, running: running, blocked: blockedCount, pending: pending,
-                idle: idle.count)
+                threads: threads,
+                peakThreads: peakThreads,
+                running: running,
+                blocked: blockedCount,
+                pending: pending,
+                idle: idle.count
+            )
         }
     }
 

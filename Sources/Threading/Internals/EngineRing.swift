@@ -13,6 +13,11 @@ struct EngineRing<Element> {
 
     var first: Element? { count == 0 ? nil : storage[head] }
 
+    /// The element `offset` places from the front.
+    subscript(offset: Int) -> Element {
+        storage[(head + offset) & (storage.count - 1)]!
+    }
+
     mutating func append(_ element: Element) {
         if count == storage.count { grow() }
         storage[(head + count) & (storage.count - 1)] = element
@@ -26,6 +31,25 @@ struct EngineRing<Element> {
         head = (head + 1) & (storage.count - 1)
         count -= 1
         return element
+    }
+
+    /// Inserts `element` before the first element.
+    mutating func pushFront(_ element: Element) {
+        if count == storage.count { grow() }
+        head = (head - 1) & (storage.count - 1)
+        storage[head] = element
+        count += 1
+    }
+
+    /// Moves every element of `other` in front of this ring's elements, in order (other ends empty).
+    /// - Complexity: O(`other.count`).
+    mutating func prepend(_ other: inout EngineRing<Element>) {
+        var offset = other.count - 1
+        while offset >= 0 {
+            pushFront(other[offset])
+            offset -= 1
+        }
+        while other.popFirst() != nil {}
     }
 
     mutating func removeAll() -> [Element] {

@@ -26,6 +26,8 @@ struct EngineThreadState {
     var frames: UnsafeMutablePointer<EngineFrame>
     /// 0 = waiting, 1 = granted. Other threads grant with `store(1)` + wake.
     let parker: EngineWord
+    /// A started item of a concurrent queue handed to this thread while it waits in that queue (parker state 3).
+    var helpItem: (core: ConcurrentCore, item: QueueItem, barrier: Bool)?
     /// The pool worker running on this thread, or nil.
     var worker: Unmanaged<EngineWorker>?
     /// Whether this is the process's main thread (or the thread tests designated as such).
@@ -64,8 +66,15 @@ enum EngineThread {
         let capacity = 16
         state.initialize(
             to: EngineThreadState(
-                depth: 0, capacity: capacity, frames: .allocate(capacity: capacity), parker: .allocate(),
-                worker: nil, isMainThread: isMainThread))
+                depth: 0,
+                capacity: capacity,
+                frames: .allocate(capacity: capacity),
+                parker: .allocate(),
+                helpItem: nil,
+                worker: nil,
+                isMainThread: isMainThread
+            )
+        )
         let code = cthr_tsd_set(key, state)
         precondition(code == 0, "cthr_tsd_set failed for the queue engine: \(code)")
         return state
@@ -96,7 +105,8 @@ enum EngineThread {
     static func describeCurrent() -> String {
         var buffer = [CChar](repeating: 0, count: Int(CTHR_THREAD_NAME_MAX) + 1)
         let code = buffer.withUnsafeMutableBufferPointer { cthr_thread_get_name($0.baseAddress, $0.count) }
-        let name = code == 0 ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        let name =
+            code == 0 ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
         let main = isMainThread ? ", main thread" : ""
         return "'\(name)' (tid \(cthr_thread_id())\(main))"
     }
@@ -107,7 +117,8 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
     func push(_ queue: QueueCore, exclusive: Bool, entry: Bool) {
         if pointee.depth == pointee.capacity { grow() }
         (pointee.frames + pointee.depth).initialize(
-            to: EngineFrame(queue: Unmanaged.passUnretained(queue), exclusive: exclusive, entry: entry))
+            to: EngineFrame(queue: Unmanaged.passUnretained(queue), exclusive: exclusive, entry: entry)
+        )
         pointee.depth += 1
     }
 
@@ -159,22 +170,44 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
         return labels.isEmpty ? "(none)" : labels.joined(separator: " -> ")
     }
 
-    /// Marks this thread as waiting; returns after another thread called ``grant(_:)``.
+    /// Waits until another thread called `engineGrant` for this thread.
+    ///
+    /// Parker protocol: 0 = waiting (awake), 2 = waiting (asleep on the futex), 1 = granted, 3 = help offered.
+    /// The waiter spins briefly (yielding the CPU, so the thread it waits for can run even on few cores), then
+    /// announces it sleeps (0 → 2) and sleeps; the granter exchanges in 1 and only makes the wake system call when
+    /// it saw 2. A concurrent queue may offer a waiting thread an item queued *ahead of* it (state 3, see
+    /// `ConcurrentCore.offerHelp`): the waiter would wait for that item anyway, so running it itself saves a pool
+    /// hop; it then keeps waiting.
     func waitGranted() {
         let parker = pointee.parker
-        var spins = 0
-        while parker.load() == 0 {
-            if spins < 64 {
-                spins += 1
+        for round in 0..<engineSpinRounds {
+            let state = parker.load()
+            if state == 1 { return }
+            if state == 3 {
+                help()
                 continue
             }
-            Engine.willBlock(self)
-            while parker.load() == 0 {
-                parker.wait(expected: 0)
-            }
-            Engine.didUnblock(self)
-            break
+            if round >= 4 { _ = cthr_thread_yield() }
         }
+        Engine.willBlock(self)
+        while true {
+            let state = parker.load()
+            if state == 1 { break }
+            if state == 3 {
+                help()
+                continue
+            }
+            if state == 0 && !parker.compareExchange(0, 2).exchanged { continue }
+            parker.wait(expected: 2)
+        }
+        Engine.didUnblock(self)
+    }
+
+    private func help() {
+        let offered = pointee.helpItem!
+        pointee.helpItem = nil
+        _ = pointee.parker.compareExchange(3, 0)
+        offered.core.runStarted(offered.item, barrier: offered.barrier, self)
     }
 
     /// Prepares ``waitGranted()``: must be called before the grant can be issued.
@@ -184,10 +217,30 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
     }
 }
 
-/// Wakes a thread blocked in `waitGranted()`.
+/// Wakes a thread blocked in `waitGranted()` (a system call only when it is asleep).
 @inline(__always)
 func engineGrant(_ waiter: EngineContext) {
     let parker = waiter.pointee.parker
-    parker.store(1)
-    parker.wake()
+    if parker.exchange(1) == 2 { parker.wake() }
 }
+
+/// Offers `waiter` (waiting in a queue behind `item`) to run `item`; false if it is not waiting now.
+/// Called under the queue's lock, which also guards the waiter's presence in the queue.
+func engineOfferHelp(_ waiter: EngineContext, _ offer: (core: ConcurrentCore, item: QueueItem, barrier: Bool)) -> Bool {
+    let parker = waiter.pointee.parker
+    waiter.pointee.helpItem = offer
+    while true {
+        let state = parker.load()
+        if state != 0 && state != 2 {
+            waiter.pointee.helpItem = nil
+            return false
+        }
+        if parker.compareExchange(state, 3).exchanged {
+            if state == 2 { parker.wake() }
+            return true
+        }
+    }
+}
+
+/// Spin rounds (the later ones yielding the CPU) before a waiting thread sleeps on its futex.
+let engineSpinRounds = 24

@@ -53,10 +53,15 @@ final class EngineTimer: @unchecked Sendable {
         let code = "threading.timer".withCString { name -> Int32 in
             attributes.name = name
             var handle = pthread_t()
-            return cthr_thread_create(&handle, &attributes, { _ in
-                EngineTimer.shared.main()
-                return nil
-            }, nil)
+            return cthr_thread_create(
+                &handle,
+                &attributes,
+                { _ in
+                    EngineTimer.shared.main()
+                    return nil
+                },
+                nil
+            )
         }
         precondition(code == 0, "cthr_thread_create failed for the timer thread: \(code)")
     }
