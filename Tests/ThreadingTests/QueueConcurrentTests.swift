@@ -172,14 +172,3 @@ import Testing
         #expect(busy.wait(timeout: .seconds(20)))
     }
 }
-
-extension ConcurrentQueue {
-    /// Test helper: an async with flags counted in a group.
-    func async(group: WorkGroup, flags: QueueTaskFlags, execute work: @escaping @Sendable () -> Void) {
-        group.enter()
-        async(flags: flags) {
-            work()
-            group.leave()
-        }
-    }
-}

@@ -161,4 +161,21 @@ import Testing
         }
         #expect(log.values.sorted() == [1, 2, 3, 4, 5, 6, 7])
     }
+
+    /// `sync` on the main thread onto a queue that targets the main queue, with async work pending on it: the main
+    /// thread runs the earlier work, then the closure (nobody else may run it).
+    @Test func mainThreadSyncOntoChildOfMainQueueRunsEarlierWork() {
+        let log = QueueLog()
+        let done = QueueGate()
+        queueTestDetached {
+            EngineThread.designateMainForTesting()
+            let child = SerialQueue(label: "seed.main.child", target: MainQueue.shared)
+            child.async { log.append(EngineThread.isMainThread ? 1 : -1) }
+            child.sync { log.append(EngineThread.isMainThread && child.isCurrent ? 2 : -2) }
+            EngineThread.undesignateMainForTesting()
+            done.open()
+        }
+        #expect(done.wait())
+        #expect(log.values == [1, 2])
+    }
 }

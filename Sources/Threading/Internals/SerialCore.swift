@@ -73,7 +73,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
                 continue
             }
             if state & (QueueState.hasItems | QueueState.suspended) != 0
-                || (isMain && context.pointee.isMainThread)
+                || (needsMainThread && context.pointee.isMainThread)
             {
                 acquireInOrder(context, parkedBefore: parkedBefore)
                 return
@@ -121,7 +121,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         } else if takeOver {
             scheduleDrain()
         }
-        if isMain && context.pointee.isMainThread {
+        if needsMainThread && context.pointee.isMainThread {
             // Only the main thread drains the main queue: run the earlier main-queue work here until our turn.
             while context.pointee.parker.load() != 1 {
                 MainLoop.shared.drainOnce(context, wait: true, deadline: .max)

@@ -53,6 +53,22 @@ extension WorkQueue {
         }
     }
 
+    /// Submits `work` with flags (``QueueTaskFlags/barrier`` on a concurrent queue) and counts it in `group` until it
+    /// finished.
+    ///
+    /// - Parameters:
+    ///   - group: Entered now, left after `work` returned.
+    ///   - flags: Submission flags.
+    ///   - work: The closure.
+    public func async(group: WorkGroup, flags: QueueTaskFlags, execute work: @escaping @Sendable () -> Void) {
+        group.enter()
+        let body: () -> Void = {
+            work()
+            group.leave()
+        }
+        engineCore.enqueue(flags.contains(.barrier) ? .barrier(body) : .task(body))
+    }
+
     /// Submits a ``WorkItem``; it runs unless cancelled before it starts.
     ///
     /// - Parameter item: The item.
