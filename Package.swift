@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Threading", targets: ["Threading"]),
         .library(name: "CThreading", targets: ["CThreading"]),
         .executable(name: "bench", targets: ["bench"]),
+        .executable(name: "examples", targets: ["examples"]),
     ],
     dependencies: [
         // Benchmark only: the command line, the NIO peers (NIOLock, NIOLockedValueBox) and latency histograms.
@@ -55,6 +56,10 @@ let package = Package(
         .testTarget(name: "CThreadingTests", dependencies: ["CThreading"]),
         .testTarget(name: "ThreadingTests", dependencies: ["Threading", "CThreading"]),
         .testTarget(name: "BenchTests", dependencies: ["BenchKit"]),
+        // The source documents' lessons, runnable: `swift run examples --list`.
+        .executableTarget(name: "examples", dependencies: ["Threading", "CThreading"], path: "Examples"),
+        // Runs the `examples` binary (the dependency makes `swift test` build it) and checks its output.
+        .testTarget(name: "ExamplesTests", dependencies: ["examples"]),
     ],
     swiftLanguageModes: [.v6]
 )
