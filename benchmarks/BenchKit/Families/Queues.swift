@@ -119,7 +119,7 @@ public enum Queues {
 extension Queues {
     /// One ping-pong run: `pairs` chains, each between its own two serial queues A and B: a hop on A submits the
     /// next hop to B with `async`, which submits the next to A, ... until the stop flag. One operation is one hop;
-    /// one hop in every ``LatencySampler/interval`` is timed from the previous hop's start to its own (ns per hop).
+    /// one hop in every 65 is timed (alternately A -> B and B -> A) from the previous hop's start to its own (ns per hop).
     /// Each hop checks that the hops alternate A, B, A, ...; a hop out of turn is a bad operation. CPU per hop is
     /// the process's CPU time over the run (the hops run on the queues' threads, not the harness's).
     public static func pingPong<Q: BenchSerialQueue>(_ type: Q.Type, pairs: Int, seconds: Double) -> RunSample {
@@ -248,12 +248,15 @@ final class PingPongChain<Q: BenchSerialQueue>: @unchecked Sendable {
         if step() { a.async { self.hopOnA() } }
     }
 
-    /// Counts a hop, times one in every interval, and says whether to go on.
+    /// One hop in this many is timed; odd, so the timed hop alternates between A -> B and B -> A.
+    private static var sampleInterval: Int { LatencySampler.interval + 1 }
+
+    /// Counts a hop, times one in every ``sampleInterval``, and says whether to go on.
     @inline(__always)
     private func step() -> Bool {
         hops += 1
-        let phase = hops % LatencySampler.interval
-        if phase == LatencySampler.interval - 1 {
+        let phase = hops % Self.sampleInterval
+        if phase == Self.sampleInterval - 1 {
             stamp = monotonicNanoseconds()
         } else if phase == 0 && stamp != 0 {
             _ = latency.record(monotonicNanoseconds() &- stamp)
