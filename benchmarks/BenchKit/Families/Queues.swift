@@ -42,7 +42,9 @@ public protocol BenchLatch: AnyObject, Sendable {
 
 /// The `queues` family: the round-trip cost of `sync` from T threads on one serial queue, and the throughput of
 /// `async` from T producers (drained before the clock stops). Each item increments a counter owned by the queue;
-/// the counter must equal the operations at the end.
+/// the counter must equal the operations at the end. Also the hop latency of a ping-pong between two serial queues
+/// (``pingPong(_:pairs:seconds:)``) and the thread census under blocked serial queues
+/// (``blockedQueues(_:queues:deadlineSeconds:)``).
 public enum Queues {
     /// A queue as the CLI sees it, with one run per study.
     public struct Entry: Sendable {
