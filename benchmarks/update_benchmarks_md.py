@@ -120,7 +120,10 @@ def main():
         out += [f"### `bench {family}`", "", f"Produced by `{sub['command']}` on {sub['date']}.", "", "```"]
         out += [s["summary"] for s in sub["studies"]]
         out += ["```", ""]
+        # The blocked-queues census counts threads: it has no chart.
         for s in sub["studies"]:
+            if any(c.get("census") for c in s["results"]):
+                continue
             out += [f"![{s['title']}]({rel}/{family}/{s['id']}.svg)", ""]
         out += ["<details><summary>full table</summary>", "", "```", sub_table.rstrip(), "```", "", "</details>", ""]
     out += [END]

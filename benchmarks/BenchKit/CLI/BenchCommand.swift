@@ -38,7 +38,7 @@ public struct BenchCommand: ParsableCommand {
             """,
         subcommands: [
             CacheCommand.self, LocksCommand.self, ThreadsCommand.self, HandoffCommand.self, QueuesCommand.self,
-            RCUCommand.self, RenderCommand.self, ChildCacheCommand.self,
+            RCUCommand.self, RenderCommand.self, ChildCacheCommand.self, ChildBlockedQueuesCommand.self,
         ],
         defaultSubcommand: CacheCommand.self
     )

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 import ArgumentParser
+import Foundation
 import Threading
 
 /// `bench locks`: uncontended (1 thread) and contended lock + increment + unlock, ours vs peers.
@@ -143,18 +144,53 @@ func runFamily(
     try Reporter.emit(Reporter.report([study]), options: common)
 }
 
-/// `bench queues`: serial-queue `sync` round trips and `async` throughput, ours vs Dispatch.
+/// `bench queues`: serial-queue `sync` round trips, `async` throughput, ping-pong between two serial queues, and
+/// the threads made under blocked serial queues; ours vs Dispatch.
 public struct QueuesCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "queues",
-        abstract: "Serial queue sync round trips and async throughput (1 and 4 producers), SerialQueue vs Dispatch.",
-        discussion: "Defaults: --threads 1,4 --seconds 0.2 --warmup 0.05 --repeat 3."
+        abstract: "Serial queues, SerialQueue vs Dispatch: sync round trips, async throughput (1 and 4 producers), "
+            + "ping-pong between two queues, threads made under 64 blocked queues.",
+        discussion: """
+            Defaults: --threads 1,4 --seconds 0.2 --warmup 0.05 --repeat 3; ping-pong runs one pair of queues;
+            the census gives each of --blocked-queues 64 serial queues a task that waits (up to --block-seconds 2)
+            until all are running, each side in its own child process.
+            --quick: --threads 1 --seconds 0.02 --repeat 1 --block-seconds 0.5.
+            """
     )
+
+    /// Default serial queues in the blocked-queues census (seed 004: 64 blocked serial queues, 64 threads).
+    public static let defaultBlockedQueues = 64
+    /// Default seconds a blocked task waits for the others.
+    public static let defaultBlockSeconds = 2.0
+    /// The block deadline under `--quick`.
+    public static let quickBlockSeconds = 0.5
 
     /// The options every family shares.
     @OptionGroup public var common: CommonOptions
 
+    /// Serial queues in the census.
+    @Option(name: .customLong("blocked-queues"), help: "Serial queues in the blocked-queues census (default 64).")
+    public var blockedQueues: Int = QueuesCommand.defaultBlockedQueues
+
+    /// Seconds a blocked task waits for the others, or nil for the default.
+    @Option(
+        name: .customLong("block-seconds"),
+        help: "Seconds each blocked task waits for all the others before giving up (default 2, 0.5 with --quick)."
+    )
+    public var blockSeconds: Double?
+
     public init() {}
+
+    public func validate() throws {
+        if blockedQueues < 1 { throw ValidationError("--blocked-queues must be at least 1") }
+        if let blockSeconds, !(blockSeconds >= 0) { throw ValidationError("--block-seconds must not be negative") }
+    }
+
+    /// The block deadline this invocation uses.
+    public var effectiveBlockSeconds: Double {
+        blockSeconds ?? (common.quick ? Self.quickBlockSeconds : Self.defaultBlockSeconds)
+    }
 
     public func run() throws {
         let entries = try selectStrategies(
@@ -165,14 +201,14 @@ public struct QueuesCommand: ParsableCommand {
             kind: \.kind
         )
         if common.list {
-            print(listing(entries.map { ($0.id, $0.name, $0.kind, "serial queue: sync round trip, async submit") }))
+            print(listing(entries.map { ($0.id, $0.name, $0.kind, "serial queue: sync, async, ping-pong, census") }))
             return
         }
         Reporter.warnIfDebug()
         let settings = common.settings(defaults: CacheCommand.defaultSettings)
         let threads = common.threadCounts(defaults: [1, 4])
         let progress = Progress(enabled: !common.quiet)
-        progress.expect(threads.count * 2)
+        progress.expect(threads.count * 2 + 2)
         let parameters = [
             "seconds": String(settings.seconds), "warmup": String(settings.warmup),
             "repeats": String(settings.repeats),
@@ -199,7 +235,153 @@ public struct QueuesCommand: ParsableCommand {
             settings: settings,
             progress: progress
         )
-        try Reporter.emit(Reporter.report([sync, async]), options: common)
+        let pingPong = Self.withHopSummary(
+            runStudy(
+                id: "queues-pingpong",
+                family: "queues",
+                title: "queues ping-pong",
+                operation: "one hop A.async -> B.async between two serial queues (1 thread = 1 pair of queues)",
+                parameters: parameters,
+                threads: [1],
+                cases: entries.map { BenchCase(name: $0.name, id: $0.id, kind: $0.kind, run: $0.runPingPong) },
+                settings: settings,
+                progress: progress
+            )
+        )
+        let census = Self.censusStudy(
+            entries: entries,
+            queues: blockedQueues,
+            deadlineSeconds: effectiveBlockSeconds,
+            runner: ChildProcessRunner()
+        )
+        progress.cellDone("queues blocked census, \(blockedQueues) queues")
+        try Reporter.emit(Reporter.report([sync, async, pingPong, census]), options: common)
+    }
+
+    /// The ping-pong study with its summary in nanoseconds per hop: `SerialQueue 310 ns/hop (p50 ..., p99 ...)`.
+    public static func withHopSummary(_ study: StudyResult) -> StudyResult {
+        var study = study
+        let parts = study.results.map { cell -> String in
+            guard cell.valid, cell.opsPerSecond > 0 else { return "\(cell.strategy) \(cell.outcome)" }
+            return String(format: "%@ %.0f ns/hop (p50 %llu, p99 %llu)", cell.strategy, 1e9 / cell.opsPerSecond,
+                cell.p50Ns, cell.p99Ns)
+        }
+        var line = "SUMMARY \(study.title): " + parts.joined(separator: ", ")
+        if let ours = study.bestOurs(threads: 1), let peer = study.bestPeer(threads: 1), peer.opsPerSecond > 0 {
+            line += ", ours = \(formatRatio(ours.opsPerSecond / peer.opsPerSecond)) the hop rate of \(peer.strategy)"
+        }
+        study.summary = line
+        return study
+    }
+
+    /// The blocked-queues census, each side in its own child process, as a study of one row per side.
+    public static func censusStudy(
+        entries: [Queues.Entry],
+        queues: Int,
+        deadlineSeconds: Double,
+        runner: ChildProcessRunner
+    ) -> StudyResult {
+        let cells = entries.map { entry -> CellResult in
+            let arguments = ChildBlockedQueuesCommand.arguments(
+                strategy: entry.id,
+                queues: queues,
+                deadlineSeconds: deadlineSeconds
+            )
+            let result = runner.runDecoding(
+                ThreadCensus.self,
+                arguments: arguments,
+                timeout: deadlineSeconds + runner.grace + 10
+            )
+            return censusCell(entry: entry, result: result)
+        }
+        return StudyResult(
+            id: "queues-blocked",
+            family: "queues",
+            title: "queues blocked",
+            operation: "\(queues) serial queues, each task waits until all are running (or the deadline); "
+                + "threads counted in /proc/self/task, each side in its own child process",
+            parameters: ["queues": String(queues), "block seconds": String(deadlineSeconds)],
+            threads: [queues],
+            results: cells
+        )
+    }
+
+    /// One census row: valid when every task ran and ours stayed within the engine's cap.
+    public static func censusCell(entry: Queues.Entry, result: Result<ThreadCensus, ChildFailure>) -> CellResult {
+        var census: ThreadCensus?
+        var outcome: String
+        var valid = false
+        switch result {
+        case .success(let value):
+            census = value
+            if !value.allRan {
+                outcome = "INVALID (only \(value.completed)/\(value.queues) ran)"
+            } else if value.withinCap == false {
+                outcome = "INVALID (pool over its cap)"
+            } else {
+                valid = true
+                let atOnce = value.blockedAtOnce == value.queues ? "all" : String(value.blockedAtOnce)
+                outcome = "ok (\(atOnce) at once)"
+            }
+        case .failure(let failure):
+            outcome = failure.outcome.abnormalDescription ?? "failed"
+        }
+        return CellResult(
+            strategy: entry.name,
+            id: entry.id,
+            kind: entry.kind,
+            threads: census?.queues ?? 0,
+            opsPerSecond: 0,
+            cpuNsPerOp: 0,
+            p50Ns: 0,
+            p99Ns: 0,
+            fairness: 0,
+            badOperations: census.map { $0.queues - $0.completed } ?? 0,
+            valid: valid,
+            outcome: outcome,
+            repeats: [],
+            census: census
+        )
+    }
+}
+
+/// Hidden: the blocked-queues census of one side in this process, printed as one JSON line; the parent bench runs
+/// each side in its own child so the thread counts don't mix.
+public struct ChildBlockedQueuesCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "child-blocked-queues",
+        abstract: "Internal: one blocked-queues census in a child process.",
+        shouldDisplay: false
+    )
+
+    /// The queue to run: `serialqueue` or `dispatch`.
+    @Option public var strategy: String
+    /// Serial queues.
+    @Option public var queues: Int
+    /// Seconds a task waits for the others.
+    @Option public var deadline: Double
+
+    public init() {}
+
+    /// The arguments that run this command for `strategy`.
+    public static func arguments(strategy: String, queues: Int, deadlineSeconds: Double) -> [String] {
+        [
+            configuration.commandName ?? "child-blocked-queues", "--strategy", strategy, "--queues", String(queues),
+            "--deadline", String(deadlineSeconds),
+        ]
+    }
+
+    public func validate() throws {
+        if queues < 1 { throw ValidationError("--queues must be at least 1") }
+    }
+
+    public func run() throws {
+        guard let entry = Queues.catalog.first(where: { $0.id == strategy }) else {
+            throw ValidationError("unknown strategy \(strategy)")
+        }
+        let census = entry.census(queues, deadline)
+        let data = try JSONEncoder().encode(census)
+        print(String(decoding: data, as: UTF8.self))
     }
 }
 

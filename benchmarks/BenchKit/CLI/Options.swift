@@ -222,7 +222,8 @@ public enum Reporter {
             atomically: true,
             encoding: .utf8
         )
-        for study in report.studies {
+        // The blocked-queues study counts threads, not throughput: it has no chart.
+        for study in report.studies where !study.results.contains(where: { $0.census != nil }) {
             try SVGChart.render(study).write(
                 to: directory.appendingPathComponent("\(study.id).svg"),
                 atomically: true,

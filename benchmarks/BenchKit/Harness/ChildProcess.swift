@@ -61,6 +61,15 @@ public enum ChildOutcome: Sendable, Equatable {
     }
 }
 
+/// A child process that did not finish with the expected report: how it ended instead.
+public struct ChildFailure: Error, Sendable, Equatable {
+    /// The abnormal outcome (never `.finished`).
+    public var outcome: ChildOutcome
+
+    /// Wraps an outcome.
+    public init(_ outcome: ChildOutcome) { self.outcome = outcome }
+}
+
 /// Re-executes the bench binary with a hidden subcommand to run a strategy that may crash, and survives it.
 public struct ChildProcessRunner: Sendable {
     /// The bench executable to re-execute.
@@ -98,6 +107,19 @@ public struct ChildProcessRunner: Sendable {
 
     /// Runs `arguments` in a child process and classifies how it ended.
     public func run(arguments: [String], timeout: Double) -> ChildOutcome {
+        switch runDecoding(ChildRunReport.self, arguments: arguments, timeout: timeout) {
+        case .success(let report): return .finished(report)
+        case .failure(let failure): return failure.outcome
+        }
+    }
+
+    /// Runs `arguments` in a child process and decodes the last line it printed as `T` (JSON); a child that crashed,
+    /// failed, hung or printed no such line is the failure.
+    public func runDecoding<T: Decodable & Sendable>(
+        _ type: T.Type,
+        arguments: [String],
+        timeout: Double
+    ) -> Result<T, ChildFailure> {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -111,7 +133,7 @@ public struct ChildProcessRunner: Sendable {
         do {
             try process.run()
         } catch {
-            return .failed(status: -1)
+            return .failure(ChildFailure(.failed(status: -1)))
         }
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline {
@@ -120,22 +142,24 @@ public struct ChildProcessRunner: Sendable {
         if process.isRunning {
             // Killed and left for Foundation to reap: waiting here could block on descendants holding the pipe.
             kill(process.processIdentifier, SIGKILL)
-            return .hung(seconds: timeout)
+            return .failure(ChildFailure(.hung(seconds: timeout)))
         }
         process.waitUntilExit()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         switch process.terminationReason {
         case .uncaughtSignal:
-            return .crashed(signal: process.terminationStatus)
+            return .failure(ChildFailure(.crashed(signal: process.terminationStatus)))
         case .exit:
-            guard process.terminationStatus == 0 else { return .failed(status: process.terminationStatus) }
-            let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
-            guard let report = try? JSONDecoder().decode(ChildRunReport.self, from: Data(line.utf8)) else {
-                return .failed(status: 0)
+            guard process.terminationStatus == 0 else {
+                return .failure(ChildFailure(.failed(status: process.terminationStatus)))
             }
-            return .finished(report)
+            let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
+            guard let decoded = try? JSONDecoder().decode(T.self, from: Data(line.utf8)) else {
+                return .failure(ChildFailure(.failed(status: 0)))
+            }
+            return .success(decoded)
         @unknown default:
-            return .failed(status: process.terminationStatus)
+            return .failure(ChildFailure(.failed(status: process.terminationStatus)))
         }
     }
 

@@ -8,7 +8,8 @@ public enum CSVWriter {
     /// The header row's columns.
     public static let columns = [
         "study", "family", "strategy", "id", "kind", "threads", "ops_per_s", "cpu_ns_per_op", "p50_ns", "p99_ns",
-        "fairness", "bad_ops", "valid", "outcome", "ratio_to_best_peer",
+        "fairness", "bad_ops", "valid", "outcome", "ratio_to_best_peer", "queues", "blocked_at_once", "tasks_completed",
+        "baseline_threads", "peak_threads", "pool_peak_threads", "thread_cap",
     ]
 
     /// The report as CSV text with a header row.
@@ -22,11 +23,21 @@ public enum CSVWriter {
                     String(cell.p50Ns), String(cell.p99Ns), String(format: "%.4f", cell.fairness),
                     String(cell.badOperations), cell.valid ? "true" : "false", cell.outcome,
                     cell.ratioToBestPeer.map { String(format: "%.4f", $0) } ?? "",
-                ]
+                ] + censusFields(cell.census)
                 out += fields.map(escape).joined(separator: ",") + "\n"
             }
         }
         return out
+    }
+
+    /// The census columns: empty outside the blocked-queues study, and for Dispatch's pool peak and cap.
+    static func censusFields(_ census: ThreadCensus?) -> [String] {
+        guard let census else { return Array(repeating: "", count: 7) }
+        return [
+            String(census.queues), String(census.blockedAtOnce), String(census.completed),
+            String(census.baselineThreads), String(census.peakThreads), census.poolPeakThreads.map(String.init) ?? "",
+            census.threadCap.map(String.init) ?? "",
+        ]
     }
 
     /// Quotes a field when it holds a comma, a quote or a newline (RFC 4180).

@@ -33,6 +33,8 @@ public struct CellResult: Codable, Sendable, Equatable {
     public var ratioToBestPeer: Double?
     /// Operations per second of each repeat, in run order.
     public var repeats: [Double]
+    /// The thread census of the blocked-queues study; nil in every other study.
+    public var census: ThreadCensus?
 
     /// Creates a cell.
     public init(
@@ -49,7 +51,8 @@ public struct CellResult: Codable, Sendable, Equatable {
         valid: Bool,
         outcome: String,
         ratioToBestPeer: Double? = nil,
-        repeats: [Double]
+        repeats: [Double],
+        census: ThreadCensus? = nil
     ) {
         self.strategy = strategy
         self.id = id
@@ -65,6 +68,73 @@ public struct CellResult: Codable, Sendable, Equatable {
         self.outcome = outcome
         self.ratioToBestPeer = ratioToBestPeer
         self.repeats = repeats
+        self.census = census
+    }
+}
+
+/// What one side of the blocked-queues study saw: N serial queues each given a task that blocks until all N tasks
+/// are running or a deadline passes, and the OS threads the process had at the peak.
+///
+/// A value type of plain fields, so it is `Sendable`.
+public struct ThreadCensus: Codable, Sendable, Equatable {
+    /// Serial queues, each given one blocking task.
+    public var queues: Int
+    /// Seconds a task waits for the others before giving up.
+    public var deadlineSeconds: Double
+    /// Tasks that had started (and were blocked) when the first one was released: the most running at once.
+    public var blockedAtOnce: Int
+    /// Tasks that ran to the end (every task must, even when they could not all run at once).
+    public var completed: Int
+    /// Threads of the process (`/proc/self/task` entries) just before the tasks were submitted.
+    public var baselineThreads: Int
+    /// The most threads the process had while the tasks ran (sampled every millisecond, and by each task).
+    public var peakThreads: Int
+    /// The engine's own count of its most pool threads alive at once (ours only).
+    public var poolPeakThreads: Int?
+    /// The engine's documented cap on pool threads (ours only).
+    public var threadCap: Int?
+    /// Seconds from the first submission until every task completed.
+    public var seconds: Double
+
+    /// Creates a census.
+    public init(
+        queues: Int,
+        deadlineSeconds: Double,
+        blockedAtOnce: Int,
+        completed: Int,
+        baselineThreads: Int,
+        peakThreads: Int,
+        poolPeakThreads: Int? = nil,
+        threadCap: Int? = nil,
+        seconds: Double
+    ) {
+        self.queues = queues
+        self.deadlineSeconds = deadlineSeconds
+        self.blockedAtOnce = blockedAtOnce
+        self.completed = completed
+        self.baselineThreads = baselineThreads
+        self.peakThreads = peakThreads
+        self.poolPeakThreads = poolPeakThreads
+        self.threadCap = threadCap
+        self.seconds = seconds
+    }
+
+    /// Whether every task ran.
+    public var allRan: Bool { completed == queues }
+
+    /// Whether the pool stayed within its cap: nil when there is no cap (Dispatch).
+    public var withinCap: Bool? {
+        guard let threadCap, let poolPeakThreads else { return nil }
+        return poolPeakThreads <= threadCap
+    }
+
+    /// `64/64 ran, 40 at once, 44 threads (pool 40, cap 40)`.
+    public var description: String {
+        var text = "\(completed)/\(queues) ran, \(blockedAtOnce) at once, peak \(peakThreads) threads"
+        if let poolPeakThreads, let threadCap {
+            text += " (pool \(poolPeakThreads), cap \(threadCap))"
+        }
+        return text
     }
 }
 
@@ -135,6 +205,9 @@ public struct StudyResult: Codable, Sendable, Equatable {
     }
 
     static func makeSummary(title: String, threads: [Int], results: [CellResult]) -> String {
+        if results.contains(where: { $0.census != nil }) {
+            return censusSummary(title: title, results: results)
+        }
         var parts: [String] = []
         for count in threads {
             let contenders = results.filter { $0.threads == count && $0.valid && $0.kind != .reference }
@@ -152,6 +225,17 @@ public struct StudyResult: Codable, Sendable, Equatable {
                 part += ", no strategy of ours measured"
             }
             parts.append(part)
+        }
+        return "SUMMARY \(title): " + parts.joined(separator: " | ")
+    }
+
+    /// The blocked-queues summary: each side's census, then whether ours stayed within its cap.
+    static func censusSummary(title: String, results: [CellResult]) -> String {
+        let parts = results.map { cell -> String in
+            guard let census = cell.census else { return "\(cell.strategy) (\(cell.kind.rawValue)) \(cell.outcome)" }
+            var part = "\(cell.strategy) (\(cell.kind.rawValue)) \(census.description)"
+            if let within = census.withinCap { part += within ? ", within cap" : ", OVER CAP" }
+            return part
         }
         return "SUMMARY \(title): " + parts.joined(separator: " | ")
     }

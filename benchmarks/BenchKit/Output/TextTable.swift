@@ -42,6 +42,9 @@ public enum TextTable {
         var out = "== \(study.title): one op = \(study.operation)\n"
         let parameters = study.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         out += "   " + parameters.joined(separator: ", ") + "\n"
+        if study.results.contains(where: { $0.census != nil }) {
+            return out + renderCensus(study)
+        }
         let header = [
             "strategy", "kind", "ops/s", "vs best peer", "cpu ns/op", "p50 ns", "p99 ns", "fairness", "validation",
         ]
@@ -59,6 +62,49 @@ public enum TextTable {
         }
         out += study.summary + "\n"
         return out
+    }
+
+    /// The blocked-queues study: one row per side with its thread census instead of throughput.
+    static func renderCensus(_ study: StudyResult) -> String {
+        let nameWidth = max(24, (study.results.map(\.strategy.count).max() ?? 0) + 1)
+        let header = [
+            "strategy", "kind", "queues", "at once", "ran", "threads before", "peak threads", "pool peak", "cap",
+            "seconds", "verdict",
+        ]
+        let widths = [nameWidth, 7, 7, 8, 5, 15, 13, 10, 5, 8]
+        var out = censusRow(header, widths: widths)
+        for cell in study.results {
+            guard let census = cell.census else {
+                out += censusRow([cell.strategy, cell.kind.rawValue, "-", "-", "-", "-", "-", "-", "-", "-",
+                    cell.outcome], widths: widths)
+                continue
+            }
+            out += censusRow(
+                [
+                    cell.strategy, cell.kind.rawValue, String(census.queues), String(census.blockedAtOnce),
+                    String(census.completed), String(census.baselineThreads), String(census.peakThreads),
+                    census.poolPeakThreads.map(String.init) ?? "-", census.threadCap.map(String.init) ?? "-",
+                    String(format: "%.2f", census.seconds), cell.outcome,
+                ],
+                widths: widths
+            )
+        }
+        out += study.summary + "\n"
+        return out
+    }
+
+    static func censusRow(_ columns: [String], widths: [Int]) -> String {
+        var line = "   "
+        for (index, column) in columns.enumerated() {
+            if index < 2 {
+                line += column.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            } else if index < widths.count {
+                line += String(repeating: " ", count: max(widths[index] - column.count, 1)) + column
+            } else {
+                line += "  " + column
+            }
+        }
+        return line + "\n"
     }
 
     static func columns(_ cell: CellResult) -> [String] {
