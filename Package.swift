@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Threading", targets: ["Threading"]),
         .library(name: "CThreading", targets: ["CThreading"]),
         .executable(name: "bench", targets: ["bench"]),
+        .executable(name: "examples", targets: ["examples"]),
     ],
     targets: [
         // The C layer: every system call of the runtime. Public headers live in the top-level `include/` so C and
@@ -29,8 +30,12 @@ let package = Package(
         ),
         .target(name: "Threading", dependencies: ["CThreading"], path: "Sources/Threading"),
         .executableTarget(name: "bench", dependencies: ["Threading"], path: "benchmarks/bench"),
+        // The source documents' lessons, runnable: `swift run examples --list`.
+        .executableTarget(name: "examples", dependencies: ["Threading", "CThreading"], path: "Examples"),
         .testTarget(name: "CThreadingTests", dependencies: ["CThreading"]),
         .testTarget(name: "ThreadingTests", dependencies: ["Threading", "CThreading"]),
+        // Runs the `examples` binary (the dependency makes `swift test` build it) and checks its output.
+        .testTarget(name: "ExamplesTests", dependencies: ["examples"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,8 +1,224 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-// (Filled in by the owner of this concept.)
+// Read-copy-update over liburcu's memb flavour (sys_membarrier, or full fences when the kernel lacks it), plus a
+// wrapper over liburcu-cds's lock-free RCU hash table. liburcu's headers are included only by rcu.c/rcu_map.c, so
+// its macro name maps never reach Swift or the users of this header.
+//
+// The RCU rules, in short (the DocC article "RCU" has them in full):
+// - a read section (cthr_rcu_read_lock .. cthr_rcu_read_unlock) must not block for long and must not call
+//   cthr_rcu_synchronize or cthr_rcu_barrier (both return EDEADLK there instead of deadlocking);
+// - a pointer read with cthr_rcu_dereference is valid only until the read section that read it ends;
+// - a thread is registered with liburcu automatically by its first read lock / call, and unregistered at exit;
+// - an object removed from a shared pointer is freed only after a grace period (cthr_rcu_synchronize or
+//   cthr_rcu_call), never directly;
+// - fork(): call cthr_rcu_before_fork / cthr_rcu_after_fork_parent / cthr_rcu_after_fork_child around it.
 #ifndef CTHREADING_RCU_H
 #define CTHREADING_RCU_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// MARK: - Threads
+
+// Registers the calling thread as an RCU reader and arranges its unregistration at thread exit. Returns 0, EEXIST if
+// the thread is already registered (automatically or explicitly; nothing changes), or the pthread_setspecific error
+// if the exit hook could not be armed (the thread is registered anyway).
+int cthr_rcu_register_thread(void);
+
+// Unregisters the calling thread. Returns 0, ENOENT if it is not registered, EBUSY inside a read section, or EPERM on
+// liburcu's own call_rcu worker thread.
+int cthr_rcu_unregister_thread(void);
+
+// Registers the calling thread if it is not yet registered (a thread-local flag test when it is). Returns 0, or the
+// pthread_setspecific error if the exit hook could not be armed (the thread is registered anyway).
+int cthr_rcu_ensure_registered(void);
+
+// 1 if the calling thread is registered with liburcu, else 0.
+int cthr_rcu_is_registered(void);
+
+// MARK: - Read side
+
+// Enters a read section (nests). Registers the calling thread first if needed. Never fails, never blocks.
+void cthr_rcu_read_lock(void);
+
+// Leaves the innermost read section entered by cthr_rcu_read_lock on this thread. Never fails, never blocks.
+void cthr_rcu_read_unlock(void);
+
+// 1 if the calling thread is inside a read section, else 0.
+int cthr_rcu_read_ongoing(void);
+
+// MARK: - Pointers
+
+// Reads an RCU-protected pointer (rcu_dereference). Call inside a read section; the result stays valid until it ends.
+void *cthr_rcu_dereference(void *const *slot);
+
+// Publishes `value` in `slot` (rcu_assign_pointer): every store made to *value before is visible to readers.
+void cthr_rcu_assign_pointer(void **slot, void *value);
+
+// Publishes `value` in `slot` and returns the previous pointer (rcu_xchg_pointer), with full ordering.
+void *cthr_rcu_xchg_pointer(void **slot, void *value);
+
+// Stores `desired` in `slot` if it holds `expected` (rcu_cmpxchg_pointer); returns the pointer found (== expected
+// on success), with full ordering.
+void *cthr_rcu_cmpxchg_pointer(void **slot, void *expected, void *desired);
+
+// MARK: - Grace periods
+
+// Waits until every read section that was running when it was called has ended (synchronize_rcu). Returns 0, or
+// EDEADLK when called inside a read section (which would wait for itself forever).
+int cthr_rcu_synchronize(void);
+
+// A deferred-reclamation callback: runs once, on liburcu's call_rcu worker thread, outside any read section.
+typedef void (*cthr_rcu_callback_t)(void *context);
+
+// Schedules `callback(context)` to run after a grace period (call_rcu); allowed inside a read section. Registers the
+// calling thread if needed. Returns 0, EINVAL for a NULL callback, or ENOMEM.
+int cthr_rcu_call(cthr_rcu_callback_t callback, void *context);
+
+// Waits until every callback scheduled so far has run (rcu_barrier). Returns 0, or EDEADLK inside a read section or
+// inside a callback (both would wait for themselves).
+int cthr_rcu_barrier(void);
+
+// 1 if liburcu uses the membarrier system call (cheap read side: compiler barriers only), 0 if it fell back to a full
+// memory fence in every read lock and unlock (kernel without membarrier, or a seccomp filter refusing it).
+int cthr_rcu_uses_membarrier(void);
+
+// Call right before fork(): pauses the call_rcu and hash-table resize workers and takes their locks.
+void cthr_rcu_before_fork(void);
+
+// Call in the parent right after fork(): resumes what cthr_rcu_before_fork paused.
+void cthr_rcu_after_fork_parent(void);
+
+// Call in the child right after fork() (unless it execs at once): restarts a fresh call_rcu worker.
+void cthr_rcu_after_fork_child(void);
+
+// MARK: - RCU cell
+
+// One RCU-protected pointer on its own cache line plus a writer lock (errorcheck mutex) on another; never moves.
+typedef struct cthr_rcu_cell cthr_rcu_cell_t;
+
+// Creates a cell holding `initial` (may be NULL). Returns 0, EINVAL (NULL out), or ENOMEM.
+int cthr_rcu_cell_create(void *initial, cthr_rcu_cell_t **out);
+
+// Frees the cell (no reader or writer may use it any more) and returns the pointer it held, for the caller to free.
+void *cthr_rcu_cell_destroy(cthr_rcu_cell_t *cell);
+
+// The current pointer (rcu_dereference). Call inside a read section; valid until it ends.
+void *cthr_rcu_cell_get(const cthr_rcu_cell_t *cell);
+
+// Publishes `value` and returns the previous pointer (rcu_xchg_pointer); reclaim it after a grace period.
+void *cthr_rcu_cell_exchange(cthr_rcu_cell_t *cell, void *value);
+
+// Takes the cell's writer lock (serialises read-modify-write updaters). Returns 0, or EDEADLK if this thread holds it.
+int cthr_rcu_cell_lock(cthr_rcu_cell_t *cell);
+
+// Releases the cell's writer lock. Returns 0, or EPERM if this thread does not hold it.
+int cthr_rcu_cell_unlock(cthr_rcu_cell_t *cell);
+
+// MARK: - RCU hash map (cds_lfht)
+
+// A lock-free RCU hash table of opaque entries keyed by a caller-computed 64-bit hash (liburcu-cds rculfhash,
+// auto-resizing). Readers (inside a read section) take no lock; writers are lock-free; a removed or replaced entry
+// is handed to the map's release callback after a grace period, on the call_rcu worker thread.
+typedef struct cthr_rcu_map cthr_rcu_map_t;
+
+// Compares an entry with a key: nonzero when the entry's key equals *key. Must not block or enter/leave sections.
+typedef int (*cthr_rcu_map_match_t)(const void *entry, const void *key);
+
+// Releases an entry the map no longer references (after a grace period, on the call_rcu worker). After
+// cthr_rcu_map_destroy, once every entry has been released, it is called one last time with entry == NULL so the
+// context can be freed. For an inline entry it must only deinitialize the entry's contents: the map frees the memory.
+typedef void (*cthr_rcu_map_release_t)(void *entry, void *context);
+
+// A position in the map (mirrors struct cds_lfht_iter); valid only inside the read section that produced it.
+typedef struct cthr_rcu_map_iter {
+    void *node;
+    void *next;
+} cthr_rcu_map_iter_t;
+
+// Inline entries: an entry stored inside the table node (one allocation per entry instead of two). Allocate it,
+// initialise its contents, then publish it with cthr_rcu_map_add_entry or cthr_rcu_map_replace_at_entry; the map
+// then owns the memory and frees it after the release callback. Lookups return inline entries like any other.
+
+// Allocates an unpublished inline entry of `size` bytes, 16-byte aligned. Returns NULL when out of memory.
+void *cthr_rcu_map_entry_alloc(size_t size);
+
+// Frees an inline entry that was never published (or whose publication failed). NULL is ignored.
+void cthr_rcu_map_entry_free(void *entry);
+
+// Creates a map with room for about `initial_capacity` entries before it resizes (0 means a small default).
+// `release(entry, context)` frees removed entries. Returns 0, EINVAL (NULL release or out), or ENOMEM.
+int cthr_rcu_map_create(size_t initial_capacity, cthr_rcu_map_release_t release, void *context,
+                        cthr_rcu_map_t **out);
+
+// Destroys the map: every remaining entry is released after a grace period, and the table itself is freed on the
+// call_rcu worker, so it may be called anywhere, even inside a read section. No thread may use the map afterwards.
+// Returns 0, or EINVAL for NULL.
+int cthr_rcu_map_destroy(cthr_rcu_map_t *map);
+
+// The entry whose hash is `hash` and that `match` accepts for `key`, or NULL. Call inside a read section.
+void *cthr_rcu_map_lookup(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key);
+
+// The first entry whose hash is exactly `hash` (any key), or NULL; positions `iter` on it. Inside a read section.
+void *cthr_rcu_map_find_hash(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_iter_t *iter);
+
+// The next entry with the same hash as the one at `iter`, or NULL; advances `iter`. Inside a read section.
+void *cthr_rcu_map_next_hash(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter);
+
+// The first entry in table order, or NULL when empty; positions `iter`. Inside a read section.
+void *cthr_rcu_map_first(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter);
+
+// The entry after the one at `iter` in table order, or NULL at the end. Inside a read section.
+void *cthr_rcu_map_next(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter);
+
+// Adds `entry` unless an entry matching `key` exists. Returns 0, EEXIST (entry not added; still the caller's),
+// EINVAL, or ENOMEM.
+int cthr_rcu_map_add_unique(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key,
+                            void *entry);
+
+// Adds `entry`, atomically replacing an entry matching `key` if there is one (released after a grace period).
+// Sets *replaced (if not NULL) to 1 when it replaced one, else 0. Returns 0, EINVAL, or ENOMEM.
+int cthr_rcu_map_add_replace(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key,
+                             void *entry, int *replaced);
+
+// Removes the entry matching `key` (released after a grace period). Returns 0, ENOENT, or EINVAL.
+int cthr_rcu_map_delete(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key);
+
+// Adds `entry` without looking for an existing key: the caller guarantees the key is absent (for example by holding
+// the key's writer lock). Returns 0, EINVAL, or ENOMEM.
+int cthr_rcu_map_add(cthr_rcu_map_t *map, uint64_t hash, void *entry);
+
+// Replaces the entry at `iter` (from a find in the current read section) by `entry`; the old one is released after a
+// grace period. Returns 0, ENOENT if it was removed meanwhile (entry not added), EINVAL, or ENOMEM.
+int cthr_rcu_map_replace_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, void *entry);
+
+// Like cthr_rcu_map_add for an inline entry (from cthr_rcu_map_entry_alloc): never allocates. Returns 0 or EINVAL.
+int cthr_rcu_map_add_entry(cthr_rcu_map_t *map, uint64_t hash, void *entry);
+
+// Like cthr_rcu_map_replace_at for an inline entry: never allocates. Returns 0, ENOENT if the entry at `iter` was
+// removed meanwhile (the inline entry stays the caller's, to free), or EINVAL.
+int cthr_rcu_map_replace_at_entry(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, void *entry);
+
+// Removes the entry at `iter` (from a find in the current read section); released after a grace period. Returns 0,
+// ENOENT if it was removed meanwhile, or EINVAL.
+int cthr_rcu_map_delete_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter);
+
+// The number of entries (exact when no writer runs concurrently; otherwise a value some writer order produced).
+long cthr_rcu_map_count(const cthr_rcu_map_t *map);
+
+// Takes the writer lock guarding every key whose hash is `hash` (64 striped errorcheck mutexes). Returns 0, or
+// EDEADLK if this thread holds that stripe already (including through another key that shares it).
+int cthr_rcu_map_writer_lock(cthr_rcu_map_t *map, uint64_t hash);
+
+// Releases the writer lock taken for `hash`. Returns 0, or EPERM if this thread does not hold it.
+int cthr_rcu_map_writer_unlock(cthr_rcu_map_t *map, uint64_t hash);
+
+#ifdef __cplusplus
+}
+#endif
 #endif // CTHREADING_RCU_H

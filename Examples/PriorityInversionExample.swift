@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+// Seed 002's priority inversion: a low-QoS thread holds a lock; a high-QoS thread waits for it; medium-priority
+// threads keep the CPUs busy, so the holder barely runs and the high-QoS waiter waits far longer than the holder's
+// work takes. Then the same with a priority-inheriting mutex (PTHREAD_PRIO_INHERIT).
+//
+// What Linux does with it: QoS here is a nice value (SCHED_OTHER). The kernel's priority inheritance boosts
+// real-time priorities (SCHED_FIFO/SCHED_RR); it does not lend a nice value, so under SCHED_OTHER both runs
+// show the inversion. The example measures instead of claiming: it prints both waits. The seed's own advice —
+// give everything that shares a lock the same QoS — is the third run.
+
+import CThreading
+import Synchronization
+import Threading
+
+/// Burns CPU for about `units` of work (not a sleep: the holder needs CPU time to finish).
+@inline(never)
+private func spin(_ units: Int) -> Int {
+    var value = 0
+    for index in 0..<(units * 100_000) { value = value &* 31 &+ index }
+    return value
+}
+
+/// Runs holder (at `holderQoS`), hogs and waiter; returns how long the waiter waited for the lock.
+private func measure(lock: MutexLock, holderQoS: QoS) -> Duration {
+    let holding = Semaphore()
+    let stop = Atomic<Bool>(false)
+    let done = Semaphore()
+    let sink = Atomic<Int>(0)
+
+    let holder = try! PosixThread(name: "low-holder") {
+        _ = cthr_thread_set_nice(holderQoS.niceValue)
+        lock.lock()
+        holding.signal()
+        sink.wrappingAdd(spin(15), ordering: .relaxed)
+        lock.unlock()
+    }
+    holding.wait()
+    // Medium-priority CPU hogs, one per core.
+    let cores = Int(cthr_cpu_count())
+    for index in 0..<cores {
+        let hog = try! PosixThread(name: "medium-\(index)") {
+            _ = cthr_thread_set_nice(QoS.default.niceValue)
+            while !stop.load(ordering: .relaxed) { sink.wrappingAdd(spin(1), ordering: .relaxed) }
+            done.signal()
+        }
+        hog.detach()
+    }
+    let waiter = try! PosixThread<Duration>(name: "high-waiter") {
+        _ = cthr_thread_set_nice(QoS.userInteractive.niceValue)
+        let start = ContinuousClock.now
+        lock.lock()
+        let waited = ContinuousClock.now - start
+        lock.unlock()
+        return waited
+    }
+    let waited = waiter.join()
+    stop.store(true, ordering: .relaxed)
+    for _ in 0..<cores { done.wait() }
+    holder.join()
+    return waited
+}
+
+let priorityInversionExample = Example(
+    name: "priority-inversion",
+    summary: "a low-QoS holder blocks a high-QoS waiter; then a priority-inheriting mutex"
+) {
+    // The holder's work alone, for scale.
+    let start = ContinuousClock.now
+    _ = spin(15)
+    print("holder's work alone:                        \(milliseconds(ContinuousClock.now - start)) ms")
+
+    let plain = measure(lock: MutexLock(name: "plain"), holderQoS: .background)
+    print("background holder, normal mutex:            high-QoS waiter waited \(milliseconds(plain)) ms")
+
+    if let inheriting = try? MutexLock(kind: .priorityInheriting, name: "inheriting") {
+        let boosted = measure(lock: inheriting, holderQoS: .background)
+        print("background holder, priority-inheriting:     high-QoS waiter waited \(milliseconds(boosted)) ms")
+    } else {
+        print("background holder, priority-inheriting:     not supported on this system")
+    }
+
+    let same = measure(lock: MutexLock(name: "same-qos"), holderQoS: .userInteractive)
+    print("holder at the waiter's QoS (seed's advice): high-QoS waiter waited \(milliseconds(same)) ms")
+    print("(PI boosts real-time priorities only; nice-based QoS is not inherited on Linux)")
+}

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+#define _GNU_SOURCE
+#include "rcu_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "cthr_rcu.h"
+
+#ifdef CTHR_RCU_TSAN
+char cthr_rcu_tsan_grace_period;
+char cthr_rcu_tsan_callbacks_done;
+#endif
+
+_Thread_local int cthr_rcu_thread_registered;
+_Thread_local int cthr_rcu_in_callback;
+
+// MARK: - Registration
+
+static pthread_once_t cthr_rcu_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t cthr_rcu_exit_key;
+static int cthr_rcu_key_error;
+
+// Runs at thread exit for threads CThreading registered: a thread left registered would leave a dangling reader
+// in liburcu's registry that the next grace period would read after the thread's TLS is gone.
+static void cthr_rcu_thread_exit(void *value) {
+    (void)value;
+    if (URCU_TLS(urcu_memb_reader).registered) {
+        // A read section left open at exit is a bug of the caller; the reader must leave the registry regardless.
+        URCU_TLS(urcu_memb_reader).ctr = 0;
+        urcu_memb_unregister_thread();
+    }
+    cthr_rcu_thread_registered = 0;
+}
+
+static void cthr_rcu_make_key(void) {
+    cthr_rcu_key_error = pthread_key_create(&cthr_rcu_exit_key, cthr_rcu_thread_exit);
+}
+
+int cthr_rcu_register_slow(void) {
+    if (URCU_TLS(urcu_memb_reader).registered) {
+        // Registered by liburcu itself (its call_rcu worker) or by a direct liburcu call: not ours to unregister.
+        cthr_rcu_thread_registered = 1;
+        return 0;
+    }
+    urcu_memb_register_thread();
+    cthr_rcu_thread_registered = 1;
+    pthread_once(&cthr_rcu_key_once, cthr_rcu_make_key);
+    if (cthr_rcu_key_error != 0) return cthr_rcu_key_error;
+    return pthread_setspecific(cthr_rcu_exit_key, (void *)1);
+}
+
+int cthr_rcu_register_thread(void) {
+    if (URCU_TLS(urcu_memb_reader).registered) {
+        cthr_rcu_thread_registered = 1;
+        return EEXIST;
+    }
+    return cthr_rcu_register_slow();
+}
+
+int cthr_rcu_unregister_thread(void) {
+    if (!URCU_TLS(urcu_memb_reader).registered) return ENOENT;
+    if (_urcu_memb_read_ongoing()) return EBUSY;
+    if (urcu_memb_get_thread_call_rcu_data() != NULL) return EPERM;
+    urcu_memb_unregister_thread();
+    cthr_rcu_thread_registered = 0;
+    if (cthr_rcu_key_error == 0 && pthread_getspecific(cthr_rcu_exit_key) != NULL) {
+        (void)pthread_setspecific(cthr_rcu_exit_key, NULL);
+    }
+    return 0;
+}
+
+int cthr_rcu_ensure_registered(void) { return cthr_rcu_ensure_registered_inline(); }
+
+int cthr_rcu_is_registered(void) { return URCU_TLS(urcu_memb_reader).registered ? 1 : 0; }
+
+// MARK: - Read side
+
+void cthr_rcu_read_lock(void) {
+    (void)cthr_rcu_ensure_registered_inline();
+    _urcu_memb_read_lock();
+}
+
+void cthr_rcu_read_unlock(void) {
+    CTHR_TSAN_RELEASE(&cthr_rcu_tsan_grace_period);
+    _urcu_memb_read_unlock();
+}
+
+int cthr_rcu_read_ongoing(void) {
+    if (!URCU_TLS(urcu_memb_reader).registered) return 0;
+    return _urcu_memb_read_ongoing() ? 1 : 0;
+}
+
+// MARK: - Pointers
+// C11 atomics with the orders liburcu's macros give on every architecture (consume for dereference, release for
+// assign, full ordering for exchange and compare-exchange), so ThreadSanitizer understands them.
+
+void *cthr_rcu_dereference(void *const *slot) { return __atomic_load_n((void **)slot, __ATOMIC_CONSUME); }
+
+void cthr_rcu_assign_pointer(void **slot, void *value) { __atomic_store_n(slot, value, __ATOMIC_RELEASE); }
+
+void *cthr_rcu_xchg_pointer(void **slot, void *value) { return __atomic_exchange_n(slot, value, __ATOMIC_SEQ_CST); }
+
+void *cthr_rcu_cmpxchg_pointer(void **slot, void *expected, void *desired) {
+    __atomic_compare_exchange_n(slot, &expected, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return expected;
+}
+
+// MARK: - Grace periods
+
+int cthr_rcu_synchronize(void) {
+    if (cthr_rcu_read_ongoing()) return EDEADLK;
+    urcu_memb_synchronize_rcu();
+    CTHR_TSAN_ACQUIRE(&cthr_rcu_tsan_grace_period);
+    return 0;
+}
+
+struct cthr_rcu_work {
+    struct rcu_head head;
+    cthr_rcu_callback_t callback;
+    void *context;
+};
+
+static void cthr_rcu_work_run(struct rcu_head *head) {
+    struct cthr_rcu_work *work = caa_container_of(head, struct cthr_rcu_work, head);
+    CTHR_TSAN_ACQUIRE(work);
+    CTHR_TSAN_ACQUIRE(&cthr_rcu_tsan_grace_period);
+    cthr_rcu_in_callback++;
+    work->callback(work->context);
+    cthr_rcu_in_callback--;
+    free(work);
+    CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
+}
+
+int cthr_rcu_call(cthr_rcu_callback_t callback, void *context) {
+    if (callback == NULL) return EINVAL;
+    struct cthr_rcu_work *work = malloc(sizeof *work);
+    if (work == NULL) return ENOMEM;
+    work->callback = callback;
+    work->context = context;
+    (void)cthr_rcu_ensure_registered_inline();
+    CTHR_TSAN_RELEASE(work);
+    urcu_memb_call_rcu(&work->head, cthr_rcu_work_run);
+    return 0;
+}
+
+int cthr_rcu_barrier(void) {
+    if (cthr_rcu_read_ongoing()) return EDEADLK;
+    if (cthr_rcu_in_callback || urcu_memb_get_thread_call_rcu_data() != NULL) return EDEADLK;
+    (void)cthr_rcu_ensure_registered_inline();
+    urcu_memb_barrier();
+    CTHR_TSAN_ACQUIRE(&cthr_rcu_tsan_callbacks_done);
+    return 0;
+}
+
+int cthr_rcu_uses_membarrier(void) { return urcu_memb_has_sys_membarrier ? 1 : 0; }
+
+void cthr_rcu_before_fork(void) { urcu_memb_call_rcu_before_fork(); }
+
+void cthr_rcu_after_fork_parent(void) { urcu_memb_call_rcu_after_fork_parent(); }
+
+void cthr_rcu_after_fork_child(void) { urcu_memb_call_rcu_after_fork_child(); }
+
+// MARK: - Cell
+
+struct cthr_rcu_cell {
+    _Alignas(64) void *pointer;
+    _Alignas(64) pthread_mutex_t writer;
+};
+
+int cthr_rcu_cell_create(void *initial, cthr_rcu_cell_t **out) {
+    if (out == NULL) return EINVAL;
+    cthr_rcu_cell_t *cell = aligned_alloc(64, sizeof *cell);
+    if (cell == NULL) return ENOMEM;
+    pthread_mutexattr_t attr;
+    int rc = pthread_mutexattr_init(&attr);
+    if (rc == 0) rc = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+    if (rc == 0) rc = pthread_mutex_init(&cell->writer, &attr);
+    (void)pthread_mutexattr_destroy(&attr);
+    if (rc != 0) {
+        free(cell);
+        return rc;
+    }
+    __atomic_store_n(&cell->pointer, initial, __ATOMIC_RELEASE);
+    *out = cell;
+    return 0;
+}
+
+void *cthr_rcu_cell_destroy(cthr_rcu_cell_t *cell) {
+    if (cell == NULL) return NULL;
+    void *last = __atomic_load_n(&cell->pointer, __ATOMIC_ACQUIRE);
+    (void)pthread_mutex_destroy(&cell->writer);
+    free(cell);
+    return last;
+}
+
+void *cthr_rcu_cell_get(const cthr_rcu_cell_t *cell) {
+    return __atomic_load_n((void **)&cell->pointer, __ATOMIC_CONSUME);
+}
+
+void *cthr_rcu_cell_exchange(cthr_rcu_cell_t *cell, void *value) {
+    return __atomic_exchange_n(&cell->pointer, value, __ATOMIC_SEQ_CST);
+}
+
+int cthr_rcu_cell_lock(cthr_rcu_cell_t *cell) { return pthread_mutex_lock(&cell->writer); }
+
+int cthr_rcu_cell_unlock(cthr_rcu_cell_t *cell) { return pthread_mutex_unlock(&cell->writer); }

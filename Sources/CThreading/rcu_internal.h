@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+// Private to rcu.c and rcu_map.c: liburcu with its fast paths inlined (_LGPL_SOURCE; the project is MIT, which is
+// LGPL-compatible), and the ThreadSanitizer annotations that tell TSan about the ordering liburcu provides through
+// uninstrumented code (grace periods, the call_rcu queue, hash-table publication).
+#ifndef CTHREADING_RCU_INTERNAL_H
+#define CTHREADING_RCU_INTERNAL_H
+
+#define _LGPL_SOURCE
+#include <urcu/urcu-memb.h>
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CTHR_RCU_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define CTHR_RCU_TSAN 1
+#endif
+
+#ifdef CTHR_RCU_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+// Every read unlock releases this; every grace-period end acquires it, so TSan sees that a reader's accesses happen
+// before the memory it read is reclaimed.
+extern char cthr_rcu_tsan_grace_period;
+// Every deferred callback releases this when it has run; rcu_barrier's return acquires it.
+extern char cthr_rcu_tsan_callbacks_done;
+#define CTHR_TSAN_ACQUIRE(addr) __tsan_acquire((void *)(addr))
+#define CTHR_TSAN_RELEASE(addr) __tsan_release((void *)(addr))
+#else
+#define CTHR_TSAN_ACQUIRE(addr) ((void)0)
+#define CTHR_TSAN_RELEASE(addr) ((void)0)
+#endif
+
+// Registers the calling thread when its thread-local flag says it is not (the slow path of every entry point).
+int cthr_rcu_register_slow(void);
+
+// The thread-local "registered by or known to CThreading" flag.
+extern _Thread_local int cthr_rcu_thread_registered;
+
+// Nonzero while this thread runs a CThreading call_rcu callback.
+extern _Thread_local int cthr_rcu_in_callback;
+
+static inline int cthr_rcu_ensure_registered_inline(void) {
+    if (caa_likely(cthr_rcu_thread_registered)) return 0;
+    return cthr_rcu_register_slow();
+}
+
+#endif // CTHREADING_RCU_INTERNAL_H

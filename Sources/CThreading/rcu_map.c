@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+#define _GNU_SOURCE
+#include "rcu_internal.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <urcu/rculfhash.h>
+
+#include "cthr_rcu.h"
+
+_Static_assert(sizeof(cthr_rcu_map_iter_t) == sizeof(struct cds_lfht_iter), "cthr_rcu_map_iter_t mirrors cds_lfht_iter");
+_Static_assert(_Alignof(cthr_rcu_map_iter_t) == _Alignof(struct cds_lfht_iter), "cthr_rcu_map_iter_t alignment");
+
+#define CTHR_RCU_MAP_STRIPES 64u
+
+// One entry of the table. The release callback travels with the node so that a deferred release never touches the
+// map, which may be gone by then.
+struct cthr_rcu_map_node {
+    struct cds_lfht_node lfht;
+    uint64_t hash;
+    void *entry;
+    cthr_rcu_map_release_t release;
+    void *context;
+    struct rcu_head rcu;
+    // Storage of an inline entry (cthr_rcu_map_entry_alloc); `entry` then points here.
+    _Alignas(16) unsigned char inline_entry[];
+};
+
+struct cthr_rcu_map_stripe {
+    _Alignas(64) pthread_mutex_t mutex;
+};
+
+struct cthr_rcu_map {
+    struct cds_lfht *table;
+    cthr_rcu_map_release_t release;
+    void *context;
+    _Alignas(64) long count;
+    // Bucket count last requested (initial size, then each growth this file asked for); see count_add.
+    unsigned long size_hint;
+    struct cthr_rcu_map_stripe stripes[CTHR_RCU_MAP_STRIPES];
+};
+
+static inline struct cthr_rcu_map_node *node_of(struct cds_lfht_node *lfht) {
+    if (lfht == NULL) return NULL;
+    struct cthr_rcu_map_node *node = caa_container_of(lfht, struct cthr_rcu_map_node, lfht);
+    CTHR_TSAN_ACQUIRE(node);
+    return node;
+}
+
+static inline void *entry_at(struct cds_lfht_iter *iter) {
+    struct cthr_rcu_map_node *node = node_of(cds_lfht_iter_get_node(iter));
+    return node == NULL ? NULL : node->entry;
+}
+
+static void node_prepare(const cthr_rcu_map_t *map, struct cthr_rcu_map_node *node, uint64_t hash) {
+    cds_lfht_node_init(&node->lfht);
+    node->hash = hash;
+    node->release = map->release;
+    node->context = map->context;
+    CTHR_TSAN_RELEASE(node);
+}
+
+static struct cthr_rcu_map_node *node_new(const cthr_rcu_map_t *map, uint64_t hash, void *entry) {
+    struct cthr_rcu_map_node *node = malloc(sizeof *node);
+    if (node == NULL) return NULL;
+    node->entry = entry;
+    node_prepare(map, node, hash);
+    return node;
+}
+
+static inline struct cthr_rcu_map_node *node_of_inline(void *entry) {
+    return (struct cthr_rcu_map_node *)((unsigned char *)entry - offsetof(struct cthr_rcu_map_node, inline_entry));
+}
+
+void *cthr_rcu_map_entry_alloc(size_t size) {
+    if (size > SIZE_MAX - sizeof(struct cthr_rcu_map_node)) return NULL;
+    // glibc's malloc returns 16-byte-aligned blocks on x86-64 and aarch64 (and is cheaper than aligned_alloc).
+    _Static_assert(_Alignof(max_align_t) >= 16, "malloc alignment below 16 bytes");
+    _Static_assert(offsetof(struct cthr_rcu_map_node, inline_entry) % 16 == 0, "inline entry alignment");
+    struct cthr_rcu_map_node *node = malloc(sizeof *node + size);
+    if (node == NULL) return NULL;
+    node->entry = node->inline_entry;
+    return node->inline_entry;
+}
+
+void cthr_rcu_map_entry_free(void *entry) {
+    if (entry != NULL) free(node_of_inline(entry));
+}
+
+static void node_reclaim(struct rcu_head *head) {
+    struct cthr_rcu_map_node *node = caa_container_of(head, struct cthr_rcu_map_node, rcu);
+    CTHR_TSAN_ACQUIRE(node);
+    CTHR_TSAN_ACQUIRE(&cthr_rcu_tsan_grace_period);
+    cthr_rcu_in_callback++;
+    node->release(node->entry, node->context);
+    cthr_rcu_in_callback--;
+    free(node);
+    CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
+}
+
+// Hands a node that left the table to the call_rcu worker.
+static void node_retire(struct cthr_rcu_map_node *node) {
+    CTHR_TSAN_RELEASE(node);
+    urcu_memb_call_rcu(&node->rcu, node_reclaim);
+}
+
+struct match_closure {
+    cthr_rcu_map_match_t match;
+    const void *key;
+};
+
+static int match_user(struct cds_lfht_node *lfht, const void *key) {
+    const struct match_closure *closure = key;
+    struct cthr_rcu_map_node *node = node_of(lfht);
+    return closure->match(node->entry, closure->key) != 0;
+}
+
+// cds_lfht compares the full hash before calling match, so accepting every node finds "same hash, any key".
+static int match_any(struct cds_lfht_node *lfht, const void *key) {
+    (void)lfht;
+    (void)key;
+    return 1;
+}
+
+static int match_identity(struct cds_lfht_node *lfht, const void *key) { return lfht == key; }
+
+struct resize_request {
+    struct rcu_head rcu;
+    cthr_rcu_map_t *map;
+    unsigned long size;
+};
+
+static void resize_run(struct rcu_head *head) {
+    struct resize_request *request = caa_container_of(head, struct resize_request, rcu);
+    CTHR_TSAN_ACQUIRE(request);
+    // On the call_rcu worker: registered, outside any read section, as cds_lfht_resize requires. The table is still
+    // alive: its destruction is queued behind this request (one FIFO call_rcu queue, and no writer runs after
+    // cthr_rcu_map_destroy).
+    cds_lfht_resize(request->map->table, request->size);
+    free(request);
+    CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
+}
+
+// liburcu grows a table of more than about 2,048 entries only when its load factor reaches 8 (and only at
+// power-of-two counts), which makes lookups in large maps walk long chains. When the count passes the size last
+// requested, ask for a table with one bucket per entry, on the call_rcu worker so the writer never blocks.
+static void grow_if_needed(cthr_rcu_map_t *map, long count) {
+    unsigned long hint = __atomic_load_n(&map->size_hint, __ATOMIC_RELAXED);
+    if (count <= 0 || (unsigned long)count <= hint || hint >= (1ul << 30)) return;
+    unsigned long size = hint << 1;
+    while (size < (unsigned long)count && size < (1ul << 30)) size <<= 1;
+    if (!__atomic_compare_exchange_n(&map->size_hint, &hint, size, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return;
+    struct resize_request *request = malloc(sizeof *request);
+    if (request == NULL) return;  // liburcu's own policy still applies
+    request->map = map;
+    request->size = size;
+    CTHR_TSAN_RELEASE(request);
+    (void)cthr_rcu_ensure_registered_inline();
+    urcu_memb_call_rcu(&request->rcu, resize_run);
+}
+
+static inline void count_add(cthr_rcu_map_t *map, long delta) {
+    long count = __atomic_add_fetch(&map->count, delta, __ATOMIC_RELAXED);
+    if (delta > 0) grow_if_needed(map, count);
+}
+
+static inline struct cthr_rcu_map_stripe *stripe_of(cthr_rcu_map_t *map, uint64_t hash) {
+    uint64_t mixed = hash ^ (hash >> 29) ^ (hash >> 47);
+    return &map->stripes[mixed & (CTHR_RCU_MAP_STRIPES - 1)];
+}
+
+int cthr_rcu_map_create(size_t initial_capacity, cthr_rcu_map_release_t release, void *context,
+                        cthr_rcu_map_t **out) {
+    if (release == NULL || out == NULL) return EINVAL;
+    unsigned long buckets = 64;
+    while (buckets < initial_capacity && buckets < (1ul << 30)) buckets <<= 1;
+    cthr_rcu_map_t *map = aligned_alloc(64, sizeof *map);
+    if (map == NULL) return ENOMEM;
+    map->release = release;
+    map->context = context;
+    map->count = 0;
+    map->size_hint = buckets;
+    pthread_mutexattr_t attr;
+    int rc = pthread_mutexattr_init(&attr);
+    if (rc == 0) rc = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+    unsigned initialized = 0;
+    for (; rc == 0 && initialized < CTHR_RCU_MAP_STRIPES; initialized++) {
+        rc = pthread_mutex_init(&map->stripes[initialized].mutex, &attr);
+        if (rc != 0) break;
+    }
+    (void)pthread_mutexattr_destroy(&attr);
+    if (rc == 0) {
+        map->table = cds_lfht_new_flavor(buckets, 64, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
+                                         &urcu_memb_flavor, NULL);
+        if (map->table == NULL) rc = ENOMEM;
+    }
+    if (rc != 0) {
+        for (unsigned i = 0; i < initialized; i++) (void)pthread_mutex_destroy(&map->stripes[i].mutex);
+        free(map);
+        return rc;
+    }
+    *out = map;
+    return 0;
+}
+
+struct table_retirement {
+    struct rcu_head rcu;
+    cthr_rcu_map_t *map;
+};
+
+static void table_reclaim(struct rcu_head *head) {
+    struct table_retirement *retirement = caa_container_of(head, struct table_retirement, rcu);
+    CTHR_TSAN_ACQUIRE(retirement);
+    CTHR_TSAN_ACQUIRE(&cthr_rcu_tsan_grace_period);
+    cthr_rcu_map_t *map = retirement->map;
+    // Runs outside any read section, after the grace period that follows the removal of every node.
+    (void)cds_lfht_destroy(map->table, NULL);
+    for (unsigned i = 0; i < CTHR_RCU_MAP_STRIPES; i++) (void)pthread_mutex_destroy(&map->stripes[i].mutex);
+    cthr_rcu_map_release_t release = map->release;
+    void *context = map->context;
+    free(map);
+    // Every node retired before this record has been released (the call_rcu queue is FIFO): the context may go.
+    cthr_rcu_in_callback++;
+    release(NULL, context);
+    cthr_rcu_in_callback--;
+    free(retirement);
+    CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
+}
+
+int cthr_rcu_map_destroy(cthr_rcu_map_t *map) {
+    if (map == NULL) return EINVAL;
+    struct table_retirement *retirement = malloc(sizeof *retirement);
+    cthr_rcu_read_lock();
+    struct cds_lfht_iter iter;
+    cds_lfht_first(map->table, &iter);
+    struct cds_lfht_node *lfht;
+    while ((lfht = cds_lfht_iter_get_node(&iter)) != NULL) {
+        cds_lfht_next(map->table, &iter);
+        if (cds_lfht_del(map->table, lfht) == 0) node_retire(node_of(lfht));
+    }
+    cthr_rcu_read_unlock();
+    if (retirement == NULL) {
+        // Out of memory for the deferral record: the table stays allocated (empty) rather than risk a reader.
+        return 0;
+    }
+    retirement->map = map;
+    CTHR_TSAN_RELEASE(retirement);
+    urcu_memb_call_rcu(&retirement->rcu, table_reclaim);
+    return 0;
+}
+
+void *cthr_rcu_map_lookup(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key) {
+    struct match_closure closure = {match, key};
+    struct cds_lfht_iter iter;
+    cds_lfht_lookup(map->table, (unsigned long)hash, match_user, &closure, &iter);
+    return entry_at(&iter);
+}
+
+void *cthr_rcu_map_find_hash(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_iter_t *iter) {
+    struct cds_lfht_iter *it = (struct cds_lfht_iter *)iter;
+    cds_lfht_lookup(map->table, (unsigned long)hash, match_any, NULL, it);
+    return entry_at(it);
+}
+
+void *cthr_rcu_map_next_hash(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter) {
+    struct cds_lfht_iter *it = (struct cds_lfht_iter *)iter;
+    cds_lfht_next_duplicate(map->table, match_any, NULL, it);
+    return entry_at(it);
+}
+
+void *cthr_rcu_map_first(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter) {
+    struct cds_lfht_iter *it = (struct cds_lfht_iter *)iter;
+    cds_lfht_first(map->table, it);
+    return entry_at(it);
+}
+
+void *cthr_rcu_map_next(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter) {
+    struct cds_lfht_iter *it = (struct cds_lfht_iter *)iter;
+    cds_lfht_next(map->table, it);
+    return entry_at(it);
+}
+
+int cthr_rcu_map_add_unique(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key,
+                            void *entry) {
+    if (map == NULL || match == NULL) return EINVAL;
+    struct cthr_rcu_map_node *node = node_new(map, hash, entry);
+    if (node == NULL) return ENOMEM;
+    struct match_closure closure = {match, key};
+    cthr_rcu_read_lock();
+    struct cds_lfht_node *found = cds_lfht_add_unique(map->table, (unsigned long)hash, match_user, &closure,
+                                                      &node->lfht);
+    cthr_rcu_read_unlock();
+    if (found != &node->lfht) {
+        free(node);
+        return EEXIST;
+    }
+    count_add(map, 1);
+    return 0;
+}
+
+int cthr_rcu_map_add_replace(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key,
+                             void *entry, int *replaced) {
+    if (map == NULL || match == NULL) return EINVAL;
+    struct cthr_rcu_map_node *node = node_new(map, hash, entry);
+    if (node == NULL) return ENOMEM;
+    struct match_closure closure = {match, key};
+    cthr_rcu_read_lock();
+    struct cds_lfht_node *old = cds_lfht_add_replace(map->table, (unsigned long)hash, match_user, &closure,
+                                                     &node->lfht);
+    cthr_rcu_read_unlock();
+    if (old != NULL) {
+        node_retire(node_of(old));
+    } else {
+        count_add(map, 1);
+    }
+    if (replaced != NULL) *replaced = old != NULL;
+    return 0;
+}
+
+int cthr_rcu_map_delete(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key) {
+    if (map == NULL || match == NULL) return EINVAL;
+    struct match_closure closure = {match, key};
+    int rc = ENOENT;
+    cthr_rcu_read_lock();
+    struct cds_lfht_iter iter;
+    cds_lfht_lookup(map->table, (unsigned long)hash, match_user, &closure, &iter);
+    struct cds_lfht_node *lfht = cds_lfht_iter_get_node(&iter);
+    if (lfht != NULL && cds_lfht_del(map->table, lfht) == 0) {
+        node_retire(node_of(lfht));
+        count_add(map, -1);
+        rc = 0;
+    }
+    cthr_rcu_read_unlock();
+    return rc;
+}
+
+int cthr_rcu_map_add(cthr_rcu_map_t *map, uint64_t hash, void *entry) {
+    if (map == NULL) return EINVAL;
+    struct cthr_rcu_map_node *node = node_new(map, hash, entry);
+    if (node == NULL) return ENOMEM;
+    cthr_rcu_read_lock();
+    cds_lfht_add(map->table, (unsigned long)hash, &node->lfht);
+    cthr_rcu_read_unlock();
+    count_add(map, 1);
+    return 0;
+}
+
+int cthr_rcu_map_add_entry(cthr_rcu_map_t *map, uint64_t hash, void *entry) {
+    if (map == NULL || entry == NULL) return EINVAL;
+    struct cthr_rcu_map_node *node = node_of_inline(entry);
+    node_prepare(map, node, hash);
+    cthr_rcu_read_lock();
+    cds_lfht_add(map->table, (unsigned long)hash, &node->lfht);
+    cthr_rcu_read_unlock();
+    count_add(map, 1);
+    return 0;
+}
+
+static int replace_node_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, struct cthr_rcu_map_node *old,
+                           struct cthr_rcu_map_node *node) {
+    cthr_rcu_read_lock();
+    int rc = cds_lfht_replace(map->table, (struct cds_lfht_iter *)iter, (unsigned long)old->hash, match_identity,
+                              iter->node, &node->lfht);
+    cthr_rcu_read_unlock();
+    if (rc != 0) return rc == -ENOENT ? ENOENT : EINVAL;
+    node_retire(old);
+    return 0;
+}
+
+int cthr_rcu_map_replace_at_entry(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, void *entry) {
+    if (map == NULL || iter == NULL || iter->node == NULL || entry == NULL) return EINVAL;
+    struct cthr_rcu_map_node *old = node_of(iter->node);
+    struct cthr_rcu_map_node *node = node_of_inline(entry);
+    node_prepare(map, node, old->hash);
+    return replace_node_at(map, iter, old, node);
+}
+
+int cthr_rcu_map_replace_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, void *entry) {
+    if (map == NULL || iter == NULL || iter->node == NULL) return EINVAL;
+    struct cthr_rcu_map_node *old = node_of(iter->node);
+    struct cthr_rcu_map_node *node = node_new(map, old->hash, entry);
+    if (node == NULL) return ENOMEM;
+    int rc = replace_node_at(map, iter, old, node);
+    if (rc != 0) free(node);
+    return rc;
+}
+
+int cthr_rcu_map_delete_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter) {
+    if (map == NULL || iter == NULL || iter->node == NULL) return EINVAL;
+    cthr_rcu_read_lock();
+    int rc = cds_lfht_del(map->table, (struct cds_lfht_node *)iter->node);
+    cthr_rcu_read_unlock();
+    if (rc != 0) return ENOENT;
+    node_retire(node_of(iter->node));
+    count_add(map, -1);
+    return 0;
+}
+
+long cthr_rcu_map_count(const cthr_rcu_map_t *map) {
+    if (map == NULL) return 0;
+    long count = __atomic_load_n(&map->count, __ATOMIC_RELAXED);
+    return count < 0 ? 0 : count;
+}
+
+int cthr_rcu_map_writer_lock(cthr_rcu_map_t *map, uint64_t hash) {
+    if (map == NULL) return EINVAL;
+    return pthread_mutex_lock(&stripe_of(map, hash)->mutex);
+}
+
+int cthr_rcu_map_writer_unlock(cthr_rcu_map_t *map, uint64_t hash) {
+    if (map == NULL) return EINVAL;
+    return pthread_mutex_unlock(&stripe_of(map, hash)->mutex);
+}

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Runs a body exactly once, however many threads call ``run(_:)``: the first caller runs it, concurrent callers
+/// block until it has finished, and later callers return at once.
+///
+/// Built on CThreading's futex once flag (`cthr_once_t`), which, unlike `pthread_once`, passes a context, so the
+/// body can be a Swift closure. Completion happens-before every return from ``run(_:)``: what the body wrote is
+/// visible to all callers.
+///
+/// ```swift
+/// let setup = Once()
+/// setup.run { loadConfiguration() }
+/// ```
+///
+/// Traps: calling ``run(_:)`` on the same `Once` from inside its body (it would wait for itself).
+///
+/// A reference type and `Sendable`: its state is the C once flag, changed only by atomic operations.
+public final class Once: @unchecked Sendable {
+    let flag: UnsafeMutablePointer<cthr_once_t>
+
+    /// Creates a flag whose body has not run.
+    public init() {
+        flag = .allocate(capacity: 1)
+        flag.initialize(to: cthr_once_t(state: 0, owner: 0))
+    }
+
+    deinit {
+        flag.deallocate()
+    }
+
+    /// Whether a body has finished running.
+    public var hasRun: Bool { cthr_once_done(flag) }
+
+    /// Runs `body` if no call has run a body on this flag yet; otherwise waits until that run has finished.
+    ///
+    /// - Parameter body: The one-time work; it runs on the calling thread.
+    ///
+    /// The corresponding C function is `pthread_once` (here `cthr_once_run`).
+    public func run(_ body: () -> Void) {
+        if cthr_once_done(flag) { return }
+        let code = withoutActuallyEscaping(body) { body in
+            var closure = body
+            return withUnsafeMutablePointer(to: &closure) { pointer in
+                cthr_once_run(
+                    flag,
+                    { context in
+                        context!.assumingMemoryBound(to: (() -> Void).self).pointee()
+                    },
+                    pointer
+                )
+            }
+        }
+        require(
+            code != EDEADLK,
+            "Once.run(_:): called again from inside its own body on thread \(currentThreadID) (this would deadlock)"
+        )
+        require(code == 0, "Once.run(_:): cthr_once_run failed with \(errnoName(code))")
+    }
+}

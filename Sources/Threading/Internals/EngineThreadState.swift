@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Synchronization
+
+/// One entry of a thread's execution stack: a queue the thread is executing on behalf of.
+///
+/// `exclusive` is true for a serial queue or a barrier (nobody else may run on that queue meanwhile); `entry` is
+/// true for the queue a closure was submitted to (false for target queues acquired on its behalf).
+struct EngineFrame {
+    var queue: Unmanaged<QueueCore>
+    var exclusive: Bool
+    var entry: Bool
+}
+
+/// Per-thread state of the engine, reached through one pthread TSD key (`cthr_tsd_*`): the stack of queues the
+/// thread is executing (for deadlock diagnosis, ``QueueCore`` "is current" and specifics), a futex word the thread
+/// parks on when it waits for a queue, and the pool worker it is, if any.
+///
+/// Heap-allocated and only touched by its own thread (other threads only store to and wake ``parker``), so it is
+/// accessed through a pointer without exclusivity checks.
+struct EngineThreadState {
+    var depth: Int
+    var capacity: Int
+    var frames: UnsafeMutablePointer<EngineFrame>
+    /// 0 = waiting, 1 = granted. Other threads grant with `store(1)` + wake.
+    let parker: EngineWord
+    /// A started item of a concurrent queue handed to this thread while it waits in that queue (parker state 3).
+    var helpItem: (core: ConcurrentCore, item: QueueItem, barrier: Bool)?
+    /// The pool worker running on this thread, or nil.
+    var worker: Unmanaged<EngineWorker>?
+    /// Whether this is the process's main thread (or the thread tests designated as such).
+    var isMainThread: Bool
+}
+
+typealias EngineContext = UnsafeMutablePointer<EngineThreadState>
+
+enum EngineThread {
+    /// The TSD key; its destructor frees a thread's state at thread exit.
+    static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let code = cthr_tsd_create(&key) { raw in
+            let state = raw.assumingMemoryBound(to: EngineThreadState.self)
+            state.pointee.frames.deallocate()
+            state.pointee.parker.deallocate()
+            state.deinitialize(count: 1)
+            state.deallocate()
+        }
+        precondition(code == 0, "cthr_tsd_create failed for the queue engine: \(code)")
+        return key
+    }()
+
+    /// The calling thread's state, created on first use.
+    @inline(__always)
+    static var current: EngineContext {
+        if let raw = cthr_tsd_get(key) {
+            return raw.assumingMemoryBound(to: EngineThreadState.self)
+        }
+        return makeCurrent()
+    }
+
+    @inline(never)
+    private static func makeCurrent() -> EngineContext {
+        let state = EngineContext.allocate(capacity: 1)
+        let capacity = 16
+        state.initialize(
+            to: EngineThreadState(
+                depth: 0, capacity: capacity, frames: .allocate(capacity: capacity), parker: .allocate(), helpItem: nil,
+                worker: nil, isMainThread: isMainThread))
+        let code = cthr_tsd_set(key, state)
+        precondition(code == 0, "cthr_tsd_set failed for the queue engine: \(code)")
+        return state
+    }
+
+    /// Kernel thread id of a thread tests treat as the main thread (0 = none). Swift Testing parks the real main
+    /// thread in `dispatch_main`, so main-queue tests designate a thread of their own; see `designateMainForTesting`.
+    static let testMainThreadID = Atomic<Int32>(0)
+
+    /// Whether the calling thread is the main thread (or the designated test main thread).
+    static var isMainThread: Bool {
+        cthr_thread_is_main() || testMainThreadID.load(ordering: .relaxed) == cthr_thread_id()
+    }
+
+    /// Test hook: makes the calling thread count as the main thread for the engine until `undesignate...`.
+    static func designateMainForTesting() {
+        testMainThreadID.store(cthr_thread_id(), ordering: .relaxed)
+        current.pointee.isMainThread = true
+    }
+
+    /// Test hook: ends `designateMainForTesting()` on the calling thread.
+    static func undesignateMainForTesting() {
+        testMainThreadID.store(0, ordering: .relaxed)
+        current.pointee.isMainThread = cthr_thread_is_main()
+    }
+
+    /// A readable name for the calling thread: its name (if any) and kernel thread id.
+    static func describeCurrent() -> String {
+        var buffer = [CChar](repeating: 0, count: Int(CTHR_THREAD_NAME_MAX) + 1)
+        let code = buffer.withUnsafeMutableBufferPointer { cthr_thread_get_name($0.baseAddress, $0.count) }
+        let name = code == 0 ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        let main = isMainThread ? ", main thread" : ""
+        return "'\(name)' (tid \(cthr_thread_id())\(main))"
+    }
+}
+
+extension UnsafeMutablePointer where Pointee == EngineThreadState {
+    @inline(__always)
+    func push(_ queue: QueueCore, exclusive: Bool, entry: Bool) {
+        if pointee.depth == pointee.capacity { grow() }
+        (pointee.frames + pointee.depth).initialize(
+            to: EngineFrame(queue: Unmanaged.passUnretained(queue), exclusive: exclusive, entry: entry))
+        pointee.depth += 1
+    }
+
+    @inline(__always)
+    func pop() {
+        pointee.depth -= 1
+    }
+
+    @inline(never)
+    private func grow() {
+        let newCapacity = pointee.capacity * 2
+        let frames = UnsafeMutablePointer<EngineFrame>.allocate(capacity: newCapacity)
+        frames.moveInitialize(from: pointee.frames, count: pointee.depth)
+        pointee.frames.deallocate()
+        pointee.frames = frames
+        pointee.capacity = newCapacity
+    }
+
+    /// The innermost queue a running closure was submitted to, or nil outside any queue.
+    var currentQueue: QueueCore? {
+        var index = pointee.depth - 1
+        while index >= 0 {
+            let frame = pointee.frames[index]
+            if frame.entry { return frame.queue.takeUnretainedValue() }
+            index -= 1
+        }
+        return nil
+    }
+
+    /// The frame holding `queue`, innermost first, or nil.
+    func frame(holding queue: QueueCore) -> EngineFrame? {
+        var index = pointee.depth - 1
+        while index >= 0 {
+            let frame = pointee.frames[index]
+            if frame.queue.toOpaque() == Unmanaged.passUnretained(queue).toOpaque() { return frame }
+            index -= 1
+        }
+        return nil
+    }
+
+    /// Labels of the queues on this thread's stack, outermost first.
+    var stackDescription: String {
+        var labels: [String] = []
+        for index in 0..<pointee.depth {
+            let frame = pointee.frames[index]
+            let core = frame.queue.takeUnretainedValue()
+            labels.append("'\(core.label)'" + (frame.entry ? "" : " (as target)"))
+        }
+        return labels.isEmpty ? "(none)" : labels.joined(separator: " -> ")
+    }
+
+    /// Waits until another thread called `engineGrant` for this thread.
+    ///
+    /// Parker protocol: 0 = waiting (awake), 2 = waiting (asleep on the futex), 1 = granted, 3 = help offered.
+    /// The waiter spins briefly (yielding the CPU, so the thread it waits for can run even on few cores), then
+    /// announces it sleeps (0 → 2) and sleeps; the granter exchanges in 1 and only makes the wake system call when
+    /// it saw 2. A concurrent queue may offer a waiting thread an item queued *ahead of* it (state 3, see
+    /// `ConcurrentCore.offerHelp`): the waiter would wait for that item anyway, so running it itself saves a pool
+    /// hop; it then keeps waiting.
+    func waitGranted() {
+        let parker = pointee.parker
+        for round in 0..<engineSpinRounds {
+            let state = parker.load()
+            if state == 1 { return }
+            if state == 3 {
+                help()
+                continue
+            }
+            if round >= 4 { _ = cthr_thread_yield() }
+        }
+        Engine.willBlock(self)
+        while true {
+            let state = parker.load()
+            if state == 1 { break }
+            if state == 3 {
+                help()
+                continue
+            }
+            if state == 0 && !parker.compareExchange(0, 2).exchanged { continue }
+            parker.wait(expected: 2)
+        }
+        Engine.didUnblock(self)
+    }
+
+    private func help() {
+        let offered = pointee.helpItem!
+        pointee.helpItem = nil
+        _ = pointee.parker.compareExchange(3, 0)
+        offered.core.runStarted(offered.item, barrier: offered.barrier, self)
+    }
+
+    /// Prepares ``waitGranted()``: must be called before the grant can be issued.
+    @inline(__always)
+    func prepareWait() {
+        pointee.parker.storeRelaxed(0)
+    }
+}
+
+/// Wakes a thread blocked in `waitGranted()` (a system call only when it is asleep).
+@inline(__always)
+func engineGrant(_ waiter: EngineContext) {
+    let parker = waiter.pointee.parker
+    if parker.exchange(1) == 2 { parker.wake() }
+}
+
+/// Offers `waiter` (waiting in a queue behind `item`) to run `item`; false if it is not waiting now.
+/// Called under the queue's lock, which also guards the waiter's presence in the queue.
+func engineOfferHelp(_ waiter: EngineContext, _ offer: (core: ConcurrentCore, item: QueueItem, barrier: Bool)) -> Bool {
+    let parker = waiter.pointee.parker
+    waiter.pointee.helpItem = offer
+    while true {
+        let state = parker.load()
+        if state != 0 && state != 2 {
+            waiter.pointee.helpItem = nil
+            return false
+        }
+        if parker.compareExchange(state, 3).exchanged {
+            if state == 2 { parker.wake() }
+            return true
+        }
+    }
+}
+
+/// Spin rounds (the later ones yielding the CPU) before a waiting thread sleeps on its futex.
+let engineSpinRounds = 24

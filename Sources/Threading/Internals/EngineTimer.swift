@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Synchronization
+
+/// A pending deadline: when it passes, `fire` is called on the timer thread (it must only enqueue work).
+final class EngineTimerEntry: @unchecked Sendable {
+    /// Guarded by the timer lock.
+    var deadline: UInt64
+    /// Nanoseconds between firings for a repeating timer; 0 for a one-shot.
+    let interval: UInt64
+    let fire: () -> Void
+    let cancelled = Atomic<Bool>(false)
+    /// Guarded by the timer lock: whether the entry is in the heap.
+    var scheduled = false
+
+    init(deadline: UInt64, interval: UInt64, fire: @escaping () -> Void) {
+        self.deadline = deadline
+        self.interval = interval
+        self.fire = fire
+    }
+}
+
+/// The one timer thread of the engine: a binary min-heap of deadlines, slept on with a futex deadline.
+///
+/// `asyncAfter` and ``QueueTimer`` register entries; the thread enqueues each entry's work on its queue when the
+/// deadline passes (it never runs user code itself), so a slow task cannot delay other timers.
+final class EngineTimer: @unchecked Sendable {
+    static let shared = EngineTimer()
+
+    private let lock = EngineLock()
+    private var heap: [EngineTimerEntry] = []
+    private var started = false
+    private let word = EngineWord.allocate()
+
+    func schedule(_ entry: EngineTimerEntry) {
+        lock.lock()
+        entry.scheduled = true
+        push(entry)
+        let isFirst = heap[0] === entry
+        let start = !started
+        started = true
+        if isFirst { word.add(1) }
+        lock.unlock()
+        if start { startThread() }
+        if isFirst { word.wake() }
+    }
+
+    private func startThread() {
+        var attributes = cthr_thread_attr_t()
+        attributes.detached = 1
+        let code = "threading.timer".withCString { name -> Int32 in
+            attributes.name = name
+            var handle = pthread_t()
+            return cthr_thread_create(&handle, &attributes, { _ in
+                EngineTimer.shared.main()
+                return nil
+            }, nil)
+        }
+        precondition(code == 0, "cthr_thread_create failed for the timer thread: \(code)")
+    }
+
+    private func main() {
+        while true {
+            lock.lock()
+            let observed = word.load()
+            var due: [EngineTimerEntry] = []
+            let now = cthr_clock_now_ns()
+            while let first = heap.first, first.deadline <= now {
+                let entry = popFirst()
+                if entry.cancelled.load(ordering: .acquiring) {
+                    entry.scheduled = false
+                    continue
+                }
+                due.append(entry)
+                if entry.interval > 0 {
+                    // Repeat: the next multiple of the interval after now (missed firings are coalesced).
+                    let missed = (now - entry.deadline) / entry.interval + 1
+                    entry.deadline &+= missed &* entry.interval
+                    push(entry)
+                } else {
+                    entry.scheduled = false
+                }
+            }
+            let next = heap.first?.deadline ?? .max
+            lock.unlock()
+            for entry in due where !entry.cancelled.load(ordering: .acquiring) {
+                entry.fire()
+            }
+            if due.isEmpty {
+                word.wait(expected: observed, deadline: next)
+            }
+        }
+    }
+
+    // MARK: Heap (timer lock held)
+
+    private func push(_ entry: EngineTimerEntry) {
+        heap.append(entry)
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            if heap[parent].deadline <= heap[child].deadline { break }
+            heap.swapAt(parent, child)
+            child = parent
+        }
+    }
+
+    private func popFirst() -> EngineTimerEntry {
+        let first = heap[0]
+        let last = heap.removeLast()
+        if !heap.isEmpty {
+            heap[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1
+                let right = left + 1
+                var smallest = parent
+                if left < heap.count && heap[left].deadline < heap[smallest].deadline { smallest = left }
+                if right < heap.count && heap[right].deadline < heap[smallest].deadline { smallest = right }
+                if smallest == parent { break }
+                heap.swapAt(parent, smallest)
+                parent = smallest
+            }
+        }
+        return first
+    }
+}
+
+/// Converts a `ContinuousClock` instant to a CLOCK_MONOTONIC deadline in nanoseconds (saturating).
+func engineDeadline(_ instant: ContinuousClock.Instant) -> UInt64 {
+    engineDeadline(after: ContinuousClock.now.duration(to: instant))
+}
+
+/// A CLOCK_MONOTONIC deadline `duration` from now (a negative duration is now; saturates at "forever").
+func engineDeadline(after duration: Duration) -> UInt64 {
+    let nanoseconds = engineNanoseconds(duration)
+    return cthr_clock_deadline_after(nanoseconds)
+}
+
+/// Whole nanoseconds of a non-negative duration (negative → 0, saturating).
+func engineNanoseconds(_ duration: Duration) -> UInt64 {
+    let (seconds, attoseconds) = duration.components
+    if seconds < 0 || (seconds == 0 && attoseconds < 0) { return 0 }
+    let (product, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+    if overflow { return .max }
+    let (sum, overflow2) = product.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
+    return overflow2 ? .max : sum
+}

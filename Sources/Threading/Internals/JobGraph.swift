@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Synchronization
+
+/// The one lock behind every ``Job``'s state and the dependency graph between jobs.
+///
+/// A single lock keeps cycle detection exact: an edge is checked and added while no other thread can add or remove
+/// an edge or finish a job. Jobs are coarse units of work (each one runs a closure on the worker pool), so one short
+/// critical section per transition costs nothing measurable next to the work itself. Lock order: a ``JobQueue``'s
+/// lock may be held while taking this one, never the reverse; no user code runs while it is held.
+enum JobGraph {
+    static let lock = EngineLock()
+
+    /// Numbers unnamed jobs (`job-1`, `job-2`, ...).
+    static let counter = Atomic<Int>(0)
+}
+
+/// A weak reference to a dependent job (dependencies do not keep their dependents alive).
+struct WeakJob {
+    weak var job: Job?
+}
+
+/// Waits on `word` until it holds a nonzero value or `timeout` passed; tells the engine when a pool worker blocks.
+func jobWait(_ word: EngineWord, timeout: Duration?) -> Bool {
+    if word.load() != 0 { return true }
+    let deadline = timeout.map { monotonicDeadline(after: $0) } ?? .max
+    let context = EngineThread.current
+    Engine.willBlock(context)
+    defer { Engine.didUnblock(context) }
+    while word.load() == 0 {
+        if !word.wait(expected: 0, deadline: deadline) || cthr_clock_now_ns() >= deadline {
+            return word.load() != 0
+        }
+    }
+    return true
+}

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Something waiting in a queue.
+enum QueueItem {
+    /// An `async` closure.
+    case task(() -> Void)
+    /// An `async(flags: .barrier)` closure (concurrent queues).
+    case barrier(() -> Void)
+    /// A thread blocked in `sync`, to be granted the queue (it then runs its closure on its own thread).
+    case syncWaiter(EngineContext, barrier: Bool)
+    /// A serial queue that targets this queue and has work: drain it while holding this queue.
+    case childDrain(SerialCore)
+    /// A started item of a concurrent queue that targets this queue.
+    indirect case childTask(ConcurrentCore, QueueItem, barrier: Bool)
+
+    var isBarrier: Bool {
+        switch self {
+        case .barrier: true
+        case .syncWaiter(_, let barrier): barrier
+        default: false
+        }
+    }
+}
+
+/// The engine's side of a queue: label, QoS, target, a futex-able state word, a lock for the pending items, and
+/// the queue-specific values. Subclassed by ``SerialCore`` (also the main queue) and ``ConcurrentCore``.
+///
+/// Lifetime: the public queue object holds its core; every scheduled unit holds it too, so a queue released with
+/// pending work stays alive until that work ran. `@unchecked Sendable`: mutable state is guarded by `lock` or is
+/// the atomic `word`.
+class QueueCore: @unchecked Sendable {
+    let label: String
+    let qos: QoS
+    let target: QueueCore?
+    let word = EngineWord.allocate()
+    let lock = EngineLock()
+    /// Guarded by `lock`.
+    var items = EngineRing<QueueItem>()
+    /// Guarded by `lock`.
+    var suspendCount = 0
+    /// Guarded by `lock`.
+    var specifics: [ObjectIdentifier: AnyObject] = [:]
+    /// Whether running this queue's work needs the main thread (it is the main queue or targets it).
+    let needsMainThread: Bool
+    /// Lane of the shared pool (the root queue's QoS when there is a target).
+    var lane: Int { qos.rawValue }
+
+    init(label: String, qos: QoS, target: QueueCore?, isMain: Bool) {
+        self.label = label
+        self.qos = qos
+        self.target = target
+        self.needsMainThread = isMain || (target?.needsMainThread ?? false)
+    }
+
+    deinit {
+        word.deallocate()
+    }
+
+    var isSerial: Bool { true }
+
+    // MARK: Subclass interface
+
+    /// Queues an item (async work, a sync waiter) and schedules the queue if needed.
+    func enqueue(_ item: QueueItem) { fatalError("abstract") }
+
+    /// Acquires the queue for a synchronous closure on the calling thread (blocking until granted).
+    func acquireSync(_ context: EngineContext, barrier: Bool, requestedOn: QueueCore) { fatalError("abstract") }
+
+    /// Releases what `acquireSync` took.
+    func releaseSync(barrier: Bool) { fatalError("abstract") }
+
+    /// Suspends: no new work starts until a matching `resume`.
+    final func suspend() {
+        lock.lock()
+        suspendCount += 1
+        if suspendCount == 1 { word.bitOr(QueueState.suspended) }
+        lock.unlock()
+    }
+
+    /// Resumes; traps on over-resume.
+    final func resume() {
+        lock.lock()
+        guard suspendCount > 0 else {
+            lock.unlock()
+            queueFatal("resume() of queue '\(label)' that is not suspended (more resume() than suspend() calls)")
+        }
+        suspendCount -= 1
+        let restart = suspendCount == 0
+        if restart { word.bitAnd(~QueueState.suspended) }
+        lock.unlock()
+        if restart { didResume() }
+    }
+
+    func didResume() {}
+
+    // MARK: Running items
+
+    /// Runs a dequeued item on the calling thread (never a sync waiter).
+    @inline(__always)
+    final func execute(_ item: QueueItem, _ context: EngineContext) {
+        switch item {
+        case .task(let body), .barrier(let body):
+            body()
+        case .childDrain(let child):
+            child.drain(context)
+        case .childTask(let child, let inner, let barrier):
+            child.runStarted(inner, barrier: barrier, context)
+        case .syncWaiter:
+            preconditionFailure("a sync waiter is granted, not executed")
+        }
+    }
+
+    // MARK: Sync
+
+    /// The slow `sync`: acquires this queue and its target chain (diagnosing deadlocks), runs `body` inline, releases.
+    final func syncSlow<R>(_ context: EngineContext, barrier: Bool, _ body: () throws -> R) rethrows -> R {
+        if needsMainThread && !context.pointee.isMainThread {
+            return try relaySync(context, barrier: barrier, body, rescue: { throw $0 })
+        }
+        acquireSync(context, barrier: barrier, requestedOn: self)
+        context.push(self, exclusive: barrier || isSerial, entry: true)
+        var acquired = 1
+        var next = target
+        while let level = next {
+            level.acquireSync(context, barrier: false, requestedOn: self)
+            context.push(level, exclusive: level.isSerial, entry: false)
+            acquired += 1
+            next = level.target
+        }
+        defer {
+            var chain: [QueueCore] = []
+            chain.reserveCapacity(acquired)
+            var level: QueueCore? = self
+            while let current = level {
+                chain.append(current)
+                level = current.target
+            }
+            for index in stride(from: chain.count - 1, through: 0, by: -1) {
+                context.pop()
+                chain[index].releaseSync(barrier: index == 0 ? barrier : false)
+            }
+        }
+        return try body()
+    }
+
+    /// `sync` by handing the closure to the queue and waiting (for queues whose work must run on the main thread).
+    final func relaySync<R>(
+        _ context: EngineContext, barrier: Bool, _ body: () throws -> R, rescue: (any Error) throws -> R
+    ) rethrows -> R {
+        _ = checkDeadlock(context, requested: self, barrier: barrier)
+        typealias Slot = (work: (() throws -> R)?, result: Result<R, any Error>?)
+        let box = UnsafeMutablePointer<Slot>.allocate(capacity: 1)
+        defer { box.deallocate() }
+        withoutActuallyEscaping(body) { escapable in
+            box.initialize(to: (escapable, nil))
+            let slot = UnsafeSendableBox(box)
+            let waiter = context
+            context.prepareWait()
+            let closure: () -> Void = {
+                let box = slot.value
+                box.pointee.result = Result { try box.pointee.work!() }
+                box.pointee.work = nil  // drop the borrowed closure before the caller returns
+                engineGrant(waiter)
+            }
+            enqueue(barrier ? .barrier(closure) : .task(closure))
+            context.waitGranted()
+        }
+        let result = box.move().result!
+        switch result {
+        case .success(let value): return value
+        case .failure(let error): return try rescue(error)
+        }
+    }
+
+    // MARK: Specifics
+
+    final func setSpecific(_ key: ObjectIdentifier, _ value: AnyObject?) {
+        lock.lock()
+        let old = value == nil ? specifics.removeValue(forKey: key) : specifics.updateValue(value!, forKey: key)
+        lock.unlock()
+        _ = old  // released here, outside the lock
+    }
+
+    final func getSpecific(_ key: ObjectIdentifier) -> AnyObject? {
+        lock.withLock { specifics[key] }
+    }
+
+    /// Looks `key` up on this queue, then through its target chain.
+    final func lookupSpecific(_ key: ObjectIdentifier) -> AnyObject? {
+        var level: QueueCore? = self
+        while let current = level {
+            if let value = current.getSpecific(key) { return value }
+            level = current.target
+        }
+        return nil
+    }
+
+    /// Whether the calling thread's current queue is this queue or has it in its target chain.
+    final var isCurrent: Bool {
+        var level = EngineThread.current.currentQueue
+        while let current = level {
+            if current === self { return true }
+            level = current.target
+        }
+        return false
+    }
+
+    /// Before blocking for `requested` (reached through this queue), traps if the calling thread already holds it.
+    final func checkDeadlock(_ context: EngineContext, requested: QueueCore, barrier: Bool) -> EngineFrame? {
+        guard let frame = context.frame(holding: self) else { return nil }
+        if isSerial || barrier || frame.exclusive {
+            diagnoseDeadlock(self, requested: requested, frame: frame, barrier: barrier, context)
+        }
+        return frame
+    }
+}
+
+/// A value that crosses to the queue's thread while its owner waits for it (used by relayed `sync`).
+struct UnsafeSendableBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// State bits shared by serial and concurrent queue words.
+enum QueueState {
+    /// Serial: the drain lock is held (by a worker draining, or a thread inside `sync`). Concurrent: a barrier runs.
+    static let owned: UInt32 = 1
+    /// Serial: threads sleep on the word waiting for the drain lock (mutex-style contention).
+    static let parked: UInt32 = 2
+    /// Items are pending in the queue (set and cleared under the queue lock).
+    static let hasItems: UInt32 = 4
+    /// The queue is suspended.
+    static let suspended: UInt32 = 8
+    /// Concurrent: one running reader (non-barrier task or sync), counted in bits 8...31.
+    static let reader: UInt32 = 256
+}
+
+/// Prints a deadlock diagnosis to stderr and stops the program.
+func diagnoseDeadlock(
+    _ held: QueueCore, requested: QueueCore, frame: EngineFrame, barrier: Bool, _ context: EngineContext
+) -> Never {
+    let kind = barrier ? "sync(flags: .barrier)" : "sync"
+    var message = "Threading: deadlock: \(kind) onto queue '\(requested.label)'"
+    if held !== requested {
+        message += " (which targets queue '\(held.label)')"
+    }
+    message += " from thread \(EngineThread.describeCurrent()), which is already executing queue '\(held.label)'"
+    if !held.isSerial {
+        message += frame.exclusive ? " (inside a barrier)" : " (a barrier sync from inside the same concurrent queue)"
+    }
+    message += "; this thread's queue stack: \(context.stackDescription)."
+    message += " The sync could never start, so the program stops instead of hanging."
+    queueFatal(message)
+}
+
+/// Writes `message` to stderr, then traps with it.
+func queueFatal(_ message: String) -> Never {
+    let line = message + "\n"
+    line.utf8CString.withUnsafeBufferPointer { bytes in
+        var offset = 0
+        let total = bytes.count - 1
+        while offset < total {
+            let written = write(STDERR_FILENO, bytes.baseAddress! + offset, total - offset)
+            if written <= 0 { break }
+            offset += written
+        }
+    }
+    fatalError(message)
+}

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+
+/// The heap object an ``RCUValue`` publishes: one immutable value.
+///
+/// Readers reach it through an unretained pointer inside a read section, so its reference count is touched only by
+/// writers (one retain when published, one release after the grace period that follows its replacement).
+@usableFromInline
+final class RCUBox<Value> {
+    @usableFromInline
+    let value: Value
+
+    @usableFromInline
+    init(_ value: Value) {
+        self.value = value
+    }
+}
+
+/// Releases one retain of the Swift object `context` points to; the call_rcu callback of every RCU type.
+@usableFromInline
+let rcuReleaseObject: @convention(c) (UnsafeMutableRawPointer?) -> Void = { context in
+    guard let context else { return }
+    Unmanaged<AnyObject>.fromOpaque(context).release()
+}
+
+/// Schedules the release of one retained object after a grace period.
+///
+/// Traps if liburcu cannot queue the callback (out of memory); releasing early would hand readers freed memory.
+@usableFromInline
+func rcuRetire(_ object: UnsafeMutableRawPointer) {
+    let code = cthr_rcu_call(rcuReleaseObject, object)
+    rcuRequire(code == 0, "cthr_rcu_call failed: \(ThreadingError(code: code, operation: "cthr_rcu_call"))")
+}

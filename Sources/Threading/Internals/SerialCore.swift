@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+
+/// A serial queue's engine: a drain lock in the state word plus a FIFO of pending items.
+///
+/// State word bits (``QueueState``): `owned` is the drain lock. Whoever holds it may run the queue's work: a pool
+/// worker draining items, or a thread inside `sync` running its closure inline. An idle queue's `sync` is one CAS
+/// (0 → owned), the closure, and one CAS back (owned → 0): no pool hop, no allocation. When the CAS fails:
+/// - with items pending or the queue suspended, the caller joins the FIFO as a sync waiter and sleeps on its own
+///   futex until the drain reaches it and hands it the drain lock (FIFO with respect to earlier `async` work);
+/// - otherwise another `sync` holds it: the caller sleeps on the state word like a mutex waiter (`parked` bit),
+///   and the releasing thread wakes one waiter (Drepper's three-state futex mutex), so contended `sync` behaves
+///   like a mutex instead of a chain of pool hops.
+/// Releasing with items pending hands the lock on: to a sync waiter at the head directly, else to a drain on the
+/// pool (or on the target queue, or the main thread for the main queue).
+final class SerialCore: QueueCore, @unchecked Sendable {
+    let isMain: Bool
+    /// The drainer's batch ring; only touched by the drain-lock owner.
+    private var spare = EngineRing<QueueItem>()
+    /// Items a drain runs before yielding the worker to other queues that wait for one.
+    static let batch = 64
+    /// The most items one drain takes from the queue per lock round trip.
+    static let maxBatch = 256
+
+    init(label: String, qos: QoS, target: QueueCore?, main isMain: Bool = false) {
+        self.isMain = isMain
+        super.init(label: label, qos: qos, target: target, isMain: isMain)
+    }
+
+    // MARK: Fast paths
+
+    @inline(__always)
+    func tryAcquireFast() -> Bool {
+        word.compareExchange(0, QueueState.owned).exchanged
+    }
+
+    @inline(__always)
+    func releaseFast() {
+        if !word.compareExchange(QueueState.owned, 0).exchanged { releaseSlow() }
+    }
+
+    // MARK: Acquire
+
+    override func acquireSync(_ context: EngineContext, barrier: Bool, requestedOn: QueueCore) {
+        if tryAcquireFast() { return }
+        _ = checkDeadlock(context, requested: requestedOn, barrier: barrier)
+        var parkedBefore = false
+        var spins = 0
+        while true {
+            let state = word.load()
+            if state & (QueueState.owned | QueueState.hasItems | QueueState.suspended) == 0 {
+                let desired = state | QueueState.owned | (parkedBefore ? QueueState.parked : 0)
+                if word.compareExchange(state, desired).exchanged { return }
+                continue
+            }
+            if state & (QueueState.hasItems | QueueState.suspended) != 0
+                || (isMain && context.pointee.isMainThread)
+            {
+                acquireInOrder(context, parkedBefore: parkedBefore)
+                return
+            }
+            if spins < 100 {
+                spins += 1
+                continue
+            }
+            if state & QueueState.parked == 0 {
+                if !word.compareExchange(state, state | QueueState.parked).exchanged { continue }
+            }
+            parkedBefore = true
+            Engine.willBlock(context)
+            word.wait(expected: state | QueueState.parked)
+            Engine.didUnblock(context)
+        }
+    }
+
+    /// Joins the FIFO as a sync waiter and sleeps until granted the drain lock.
+    private func acquireInOrder(_ context: EngineContext, parkedBefore: Bool) {
+        context.prepareWait()
+        lock.lock()
+        items.append(.syncWaiter(context, barrier: false))
+        var takeOver = false
+        while true {
+            let state = word.load()
+            var desired = state | QueueState.hasItems | (parkedBefore ? QueueState.parked : 0)
+            takeOver = state & (QueueState.owned | QueueState.suspended) == 0
+            if takeOver { desired |= QueueState.owned }
+            if state == desired || word.compareExchange(state, desired).exchanged { break }
+        }
+        if takeOver && items.count == 1 {
+            // Only our own waiter is pending and the queue was free: take it ourselves.
+            _ = items.popFirst()
+            word.bitAnd(~QueueState.hasItems)
+            lock.unlock()
+            return
+        }
+        lock.unlock()
+        if takeOver { scheduleDrain() }
+        if isMain && context.pointee.isMainThread {
+            // Only the main thread drains the main queue: run the earlier main-queue work here until our turn.
+            while context.pointee.parker.load() != 1 {
+                MainLoop.shared.drainOnce(context, wait: true, deadline: .max)
+            }
+            return
+        }
+        context.waitGranted()
+    }
+
+    override func releaseSync(barrier: Bool) {
+        releaseFast()
+    }
+
+    // MARK: Release
+
+    /// Gives the drain lock up, or hands it to the next waiter or a drain when items are pending.
+    func releaseSlow() {
+        while true {
+            let state = word.load()
+            if state & QueueState.hasItems != 0 && state & QueueState.suspended == 0 {
+                lock.lock()
+                guard let front = items.first else {
+                    lock.unlock()
+                    continue
+                }
+                if case .syncWaiter(let waiter, _) = front {
+                    _ = items.popFirst()
+                    if items.isEmpty { word.bitAnd(~QueueState.hasItems) }
+                    lock.unlock()
+                    engineGrant(waiter)
+                    return
+                }
+                lock.unlock()
+                scheduleDrain()
+                return
+            }
+            let desired = state & ~(QueueState.owned | QueueState.parked)
+            if word.compareExchange(state, desired).exchanged {
+                if state & QueueState.parked != 0 {
+                    let everyone = state & (QueueState.hasItems | QueueState.suspended) != 0
+                    word.wake(everyone ? Int32.max : 1)
+                }
+                return
+            }
+        }
+    }
+
+    // MARK: Async
+
+    override func enqueue(_ item: QueueItem) {
+        lock.lock()
+        items.append(item)
+        var schedule = false
+        while true {
+            let state = word.loadRelaxed()
+            if state & QueueState.hasItems != 0 && state & (QueueState.owned | QueueState.suspended) != 0 { break }
+            var desired = state | QueueState.hasItems
+            schedule = state & (QueueState.owned | QueueState.suspended) == 0
+            if schedule { desired |= QueueState.owned }
+            if word.compareExchange(state, desired).exchanged { break }
+        }
+        lock.unlock()
+        if schedule { scheduleDrain() }
+    }
+
+    /// Hands the (owned) queue to whoever drains it: the pool, the target queue, or the main thread.
+    func scheduleDrain() {
+        if isMain {
+            MainLoop.shared.signal()
+        } else if let target {
+            target.enqueue(.childDrain(self))
+        } else {
+            Engine.shared.submit(.drain(self), lane: lane)
+        }
+    }
+
+    override func didResume() {
+        var schedule = false
+        while true {
+            let state = word.load()
+            guard state & QueueState.hasItems != 0, state & (QueueState.owned | QueueState.suspended) == 0 else {
+                break
+            }
+            if word.compareExchange(state, state | QueueState.owned).exchanged {
+                schedule = true
+                break
+            }
+        }
+        if schedule { scheduleDrain() }
+    }
+
+    // MARK: Drain
+
+    /// Runs pending items while holding the drain lock (called by a pool worker, a target's drain, or the main loop).
+    ///
+    /// Items are taken in batches: one lock round trip swaps the pending ring (up to ``maxBatch`` items) with the drainer's empty spare
+    /// ring (no copy, no allocation in steady state), so producers and the drainer rarely meet on the lock. When the
+    /// drain must stop early (a sync waiter's turn, a suspension, the fairness batch limit), the items not yet run go
+    /// back to the front of the queue.
+    func drain(_ context: EngineContext) {
+        context.push(self, exclusive: true, entry: true)
+        var count = 0
+        outer: while true {
+            lock.lock()
+            if suspendCount > 0 || items.isEmpty {
+                lock.unlock()
+                break
+            }
+            if items.count <= SerialCore.maxBatch {
+                swap(&items, &spare)
+                word.bitAnd(~QueueState.hasItems)
+            } else {
+                for _ in 0..<SerialCore.maxBatch { spare.append(items.popFirst()!) }
+            }
+            lock.unlock()
+            while let item = spare.popFirst() {
+                if case .syncWaiter(let waiter, _) = item {
+                    putBack()
+                    context.pop()
+                    engineGrant(waiter)
+                    return
+                }
+                execute(item, context)
+                count += 1
+                if word.load() & QueueState.suspended != 0 {
+                    putBack()
+                    break outer
+                }
+                if count >= SerialCore.batch && !isMain && Engine.shared.hasPendingWork {
+                    putBack()
+                    if word.load() & QueueState.hasItems != 0 {
+                        // Yield the worker to other queues; keep the drain lock and come back at the lane's tail.
+                        context.pop()
+                        scheduleDrain()
+                        return
+                    }
+                    count = 0
+                }
+            }
+        }
+        context.pop()
+        releaseSlow()
+    }
+
+    /// Returns the batch's unrun items to the front of the queue. Drain lock held.
+    private func putBack() {
+        guard !spare.isEmpty else { return }
+        lock.lock()
+        items.prepend(&spare)
+        word.bitOr(QueueState.hasItems)
+        lock.unlock()
+    }
+}

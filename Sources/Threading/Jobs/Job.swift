@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+
+/// A unit of work with a life cycle, dependencies, cooperative cancellation and completion handlers: the
+/// `Operation` of the source documents, named so it never clashes with Foundation's.
+///
+/// Make one from a closure, or subclass and override ``main()``:
+///
+/// ```swift
+/// let job = Job(name: "log") { job in
+///     if job.isCancelled { return }
+///     print("running")
+/// }
+///
+/// final class Resize: Job {
+///     override func main() throws { /* check isCancelled, do the work */ }
+/// }
+/// ```
+///
+/// Life cycle (``State``): a job is ``State/waiting`` while one of its dependencies has not ended, then
+/// ``State/ready``; a ``JobQueue`` (or ``start()``) moves it to ``State/executing`` and runs ``main()`` once; it
+/// ends ``State/finished`` (the body returned), ``State/failed`` (the body threw: ``error``) or
+/// ``State/cancelled``. A job cancelled before it starts ends at once and never runs; a job cancelled while running
+/// keeps running (cancellation is cooperative: the body checks ``isCancelled``) and ends ``State/cancelled`` when
+/// its body returns (or throws `CancellationError`). Every end wakes ``waitUntilFinished(timeout:)``, runs the
+/// completion handlers and lets the dependents go: a dependent runs whether its dependencies finished, failed or
+/// were cancelled, and reads their outcome (``ResultJob/result``, ``input(_:)``).
+///
+/// Dependencies (``addDependency(_:)``) may cross queues. An edge that would close a cycle is refused when it is
+/// added, with ``ThreadingError/deadlock``: Foundation accepts `a.addDependency(b); b.addDependency(a)` and both
+/// operations then wait forever.
+///
+/// For a body that finishes later (a callback, another queue), use ``AsyncJob`` or the asynchronous
+/// ``ResultJob``.
+///
+/// A reference type and `Sendable`: all mutable state is guarded by one internal lock and only `@Sendable`
+/// closures are stored; a subclass that adds stored properties must keep that promise (guard them itself, or set
+/// them only in ``main()`` and read them after the job ended).
+open class Job: @unchecked Sendable, CustomStringConvertible {
+    /// The job's name, used in diagnostics (such as a refused cycle) and by ``description``.
+    public let name: String
+
+    /// Whether the job ends only when its body says so (``AsyncJob``, asynchronous ``ResultJob``).
+    let isAsynchronous: Bool
+
+    // Guarded by `JobGraph.lock`.
+    var stateValue: State = .ready
+    var cancelled = false
+    var failure: (any Error)?
+    var dependencyList: [Job] = []
+    var dependentList: [WeakJob] = []
+    var unfinishedDependencies = 0
+    var owner: JobQueue?
+    var completionHandlers: [@Sendable (Job) -> Void] = []
+    var stateObservers: [@Sendable (Job, State) -> Void] = []
+    var priorityValue: Priority
+    var qosValue: QoS?
+    let body: (@Sendable (Job) throws -> Void)?
+
+    /// 0 until the job ended, then 1 (a futex word for ``waitUntilFinished(timeout:)``).
+    let done = EngineWord.allocate()
+
+    /// Creates a job whose work is ``main()``, for subclasses.
+    ///
+    /// - Parameters:
+    ///   - name: A name for diagnostics; nil gives `job-N`.
+    ///   - priority: Its priority among the ready jobs of its queue.
+    ///   - qos: The pool lane it runs in; nil uses its queue's.
+    public init(name: String? = nil, priority: Priority = .normal, qos: QoS? = nil) {
+        self.name = name ?? Job.makeName()
+        self.priorityValue = priority
+        self.qosValue = qos
+        self.body = nil
+        self.isAsynchronous = false
+    }
+
+    /// Creates a job that runs `body`.
+    ///
+    /// - Parameters:
+    ///   - name: A name for diagnostics; nil gives `job-N`.
+    ///   - priority: Its priority among the ready jobs of its queue.
+    ///   - qos: The pool lane it runs in; nil uses its queue's.
+    ///   - body: The work; it receives the job (to check ``isCancelled`` or read ``input(_:)``). An error it
+    ///     throws ends the job ``State/failed``.
+    public init(
+        name: String? = nil,
+        priority: Priority = .normal,
+        qos: QoS? = nil,
+        _ body: @escaping @Sendable (Job) throws -> Void
+    ) {
+        self.name = name ?? Job.makeName()
+        self.priorityValue = priority
+        self.qosValue = qos
+        self.body = body
+        self.isAsynchronous = false
+    }
+
+    /// The designated initializer of the asynchronous subclasses.
+    init(name: String?, priority: Priority, qos: QoS?, asynchronous: Bool) {
+        self.name = name ?? Job.makeName()
+        self.priorityValue = priority
+        self.qosValue = qos
+        self.body = nil
+        self.isAsynchronous = asynchronous
+    }
+
+    deinit { done.deallocate() }
+
+    private static func makeName() -> String {
+        "job-\(JobGraph.counter.add(1, ordering: .relaxed).newValue)"
+    }
+
+    /// The job's work. The default runs the closure given to ``init(name:priority:qos:_:)``.
+    ///
+    /// Override it in a subclass (without calling `super`). Check ``isCancelled`` at convenient points and return
+    /// early when it is true. An error thrown here ends the job ``State/failed`` with that ``error``.
+    ///
+    /// - Throws: Whatever the work throws; dependents see it.
+    open func main() throws {
+        try body?(self)
+    }
+
+    /// The job's name.
+    open var description: String { "Job \"\(name)\"" }
+
+    // MARK: State
+
+    /// The job's state now (it may change as soon as it is read).
+    public var state: State { JobGraph.lock.withLock { stateValue } }
+
+    /// Whether the job can start: all its dependencies ended and it has not started.
+    public var isReady: Bool { state == .ready }
+
+    /// Whether the job's body is running (for an asynchronous job: until it called `finish`).
+    public var isExecuting: Bool { state == .executing }
+
+    /// Whether the job ended: finished, failed or cancelled.
+    public var isFinished: Bool { state.isEnded }
+
+    /// Whether ``cancel()`` was called.
+    public var isCancelled: Bool { JobGraph.lock.withLock { cancelled } }
+
+    /// The error the body threw, once the job ended ``State/failed``; nil otherwise.
+    public var error: (any Error)? { JobGraph.lock.withLock { failure } }
+
+    /// The job's priority among the ready jobs of its queue. Changing it after the job was added to a queue
+    /// affects only how it is ordered the next time it becomes ready.
+    public var priority: Priority {
+        get { JobGraph.lock.withLock { priorityValue } }
+        set { JobGraph.lock.withLock { priorityValue = newValue } }
+    }
+
+    /// The pool lane the job runs in; nil uses its queue's ``JobQueue/qos``.
+    public var qos: QoS? {
+        get { JobGraph.lock.withLock { qosValue } }
+        set { JobGraph.lock.withLock { qosValue = newValue } }
+    }
+
+    /// The queue the job was added to, while it has not ended.
+    public var queue: JobQueue? { JobGraph.lock.withLock { owner } }
+
+    // MARK: Cancellation and completion
+
+    /// Asks the job to stop.
+    ///
+    /// A job that has not started ends ``State/cancelled`` now and never runs; its dependents may start. A running
+    /// job only sees ``isCancelled`` become true and ends ``State/cancelled`` when its body returns. Cancelling an
+    /// ended job changes nothing.
+    public func cancel() {
+        JobGraph.lock.lock()
+        if stateValue.isEnded || cancelled {
+            JobGraph.lock.unlock()
+            return
+        }
+        cancelled = true
+        guard stateValue == .waiting || stateValue == .ready else {
+            JobGraph.lock.unlock()
+            return
+        }
+        let ending = endLocked(.cancelled, error: nil)
+        JobGraph.lock.unlock()
+        ending.deliver(self, wasRunning: false)
+    }
+
+    /// Calls `handler` once the job ended (finished, failed or cancelled); at once, on the calling thread, if it
+    /// already has. Otherwise it runs on the thread that ended the job, after the job's waiters were woken.
+    ///
+    /// - Parameter handler: Receives the job (read ``state``, ``error`` or ``ResultJob/result``).
+    public func addCompletionHandler(_ handler: @escaping @Sendable (Job) -> Void) {
+        JobGraph.lock.lock()
+        if stateValue.isEnded {
+            JobGraph.lock.unlock()
+            handler(self)
+            return
+        }
+        completionHandlers.append(handler)
+        JobGraph.lock.unlock()
+    }
+
+    /// Calls `observer` with every later state change of the job (waiting, ready, executing, and the end).
+    ///
+    /// Observers run on the thread that made the change, outside the job's lock, in the order of the changes for
+    /// one thread; they are dropped when the job ends.
+    ///
+    /// - Parameter observer: Receives the job and its new state.
+    public func observeState(_ observer: @escaping @Sendable (Job, State) -> Void) {
+        JobGraph.lock.withLock {
+            if !stateValue.isEnded { stateObservers.append(observer) }
+        }
+    }
+
+    /// Waits until the job ended, or `timeout` passed.
+    ///
+    /// On a worker of the pool the wait lets the pool start another worker, so jobs that wait for jobs do not
+    /// starve it.
+    ///
+    /// - Parameter timeout: The longest wait; nil waits as long as needed.
+    /// - Returns: True when the job ended, false on timeout.
+    public func waitUntilFinished(timeout: Duration? = nil) -> Bool {
+        jobWait(done, timeout: timeout)
+    }
+
+    /// Runs a ready job that belongs to no queue on the calling thread, and returns when its body returned (an
+    /// asynchronous job may still be executing then).
+    ///
+    /// A cancelled job is not run. Traps when the job is waiting for dependencies, belongs to a queue, or already
+    /// started: running it anyway would break the promise that it runs once, after its dependencies.
+    public func start() {
+        JobGraph.lock.lock()
+        if stateValue.isEnded && cancelled {
+            JobGraph.lock.unlock()
+            return
+        }
+        guard stateValue == .ready, owner == nil else {
+            let why = owner != nil ? "it belongs to \(owner!)" : "its state is \(stateValue)"
+            JobGraph.lock.unlock()
+            threadingFatal("Job.start(): \(self) cannot start because \(why)")
+        }
+        stateValue = .executing
+        JobGraph.lock.unlock()
+        execute()
+    }
+
+    // MARK: Running (internal)
+
+    /// Runs the body of a job claimed for execution (its state is already `executing`).
+    func execute() {
+        notify(.executing)
+        var thrown: (any Error)?
+        do {
+            try main()
+        } catch {
+            thrown = error
+        }
+        if !isAsynchronous || thrown != nil {
+            end(error: thrown)
+        }
+    }
+
+    /// Ends an executing job: `finished`, `failed` (with `error`) or `cancelled`.
+    ///
+    /// - Returns: False when the job had already ended (an asynchronous job finished twice).
+    @discardableResult
+    func end(error: (any Error)?) -> Bool {
+        JobGraph.lock.lock()
+        guard stateValue == .executing else {
+            JobGraph.lock.unlock()
+            return false
+        }
+        // A cancelled job whose body gave up by throwing `CancellationError` ended cancelled, not failed.
+        let gaveUp = cancelled && error is CancellationError
+        let final: State = error != nil && !gaveUp ? .failed : (cancelled ? .cancelled : .finished)
+        let ending = endLocked(final, error: gaveUp ? nil : error)
+        JobGraph.lock.unlock()
+        ending.deliver(self, wasRunning: true)
+        return true
+    }
+
+    /// The work to do after a job ended, collected under the lock and delivered outside it.
+    struct Ending {
+        var state: State
+        var dependents: [WeakJob]
+        var handlers: [@Sendable (Job) -> Void]
+        var observers: [@Sendable (Job, State) -> Void]
+        var owner: JobQueue?
+
+        func deliver(_ job: Job, wasRunning: Bool) {
+            job.done.store(1)
+            job.done.wake(Int32.max)
+            for observer in observers { observer(job, state) }
+            for entry in dependents { entry.job?.dependencyEnded() }
+            owner?.jobEnded(job, wasRunning: wasRunning)
+            for handler in handlers { handler(job) }
+        }
+    }
+
+    /// Moves the job to an end state and takes what must be notified. `JobGraph.lock` held.
+    func endLocked(_ final: State, error: (any Error)?) -> Ending {
+        stateValue = final
+        failure = error
+        let ending = Ending(
+            state: final,
+            dependents: dependentList,
+            handlers: completionHandlers,
+            observers: stateObservers,
+            owner: owner
+        )
+        dependentList = []
+        completionHandlers = []
+        stateObservers = []
+        owner = nil
+        return ending
+    }
+
+    /// Called when one of the job's dependencies ended.
+    func dependencyEnded() {
+        JobGraph.lock.lock()
+        unfinishedDependencies -= 1
+        guard unfinishedDependencies == 0, stateValue == .waiting else {
+            JobGraph.lock.unlock()
+            return
+        }
+        stateValue = .ready
+        let queue = owner
+        let observers = stateObservers
+        JobGraph.lock.unlock()
+        for observer in observers { observer(self, .ready) }
+        queue?.jobBecameReady(self)
+    }
+
+    /// Tells the state observers about a change made by this thread.
+    func notify(_ state: State) {
+        let observers = JobGraph.lock.withLock { stateObservers }
+        for observer in observers { observer(self, state) }
+    }
+}

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A mutual-exclusion lock that diagnoses misuse: relocking it on the owning thread, unlocking it from another
+/// thread and destroying it while held all trap with a message naming the lock.
+///
+/// The normal and error-checking kinds run on CThreading's futex lock (`cthr_lock_t`): the lock word holds the
+/// owner's kernel thread id; when uncontended, `lock()` is one inlined compare-exchange and `unlock()` one
+/// release store plus a load (no atomic read-modify-write: a thread going to sleep pays for that with a
+/// `membarrier` system call instead); a contended `lock()` spins briefly and then sleeps on the futex. Because the owner is in the word, the ownership
+/// checks cost nothing on the fast path, so both kinds check (the error-checking kind states the guarantee; the
+/// normal kind gets it for free). The priority-inheriting kind is a `pthread_mutex_t` with `PTHREAD_PRIO_INHERIT`:
+/// a thread holding it runs at the priority of its highest-priority waiter.
+///
+/// ```swift
+/// let lock = MutexLock(name: "cache")
+/// var hits = 0
+/// lock.withLock { hits += 1 }
+/// ```
+///
+/// Traps (each message names the lock and the thread):
+/// - `lock()` or `lock(timeout:)` by the thread that already holds the lock (a self-deadlock; `NSLock` hangs);
+///   `tryLock()` returns `false` instead.
+/// - `unlock()` by a thread that does not hold the lock.
+/// - deinitialization while the lock is held.
+///
+/// `MutexLock` is a reference type (copies of the reference share one lock) and `Sendable`: all of its state is
+/// the C lock word, changed only by atomic operations, and immutable configuration.
+public final class MutexLock: @unchecked Sendable {
+    /// The behaviour of a ``MutexLock``.
+    public enum Kind: Sendable, Hashable, CustomStringConvertible {
+        /// The fast futex lock; misuse is diagnosed because the owner is known for free.
+        case normal
+        /// The futex lock with its misuse diagnostics guaranteed (the behaviour of `PTHREAD_MUTEX_ERRORCHECK`,
+        /// reported by a trap instead of an error code).
+        case errorChecking
+        /// A `pthread_mutex_t` with `PTHREAD_PRIO_INHERIT` (error-checking): the owner inherits the priority of
+        /// its highest-priority waiter, against priority inversion. Slower than the other kinds.
+        case priorityInheriting
+
+        /// The kind's name.
+        public var description: String {
+            switch self {
+            case .normal: return "normal"
+            case .errorChecking: return "errorChecking"
+            case .priorityInheriting: return "priorityInheriting"
+            }
+        }
+    }
+
+    /// The name used in diagnostics, if any.
+    public let name: String?
+
+    /// The lock's kind.
+    public let kind: Kind
+
+    @usableFromInline
+    let word: UnsafeMutablePointer<cthr_lock_t>
+
+    let pthreadMutex: UnsafeMutablePointer<cthr_mutex_t>?
+
+    let recorder = LockStatisticsRecorder()
+
+    /// Creates a free lock of the normal kind.
+    ///
+    /// - Parameter name: A name for diagnostics and statistics.
+    public init(name: String? = nil) {
+        self.name = name
+        self.kind = .normal
+        self.word = .allocate(capacity: 1)
+        self.word.initialize(to: cthr_lock_t(word: 0, waiters: 0))
+        self.pthreadMutex = nil
+    }
+
+    /// Creates a free lock of the given kind.
+    ///
+    /// - Parameters:
+    ///   - kind: The lock's behaviour.
+    ///   - name: A name for diagnostics and statistics.
+    /// - Throws: ``ThreadingError/notSupported`` when the system has no priority-inheriting mutexes, or the error
+    ///   of `pthread_mutex_init`. The corresponding C function is `pthread_mutex_init` (priority-inheriting kind).
+    public init(kind: Kind, name: String? = nil) throws(ThreadingError) {
+        self.name = name
+        self.kind = kind
+        self.word = .allocate(capacity: 1)
+        if kind == .priorityInheriting {
+            let mutex = UnsafeMutablePointer<cthr_mutex_t>.allocate(capacity: 1)
+            let code = cthr_mutex_init(mutex, Int32(CTHR_MUTEX_PRIO_INHERIT.rawValue))
+            if code != 0 {
+                mutex.deallocate()
+                self.word.deallocate()
+                throw ThreadingError(code: code, operation: "pthread_mutex_init", detail: "priority-inheriting mutex")
+            }
+            // The SLOW bit sends every lock operation to the slow path, which uses the pthread mutex.
+            self.word.initialize(to: cthr_lock_t(word: CTHR_LOCK_SLOW, waiters: 0))
+            self.pthreadMutex = mutex
+        } else {
+            self.word.initialize(to: cthr_lock_t(word: 0, waiters: 0))
+            self.pthreadMutex = nil
+        }
+    }
+
+    deinit {
+        if let pthreadMutex {
+            let code = cthr_mutex_destroy(pthreadMutex)
+            require(
+                code != EBUSY,
+                "\(describe()): deinitialized while held (pthread_mutex_destroy returned EBUSY)"
+            )
+            pthreadMutex.deallocate()
+        } else {
+            let owner = cthr_lock_owner(word)
+            require(owner == 0, "\(describe()): deinitialized while held by thread \(owner)")
+        }
+        word.deallocate()
+    }
+
+    /// Acquires the lock, waiting as long as needed.
+    ///
+    /// - Precondition: The calling thread does not hold the lock (traps: relocking would deadlock).
+    /// - Complexity: One compare-exchange when the lock is free.
+    ///
+    /// The corresponding C function is `pthread_mutex_lock` (here `cthr_lock_fast_lock`/`cthr_lock_lock_slow`).
+    @inlinable
+    public func lock() {
+        if _fastPath(cthr_lock_fast_lock(word)) { return }
+        lockSlow()
+    }
+
+    /// Releases the lock.
+    ///
+    /// - Precondition: The calling thread holds the lock (traps otherwise).
+    /// - Complexity: One release store and one load when nobody waits.
+    ///
+    /// The corresponding C function is `pthread_mutex_unlock`.
+    @inlinable
+    public func unlock() {
+        if _fastPath(cthr_lock_fast_unlock(word)) { return }
+        unlockSlow()
+    }
+
+    /// Acquires the lock if it is free, without waiting.
+    ///
+    /// - Returns: `true` when the lock was acquired; `false` when it is held (by another thread or by the caller).
+    ///
+    /// The corresponding C function is `pthread_mutex_trylock`.
+    @inlinable
+    public func tryLock() -> Bool {
+        if _fastPath(cthr_lock_fast_lock(word)) { return true }
+        return tryLockSlow()
+    }
+
+    /// Acquires the lock, waiting at most `timeout` on the monotonic clock.
+    ///
+    /// A zero or negative timeout has already expired, but a free lock is still taken; a timeout too large to
+    /// represent waits forever.
+    ///
+    /// - Parameter timeout: The longest time to wait.
+    /// - Returns: `true` when the lock was acquired, `false` when the timeout expired first.
+    /// - Precondition: The calling thread does not hold the lock (traps).
+    ///
+    /// The corresponding C function is `pthread_mutex_clocklock` with `CLOCK_MONOTONIC`.
+    @inlinable
+    public func lock(timeout: Duration) -> Bool {
+        if _fastPath(cthr_lock_fast_lock(word)) { return true }
+        return lockSlow(deadline: monotonicDeadline(after: timeout))
+    }
+
+    /// Runs `body` while holding the lock.
+    ///
+    /// - Parameter body: The critical section.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws (the lock is released either way).
+    @inlinable
+    public func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+
+    /// Whether contention statistics are being counted (off by default).
+    ///
+    /// Turning them on makes every acquisition take the slow path, which counts; turning them off restores the
+    /// one-instruction fast path. Setting it briefly takes the lock (it may also be set while holding it).
+    /// Counters are kept across toggles; ``resetStatistics()`` clears them.
+    public var statisticsEnabled: Bool {
+        get { recorder.isEnabled }
+        set {
+            guard pthreadMutex == nil else {
+                recorder.enabled.store(newValue, ordering: .relaxed)
+                return
+            }
+            // Only the owner may change the SLOW bit: take the lock (uncounted) unless this thread holds it.
+            let alreadyHeld = cthr_lock_owner(word) == currentThreadID
+            if !alreadyHeld && !cthr_lock_fast_lock(word) {
+                let code = cthr_lock_lock_slow(word, .max)
+                require(code == 0, "\(describe()): statisticsEnabled: locking failed with \(errnoName(code))")
+            }
+            recorder.enabled.store(newValue, ordering: .relaxed)
+            _ = cthr_lock_set_slow(word, newValue)
+            if !alreadyHeld { unlock() }
+        }
+    }
+
+    /// The counters collected while ``statisticsEnabled`` was on.
+    public var statistics: LockStatistics { recorder.snapshot }
+
+    /// Sets every counter of ``statistics`` back to zero.
+    public func resetStatistics() { recorder.reset() }
+
+    /// Whether the calling thread holds the lock, or `nil` for the priority-inheriting kind (whose owner is kept
+    /// inside the pthread mutex).
+    var isHeldByCurrentThread: Bool? {
+        pthreadMutex == nil ? cthr_lock_owner(word) == currentThreadID : nil
+    }
+
+    func describe() -> String { lockDescription("MutexLock", name, self) }
+
+    @usableFromInline
+    func lockSlow() {
+        _ = lockSlow(deadline: .max)
+    }
+
+    @usableFromInline
+    func lockSlow(deadline: UInt64) -> Bool {
+        let operation = deadline == .max ? "lock()" : "lock(timeout:)"
+        let code: CInt
+        if let pthreadMutex {
+            if recorder.isEnabled {
+                code = recorder.acquire(
+                    attempt: { cthr_mutex_trylock(pthreadMutex) },
+                    wait: { cthr_mutex_timedlock(pthreadMutex, deadline) }
+                )
+            } else {
+                code = cthr_mutex_timedlock(pthreadMutex, deadline)
+            }
+        } else if recorder.isEnabled {
+            code = recorder.acquire(attempt: { cthr_lock_trylock(word) }, wait: { cthr_lock_lock_slow(word, deadline) })
+        } else {
+            code = cthr_lock_lock_slow(word, deadline)
+        }
+        switch code {
+        case 0: return true
+        case ETIMEDOUT: return false
+        case EDEADLK:
+            threadingFatal(
+                "\(describe()): \(operation) on thread \(currentThreadID), which already holds it "
+                    + "(this would deadlock; use RecursiveLock for reentrant locking)"
+            )
+        default:
+            threadingFatal("\(describe()): \(operation) failed with \(errnoName(code))")
+        }
+    }
+
+    @usableFromInline
+    func unlockSlow() {
+        let code = pthreadMutex.map { cthr_mutex_unlock($0) } ?? cthr_lock_unlock_slow(word)
+        switch code {
+        case 0: return
+        case EPERM:
+            let owner = pthreadMutex == nil ? cthr_lock_owner(word) : 0
+            let holder = owner == 0 ? "it is not locked" : "it is held by thread \(owner)"
+            threadingFatal("\(describe()): unlock() on thread \(currentThreadID), which does not hold it (\(holder))")
+        default:
+            threadingFatal("\(describe()): unlock() failed with \(errnoName(code))")
+        }
+    }
+
+    @usableFromInline
+    func tryLockSlow() -> Bool {
+        let code = pthreadMutex.map { cthr_mutex_trylock($0) } ?? cthr_lock_trylock(word)
+        if code == 0 {
+            if recorder.isEnabled { recorder.recordUncontended() }
+            return true
+        }
+        return false
+    }
+}

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+/// A queue that runs up to `width` tasks at once on the engine's shared worker pool, with barriers.
+///
+/// Tasks start in submission order. A barrier (`async(flags: .barrier)`, `sync(flags: .barrier)`) waits for all
+/// earlier tasks, runs alone, and only then lets later tasks start: the reader-writer pattern of a shared cache
+/// (readers `sync`, writers barrier). On an idle queue a non-barrier `sync` is one compare-and-swap adding a
+/// reader; a barrier `sync` on an idle queue is one compare-and-swap taking it exclusively.
+///
+/// A non-barrier `sync` from inside the same queue runs at once (it cannot wait behind a pending barrier that waits
+/// for the caller). A barrier `sync` from inside the same queue, or any `sync` from inside one of its barriers,
+/// stops the program with a deadlock diagnostic naming the queue and the thread.
+///
+/// Reference semantics; `Sendable` because all state lives in the engine core, which synchronises itself.
+public final class ConcurrentQueue: WorkQueue {
+    let core: ConcurrentCore
+
+    /// The queue's label, used in diagnostics.
+    public var label: String { core.label }
+
+    /// The queue's quality of service: the pool lane its work runs in.
+    public var qos: QoS { core.qos }
+
+    /// How many non-barrier tasks may run at once (`Int.max`-like when unlimited: 2²³).
+    public var width: Int { Int(core.width) }
+
+    /// Creates a concurrent queue.
+    ///
+    /// - Parameters:
+    ///   - label: A name for diagnostics.
+    ///   - qos: The pool lane (default ``QoS/default``).
+    ///   - width: The most non-barrier tasks running at once; nil for no limit other than the pool's. Must be ≥ 1.
+    ///   - target: A queue this queue's work runs on behalf of.
+    public init(label: String, qos: QoS = .default, width: Int? = nil, target: (any WorkQueue)? = nil) {
+        precondition((width ?? 1) >= 1, "ConcurrentQueue(label: \"\(label)\", width: \(width ?? 0)): width must be ≥ 1")
+        core = ConcurrentCore(label: label, qos: qos, target: engineTarget(target), width: width ?? (1 << 23))
+    }
+
+    deinit {
+        let (suspended, pending) = core.lock.withLock { (core.suspendCount > 0, core.items.count) }
+        if suspended && pending > 0 {
+            queueFatal("ConcurrentQueue '\(core.label)' released while suspended with \(pending) pending task(s)")
+        }
+    }
+
+    /// The shared concurrent queue of a QoS lane (no width limit).
+    ///
+    /// - Parameter qos: The lane.
+    /// - Returns: The lane's global queue.
+    public static func global(qos: QoS = .default) -> ConcurrentQueue {
+        globals[qos.rawValue]
+    }
+
+    private static let globals: [ConcurrentQueue] = QoS.allCases.map {
+        ConcurrentQueue(label: "threading.global.\($0)", qos: $0)
+    }
+
+    /// Submits `work` and returns at once.
+    ///
+    /// - Parameter work: The closure; it is released after it ran.
+    public func async(execute work: @escaping @Sendable () -> Void) {
+        core.enqueue(.task(work))
+    }
+
+    /// Submits `work` with flags: with `.barrier` it runs alone, after earlier tasks and before later ones.
+    ///
+    /// - Parameters:
+    ///   - flags: Submission flags.
+    ///   - work: The closure.
+    public func async(flags: QueueTaskFlags, execute work: @escaping @Sendable () -> Void) {
+        core.enqueue(flags.contains(.barrier) ? .barrier(work) : .task(work))
+    }
+
+    /// Runs `work` on the calling thread once it may start (after earlier barriers), and returns its result.
+    ///
+    /// - Parameter work: The closure.
+    /// - Returns: What `work` returned.
+    /// - Throws: What `work` threw.
+    @inlinable
+    public func sync<Result>(execute work: () throws -> Result) rethrows -> Result {
+        try _sync(barrier: false, work)
+    }
+
+    /// Runs `work` on the calling thread; with `.barrier`, alone (after every earlier task, before later ones).
+    ///
+    /// Traps with a deadlock diagnostic for a barrier `sync` from inside this queue, or any `sync` from inside one
+    /// of its barriers.
+    ///
+    /// - Parameters:
+    ///   - flags: Submission flags.
+    ///   - work: The closure.
+    /// - Returns: What `work` returned.
+    /// - Throws: What `work` threw.
+    @inlinable
+    public func sync<Result>(flags: QueueTaskFlags, execute work: () throws -> Result) rethrows -> Result {
+        try _sync(barrier: flags.contains(.barrier), work)
+    }
+
+    @usableFromInline
+    func _sync<Result>(barrier: Bool, _ work: () throws -> Result) rethrows -> Result {
+        let context = EngineThread.current
+        if core.target == nil && (barrier ? core.tryBarrierFast() : core.tryReadFast()) {
+            context.push(core, exclusive: barrier, entry: true)
+            defer {
+                context.pop()
+                if barrier { core.releaseBarrier() } else { core.releaseRead() }
+            }
+            return try work()
+        }
+        return try core.syncSlow(context, barrier: barrier, work)
+    }
+}

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+
+/// The serial queue whose tasks run on the process's main thread.
+///
+/// Linux has no run loop that drains it for you: the main thread runs main-queue tasks while it is inside
+/// ``run()`` (a server's last call, never returns), ``drain(until:)`` or ``runUntilIdle()`` (tools and tests).
+///
+/// "Main thread" and "main queue" are different questions (seeds 000 and 003): ``isMainThread`` asks which thread
+/// runs; `MainQueue.shared.isCurrent` asks which queue the running code was submitted to. Inside
+/// `serial.sync { }` called on the main thread the first is true and the second false, because `sync` runs the
+/// closure on the calling thread on behalf of `serial`. To mark the main queue the way RxSwift's
+/// `DispatchQueue.isMain` does, set a ``QueueKey`` on it and read ``QueueKey/current``: that lookup also follows
+/// target queues.
+///
+/// `sync` from another thread hands the closure to the main thread and waits; `sync` on the main thread outside a
+/// main-queue task runs the earlier main-queue tasks, then the closure, inline; `sync` from inside a main-queue
+/// task is a deadlock and stops the program with a diagnostic.
+///
+/// A singleton reference type; `Sendable` because the engine core synchronises itself.
+public final class MainQueue: WorkQueue {
+    /// The main queue.
+    public static let shared = MainQueue()
+
+    private init() {}
+
+    var core: SerialCore { MainLoop.shared.core }
+
+    /// The queue's label, `threading.main`.
+    public var label: String { core.label }
+
+    /// The queue's quality of service, ``QoS/userInteractive``.
+    public var qos: QoS { core.qos }
+
+    /// Submits `work` to run on the main thread, in order.
+    ///
+    /// - Parameter work: The closure; it is released after it ran.
+    public func async(execute work: @escaping @Sendable () -> Void) {
+        core.enqueue(.task(work))
+    }
+
+    /// Runs `work` on the main thread and returns its result (see the type's discussion for the three cases).
+    ///
+    /// - Parameter work: The closure.
+    /// - Returns: What `work` returned.
+    /// - Throws: What `work` threw.
+    public func sync<Result>(execute work: () throws -> Result) rethrows -> Result {
+        let context = EngineThread.current
+        if context.pointee.isMainThread && core.tryAcquireFast() {
+            context.push(core, exclusive: true, entry: true)
+            defer {
+                context.pop()
+                core.releaseFast()
+            }
+            return try work()
+        }
+        return try core.syncSlow(context, barrier: false, work)
+    }
+
+    /// Runs main-queue tasks on the calling (main) thread forever.
+    ///
+    /// Traps when called on another thread.
+    public static func run() -> Never {
+        let context = mainContext("MainQueue.run()")
+        while true {
+            MainLoop.shared.drainOnce(context, wait: true, deadline: .max)
+        }
+    }
+
+    /// Runs main-queue tasks on the calling (main) thread until `deadline`, sleeping while there are none.
+    ///
+    /// Traps when called on another thread.
+    ///
+    /// - Parameter deadline: When to return (a task running at that moment finishes first).
+    /// - Returns: Whether at least one batch of tasks ran.
+    @discardableResult
+    public static func drain(until deadline: ContinuousClock.Instant) -> Bool {
+        let context = mainContext("MainQueue.drain(until:)")
+        let end = engineDeadline(deadline)
+        var ran = false
+        while cthr_clock_now_ns() < end {
+            if MainLoop.shared.drainOnce(context, wait: true, deadline: end) { ran = true }
+        }
+        return ran
+    }
+
+    /// Runs main-queue tasks on the calling (main) thread until none is pending, then returns.
+    ///
+    /// Traps when called on another thread.
+    ///
+    /// - Returns: Whether at least one batch of tasks ran.
+    @discardableResult
+    public static func runUntilIdle() -> Bool {
+        let context = mainContext("MainQueue.runUntilIdle()")
+        var ran = false
+        while MainLoop.shared.drainOnce(context, wait: false, deadline: 0) { ran = true }
+        return ran
+    }
+
+    private static func mainContext(_ call: String) -> EngineContext {
+        let context = EngineThread.current
+        precondition(context.pointee.isMainThread, "\(call) must be called on the main thread")
+        return context
+    }
+}

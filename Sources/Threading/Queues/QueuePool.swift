@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Synchronization
+
+/// A fixed set of serial queues of one ``QoS``, handed out round-robin (YYDispatchQueuePool, seed 004).
+///
+/// Code that wants "a serial queue for this job" without creating a queue per job takes ``next()``: jobs given the
+/// same queue stay ordered, jobs on different queues run in parallel, and the number of queues (hence of workers
+/// those jobs can occupy at once) is bounded.
+///
+/// Size: the default is ``defaultCount`` = `cthr_cpu_count() + 1`, clamped to 2...32. Seed 004 argues for it: with
+/// CPU-bound work the best number of concurrently running serial streams is the core count, plus one so a core is
+/// not wasted when a job briefly stalls (a page fault, a short lock wait); YYDispatchQueuePool caps at 32, which we
+/// keep as the upper bound. (On libdispatch every busy serial queue can mean a thread; here the queues share the
+/// engine's pool, so the count bounds parallelism, not threads.)
+///
+/// Reference semantics; `Sendable`: the queues are immutable and the cursor is atomic.
+public final class QueuePool: Sendable {
+    /// The pool's label; its queues are labelled `label.0`, `label.1`, ...
+    public let label: String
+    /// The quality of service of every queue.
+    public let qos: QoS
+    /// The queues, in hand-out order.
+    public let queues: [SerialQueue]
+    private let cursor = Atomic<Int>(0)
+
+    /// `cthr_cpu_count() + 1`, clamped to 2...32.
+    public static var defaultCount: Int {
+        Swift.min(32, Swift.max(2, Int(cthr_cpu_count()) + 1))
+    }
+
+    /// Creates a pool.
+    ///
+    /// - Parameters:
+    ///   - label: The pool's label.
+    ///   - qos: The queues' quality of service.
+    ///   - count: How many queues (default ``defaultCount``; must be ≥ 1).
+    public init(label: String, qos: QoS = .default, count: Int = QueuePool.defaultCount) {
+        precondition(count >= 1, "QueuePool(label: \"\(label)\", count: \(count)): count must be ≥ 1")
+        self.label = label
+        self.qos = qos
+        self.queues = (0..<count).map { SerialQueue(label: "\(label).\($0)", qos: qos) }
+    }
+
+    /// The next queue, round-robin.
+    ///
+    /// - Returns: A queue of the pool.
+    /// - Complexity: O(1), one atomic increment.
+    public func next() -> SerialQueue {
+        let index = cursor.add(1, ordering: .relaxed).oldValue
+        return queues[Int(UInt(bitPattern: index) % UInt(queues.count))]
+    }
+
+    /// The process-wide pool of a QoS (created on first use with the default size).
+    ///
+    /// - Parameter qos: The quality of service.
+    /// - Returns: The shared pool.
+    public static func shared(for qos: QoS) -> QueuePool {
+        sharedPools[qos.rawValue]
+    }
+
+    private static let sharedPools: [QueuePool] = QoS.allCases.map {
+        QueuePool(label: "threading.pool.\($0)", qos: $0)
+    }
+}

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+/// A queue that runs one task at a time, in submission order, on the engine's shared worker pool.
+///
+/// A serial queue is not a thread: its tasks run on whichever pool worker drains it (never a thread per queue), and
+/// ``sync(execute:)`` runs its closure on the calling thread once the queue is free. On an idle queue `sync` is a
+/// single compare-and-swap to take the queue, the closure, and a compare-and-swap to give it back — no pool hop and
+/// no allocation; contended `sync` callers sleep on a futex like mutex waiters.
+///
+/// Deadlocks that the engine can see stop the program with a diagnostic naming the queues and the thread instead of
+/// hanging: `sync` onto a queue the calling thread is already executing (directly, through a chain such as
+/// `a.sync { b.sync { a.sync { } } }`, or through target queues).
+///
+/// A queue released with pending tasks stays alive until they ran. Releasing a *suspended* queue that still has
+/// work traps, because that work could never run (libdispatch crashes in that case too).
+///
+/// Reference semantics; `Sendable` because all state lives in the engine core, which synchronises itself.
+public final class SerialQueue: WorkQueue {
+    let core: SerialCore
+
+    /// The queue's label, used in diagnostics.
+    public var label: String { core.label }
+
+    /// The queue's quality of service: the pool lane its work runs in.
+    public var qos: QoS { core.qos }
+
+    /// Creates a serial queue.
+    ///
+    /// - Parameters:
+    ///   - label: A name for diagnostics.
+    ///   - qos: The pool lane (default ``QoS/default``).
+    ///   - target: A queue this queue's work runs on behalf of: with a serial target, this queue's tasks never
+    ///     overlap the target's; with the ``MainQueue``, they run on the main thread.
+    public init(label: String, qos: QoS = .default, target: (any WorkQueue)? = nil) {
+        core = SerialCore(label: label, qos: qos, target: engineTarget(target))
+    }
+
+    deinit {
+        let (suspended, pending) = core.lock.withLock { (core.suspendCount > 0, core.items.count) }
+        if suspended && pending > 0 {
+            queueFatal("SerialQueue '\(core.label)' released while suspended with \(pending) pending task(s)")
+        }
+    }
+
+    /// Submits `work` to run after the queue's earlier work, and returns at once.
+    ///
+    /// - Parameter work: The closure; it is released after it ran.
+    /// - Complexity: O(1): a queue lock round trip, plus a pool wake-up when the queue was idle.
+    public func async(execute work: @escaping @Sendable () -> Void) {
+        core.enqueue(.task(work))
+    }
+
+    /// Submits `work` (the flags change nothing on a serial queue, where every task is exclusive).
+    ///
+    /// - Parameters:
+    ///   - flags: Submission flags.
+    ///   - work: The closure.
+    public func async(flags: QueueTaskFlags, execute work: @escaping @Sendable () -> Void) {
+        core.enqueue(.task(work))
+    }
+
+    /// Runs `work` on the calling thread once the queue is free (after the queue's earlier async work), and returns
+    /// its result.
+    ///
+    /// Traps with a deadlock diagnostic when the calling thread is already executing this queue (or a queue this one
+    /// targets). For a queue that targets the ``MainQueue``, a call from another thread hands the closure to the
+    /// main thread and waits.
+    ///
+    /// - Parameter work: The closure.
+    /// - Returns: What `work` returned.
+    /// - Throws: What `work` threw.
+    @inlinable
+    public func sync<Result>(execute work: () throws -> Result) rethrows -> Result {
+        try _sync(work)
+    }
+
+    @usableFromInline
+    func _sync<Result>(_ work: () throws -> Result) rethrows -> Result {
+        let context = EngineThread.current
+        if core.target == nil && core.tryAcquireFast() {
+            context.push(core, exclusive: true, entry: true)
+            defer {
+                context.pop()
+                core.releaseFast()
+            }
+            return try work()
+        }
+        return try core.syncSlow(context, barrier: false, work)
+    }
+
+    /// As ``sync(execute:)`` (the flags change nothing on a serial queue).
+    ///
+    /// - Parameters:
+    ///   - flags: Submission flags.
+    ///   - work: The closure.
+    /// - Returns: What `work` returned.
+    /// - Throws: What `work` threw.
+    public func sync<Result>(flags: QueueTaskFlags, execute work: () throws -> Result) rethrows -> Result {
+        try _sync(work)
+    }
+}

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+
+/// Counts outstanding work so a thread can wait for all of it, or be notified when it is done.
+///
+/// ``enter()`` adds one, ``leave()`` removes one; when the count returns to zero, waiters wake and the pending
+/// ``notify(queue:execute:)`` closures are submitted. The group may then be reused for another round.
+///
+/// ``wait(timeout:)`` sleeps on a futex; on a pool worker it also tells the engine the worker is blocked, so other
+/// work keeps running (the pool grows if needed).
+///
+/// Reference semantics; `Sendable` because the count is atomic and the notification list is lock-protected.
+public final class WorkGroup: @unchecked Sendable {
+    private let count = EngineWord.allocate()
+    private let lock = EngineLock()
+    /// Guarded by `lock`.
+    private var notifications: [(QueueCore?, @Sendable () -> Void)] = []
+
+    /// Creates an empty group.
+    public init() {}
+
+    deinit { count.deallocate() }
+
+    /// Counts one more piece of outstanding work.
+    public func enter() {
+        count.add(1)
+    }
+
+    /// Marks one piece of work done. At zero, wakes the waiters and submits the notifications.
+    ///
+    /// Traps ("WorkGroup.leave() without a matching enter()") when the count is already zero.
+    public func leave() {
+        lock.lock()
+        let old = count.load()
+        guard old > 0 else {
+            lock.unlock()
+            queueFatal("WorkGroup.leave() without a matching enter()")
+        }
+        count.subtract(1)
+        var fired: [(QueueCore?, @Sendable () -> Void)] = []
+        if old == 1 {
+            fired = notifications
+            notifications = []
+        }
+        lock.unlock()
+        if old == 1 {
+            count.wake(Int32.max)
+            for (core, work) in fired { WorkGroup.submit(core, work) }
+        }
+    }
+
+    /// Waits until the count is zero, or `timeout` passed.
+    ///
+    /// - Parameter timeout: The longest wait; nil waits as long as needed.
+    /// - Returns: True when the count reached zero, false on timeout.
+    public func wait(timeout: Duration? = nil) -> Bool {
+        if count.load() == 0 { return true }
+        let deadline = timeout.map { engineDeadline(after: $0) } ?? .max
+        let context = EngineThread.current
+        Engine.willBlock(context)
+        defer { Engine.didUnblock(context) }
+        while true {
+            let value = count.load()
+            if value == 0 { return true }
+            if !count.wait(expected: value, deadline: deadline) || cthr_clock_now_ns() >= deadline {
+                return count.load() == 0
+            }
+        }
+    }
+
+    /// Submits `work` to `queue` once the count is zero (at once if it is zero now).
+    ///
+    /// - Parameters:
+    ///   - queue: Where `work` runs.
+    ///   - work: The closure.
+    public func notify(queue: any WorkQueue, execute work: @escaping @Sendable () -> Void) {
+        let core = queue.engineCore
+        lock.lock()
+        if count.load() == 0 {
+            lock.unlock()
+            WorkGroup.submit(core, work)
+            return
+        }
+        notifications.append((core, work))
+        lock.unlock()
+    }
+
+    private static func submit(_ core: QueueCore?, _ work: @escaping @Sendable () -> Void) {
+        if let core {
+            core.enqueue(.task(work))
+        } else {
+            Engine.shared.submit(.job(work), lane: QoS.default.rawValue)
+        }
+    }
+}

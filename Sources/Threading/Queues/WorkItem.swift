@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+
+/// A closure with an identity: it can be cancelled before it starts, waited for, and observed.
+///
+/// Submit it with ``WorkQueue/async(execute:)-(WorkItem)`` or ``WorkQueue/asyncAfter(deadline:execute:)-(_,WorkItem)``,
+/// or run it with ``perform()``. The closure runs at most once. ``cancel()`` before it starts means it never runs:
+/// the item counts as finished at once (waiters return, notifications are submitted) and a pending `asyncAfter`
+/// timer is removed. Cancelling a running item does not interrupt it; the closure may check ``isCancelled``.
+///
+/// Reference semantics; `Sendable` because its state is lock-protected and the closure is `@Sendable`.
+public final class WorkItem: @unchecked Sendable {
+    private enum State {
+        case pending
+        case running
+        case finished
+    }
+
+    /// Submission flags (``QueueTaskFlags/barrier`` makes it a barrier on a concurrent queue).
+    public let flags: QueueTaskFlags
+    private let lock = EngineLock()
+    /// Guarded by `lock`.
+    private var body: (@Sendable () -> Void)?
+    private var state = State.pending
+    private var cancelled = false
+    private var notifications: [(QueueCore, @Sendable () -> Void)] = []
+    private var timer: EngineTimerEntry?
+    private let done = EngineWord.allocate()
+
+    /// Creates an item.
+    ///
+    /// - Parameters:
+    ///   - flags: Submission flags.
+    ///   - body: The closure.
+    public init(flags: QueueTaskFlags = [], execute body: @escaping @Sendable () -> Void) {
+        self.flags = flags
+        self.body = body
+    }
+
+    deinit { done.deallocate() }
+
+    /// Runs the closure on the calling thread, unless it was cancelled or already ran.
+    public func perform() {
+        lock.lock()
+        guard state == .pending, !cancelled, let work = body else {
+            lock.unlock()
+            return
+        }
+        state = .running
+        body = nil
+        lock.unlock()
+        work()
+        finish()
+    }
+
+    /// Cancels the item: if it has not started, it never runs and counts as finished now.
+    public func cancel() {
+        lock.lock()
+        cancelled = true
+        let finishNow = state == .pending
+        let timer = self.timer
+        if finishNow { body = nil }
+        lock.unlock()
+        timer?.cancelled.store(true, ordering: .releasing)
+        if finishNow { finish() }
+    }
+
+    /// Whether ``cancel()`` was called.
+    public var isCancelled: Bool {
+        lock.withLock { cancelled }
+    }
+
+    /// Waits until the item finished (ran, or was cancelled before starting), or `timeout` passed.
+    ///
+    /// - Parameter timeout: The longest wait; nil waits as long as needed.
+    /// - Returns: True when finished, false on timeout.
+    public func wait(timeout: Duration? = nil) -> Bool {
+        if done.load() == 1 { return true }
+        let deadline = timeout.map { engineDeadline(after: $0) } ?? .max
+        let context = EngineThread.current
+        Engine.willBlock(context)
+        defer { Engine.didUnblock(context) }
+        while done.load() == 0 {
+            if !done.wait(expected: 0, deadline: deadline) || cthr_clock_now_ns() >= deadline {
+                return done.load() == 1
+            }
+        }
+        return true
+    }
+
+    /// Submits `work` to `queue` when the item finished (at once if it already has).
+    ///
+    /// - Parameters:
+    ///   - queue: Where `work` runs.
+    ///   - work: The closure.
+    public func notify(queue: any WorkQueue, execute work: @escaping @Sendable () -> Void) {
+        let core = queue.engineCore
+        lock.lock()
+        if state == .finished {
+            lock.unlock()
+            core.enqueue(.task(work))
+            return
+        }
+        notifications.append((core, work))
+        lock.unlock()
+    }
+
+    func attachTimer(_ entry: EngineTimerEntry) {
+        lock.lock()
+        timer = entry
+        let cancelNow = cancelled
+        lock.unlock()
+        if cancelNow { entry.cancelled.store(true, ordering: .releasing) }
+    }
+
+    private func finish() {
+        lock.lock()
+        guard state != .finished else {
+            lock.unlock()
+            return
+        }
+        state = .finished
+        let fired = notifications
+        notifications = []
+        timer = nil
+        lock.unlock()
+        done.store(1)
+        done.wake(Int32.max)
+        for (core, work) in fired { core.enqueue(.task(work)) }
+    }
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+/// A queue of the Threading engine: ``SerialQueue``, ``ConcurrentQueue`` or ``MainQueue``.
+///
+/// The protocol lets APIs take any of them (a target queue, ``WorkGroup/notify(queue:execute:)``,
+/// ``WorkItem/notify(queue:execute:)``, ``QueueTimer``). Only the three engine queue types may conform: passing
+/// another conforming type where the engine needs a queue traps with a message.
+///
+/// Queues are reference types and `Sendable`: every operation is thread-safe.
+public protocol WorkQueue: AnyObject, Sendable {
+    /// The queue's label, used in diagnostics.
+    var label: String { get }
+
+    /// The queue's quality of service.
+    var qos: QoS { get }
+
+    /// Submits `work` to run on the queue later and returns at once.
+    ///
+    /// - Parameter work: The closure; it is released after it ran.
+    func async(execute work: @escaping @Sendable () -> Void)
+}
+
+extension WorkQueue {
+    /// The engine core behind a queue (traps for foreign conformers).
+    var engineCore: QueueCore {
+        switch self {
+        case let queue as SerialQueue: return queue.core
+        case let queue as ConcurrentQueue: return queue.core
+        case is MainQueue: return MainLoop.shared.core
+        default:
+            queueFatal("\(type(of: self)) is not a Threading queue: use SerialQueue, ConcurrentQueue or MainQueue")
+        }
+    }
+
+    /// Whether the calling thread is running work of this queue: the current queue is this queue or targets it
+    /// (directly or through a chain of targets).
+    ///
+    /// Inside `sync` the current queue is the queue synced onto, whatever the thread: on the main thread inside
+    /// `serial.sync { }`, ``MainQueue/isMainThread`` is true while `MainQueue.shared.isCurrent` is false.
+    public var isCurrent: Bool { engineCore.isCurrent }
+
+    /// Submits `work` and counts it in `group` until it finished.
+    ///
+    /// - Parameters:
+    ///   - group: Entered now, left after `work` returned.
+    ///   - work: The closure.
+    public func async(group: WorkGroup, execute work: @escaping @Sendable () -> Void) {
+        group.enter()
+        async {
+            work()
+            group.leave()
+        }
+    }
+
+    /// Submits a ``WorkItem``; it runs unless cancelled before it starts.
+    ///
+    /// - Parameter item: The item.
+    public func async(execute item: WorkItem) {
+        if item.flags.contains(.barrier) {
+            engineCore.enqueue(.barrier { item.perform() })
+        } else {
+            async { item.perform() }
+        }
+    }
+
+    /// Submits `work` to run on this queue after `delay`, from the engine's timer thread.
+    ///
+    /// - Parameters:
+    ///   - delay: How long from now (a negative duration means now).
+    ///   - work: The closure.
+    public func asyncAfter(delay: Duration, execute work: @escaping @Sendable () -> Void) {
+        scheduleAfter(engineDeadline(after: delay), work)
+    }
+
+    /// Submits `work` to run on this queue once `deadline` passed.
+    ///
+    /// - Parameters:
+    ///   - deadline: When, on the continuous clock.
+    ///   - work: The closure.
+    public func asyncAfter(deadline: ContinuousClock.Instant, execute work: @escaping @Sendable () -> Void) {
+        scheduleAfter(engineDeadline(deadline), work)
+    }
+
+    /// Submits a ``WorkItem`` to run on this queue once `deadline` passed; cancelling the item before then
+    /// removes it (it never runs).
+    ///
+    /// - Parameters:
+    ///   - deadline: When, on the continuous clock.
+    ///   - item: The item.
+    public func asyncAfter(deadline: ContinuousClock.Instant, execute item: WorkItem) {
+        let core = engineCore
+        let entry = EngineTimerEntry(deadline: engineDeadline(deadline), interval: 0) {
+            core.enqueue(item.flags.contains(.barrier) ? .barrier { item.perform() } : .task { item.perform() })
+        }
+        item.attachTimer(entry)
+        EngineTimer.shared.schedule(entry)
+    }
+
+    private func scheduleAfter(_ deadline: UInt64, _ work: @escaping @Sendable () -> Void) {
+        let core = engineCore
+        EngineTimer.shared.schedule(EngineTimerEntry(deadline: deadline, interval: 0) { core.enqueue(.task(work)) })
+    }
+
+    /// Suspends the queue: work already running finishes, no further work (async or sync) starts until a matching
+    /// ``resume()``. Suspensions are counted.
+    public func suspend() { engineCore.suspend() }
+
+    /// Undoes one ``suspend()``; at zero, pending work starts again.
+    ///
+    /// Traps ("resume() of queue … that is not suspended") when called more often than ``suspend()``: that is a
+    /// logic error nobody can recover from, and libdispatch's equivalent is an unexplained crash.
+    public func resume() { engineCore.resume() }
+
+    /// Associates `value` with `key` on this queue, replacing (and releasing) any previous value; `nil` clears it.
+    /// Values are released when replaced, cleared, or when the queue is deallocated.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - value: The value, or nil.
+    public func setSpecific<Value: Sendable>(_ key: QueueKey<Value>, _ value: Value?) {
+        engineCore.setSpecific(ObjectIdentifier(key), value.map { QueueSpecificBox($0) })
+    }
+
+    /// The value associated with `key` on this queue itself (targets are not consulted), or nil.
+    ///
+    /// - Parameter key: The key.
+    /// - Returns: The value, or nil.
+    public func getSpecific<Value: Sendable>(_ key: QueueKey<Value>) -> Value? {
+        (engineCore.getSpecific(ObjectIdentifier(key)) as? QueueSpecificBox<Value>)?.value
+    }
+}
+
+/// Holds a specific value (released when the box is).
+final class QueueSpecificBox<Value: Sendable>: Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// Resolves an optional public target to its core.
+func engineTarget(_ target: (any WorkQueue)?) -> QueueCore? {
+    target?.engineCore
+}

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Process-wide read-copy-update controls shared by ``RCUValue`` and ``RCUMap``: grace periods, thread registration
+/// and `fork()` support, over liburcu's memb flavour.
+///
+/// You rarely need these: ``RCUValue`` and ``RCUMap`` register threads and reclaim old values on their own. Use
+/// ``synchronize()`` or ``barrier()`` when you must know that old values are gone (tests, shutdown), and the fork
+/// hooks around a `fork()` that is not followed at once by `exec`. See <doc:RCU> for the rules.
+public enum RCU {
+    /// Waits until every read section that was running when it was called has ended (a grace period).
+    ///
+    /// Afterwards no reader can still see a value that an ``RCUValue`` or ``RCUMap`` replaced before the call;
+    /// their release may still be queued (use ``barrier()`` to wait for it).
+    ///
+    /// - Precondition: Not inside a read section (``RCUValue/read(_:)``, ``RCUMap/withValue(forKey:_:)``, an
+    ///   iteration of a snapshot is fine). Calling it there would wait for itself forever, so it traps with a message
+    ///   instead of deadlocking.
+    ///
+    /// The corresponding C function is `cthr_rcu_synchronize` (liburcu's `synchronize_rcu`).
+    public static func synchronize() {
+        let code = cthr_rcu_synchronize()
+        rcuRequire(
+            code == 0,
+            "RCU.synchronize() called inside an RCU read section: it would wait for itself forever "
+                + "(cthr_rcu_synchronize returned \(ThreadingError.cName(of: code)))"
+        )
+    }
+
+    /// Waits until every deferred release scheduled so far (old values of ``RCUValue`` and ``RCUMap``) has run.
+    ///
+    /// - Precondition: Not inside a read section and not inside a deferred release (a `deinit` running on liburcu's
+    ///   call_rcu thread); both would wait for themselves, so they trap with a message.
+    ///
+    /// The corresponding C function is `cthr_rcu_barrier` (liburcu's `rcu_barrier`).
+    public static func barrier() {
+        let code = cthr_rcu_barrier()
+        rcuRequire(
+            code == 0,
+            "RCU.barrier() called inside an RCU read section or a deferred release: it would wait for itself forever "
+                + "(cthr_rcu_barrier returned \(ThreadingError.cName(of: code)))"
+        )
+    }
+
+    /// Whether the calling thread is inside a read section.
+    ///
+    /// The corresponding C function is `cthr_rcu_read_ongoing`.
+    public static var isInReadSection: Bool { cthr_rcu_read_ongoing() != 0 }
+
+    /// Whether the calling thread is registered with liburcu.
+    ///
+    /// Threads register automatically on their first read or update; see ``registerCurrentThread()``.
+    public static var isCurrentThreadRegistered: Bool { cthr_rcu_is_registered() != 0 }
+
+    /// Whether liburcu uses the `membarrier` system call.
+    ///
+    /// With it, entering and leaving a read section costs a few instructions; without it (an old kernel, or a
+    /// seccomp filter that refuses the call) liburcu falls back silently to a full memory fence on each, which is
+    /// correct but several times slower. Benchmarks print this.
+    ///
+    /// The corresponding C function is `cthr_rcu_uses_membarrier` (liburcu's `urcu_memb_has_sys_membarrier`).
+    public static var usesMembarrier: Bool { cthr_rcu_uses_membarrier() != 0 }
+
+    /// Registers the calling thread as a reader ahead of its first read section.
+    ///
+    /// Optional: every read and update registers the thread automatically, and the thread is unregistered when it
+    /// exits. Registering early only moves the one-time cost (a mutex in liburcu) out of the first read.
+    ///
+    /// - Returns: `true` if the thread was registered now, `false` if it already was.
+    ///
+    /// The corresponding C function is `cthr_rcu_register_thread`.
+    @discardableResult
+    public static func registerCurrentThread() -> Bool {
+        cthr_rcu_register_thread() != EEXIST
+    }
+
+    /// Unregisters the calling thread before it exits (it would be unregistered at exit anyway).
+    ///
+    /// A thread that stays alive but will not read again (a worker parked for a long time) costs nothing in the memb
+    /// flavour, so this is rarely needed; a later read registers the thread again.
+    ///
+    /// - Returns: `true` if the thread was unregistered now, `false` if it was not registered.
+    /// - Precondition: Not inside a read section, and not on liburcu's call_rcu thread (traps with a message).
+    ///
+    /// The corresponding C function is `cthr_rcu_unregister_thread`.
+    @discardableResult
+    public static func unregisterCurrentThread() -> Bool {
+        let code = cthr_rcu_unregister_thread()
+        if code == ENOENT { return false }
+        rcuRequire(
+            code == 0,
+            "RCU.unregisterCurrentThread() inside a read section or on the call_rcu thread "
+                + "(cthr_rcu_unregister_thread returned \(ThreadingError.cName(of: code)))"
+        )
+        return true
+    }
+
+    /// Prepares RCU for a `fork()`: call right before it (pauses liburcu's worker threads and takes their locks).
+    ///
+    /// The corresponding C function is `cthr_rcu_before_fork` (liburcu's `call_rcu_before_fork`).
+    public static func prepareForFork() { cthr_rcu_before_fork() }
+
+    /// Call in the parent right after `fork()` returns: resumes what ``prepareForFork()`` paused.
+    ///
+    /// The corresponding C function is `cthr_rcu_after_fork_parent`.
+    public static func resumeAfterForkInParent() { cthr_rcu_after_fork_parent() }
+
+    /// Call in the child right after `fork()` returns (unless it calls `exec` at once): starts a fresh call_rcu
+    /// worker, since the child inherits none of the parent's threads.
+    ///
+    /// The corresponding C function is `cthr_rcu_after_fork_child`.
+    public static func resumeAfterForkInChild() { cthr_rcu_after_fork_child() }
+}

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+
+/// A concurrent hash map for read-mostly data (a cache): lookups take no lock, writers change one key at a time.
+///
+/// Built on liburcu-cds's lock-free RCU hash table (`rculfhash`, auto-resizing). A lookup enters an RCU read
+/// section, walks the bucket for the key's hash and compares keys in place: no lock, no atomic read-modify-write and
+/// no reference-count traffic on shared objects (``withValue(forKey:_:)`` borrows the value; ``get(_:)`` returns a
+/// copy). A write publishes a new immutable entry for one key (the map is never copied); the entry it replaced or
+/// removed is released after a grace period, never while a reader can still see it.
+///
+/// ```swift
+/// let cache = RCUMap<String, Int>()
+/// cache.set(1, forKey: "a")
+/// let a = cache.get("a")                               // 1, lock-free
+/// cache.update("hits") { old in (old ?? 0) + 1 }      // atomic per key
+/// ```
+///
+/// **Writers.** Every write (``set(_:forKey:)``, ``remove(_:)``, ``update(_:_:)``) takes the writer lock of the
+/// key's stripe (64 error-checking mutexes chosen by hash), so writes to one key are serialised and
+/// ``update(_:_:)`` is atomic per key (its transform sees the latest value and runs exactly once), while writes to
+/// keys on different stripes proceed in parallel. Readers never take these locks.
+///
+/// **Iteration** (`for (key, value) in map`, ``snapshot()``) copies the entries in one read section; see
+/// ``snapshot()`` for exactly what it guarantees.
+///
+/// `RCUMap` is a reference type. It is `Sendable` because the table is only reached through RCU (readers) and the
+/// stripe locks plus liburcu's atomic operations (writers); `Key` and `Value` are `Sendable` because entries are
+/// shared by every thread that reads them. Rules for read sections: <doc:RCU>.
+public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
+    @usableFromInline
+    typealias Slot = RCUMapSlot<Key, Value>
+
+    /// The `cthr_rcu_map_t`; each table node stores one ``RCUMapSlot`` inline.
+    @usableFromInline
+    let table: OpaquePointer
+
+    /// Creates an empty map.
+    ///
+    /// - Parameter minimumCapacity: About how many entries to make room for before the first resize (the table
+    ///   grows and shrinks on its own; this only avoids early resizes).
+    public init(minimumCapacity: Int = 0) {
+        rcuRequire(MemoryLayout<Slot>.alignment <= 16, "RCUMap: key-value pairs aligned beyond 16 bytes")
+        let releaser = Unmanaged.passRetained(RCUMapTypedReleaser<Key, Value>() as RCUMapReleaser).toOpaque()
+        var table: OpaquePointer?
+        let code = cthr_rcu_map_create(Swift.max(0, minimumCapacity), rcuMapRelease, releaser, &table)
+        rcuRequire(code == 0, "RCUMap: \(ThreadingError(code: code, operation: "cthr_rcu_map_create"))")
+        self.table = table!
+    }
+
+    deinit {
+        // Entries are released after a grace period and the table (then the releaser) is freed on the call_rcu
+        // thread, so this is safe anywhere, even inside a read section of another RCU structure.
+        _ = cthr_rcu_map_destroy(table)
+    }
+
+    @inlinable
+    static func hash(_ key: Key) -> UInt64 {
+        UInt64(UInt(bitPattern: key.hashValue))
+    }
+
+    // MARK: Reading
+
+    /// Calls `body` with the value stored for `key`, borrowed inside an RCU read section, and returns its result.
+    ///
+    /// The value is not retained or copied: this is the lookup to use in hot paths when `Value` holds references.
+    /// The rules of ``RCUValue/read(_:)`` apply to `body` (short, non-blocking, no ``RCU/synchronize()``).
+    ///
+    /// - Parameters:
+    ///   - key: The key to look up.
+    ///   - body: Reads the value.
+    /// - Returns: What `body` returns, or `nil` if `key` has no value (then `body` is not called).
+    /// - Throws: What `body` throws.
+    /// - Complexity: O(1) on average; no lock, no allocation.
+    @inlinable
+    public func withValue<R>(forKey key: Key, _ body: (Value) throws -> R) rethrows -> R? {
+        let hash = Self.hash(key)
+        cthr_rcu_read_lock()
+        defer { cthr_rcu_read_unlock() }
+        var iterator = cthr_rcu_map_iter_t()
+        var candidate = cthr_rcu_map_find_hash(table, hash, &iterator)
+        while let raw = candidate {
+            let slot = UnsafePointer<Slot>(raw.assumingMemoryBound(to: Slot.self))
+            if slot.pointee.key == key {
+                return try body(slot.pointee.value)
+            }
+            candidate = cthr_rcu_map_next_hash(table, &iterator)
+        }
+        return nil
+    }
+
+    /// Returns the value stored for `key`, or `nil`.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: A copy of the value, or `nil`.
+    /// - Complexity: O(1) on average; no lock.
+    @inlinable
+    public func get(_ key: Key) -> Value? {
+        withValue(forKey: key) { $0 }
+    }
+
+    /// Whether `key` has a value.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: `true` if the map holds a value for `key` at the time of the lookup.
+    @inlinable
+    public func contains(_ key: Key) -> Bool {
+        withValue(forKey: key) { _ in true } ?? false
+    }
+
+    /// The number of entries.
+    ///
+    /// Exact when no write runs concurrently; during writes it is a value that some order of those writes produced.
+    ///
+    /// - Complexity: O(1).
+    public var count: Int {
+        Int(cthr_rcu_map_count(table))
+    }
+
+    /// Whether the map has no entries (with the precision of ``count``).
+    public var isEmpty: Bool { count == 0 }
+
+    /// Reads or writes the value for `key`; assigning `nil` removes the key.
+    ///
+    /// - Parameter key: The key.
+    @inlinable
+    public subscript(key: Key) -> Value? {
+        get { get(key) }
+        set {
+            if let newValue {
+                set(newValue, forKey: key)
+            } else {
+                remove(key)
+            }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Stores `value` for `key`, replacing any previous value (released after a grace period).
+    ///
+    /// - Parameters:
+    ///   - value: The new value.
+    ///   - key: The key.
+    /// - Complexity: O(1) on average; takes the key's stripe lock, allocates one entry.
+    @inlinable
+    public func set(_ value: Value, forKey key: Key) {
+        let hash = Self.hash(key)
+        let entry = Self.makeEntry(key, value)
+        lockStripe(hash, "set")
+        defer { unlockStripe(hash) }
+        cthr_rcu_read_lock()
+        defer { cthr_rcu_read_unlock() }
+        var iterator = cthr_rcu_map_iter_t()
+        if find(key, hash, &iterator) != nil {
+            check(cthr_rcu_map_replace_at_entry(table, &iterator, entry), "cthr_rcu_map_replace_at_entry")
+        } else {
+            check(cthr_rcu_map_add_entry(table, hash, entry), "cthr_rcu_map_add_entry")
+        }
+    }
+
+    /// Removes the value for `key` (released after a grace period).
+    ///
+    /// - Parameter key: The key.
+    /// - Returns: The value removed, or `nil` if there was none.
+    @discardableResult
+    @inlinable
+    public func remove(_ key: Key) -> Value? {
+        let hash = Self.hash(key)
+        lockStripe(hash, "remove")
+        defer { unlockStripe(hash) }
+        cthr_rcu_read_lock()
+        defer { cthr_rcu_read_unlock() }
+        var iterator = cthr_rcu_map_iter_t()
+        guard let raw = find(key, hash, &iterator) else { return nil }
+        let old = raw.assumingMemoryBound(to: Slot.self).pointee.value
+        check(cthr_rcu_map_delete_at(table, &iterator), "cthr_rcu_map_delete_at")
+        return old
+    }
+
+    /// Replaces the value for `key` with `transform(old)`, atomically for that key.
+    ///
+    /// The key's stripe lock is held across the whole call, so no other write to `key` can come between reading the
+    /// old value and publishing the new one, and `transform` runs exactly once. Readers are never blocked: they see
+    /// the old value until the new one is published. `transform` runs outside any read section (it may block), but
+    /// it must not write to this map: a write to a key on the same stripe traps (the lock is not recursive), and a
+    /// write to another stripe could deadlock against another updater.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - transform: Receives the current value (`nil` if absent) and returns the new one (`nil` removes the key).
+    /// - Returns: The value now stored for `key` (`nil` if absent).
+    /// - Throws: What `transform` throws; then nothing changes.
+    @discardableResult
+    @inlinable
+    public func update(_ key: Key, _ transform: (Value?) throws -> Value?) rethrows -> Value? {
+        let hash = Self.hash(key)
+        lockStripe(hash, "update")
+        defer { unlockStripe(hash) }
+        // Holding the stripe lock, no other writer can change `key`, so the old value read here stays current.
+        let old = withValue(forKey: key) { $0 }
+        let new = try transform(old)
+        let entry = new.map { Self.makeEntry(key, $0) }
+        cthr_rcu_read_lock()
+        defer { cthr_rcu_read_unlock() }
+        var iterator = cthr_rcu_map_iter_t()
+        let found = find(key, hash, &iterator) != nil
+        switch (found, entry) {
+        case (true, let entry?):
+            check(cthr_rcu_map_replace_at_entry(table, &iterator, entry), "cthr_rcu_map_replace_at_entry")
+        case (true, nil):
+            check(cthr_rcu_map_delete_at(table, &iterator), "cthr_rcu_map_delete_at")
+        case (false, let entry?):
+            check(cthr_rcu_map_add_entry(table, hash, entry), "cthr_rcu_map_add_entry")
+        case (false, nil):
+            break
+        }
+        return new
+    }
+
+    /// Removes every entry (each released after a grace period).
+    ///
+    /// Not atomic: concurrent writers may add entries while it runs; each entry present when it starts and not
+    /// rewritten meanwhile is removed.
+    public func removeAll() {
+        for key in snapshot().keys {
+            remove(key)
+        }
+    }
+
+    // MARK: Iteration
+
+    /// Copies the entries into a dictionary, in one read section.
+    ///
+    /// What it guarantees under concurrent writes:
+    /// - every key that is present during the whole copy appears exactly once, with a value it held at some moment
+    ///   during the copy (a concurrent replacement gives the old or the new value, never both, never neither);
+    /// - a key inserted or removed during the copy may or may not appear;
+    /// - it is not an atomic snapshot: two keys written one after the other during the copy may show the second
+    ///   write but not the first. With no concurrent writer it is exact.
+    ///
+    /// - Returns: The entries as a `Dictionary`.
+    /// - Complexity: O(n); the read section lasts the whole copy, so call it sparingly on large maps (a long read
+    ///   section delays reclamation, not readers or writers).
+    public func snapshot() -> [Key: Value] {
+        var result: [Key: Value] = [:]
+        result.reserveCapacity(count)
+        cthr_rcu_read_lock()
+        defer { cthr_rcu_read_unlock() }
+        var iterator = cthr_rcu_map_iter_t()
+        var candidate = cthr_rcu_map_first(table, &iterator)
+        while let raw = candidate {
+            let slot = raw.assumingMemoryBound(to: Slot.self)
+            result[slot.pointee.key] = slot.pointee.value
+            candidate = cthr_rcu_map_next(table, &iterator)
+        }
+        return result
+    }
+
+    // MARK: Internals
+
+    /// Finds the entry for `key` and positions `iterator` on it. Caller is inside a read section.
+    @inlinable
+    func find(_ key: Key, _ hash: UInt64, _ iterator: inout cthr_rcu_map_iter_t) -> UnsafeMutableRawPointer? {
+        var candidate = cthr_rcu_map_find_hash(table, hash, &iterator)
+        while let raw = candidate {
+            if raw.assumingMemoryBound(to: Slot.self).pointee.key == key { return raw }
+            candidate = cthr_rcu_map_next_hash(table, &iterator)
+        }
+        return nil
+    }
+
+    /// Allocates an unpublished inline entry holding `key` and `value` (published by the caller).
+    @inlinable
+    static func makeEntry(_ key: Key, _ value: Value) -> UnsafeMutableRawPointer {
+        guard let entry = cthr_rcu_map_entry_alloc(MemoryLayout<Slot>.size) else {
+            fatalError("RCUMap: out of memory (cthr_rcu_map_entry_alloc)")
+        }
+        entry.initializeMemory(as: Slot.self, to: Slot(key: key, value: value))
+        return entry
+    }
+
+    @usableFromInline
+    func lockStripe(_ hash: UInt64, _ operation: StaticString) {
+        let code = cthr_rcu_map_writer_lock(table, hash)
+        rcuRequire(
+            code == 0,
+            "RCUMap.\(operation): the key's writer lock is already held by this thread "
+                + "(cthr_rcu_map_writer_lock returned \(ThreadingError.cName(of: code))); "
+                + "an update transform must not write to the same map"
+        )
+    }
+
+    @usableFromInline
+    func unlockStripe(_ hash: UInt64) {
+        let code = cthr_rcu_map_writer_unlock(table, hash)
+        rcuRequire(code == 0, "RCUMap: cthr_rcu_map_writer_unlock returned \(ThreadingError.cName(of: code))")
+    }
+
+    @usableFromInline
+    func check(_ code: CInt, _ operation: StaticString) {
+        rcuRequire(code == 0, "RCUMap: \(operation) returned \(ThreadingError.cName(of: code))")
+    }
+}

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+
+/// A value that many threads read without any lock and that writers replace as a whole (read-copy-update).
+///
+/// ``read(_:)`` enters an RCU read section (a few instructions with `membarrier`, see ``RCU/usesMembarrier``), loads
+/// the current value's pointer and hands the value to the closure borrowed: no lock, no atomic read-modify-write and
+/// no reference-count traffic on the shared object, so readers on different cores never write to a shared cache line.
+/// Writers publish a new value with ``update(_:)``, ``store(_:)`` or ``exchange(_:)``; the old value is released
+/// after a grace period (liburcu's `call_rcu`), never while a reader can still see it.
+///
+/// ```swift
+/// let config = RCUValue(Config.default)
+/// let limit = config.read { $0.limit }          // readers: no lock
+/// config.update { old in old.with(limit: 10) }    // writers: copy, modify, publish
+/// ```
+///
+/// Threads are registered with liburcu automatically on first use and unregistered when they exit. The rules of
+/// read sections (do not block in them, do not call ``RCU/synchronize()`` in them) are in <doc:RCU>.
+///
+/// `RCUValue` is a reference type: copies of a reference share the value. It is `Sendable` because every access to
+/// the shared pointer goes through RCU (readers) or the writer lock plus an atomic exchange (writers), and `Value`
+/// itself is `Sendable`, since the same value is handed to many threads at once.
+public final class RCUValue<Value: Sendable>: @unchecked Sendable {
+    /// The RCU-protected pointer to the current ``RCUBox`` (one retain owned by the cell) and the writer lock.
+    @usableFromInline
+    let cell: OpaquePointer
+
+    /// Creates an RCU value holding `initial`.
+    ///
+    /// - Parameter initial: The first value readers see.
+    public init(_ initial: Value) {
+        let box = Unmanaged.passRetained(RCUBox(initial)).toOpaque()
+        var cell: OpaquePointer?
+        let code = cthr_rcu_cell_create(box, &cell)
+        rcuRequire(code == 0, "RCUValue: \(ThreadingError(code: code, operation: "cthr_rcu_cell_create"))")
+        self.cell = cell!
+    }
+
+    deinit {
+        // No reader can be inside `read` on this instance: each one holds a reference to it while it reads.
+        if let last = cthr_rcu_cell_destroy(cell) {
+            Unmanaged<RCUBox<Value>>.fromOpaque(last).release()
+        }
+    }
+
+    /// Calls `body` with the current value inside an RCU read section and returns its result.
+    ///
+    /// The value is borrowed from the shared object without retaining it; it stays valid for the whole call even if
+    /// a writer replaces it meanwhile (the old value is reclaimed only after this read section ends). Copying it out
+    /// (returning it) is fine: the copy is yours.
+    ///
+    /// Rules for `body` (see <doc:RCU>): keep it short and non-blocking, since a long read section delays the
+    /// reclamation of every old value; never call ``RCU/synchronize()`` or ``RCU/barrier()`` in it (they trap there).
+    /// Nested reads and updates are allowed.
+    ///
+    /// - Parameter body: Reads the value.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws.
+    /// - Complexity: O(1) plus `body`; no lock, no allocation, no atomic read-modify-write.
+    @inlinable
+    public func read<R>(_ body: (Value) throws -> R) rethrows -> R {
+        cthr_rcu_read_lock()
+        defer { cthr_rcu_read_unlock() }
+        let raw = cthr_rcu_cell_get(cell).unsafelyUnwrapped
+        return try Unmanaged<RCUBox<Value>>.fromOpaque(raw)._withUnsafeGuaranteedRef { box in
+            try body(box.value)
+        }
+    }
+
+    /// Returns a copy of the current value.
+    ///
+    /// - Returns: The current value.
+    @inlinable
+    public func load() -> Value {
+        read { $0 }
+    }
+
+    /// Replaces the value with the result of `transform(old)`, atomically with respect to other writers.
+    ///
+    /// Writers of one `RCUValue` are serialised by its writer lock (an error-checking mutex), so `transform` sees the
+    /// latest value and runs exactly once. Readers are never blocked: until the new value is published they see the
+    /// old one. If `transform` throws, nothing changes.
+    ///
+    /// - Parameter transform: Computes the new value from the current one. It runs outside any read section, so it
+    ///   may block, but it must not write to this same `RCUValue` (that traps: the writer lock is not recursive).
+    /// - Returns: The value published.
+    /// - Throws: What `transform` throws.
+    @discardableResult
+    @inlinable
+    public func update(_ transform: (Value) throws -> Value) rethrows -> Value {
+        lockWriter("update")
+        defer { unlockWriter() }
+        let old = load()
+        let new = try transform(old)
+        publish(new)
+        return new
+    }
+
+    /// Publishes `newValue` and returns the value it replaced.
+    ///
+    /// - Parameter newValue: The value readers see from now on.
+    /// - Returns: The previous value (a copy; the shared old object is reclaimed after a grace period).
+    @discardableResult
+    @inlinable
+    public func exchange(_ newValue: Value) -> Value {
+        lockWriter("exchange")
+        defer { unlockWriter() }
+        return publish(newValue)
+    }
+
+    /// Publishes `newValue`; the previous value is reclaimed after a grace period.
+    ///
+    /// - Parameter newValue: The value readers see from now on.
+    @inlinable
+    public func store(_ newValue: Value) {
+        exchange(newValue)
+    }
+
+    /// Waits until no reader can still see a value this `RCUValue` (or any RCU structure) replaced before the call.
+    ///
+    /// The same as ``RCU/synchronize()``.
+    ///
+    /// - Precondition: Not inside a read section: it would wait for itself forever, so it traps with the message
+    ///   "RCU.synchronize() called inside an RCU read section".
+    public func synchronize() {
+        RCU.synchronize()
+    }
+
+    /// Swaps in a new box holding `newValue` (caller holds the writer lock) and schedules the old box's release.
+    @usableFromInline
+    @discardableResult
+    func publish(_ newValue: Value) -> Value {
+        let box = Unmanaged.passRetained(RCUBox(newValue)).toOpaque()
+        let oldRaw = cthr_rcu_cell_exchange(cell, box).unsafelyUnwrapped
+        let old = Unmanaged<RCUBox<Value>>.fromOpaque(oldRaw).takeUnretainedValue().value
+        rcuRetire(oldRaw)
+        return old
+    }
+
+    @usableFromInline
+    func lockWriter(_ operation: StaticString) {
+        let code = cthr_rcu_cell_lock(cell)
+        rcuRequire(
+            code == 0,
+            "RCUValue.\(operation): writer lock failed (cthr_rcu_cell_lock returned \(ThreadingError.cName(of: code))); "
+                + "a transform must not write to the RCUValue it is updating"
+        )
+    }
+
+    @usableFromInline
+    func unlockWriter() {
+        let code = cthr_rcu_cell_unlock(cell)
+        rcuRequire(code == 0, "RCUValue: cthr_rcu_cell_unlock returned \(ThreadingError.cName(of: code))")
+    }
+}

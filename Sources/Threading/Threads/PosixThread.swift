@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// An operating-system thread running a closure, and the handle to it: ``join()`` waits for the closure and
+/// returns its result; ``detach()`` lets the thread finish on its own.
+///
+/// ```swift
+/// let worker = try PosixThread(name: "worker") { (1...100).reduce(0, +) }
+/// let sum = worker.join()  // 5050
+/// ```
+///
+/// The handle is a class so that handles can be kept in arrays and passed around (a non-copyable handle, which
+/// would make a second `join` a compile error, cannot be stored in an `Array` today). POSIX leaves joining twice
+/// undefined; here the handle's state (joinable, joined, detached) is an atomic, and joining or detaching a second
+/// time traps with a message. A handle released while still joinable detaches the thread.
+///
+/// The body is `@Sendable` (it runs on another thread) and returns a `sending` result, which `join()` hands to
+/// the caller: the result may be a non-`Sendable` value the body created.
+///
+/// Facts about the calling thread (``isMainThread``, ``currentID``, ``currentName``, ``currentStackSize()``,
+/// ``sleep(for:)``, ``yield()``) are static members on `PosixThread` (that is, `PosixThread<Void>`).
+///
+/// Traps: a second `join()` or `detach()` (or one after the other); `join()` on the thread itself.
+///
+/// `Sendable`: the pthread handle is immutable, the state is an `Atomic`, and the result is handed over by
+/// `pthread_join`, which orders the thread's write before the joiner's read; at most one `join()` gets it.
+public final class PosixThread<Result>: @unchecked Sendable {
+    /// The pthread handle.
+    public let handle: pthread_t
+
+    /// The name given at creation, if any (as requested, before Linux's 15-byte truncation).
+    public let name: String?
+
+    let box: PosixThreadBox<Result>
+
+    /// 0 = joinable, 1 = joined, 2 = detached.
+    let state = Atomic<UInt8>(0)
+
+    /// Starts a new thread running `body`.
+    ///
+    /// - Parameters:
+    ///   - name: The thread's name as debuggers and `ps -L` show it (truncated to 15 bytes, Linux's limit).
+    ///   - stackSize: The stack size in bytes; `nil` for the system default. Sizes below the system minimum are
+    ///     raised to it and sizes are rounded up to the page size.
+    ///   - body: The work; its result is returned by ``join()``.
+    /// - Throws: ``ThreadingError/tryAgain`` when the system refuses a thread (`RLIMIT_NPROC`, memory, or a stack
+    ///   it cannot map); ``ThreadingError/invalidArgument`` for a negative or rejected stack size.
+    ///
+    /// The corresponding C function is `pthread_create`.
+    public init(
+        name: String? = nil,
+        stackSize: Int? = nil,
+        _ body: @escaping @Sendable () -> sending Result
+    ) throws(ThreadingError) {
+        if let stackSize, stackSize < 0 {
+            throw ThreadingError(code: EINVAL, operation: "pthread_create", detail: "negative stack size \(stackSize)")
+        }
+        let box = PosixThreadBox<Result>(body)
+        let context = Unmanaged<PosixThreadRunnable>.passRetained(box)  // the thread's reference
+        var attributes = cthr_thread_attr_t(stack_size: stackSize ?? 0, detached: 0, name: nil)
+        var thread = pthread_t()
+        let code: CInt
+        if let name {
+            code = name.withCString { cName in
+                attributes.name = cName
+                return cthr_thread_create(&thread, &attributes, posixThreadEntry, context.toOpaque())
+            }
+        } else {
+            code = cthr_thread_create(&thread, &attributes, posixThreadEntry, context.toOpaque())
+        }
+        if code != 0 {
+            context.release()
+            var detail = name.map { "thread \"\($0)\"" } ?? "thread"
+            if let stackSize { detail += ", stack size \(stackSize)" }
+            throw ThreadingError(code: code, operation: "pthread_create", detail: detail)
+        }
+        self.handle = thread
+        self.name = name
+        self.box = box
+    }
+
+    deinit {
+        if state.load(ordering: .relaxed) == 0 { _ = cthr_thread_detach(handle) }
+    }
+
+    /// Waits for the thread to finish and returns what its body returned.
+    ///
+    /// - Returns: The body's result.
+    /// - Precondition: The handle was neither joined nor detached before, and this is not the thread itself
+    ///   (traps).
+    ///
+    /// The corresponding C function is `pthread_join`.
+    public func join() -> sending Result {
+        claim("join()", as: 1)
+        let code = cthr_thread_join(handle, nil)
+        require(
+            code != EDEADLK,
+            "PosixThread\(describeName).join(): called on thread \(currentThreadID) for itself (this would deadlock)"
+        )
+        require(code == 0, "PosixThread\(describeName).join(): pthread_join failed with \(errnoName(code))")
+        nonisolated(unsafe) let result = box.result.take()!
+        return result
+    }
+
+    /// Lets the thread run to completion on its own; its resources are freed when it exits and its result is
+    /// discarded.
+    ///
+    /// - Precondition: The handle was neither joined nor detached before (traps).
+    ///
+    /// The corresponding C function is `pthread_detach`.
+    public func detach() {
+        claim("detach()", as: 2)
+        let code = cthr_thread_detach(handle)
+        require(code == 0, "PosixThread\(describeName).detach(): pthread_detach failed with \(errnoName(code))")
+    }
+
+    /// Whether this handle names the calling thread.
+    public var isCurrent: Bool { cthr_thread_equal(handle, cthr_thread_self()) }
+
+    private var describeName: String { name.map { " \"\($0)\"" } ?? "" }
+
+    /// Moves the state from joinable to `next`, trapping if it was already joined or detached.
+    private func claim(_ operation: String, as next: UInt8) {
+        let (exchanged, previous) = state.compareExchange(expected: 0, desired: next, ordering: .acquiringAndReleasing)
+        if !exchanged {
+            let what = previous == 1 ? "joined" : "detached"
+            threadingFatal("PosixThread\(describeName).\(operation): the thread was already \(what)")
+        }
+    }
+}

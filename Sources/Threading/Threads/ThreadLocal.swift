@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A value per thread: each thread that reads it gets its own, created on first use from a default.
+///
+/// Built on a pthread key (`pthread_getspecific` on the read path). Unlike a bare key, every value is released
+/// exactly once: when its thread exits, when it is replaced, and when the `ThreadLocal` itself is dropped while
+/// threads still hold values (`pthread_key_delete` alone leaks those). Values released by a drop are released on
+/// the dropping thread.
+///
+/// ```swift
+/// let scratch = try ThreadLocal { [UInt8](repeating: 0, count: 4096) }
+/// scratch.withValue { buffer in buffer[0] = 1 }  // this thread's buffer only
+/// ```
+///
+/// A reference type and `Sendable` for any `Value`: a thread only ever reaches its own value; the one cross-thread
+/// step is releasing the values of other threads when the `ThreadLocal` is dropped, after which nobody can reach
+/// them.
+public final class ThreadLocal<Value>: @unchecked Sendable {
+    let key: pthread_key_t
+    let registry = ThreadLocalRegistry()
+    let makeDefault: @Sendable () -> Value
+
+    /// Creates a thread-local value whose per-thread default is made by `makeDefault` on first access.
+    ///
+    /// - Parameter makeDefault: Makes a thread's initial value; runs on that thread, at most once per thread
+    ///   (again after ``removeValue()``).
+    /// - Throws: ``ThreadingError/tryAgain`` when the process ran out of thread-specific data keys
+    ///   (`PTHREAD_KEYS_MAX`, 1024 on Linux).
+    ///
+    /// The corresponding C function is `pthread_key_create`.
+    public init(_ makeDefault: @escaping @Sendable () -> Value) throws(ThreadingError) {
+        _ = threadLocalRecordKey  // created before any value exists
+        var key = pthread_key_t()
+        try ThreadingError.check(cthr_tsd_create(&key, nil), "pthread_key_create")
+        self.key = key
+        self.makeDefault = makeDefault
+    }
+
+    deinit {
+        var released: [ThreadLocalCell] = []
+        threadLocalLock.withLock {
+            for cell in registry.cells.values {
+                cell.registry = nil
+                released.append(cell)
+            }
+            registry.cells.removeAll()
+            _ = cthr_tsd_delete(key)
+        }
+        for cell in released { cell.clear() }
+    }
+
+    /// The calling thread's value (created from the default on first access); setting it releases the old value.
+    ///
+    /// The corresponding C functions are `pthread_getspecific` and `pthread_setspecific`.
+    public var value: Value {
+        get {
+            let cell = currentCell()
+            if let value = cell.value { return value }
+            let value = makeDefault()
+            cell.value = value
+            return value
+        }
+        set {
+            currentCell().value = newValue
+        }
+    }
+
+    /// Runs `body` with in-place access to the calling thread's value (created from the default if needed).
+    ///
+    /// - Parameter body: Reads or changes this thread's value.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws.
+    public func withValue<Result, Failure: Error>(
+        _ body: (inout Value) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let cell = currentCell()
+        if cell.value == nil { cell.value = makeDefault() }
+        return try body(&cell.value!)
+    }
+
+    /// Whether the calling thread currently holds a value (without creating one).
+    public var hasValue: Bool {
+        guard let pointer = cthr_tsd_get(key) else { return false }
+        return Unmanaged<ThreadLocalTypedCell<Value>>.fromOpaque(pointer).takeUnretainedValue().value != nil
+    }
+
+    /// Releases the calling thread's value now; the next access makes a new one from the default.
+    public func removeValue() {
+        guard let pointer = cthr_tsd_get(key) else { return }
+        Unmanaged<ThreadLocalTypedCell<Value>>.fromOpaque(pointer).takeUnretainedValue().value = nil
+    }
+
+    /// The calling thread's cell, registered on first use.
+    private func currentCell() -> ThreadLocalTypedCell<Value> {
+        if let pointer = cthr_tsd_get(key) {
+            return Unmanaged<ThreadLocalTypedCell<Value>>.fromOpaque(pointer).takeUnretainedValue()
+        }
+        let cell = ThreadLocalTypedCell<Value>(key: key)
+        threadLocalLock.withLock {
+            let record = currentThreadLocalRecord()
+            record.cells.removeAll { $0.registry == nil }  // forget cells of dropped ThreadLocals
+            record.cells.append(cell)
+            cell.registry = registry
+            registry.cells[ObjectIdentifier(cell)] = cell
+        }
+        let code = cthr_tsd_set(key, Unmanaged.passUnretained(cell).toOpaque())
+        require(code == 0, "ThreadLocal: pthread_setspecific failed with \(errnoName(code))")
+        return cell
+    }
+}

@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Glibc
+import Synchronization
+import Testing
+
+// MARK: - Test support: raw pthreads with deadlines
+
+private final class ThreadBody: Sendable {
+    let body: @Sendable () -> Void
+    let finished = Flag()
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+}
+
+/// Starts a raw pthread running `body`; returns its id and the flag it sets when `body` returns.
+private func startThread(_ body: @escaping @Sendable () -> Void) -> (thread: pthread_t, finished: Flag) {
+    let threadBody = ThreadBody(body)
+    let context = Unmanaged.passRetained(threadBody).toOpaque()
+    var thread = pthread_t()
+    let code = pthread_create(
+        &thread,
+        nil,
+        { raw in
+            let threadBody = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
+            threadBody.body()
+            threadBody.finished.set()
+            return nil
+        },
+        context
+    )
+    precondition(code == 0, "pthread_create failed: \(code)")
+    return (thread, threadBody.finished)
+}
+
+/// Joins a thread, failing the test (and leaving the thread) if it has not finished within `seconds`.
+private func join(_ started: (thread: pthread_t, finished: Flag), within seconds: Double = 20) {
+    if waitUntil(within: seconds, { started.finished.isSet }) {
+        pthread_join(started.thread, nil)
+    }
+}
+
+/// Waits until `condition` holds, failing the test after `seconds`.
+@discardableResult
+private func waitUntil(within seconds: Double = 20, _ condition: () -> Bool) -> Bool {
+    let deadline = cthr_clock_deadline_after(UInt64(seconds * 1e9))
+    while !condition() {
+        if cthr_clock_now_ns() > deadline {
+            Issue.record("condition not reached within \(seconds) s")
+            return false
+        }
+        _ = cthr_sleep_ns(100_000)
+    }
+    return true
+}
+
+/// Runs `body` on a fresh thread and waits for it: registration state is per thread.
+private func onFreshThread(_ body: @escaping @Sendable () -> Void) {
+    join(startThread(body))
+}
+
+/// A one-way boolean flag shared between threads.
+private final class Flag: Sendable {
+    private let storage = Atomic<Bool>(false)
+    func set(_ value: Bool = true) { storage.store(value, ordering: .sequentiallyConsistent) }
+    var isSet: Bool { storage.load(ordering: .sequentiallyConsistent) }
+}
+
+/// A heap payload whose memory a reader inspects after a writer unpublished it.
+private struct Payload {
+    var value: Int
+    var alive: Int
+}
+
+private let payloadAlive = 0x5AFE
+private let payloadPoison = 0xDEAD
+
+/// Shared state of the reader/writer/callback test; the callback poisons and frees the old payload.
+private final class SwapState: Sendable {
+    let readerHasPointer = Flag()
+    let writerSwapped = Flag()
+    let readerInside = Flag()
+    let callbackRan = Flag()
+    let callbackSawReaderInside = Flag()
+    let releaseReader = Flag()
+}
+
+private final class SyncFlags: Sendable {
+    let readerIn = Flag()
+    let readerOut = Flag()
+    let release = Flag()
+    let syncDone = Flag()
+    let sawReaderOutWhenDone = Flag()
+}
+
+private final class CallbackContext {
+    let state: SwapState
+    let payload: UnsafeMutablePointer<Payload>
+    init(state: SwapState, payload: UnsafeMutablePointer<Payload>) {
+        self.state = state
+        self.payload = payload
+    }
+}
+
+// MARK: - Tests
+
+@Suite(.serialized) struct RCUTests {
+    @Test func registrationIsPerThreadAndExplicitCallsReportState() {
+        onFreshThread {
+            #expect(cthr_rcu_is_registered() == 0)
+            #expect(cthr_rcu_unregister_thread() == ENOENT)
+            #expect(cthr_rcu_register_thread() == 0)
+            #expect(cthr_rcu_is_registered() == 1)
+            #expect(cthr_rcu_register_thread() == EEXIST)
+            #expect(cthr_rcu_unregister_thread() == 0)
+            #expect(cthr_rcu_is_registered() == 0)
+            #expect(cthr_rcu_ensure_registered() == 0)
+            #expect(cthr_rcu_is_registered() == 1)
+            #expect(cthr_rcu_unregister_thread() == 0)
+        }
+    }
+
+    @Test func readLockRegistersAutomaticallyAndNests() {
+        onFreshThread {
+            #expect(cthr_rcu_is_registered() == 0)
+            #expect(cthr_rcu_read_ongoing() == 0)
+            cthr_rcu_read_lock()
+            #expect(cthr_rcu_is_registered() == 1)
+            #expect(cthr_rcu_read_ongoing() == 1)
+            cthr_rcu_read_lock()
+            cthr_rcu_read_unlock()
+            #expect(cthr_rcu_read_ongoing() == 1)
+            #expect(cthr_rcu_unregister_thread() == EBUSY)
+            cthr_rcu_read_unlock()
+            #expect(cthr_rcu_read_ongoing() == 0)
+            // Left registered on purpose: the exit hook unregisters it (a dangling reader would hang the next
+            // grace period, which the tests below would catch).
+        }
+        #expect(cthr_rcu_synchronize() == 0)
+    }
+
+    @Test func synchronizeAndBarrierInsideReadSectionReturnEDEADLK() {
+        onFreshThread {
+            cthr_rcu_read_lock()
+            #expect(cthr_rcu_synchronize() == EDEADLK)
+            #expect(cthr_rcu_barrier() == EDEADLK)
+            cthr_rcu_read_unlock()
+            #expect(cthr_rcu_synchronize() == 0)
+            #expect(cthr_rcu_barrier() == 0)
+        }
+    }
+
+    @Test func pointerOperationsReturnDocumentedValues() {
+        var a = 1
+        var b = 2
+        withUnsafeMutablePointer(to: &a) { pa in
+            withUnsafeMutablePointer(to: &b) { pb in
+                let slot = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 1)
+                defer { slot.deallocate() }
+                slot.initialize(to: nil)
+                cthr_rcu_assign_pointer(slot, pa)
+                cthr_rcu_read_lock()
+                #expect(cthr_rcu_dereference(slot) == UnsafeMutableRawPointer(pa))
+                cthr_rcu_read_unlock()
+                #expect(cthr_rcu_xchg_pointer(slot, pb) == UnsafeMutableRawPointer(pa))
+                // Failing compare-exchange returns the value found and changes nothing.
+                #expect(cthr_rcu_cmpxchg_pointer(slot, pa, nil) == UnsafeMutableRawPointer(pb))
+                #expect(slot.pointee == UnsafeMutableRawPointer(pb))
+                // Succeeding compare-exchange returns the expected value.
+                #expect(cthr_rcu_cmpxchg_pointer(slot, pb, pa) == UnsafeMutableRawPointer(pb))
+                #expect(slot.pointee == UnsafeMutableRawPointer(pa))
+            }
+        }
+    }
+
+    @Test func callRunsCallbackWithContextAfterGracePeriod() {
+        let counter = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        defer { counter.deallocate() }
+        counter.initialize(to: 0)
+        #expect(cthr_rcu_call(nil, counter) == EINVAL)
+        for _ in 0..<3 {
+            let code = cthr_rcu_call({ $0!.assumingMemoryBound(to: Int.self).pointee += 1 }, counter)
+            #expect(code == 0)
+        }
+        #expect(cthr_rcu_barrier() == 0)
+        #expect(counter.pointee == 3)
+    }
+
+    @Test func barrierInsideCallbackReturnsEDEADLK() {
+        let result = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+        defer { result.deallocate() }
+        result.initialize(to: -1)
+        #expect(cthr_rcu_call({ $0!.assumingMemoryBound(to: Int32.self).pointee = cthr_rcu_barrier() }, result) == 0)
+        #expect(cthr_rcu_barrier() == 0)
+        #expect(result.pointee == EDEADLK)
+    }
+
+    @Test func membarrierQueryAnswersZeroOrOne() {
+        // Which one depends on the kernel and seccomp; the benchmark prints it. Both are valid answers.
+        let uses = cthr_rcu_uses_membarrier()
+        #expect(uses == 0 || uses == 1)
+    }
+
+    /// A reader holds an old pointer while a writer swaps it: the reader still reads valid memory, and the
+    /// call_rcu callback that frees it runs only after the reader leaves its read section.
+    @Test func readerKeepsOldPointerValidUntilItLeaves() {
+        let state = SwapState()
+        let slot = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 1)
+        defer { slot.deallocate() }
+        let first = UnsafeMutablePointer<Payload>.allocate(capacity: 1)
+        first.initialize(to: Payload(value: 1, alive: payloadAlive))
+        slot.initialize(to: UnsafeMutableRawPointer(first))
+        let slotAddress = Int(bitPattern: slot)
+
+        let reader = startThread {
+            let slot = UnsafeMutablePointer<UnsafeMutableRawPointer?>(bitPattern: slotAddress)!
+            cthr_rcu_read_lock()
+            state.readerInside.set()
+            let held = cthr_rcu_dereference(slot)!.assumingMemoryBound(to: Payload.self)
+            state.readerHasPointer.set()
+            waitUntil { state.writerSwapped.isSet }
+            // Give the call_rcu worker every chance to run early (it must not).
+            waitUntil { state.releaseReader.isSet }
+            #expect(held.pointee.alive == payloadAlive)
+            #expect(held.pointee.value == 1)
+            #expect(!state.callbackRan.isSet)
+            state.readerInside.set(false)
+            cthr_rcu_read_unlock()
+        }
+
+        waitUntil { state.readerHasPointer.isSet }
+        let second = UnsafeMutablePointer<Payload>.allocate(capacity: 1)
+        second.initialize(to: Payload(value: 2, alive: payloadAlive))
+        let old = cthr_rcu_xchg_pointer(slot, second)!.assumingMemoryBound(to: Payload.self)
+        #expect(old == first)
+        let context = Unmanaged.passRetained(CallbackContext(state: state, payload: old)).toOpaque()
+        let code = cthr_rcu_call(
+            { raw in
+                let context = Unmanaged<CallbackContext>.fromOpaque(raw!).takeRetainedValue()
+                context.state.callbackSawReaderInside.set(context.state.readerInside.isSet)
+                context.payload.pointee.alive = payloadPoison
+                context.payload.deallocate()
+                context.state.callbackRan.set()
+            },
+            context
+        )
+        #expect(code == 0)
+        state.writerSwapped.set()
+        // The worker polls every 10 ms; 50 ms is several chances to (wrongly) run the callback early.
+        _ = cthr_sleep_ns(50_000_000)
+        #expect(!state.callbackRan.isSet)
+        state.releaseReader.set()
+        join(reader)
+        #expect(cthr_rcu_barrier() == 0)
+        #expect(state.callbackRan.isSet)
+        #expect(!state.callbackSawReaderInside.isSet)
+        slot.pointee!.assumingMemoryBound(to: Payload.self).deallocate()
+    }
+
+    /// synchronize() does not return while a reader that started before it is still inside its section.
+    @Test func synchronizeWaitsForPreexistingReader() {
+        let flags = SyncFlags()
+        let reader = startThread {
+            cthr_rcu_read_lock()
+            flags.readerIn.set()
+            waitUntil { flags.release.isSet }
+            flags.readerOut.set()
+            cthr_rcu_read_unlock()
+        }
+        waitUntil { flags.readerIn.isSet }
+        let writer = startThread {
+            #expect(cthr_rcu_synchronize() == 0)
+            flags.sawReaderOutWhenDone.set(flags.readerOut.isSet)
+            flags.syncDone.set()
+        }
+        _ = cthr_sleep_ns(30_000_000)
+        #expect(!flags.syncDone.isSet)
+        flags.release.set()
+        join(reader)
+        join(writer)
+        #expect(flags.syncDone.isSet)
+        #expect(flags.sawReaderOutWhenDone.isSet)
+    }
+
+    @Test func cellPublishesAndGuardsItsWriterLock() {
+        var value = 7
+        withUnsafeMutablePointer(to: &value) { pointer in
+            #expect(cthr_rcu_cell_create(nil, nil) == EINVAL)
+            var cell: OpaquePointer?
+            #expect(cthr_rcu_cell_create(nil, &cell) == 0)
+            cthr_rcu_read_lock()
+            #expect(cthr_rcu_cell_get(cell) == nil)
+            cthr_rcu_read_unlock()
+            #expect(cthr_rcu_cell_exchange(cell, pointer) == nil)
+            cthr_rcu_read_lock()
+            #expect(cthr_rcu_cell_get(cell) == UnsafeMutableRawPointer(pointer))
+            cthr_rcu_read_unlock()
+            #expect(cthr_rcu_cell_unlock(cell) == EPERM)
+            #expect(cthr_rcu_cell_lock(cell) == 0)
+            #expect(cthr_rcu_cell_lock(cell) == EDEADLK)
+            #expect(cthr_rcu_cell_unlock(cell) == 0)
+            #expect(cthr_rcu_cell_destroy(cell) == UnsafeMutableRawPointer(pointer))
+        }
+    }
+}
+
+// MARK: - Hash map
+
+/// Entries of the C map tests: a key, a value and a release counter shared by the map.
+private struct MapEntry {
+    var key: Int
+    var value: Int
+}
+
+private let releasedEntries = Atomic<Int>(0)
+
+private let releasedContexts = Atomic<Int>(0)
+
+private let releaseEntry: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { entry, _ in
+    guard let entry else {
+        releasedContexts.add(1, ordering: .relaxed)  // the final call after destroy
+        return
+    }
+    entry.assumingMemoryBound(to: MapEntry.self).deallocate()
+    releasedEntries.add(1, ordering: .relaxed)
+}
+
+private let releaseInlineEntry: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
+    entry,
+    context in
+    // Inline entries are plain MapEntry values: nothing to deinitialize, only count (the map frees the memory).
+    let counter = context!.assumingMemoryBound(to: Int.self)
+    counter.pointee += entry == nil ? 1_000 : 1
+}
+
+private let matchKey: @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?) -> Int32 = { entry, key in
+    entry!.assumingMemoryBound(to: MapEntry.self).pointee.key == key!.assumingMemoryBound(to: Int.self).pointee
+        ? 1 : 0
+}
+
+private func makeEntry(_ key: Int, _ value: Int) -> UnsafeMutablePointer<MapEntry> {
+    let entry = UnsafeMutablePointer<MapEntry>.allocate(capacity: 1)
+    entry.initialize(to: MapEntry(key: key, value: value))
+    return entry
+}
+
+private func lookup(_ map: OpaquePointer?, _ key: Int, hash: UInt64? = nil) -> Int? {
+    var key = key
+    cthr_rcu_read_lock()
+    defer { cthr_rcu_read_unlock() }
+    let entry = cthr_rcu_map_lookup(map, hash ?? UInt64(key), matchKey, &key)
+    return entry?.assumingMemoryBound(to: MapEntry.self).pointee.value
+}
+
+@Suite(.serialized) struct RCUMapCTests {
+    @Test func createRejectsBadArguments() {
+        var map: OpaquePointer?
+        #expect(cthr_rcu_map_create(0, nil, nil, &map) == EINVAL)
+        #expect(cthr_rcu_map_create(0, releaseEntry, nil, nil) == EINVAL)
+        #expect(cthr_rcu_map_destroy(nil) == EINVAL)
+    }
+
+    @Test func addLookupReplaceDeleteCount() {
+        #expect(cthr_rcu_barrier() == 0)
+        let releasedBefore = releasedEntries.load(ordering: .relaxed)
+        var map: OpaquePointer?
+        #expect(cthr_rcu_map_create(16, releaseEntry, nil, &map) == 0)
+        var key = 1
+        #expect(cthr_rcu_map_add_unique(map, 1, matchKey, &key, makeEntry(1, 10)) == 0)
+        let duplicate = makeEntry(1, 11)
+        #expect(cthr_rcu_map_add_unique(map, 1, matchKey, &key, duplicate) == EEXIST)
+        duplicate.deallocate()  // still ours after EEXIST
+        #expect(lookup(map, 1) == 10)
+        #expect(cthr_rcu_map_count(map) == 1)
+
+        var replaced: Int32 = -1
+        #expect(cthr_rcu_map_add_replace(map, 1, matchKey, &key, makeEntry(1, 12), &replaced) == 0)
+        #expect(replaced == 1)
+        #expect(lookup(map, 1) == 12)
+        key = 2
+        #expect(cthr_rcu_map_add_replace(map, 2, matchKey, &key, makeEntry(2, 20), &replaced) == 0)
+        #expect(replaced == 0)
+        #expect(cthr_rcu_map_count(map) == 2)
+
+        key = 1
+        #expect(cthr_rcu_map_delete(map, 1, matchKey, &key) == 0)
+        #expect(cthr_rcu_map_delete(map, 1, matchKey, &key) == ENOENT)
+        #expect(lookup(map, 1) == nil)
+        #expect(lookup(map, 2) == 20)
+        #expect(cthr_rcu_map_count(map) == 1)
+
+        // Replaced (1 -> 10) and deleted (1 -> 12) entries are released after a grace period.
+        #expect(cthr_rcu_barrier() == 0)
+        #expect(releasedEntries.load(ordering: .relaxed) - releasedBefore == 2)
+        let contextsBefore = releasedContexts.load(ordering: .relaxed)
+        #expect(cthr_rcu_map_destroy(map) == 0)
+        #expect(cthr_rcu_barrier() == 0)
+        #expect(releasedEntries.load(ordering: .relaxed) - releasedBefore == 3)
+        #expect(releasedContexts.load(ordering: .relaxed) - contextsBefore == 1)
+    }
+
+    @Test func inlineEntriesArePublishedReplacedAndReleased() {
+        let released = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        defer { released.deallocate() }
+        released.initialize(to: 0)
+        var map: OpaquePointer?
+        #expect(cthr_rcu_map_create(0, releaseInlineEntry, released, &map) == 0)
+        func inline(_ key: Int, _ value: Int) -> UnsafeMutableRawPointer {
+            let entry = cthr_rcu_map_entry_alloc(MemoryLayout<MapEntry>.size)!
+            #expect(Int(bitPattern: entry) % 16 == 0)
+            entry.initializeMemory(as: MapEntry.self, to: MapEntry(key: key, value: value))
+            return entry
+        }
+        #expect(cthr_rcu_map_add_entry(map, 9, inline(9, 90)) == 0)
+        #expect(cthr_rcu_map_add_entry(map, 8, inline(8, 80)) == 0)
+        #expect(lookup(map, 9) == 90)
+        cthr_rcu_read_lock()
+        var iterator = cthr_rcu_map_iter_t()
+        #expect(cthr_rcu_map_find_hash(map, 9, &iterator) != nil)
+        #expect(cthr_rcu_map_replace_at_entry(map, &iterator, inline(9, 99)) == 0)
+        let late = inline(9, 100)
+        #expect(cthr_rcu_map_replace_at_entry(map, &iterator, late) == ENOENT)  // already replaced
+        cthr_rcu_map_entry_free(late)
+        cthr_rcu_read_unlock()
+        #expect(lookup(map, 9) == 99)
+        #expect(cthr_rcu_map_count(map) == 2)
+        #expect(cthr_rcu_barrier() == 0)
+        #expect(released.pointee == 1)
+        #expect(cthr_rcu_map_destroy(map) == 0)
+        #expect(cthr_rcu_barrier() == 0)
+        #expect(released.pointee == 1_003)  // two entries at destroy, then the context
+    }
+
+    @Test func sameHashDifferentKeysAndPositionalWrites() {
+        var map: OpaquePointer?
+        #expect(cthr_rcu_map_create(0, releaseEntry, nil, &map) == 0)
+        defer { _ = cthr_rcu_map_destroy(map) }
+        // Three keys forced onto one hash: lookups must tell them apart by key.
+        for key in 1...3 {
+            #expect(cthr_rcu_map_add(map, 42, makeEntry(key, key * 100)) == 0)
+        }
+        #expect(lookup(map, 2, hash: 42) == 200)
+        #expect(lookup(map, 2) == nil)  // right key, wrong hash
+
+        cthr_rcu_read_lock()
+        var iterator = cthr_rcu_map_iter_t()
+        var seen: [Int] = []
+        var entry = cthr_rcu_map_find_hash(map, 42, &iterator)
+        while let raw = entry {
+            let key = raw.assumingMemoryBound(to: MapEntry.self).pointee.key
+            seen.append(key)
+            if key == 2 {
+                #expect(cthr_rcu_map_replace_at(map, &iterator, makeEntry(2, 222)) == 0)
+            }
+            entry = cthr_rcu_map_next_hash(map, &iterator)
+        }
+        cthr_rcu_read_unlock()
+        #expect(seen.sorted() == [1, 2, 3])
+        #expect(lookup(map, 2, hash: 42) == 222)
+
+        cthr_rcu_read_lock()
+        var found = cthr_rcu_map_find_hash(map, 42, &iterator)
+        while let raw = found, raw.assumingMemoryBound(to: MapEntry.self).pointee.key != 3 {
+            found = cthr_rcu_map_next_hash(map, &iterator)
+        }
+        #expect(found != nil)
+        #expect(cthr_rcu_map_delete_at(map, &iterator) == 0)
+        #expect(cthr_rcu_map_delete_at(map, &iterator) == ENOENT)
+        cthr_rcu_read_unlock()
+        #expect(lookup(map, 3, hash: 42) == nil)
+        #expect(cthr_rcu_map_count(map) == 2)
+    }
+
+    @Test func iterationVisitsEveryEntryOnce() {
+        var map: OpaquePointer?
+        #expect(cthr_rcu_map_create(0, releaseEntry, nil, &map) == 0)
+        defer { _ = cthr_rcu_map_destroy(map) }
+        for key in 0..<500 {
+            var k = key
+            // A poor hash (key * 2654435761) still spreads over buckets; the table resizes as it grows.
+            #expect(cthr_rcu_map_add_unique(map, UInt64(key), matchKey, &k, makeEntry(key, -key)) == 0)
+        }
+        #expect(cthr_rcu_map_count(map) == 500)
+        cthr_rcu_read_lock()
+        var iterator = cthr_rcu_map_iter_t()
+        var keys: [Int] = []
+        var entry = cthr_rcu_map_first(map, &iterator)
+        while let raw = entry {
+            let e = raw.assumingMemoryBound(to: MapEntry.self).pointee
+            #expect(e.value == -e.key)
+            keys.append(e.key)
+            entry = cthr_rcu_map_next(map, &iterator)
+        }
+        cthr_rcu_read_unlock()
+        #expect(keys.sorted() == Array(0..<500))
+    }
+
+    @Test func writerLocksAreStripedAndErrorChecked() {
+        var map: OpaquePointer?
+        #expect(cthr_rcu_map_create(0, releaseEntry, nil, &map) == 0)
+        defer { _ = cthr_rcu_map_destroy(map) }
+        #expect(cthr_rcu_map_writer_unlock(map, 5) == EPERM)
+        #expect(cthr_rcu_map_writer_lock(map, 5) == 0)
+        #expect(cthr_rcu_map_writer_lock(map, 5) == EDEADLK)
+        #expect(cthr_rcu_map_writer_unlock(map, 5) == 0)
+    }
+}

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import Synchronization
+import Testing
+
+@testable import Threading
+
+/// A subclass with its own `main`, as in seed 002's `DataLoadOperation`.
+final class CountingJob: Job, @unchecked Sendable {
+    let log: JobLog
+    let value: Int
+
+    init(_ value: Int, log: JobLog) {
+        self.value = value
+        self.log = log
+        super.init(name: "count-\(value)")
+    }
+
+    override func main() throws {
+        if isCancelled { return }
+        log.append(value)
+    }
+}
+
+@Suite("Job life cycle")
+struct JobTests {
+    @Test("a closure job runs once and ends finished, observed in order")
+    func closureJobStates() {
+        let log = JobLog()
+        let states = Mutex<[Job.State]>([])
+        let job = Job(name: "closure") { _ in log.append(1) }
+        #expect(job.state == .ready)
+        #expect(job.isReady)
+        job.observeState { _, state in states.withLock { $0.append(state) } }
+        job.start()
+        #expect(job.state == .finished)
+        #expect(job.isFinished && !job.isCancelled && job.error == nil)
+        #expect(log.values == [1])
+        #expect(states.withLock { $0 } == [.executing, .finished])
+        #expect(job.waitUntilFinished(timeout: .seconds(1)))
+    }
+
+    @Test("a subclass runs its own main on a queue")
+    func subclassJob() {
+        let log = JobLog()
+        let queue = JobQueue(name: "subclass")
+        let job = CountingJob(7, log: log)
+        queue.addJob(job)
+        #expect(job.waitUntilFinished(timeout: .seconds(10)))
+        #expect(log.values == [7])
+        #expect(job.state == .finished)
+    }
+
+    @Test("a job cancelled before it starts never runs and ends at once")
+    func cancelBeforeStart() {
+        let log = JobLog()
+        let job = Job { _ in log.append(1) }
+        let handled = Atomic<Int>(0)
+        job.addCompletionHandler { job in
+            #expect(job.state == .cancelled)
+            handled.add(1, ordering: .relaxed)
+        }
+        job.cancel()
+        #expect(job.state == .cancelled && job.isCancelled && job.isFinished)
+        #expect(handled.load(ordering: .relaxed) == 1)
+        job.start()  // a cancelled job is not run
+        #expect(log.values.isEmpty)
+        // A handler added after the end runs at once.
+        job.addCompletionHandler { _ in handled.add(1, ordering: .relaxed) }
+        #expect(handled.load(ordering: .relaxed) == 2)
+    }
+
+    @Test("cancel while running is cooperative: the body sees isCancelled and the job ends cancelled")
+    func cancelWhileRunning() {
+        let queue = JobQueue(name: "cooperative")
+        let entered = Semaphore()
+        let sawCancel = Atomic<Bool>(false)
+        let job = queue.addJob(name: "loop") { job in
+            entered.signal()
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !job.isCancelled && ContinuousClock.now < deadline { PosixThread.yield() }
+            sawCancel.store(job.isCancelled, ordering: .relaxed)
+        }
+        #expect(entered.wait(timeout: .seconds(10)))
+        #expect(job.isExecuting)
+        job.cancel()
+        #expect(job.waitUntilFinished(timeout: .seconds(10)))
+        let observed = sawCancel.load(ordering: .relaxed)
+        #expect(observed)
+        #expect(job.state == .cancelled)
+    }
+
+    @Test("a throwing job ends failed with its error")
+    func throwingJob() {
+        let job = Job(name: "thrower") { _ in throw JobTestError(tag: 42) }
+        job.start()
+        #expect(job.state == .failed)
+        #expect((job.error as? JobTestError) == JobTestError(tag: 42))
+    }
+
+    @Test("an asynchronous job holds its slot until it calls finish")
+    func asyncJob() {
+        let queue = JobQueue(name: "async", maxConcurrentJobs: 1)
+        let log = JobLog()
+        let helper = SerialQueue(label: "async.helper")
+        let release = Semaphore()
+        let load = AsyncJob(name: "load") { job in
+            helper.async {
+                _ = release.wait(timeout: .seconds(10))
+                log.append(1)
+                job.finish()
+            }
+        }
+        let next = Job(name: "next") { _ in log.append(2) }
+        queue.addJobs([load, next], waitUntilFinished: false)
+        #expect(jobTestWait { load.isExecuting })
+        // The body returned, yet the job still executes and holds the only slot.
+        #expect(next.isReady && !next.isFinished)
+        release.signal()
+        #expect(queue.waitUntilAllFinished(timeout: .seconds(10)))
+        #expect(log.values == [1, 2])
+        #expect(load.state == .finished)
+    }
+
+    @Test("an asynchronous result job hands its output to a dependent")
+    func asyncResultJob() throws {
+        let queue = JobQueue(name: "async-result")
+        let helper = ConcurrentQueue(label: "async-result.helper")
+        let load = ResultJob<[UInt8]>(
+            name: "load",
+            asynchronous: { job in
+                helper.async { job.finish(returning: [1, 2, 3]) }
+            }
+        )
+        let sum = ResultJob<Int>(name: "sum") { job in try job.input([UInt8].self).reduce(0) { $0 + Int($1) } }
+        try sum.addDependency(load)
+        queue.addJobs([sum, load], waitUntilFinished: false)
+        #expect(sum.waitUntilFinished(timeout: .seconds(10)))
+        #expect(sum.output == 6)
+        #expect(try load.result?.get() == [1, 2, 3])
+    }
+
+    @Test("a job and its queue are released after the work, even when the queue is dropped first")
+    func released() {
+        weak var weakQueue: JobQueue?
+        weak var weakJob: Job?
+        let gate = Semaphore()
+        do {
+            let queue = JobQueue(name: "released")
+            let job = Job(name: "held") { _ in _ = gate.wait(timeout: .seconds(10)) }
+            queue.addJob(job)
+            weakQueue = queue
+            weakJob = job
+        }
+        // The queue is still alive: it has work.
+        #expect(weakQueue != nil)
+        gate.signal()
+        #expect(jobTestWait { weakQueue == nil && weakJob == nil })
+    }
+}

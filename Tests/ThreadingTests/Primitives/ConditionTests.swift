@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import Testing
+
+@testable import Threading
+
+@Suite("Conditions", .serialized)
+struct ConditionTests {
+    @Test("the seed's NSCondition ordered hand-off through a Monitor: threads sell in turn 0, 1, 2, 0, ...")
+    func orderedHandOff() {
+        let office = Monitor((turn: 0, tickets: 10, sales: [Int]()))
+        let ok = runTogether(3) { me in
+            while true {
+                let more = office.withLock(when: { $0.turn == me || $0.tickets == 0 }) { state -> Bool in
+                    guard state.tickets > 0 else { return false }
+                    state.tickets -= 1
+                    state.sales.append(me)
+                    state.turn = (me + 1) % 3
+                    return true
+                }
+                if !more { break }
+            }
+        }
+        #expect(ok)
+        let sales = office.withLock { $0.sales }
+        #expect(sales == (0..<10).map { $0 % 3 })
+    }
+
+    @Test("the seed's producer/consumer through a Monitor: bounded buffer, nothing lost, order kept")
+    func producerConsumer() throws {
+        let buffer = Monitor([Int](), name: "buffer")
+        let consumer = try PosixThread { () -> [Int] in
+            var received: [Int] = []
+            for _ in 0..<200 {
+                guard let item = buffer.withLock(when: { !$0.isEmpty }, timeout: testDeadline, { $0.removeFirst() })
+                else { break }
+                received.append(item)
+            }
+            return received
+        }
+        for item in 0..<200 {
+            let placed: Void? = buffer.withLock(when: { $0.count < 4 }, timeout: testDeadline, { $0.append(item) })
+            #expect(placed != nil)
+        }
+        #expect(consumer.join() == Array(0..<200))
+    }
+
+    @Test("a change made before anyone waits is not lost")
+    func signalBeforeWait() throws {
+        let flag = Monitor(false)
+        flag.withLock { $0 = true }  // "signal" first
+        let waiter = try PosixThread { flag.wait(until: { $0 }, timeout: testDeadline) }
+        #expect(waiter.join())
+    }
+
+    @Test("NSConditionLock's 'lock when condition == value' and timeouts")
+    func conditionLockStyle() throws {
+        let stage = Monitor(0, name: "stage")
+        let second = try PosixThread { stage.withLock(when: { $0 == 1 }, timeout: testDeadline) { $0 = 2 } }
+        let third = try PosixThread { stage.withLock(when: { $0 == 2 }, timeout: testDeadline) { $0 = 3 } }
+        stage.withLock { $0 = 1 }
+        #expect(third.join() != nil)
+        #expect(second.join() != nil)
+        #expect(stage.withLock { $0 } == 3)
+        #expect(stage.withLock(when: { $0 == 99 }, timeout: .milliseconds(20), { _ in true }) == nil)
+        #expect(stage.withLock(when: { $0 == 99 }, timeout: .seconds(-1), { _ in true }) == nil)
+        #expect(stage.withLock(when: { $0 == 3 }, timeout: .zero, { _ in true }) == true)
+        #expect(stage.waiters.isEmpty)
+    }
+
+    @Test("a condition variable wakes a waiter; a timed wait without a signal times out")
+    func conditionVariable() throws {
+        let lock = MutexLock(name: "cv")
+        let condition = ConditionVariable()
+        let ready = Shared(false)
+        lock.lock()
+        #expect(condition.wait(lock, timeout: .milliseconds(20)) == false)
+        #expect(condition.wait(lock, timeout: .seconds(-1)) == false)
+        lock.unlock()
+
+        let waiter = try PosixThread { () -> Bool in
+            lock.lock()
+            defer { lock.unlock() }
+            let start = ContinuousClock.now
+            while !ready.value {
+                guard ContinuousClock.now - start < testDeadline else { return false }
+                _ = condition.wait(lock, timeout: .seconds(1))
+            }
+            return true
+        }
+        lock.withLock { ready.value = true }
+        condition.signal()
+        #expect(waiter.join())
+
+        // broadcast wakes everyone
+        let go = Shared(false)
+        let woken = Shared(0)
+        let waiters = (0..<3).compactMap { _ in
+            try? PosixThread {
+                lock.withLock {
+                    let start = ContinuousClock.now
+                    while !go.value && ContinuousClock.now - start < testDeadline {
+                        _ = condition.wait(lock, timeout: .seconds(1))
+                    }
+                    woken.value += 1
+                }
+            }
+        }
+        lock.withLock { go.value = true }
+        condition.broadcast()
+        for waiter in waiters { waiter.join() }
+        #expect(woken.value == 3)
+    }
+
+    @Test("a counting semaphore: try, timed and blocking waits")
+    func semaphore() throws {
+        let semaphore = Semaphore(value: 2)
+        #expect(semaphore.value == 2)
+        #expect(semaphore.tryWait())
+        #expect(semaphore.wait(timeout: .zero))
+        #expect(!semaphore.tryWait())
+        #expect(!semaphore.wait(timeout: .milliseconds(20)))
+        #expect(!semaphore.wait(timeout: .seconds(-1)))
+        let poster = try PosixThread { semaphore.signal() }
+        #expect(semaphore.wait(timeout: testDeadline))
+        poster.join()
+        semaphore.signal()
+        semaphore.wait()
+        #expect(semaphore.value == 0)
+        #expect(Semaphore.maximumValue >= 32767)
+    }
+
+    @Test("Once: 10 callers started together, the body runs once and every caller returns after it finished")
+    func once() {
+        let once = Once()
+        let runs = LockedValue(0)
+        let finished = Shared(false)
+        let sawFinished = LockedValue(0)
+        let ok = runTogether(10) { _ in
+            once.run {
+                runs.withLock { $0 += 1 }
+                PosixThread.sleep(for: .milliseconds(50))  // others must wait for this
+                finished.value = true
+            }
+            if finished.value { sawFinished.withLock { $0 += 1 } }
+        }
+        #expect(ok)
+        #expect(runs.withLock { $0 } == 1)
+        #expect(sawFinished.withLock { $0 } == 10)
+        #expect(once.hasRun)
+        once.run { runs.withLock { $0 += 1 } }
+        #expect(runs.withLock { $0 } == 1)
+    }
+}

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Testing
+
+@testable import Threading
+
+/// Mixed lock operations under contention: short by default, long with `-Xswiftc -DTHREADING_LONG_TESTS`.
+@Suite("Lock stress", .serialized)
+struct LockStressTests {
+    #if THREADING_LONG_TESTS
+    static let rounds = 200_000
+    #else
+    static let rounds = 2_000
+    #endif
+
+    @Test("lock, tryLock and short timed locks mixed on 8 threads keep the count exact and wake every sleeper")
+    func mixedOperations() {
+        let lock = MutexLock(name: "mixed")
+        let counter = Shared(0)
+        let timeouts = LockedValue(0)
+        let ok = runTogether(8) { index in
+            for round in 0..<Self.rounds {
+                switch (index + round) % 4 {
+                case 0:
+                    lock.withLock { counter.value += 1 }
+                case 1:
+                    while !lock.tryLock() { PosixThread.yield() }
+                    counter.value += 1
+                    lock.unlock()
+                case 2:
+                    // Timed waiters that give up exercise the "leave and pass the wake-up on" path.
+                    if lock.lock(timeout: .microseconds(5)) {
+                        counter.value += 1
+                        lock.unlock()
+                    } else {
+                        timeouts.withLock { $0 += 1 }
+                        lock.withLock { counter.value += 1 }
+                    }
+                default:
+                    lock.withLock {
+                        counter.value += 1
+                        if round % 64 == 0 { PosixThread.yield() }  // let others queue up and sleep
+                    }
+                }
+            }
+        }
+        #expect(ok)
+        #expect(counter.value == 8 * Self.rounds)
+        #expect(cthr_lock_waiter_count(lock.word) == 0)
+    }
+
+    @Test("statistics toggled while other threads lock: counts stay consistent and the lock keeps working")
+    func statisticsToggledUnderLoad() {
+        let lock = MutexLock(name: "toggled")
+        let counter = Shared(0)
+        let ok = runTogether(4) { index in
+            for round in 0..<Self.rounds {
+                if index == 0 && round % 100 == 0 { lock.statisticsEnabled.toggle() }
+                lock.withLock { counter.value += 1 }
+            }
+        }
+        #expect(ok)
+        #expect(counter.value == 4 * Self.rounds)
+        let stats = lock.statistics
+        #expect(stats.acquisitions <= UInt64(4 * Self.rounds))
+        #expect(stats.contendedAcquisitions <= stats.acquisitions)
+    }
+
+    @Test("a Monitor with many waiters on different predicates wakes each exactly when its turn comes")
+    func monitorManyPredicates() {
+        let turn = Monitor(0)
+        let order = LockedValue([Int]())
+        let ok = runTogether(6) { me in
+            for lap in 0..<(Self.rounds / 100) {
+                let ticket = lap * 6 + me
+                let served: Void? = turn.withLock(
+                    when: { $0 == ticket },
+                    timeout: testDeadline,
+                    { value in
+                        order.withLock { $0.append(ticket) }
+                        value += 1
+                    }
+                )
+                if served == nil { return }
+            }
+        }
+        #expect(ok)
+        #expect(order.withLock { $0 } == Array(0..<(6 * (Self.rounds / 100))))
+    }
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import Testing
+
+@testable import Threading
+
+/// Misuse that traps, checked in a child process together with the message it prints.
+@Suite("Primitives misuse traps")
+struct PrimitivesCrashTests {
+    @Test("locking a MutexLock twice on one thread traps, naming the lock")
+    func mutexDoubleLock() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let lock = MutexLock(name: "orders")
+            lock.lock()
+            lock.lock()
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("MutexLock \"orders\""))
+        #expect(message.contains("already holds it"))
+    }
+
+    @Test("a timed lock by the owner traps too (error-checking kind)")
+    func mutexTimedRelock() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let lock = try! MutexLock(kind: .errorChecking, name: "checked")
+            lock.lock()
+            _ = lock.lock(timeout: .seconds(1))
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("MutexLock \"checked\": lock(timeout:)"))
+    }
+
+    @Test("unlocking a MutexLock held by another thread traps")
+    func mutexForeignUnlock() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let lock = MutexLock(name: "foreign")
+            let thread = try! PosixThread { lock.lock() }
+            thread.join()
+            lock.unlock()
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("MutexLock \"foreign\": unlock()"))
+        #expect(message.contains("does not hold it (it is held by thread"))
+    }
+
+    @Test("unlocking a free MutexLock traps")
+    func mutexUnlockFree() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            MutexLock(name: "free").unlock()
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("does not hold it (it is not locked)"))
+    }
+
+    @Test("destroying a held MutexLock traps")
+    func mutexDeinitHeld() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            var lock: MutexLock? = MutexLock(name: "dropped")
+            lock!.lock()
+            lock = nil
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("MutexLock \"dropped\": deinitialized while held"))
+    }
+
+    @Test("the priority-inheriting kind traps on relock and foreign unlock")
+    func priorityInheritingMisuse() async {
+        await #expect(processExitsWith: .failure) {
+            let lock = try! MutexLock(kind: .priorityInheriting, name: "pi")
+            lock.lock()
+            lock.lock()
+        }
+        await #expect(processExitsWith: .failure) {
+            let lock = try! MutexLock(kind: .priorityInheriting, name: "pi")
+            lock.unlock()
+        }
+    }
+
+    @Test("RecursiveLock: unlock by a non-owner and deinit while held trap")
+    func recursiveMisuse() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            RecursiveLock(name: "tree").unlock()
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("RecursiveLock \"tree\": unlock()"))
+        await #expect(processExitsWith: .failure) {
+            var lock: RecursiveLock? = RecursiveLock()
+            lock!.lock()
+            lock = nil
+        }
+    }
+
+    @Test("SpinLock: double lock, foreign unlock and deinit while held trap")
+    func spinMisuse() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let lock = SpinLock(name: "spinner")
+            lock.lock()
+            lock.lock()
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("SpinLock \"spinner\": lock()"))
+        await #expect(processExitsWith: .failure) {
+            SpinLock().unlock()
+        }
+        await #expect(processExitsWith: .failure) {
+            var lock: SpinLock? = SpinLock()
+            lock!.lock()
+            lock = nil
+        }
+    }
+
+    @Test("ReadWriteLock: write after write, read after write, unlock of a free lock, deinit while held trap")
+    func readWriteMisuse() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let lock = ReadWriteLock(name: "table")
+            lock.writeLock()
+            lock.writeLock()
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("ReadWriteLock \"table\": writeLock()"))
+        await #expect(processExitsWith: .failure) {
+            let lock = ReadWriteLock()
+            lock.writeLock()
+            lock.readLock()
+        }
+        await #expect(processExitsWith: .failure) {
+            ReadWriteLock().unlock()
+        }
+        await #expect(processExitsWith: .failure) {
+            var lock: ReadWriteLock? = ReadWriteLock()
+            lock!.readLock()
+            lock = nil
+        }
+    }
+
+    @Test("a negative semaphore value traps with a clear message")
+    func negativeSemaphore() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Semaphore(value: -1)
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("Semaphore(value: -1): the initial value must not be negative"))
+    }
+
+    @Test("Once.run from inside its own body traps instead of deadlocking")
+    func onceRecursion() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let once = Once()
+            once.run { once.run {} }
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("Once.run(_:): called again from inside its own body"))
+    }
+
+    @Test("waiting on a condition without holding the lock traps")
+    func conditionWithoutLock() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let lock = MutexLock(name: "cv-lock")
+            _ = ConditionVariable().wait(lock, timeout: .seconds(1))
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("MutexLock \"cv-lock\" is not held"))
+    }
+
+    @Test("joining a thread twice, or detaching a joined one, traps")
+    func doubleJoin() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let thread = try! PosixThread(name: "once-only") {}
+            thread.join()
+            thread.join()
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("PosixThread \"once-only\".join(): the thread was already joined"))
+        await #expect(processExitsWith: .failure) {
+            let thread = try! PosixThread {}
+            thread.detach()
+            thread.join()
+        }
+    }
+}

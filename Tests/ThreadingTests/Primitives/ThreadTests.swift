@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import Testing
+
+@testable import Threading
+
+/// A non-`Sendable` class, to show a thread can hand one back through `join()` (`sending`).
+final class Parcel {
+    var contents: [String]
+    init(_ contents: [String]) { self.contents = contents }
+}
+
+@Suite("Threads", .serialized)
+struct ThreadTests {
+    @Test("the seed's exit values: two threads return their strings through join")
+    func exitValues() throws {
+        let first = try PosixThread { "Hello first!" }
+        let second = try PosixThread { "Hello second!" }
+        #expect(first.join() == "Hello first!")
+        #expect(second.join() == "Hello second!")
+        let parcel = try PosixThread { Parcel(["made on another thread"]) }
+        #expect(parcel.join().contents == ["made on another thread"])
+    }
+
+    @Test("name, id, main-thread check and stack size of a spawned thread")
+    func identity() throws {
+        let mainID = PosixThread.currentID
+        let info = try PosixThread(name: "worker-thread-with-long-name", stackSize: 1 << 20) {
+            () -> (String?, Int32, Bool, Int) in
+            (
+                PosixThread.currentName, PosixThread.currentID, PosixThread.isMainThread,
+                (try? PosixThread.currentStackSize()) ?? -1
+            )
+        }
+        let (name, id, isMain, stack) = info.join()
+        #expect(name == "worker-thread-w")  // Linux keeps 15 bytes
+        #expect(id != mainID)
+        #expect(id > 0)
+        #expect(!isMain)
+        #expect(stack >= 1 << 20)
+        let renamed = try PosixThread { () -> String? in
+            PosixThread.currentName = "renamed"
+            return PosixThread.currentName
+        }
+        #expect(renamed.join() == "renamed")
+        let tiny = try PosixThread(stackSize: 1) { (try? PosixThread.currentStackSize()) ?? -1 }
+        #expect(tiny.join() >= PosixThread.minimumStackSize)
+    }
+
+    @Test("creation failures throw: a negative stack size, a stack the system cannot map")
+    func creationFailures() {
+        #expect(throws: ThreadingError.invalidArgument) { try PosixThread(stackSize: -1) {} }
+        #expect(throws: ThreadingError.self) { try PosixThread(stackSize: Int.max / 2) {} }
+    }
+
+    @Test("a detached thread runs to completion; a dropped handle detaches")
+    func detach() throws {
+        let done = Semaphore()
+        let thread = try PosixThread { done.signal() }
+        thread.detach()
+        #expect(done.wait(timeout: testDeadline))
+        do {
+            _ = try PosixThread { done.signal() }
+        }
+        #expect(done.wait(timeout: testDeadline))
+    }
+
+    @Test("sleep and yield")
+    func sleepAndYield() {
+        let start = ContinuousClock.now
+        PosixThread.sleep(for: .milliseconds(10))
+        #expect(ContinuousClock.now - start >= .milliseconds(10))
+        PosixThread.sleep(for: .seconds(-1))
+        PosixThread.yield()
+    }
+
+    @Test("the seed's TSD demo: each thread sees and scales only its own value")
+    func threadSpecificDemo() throws {
+        let slot = try ThreadLocal { 0 }
+        let threads = try [1, 2].map { start in
+            try PosixThread { () -> (Int, Int) in
+                slot.value = start
+                let before = slot.value
+                slot.withValue { $0 *= 100 }
+                return (before, slot.value)
+            }
+        }
+        var results: [(Int, Int)] = []
+        for thread in threads { results.append(thread.join()) }
+        #expect(results.map(\.0) == [1, 2])
+        #expect(results.map(\.1) == [100, 200])
+        #expect(slot.value == 0)  // this thread's own default
+    }
+
+    @Test("ThreadLocal releases a value when its thread exits")
+    func releasedAtExit() throws {
+        let local = try ThreadLocal<Tracked?> { nil }
+        let weak = WeakBox<Tracked>()
+        let before = Tracked.live.withLock { $0 }
+        let thread = try PosixThread {
+            let object = Tracked(1)
+            weak.object = object
+            local.value = object
+        }
+        thread.join()
+        #expect(weak.object == nil)
+        #expect(Tracked.live.withLock { $0 } == before)
+    }
+
+    @Test("ThreadLocal releases the old value when it is replaced, and the default is lazy")
+    func releasedOnReplace() throws {
+        let made = LockedValue(0)
+        let local = try ThreadLocal { () -> Tracked in
+            made.withLock { $0 += 1 }
+            return Tracked(0)
+        }
+        let weak = WeakBox<Tracked>()
+        #expect(!local.hasValue)
+        #expect(made.withLock { $0 } == 0)
+        weak.object = local.value
+        #expect(made.withLock { $0 } == 1)
+        #expect(weak.object != nil)
+        local.value = Tracked(2)
+        #expect(weak.object == nil)
+        #expect(local.value.id == 2)
+        weak.object = local.value
+        local.removeValue()
+        #expect(weak.object == nil)
+        #expect(!local.hasValue)
+        #expect(local.value.id == 0)
+        #expect(made.withLock { $0 } == 2)
+    }
+
+    @Test("dropping a ThreadLocal releases the values of threads that are still running, once")
+    func releasedOnDrop() throws {
+        let before = Tracked.live.withLock { $0 }
+        let weak = WeakBox<Tracked>()
+        let stored = Semaphore()
+        let finish = Semaphore()
+        var local: ThreadLocal<Tracked?>? = try ThreadLocal { nil }
+        let keep = Shared(local)
+        @Sendable func store() {
+            let object = Tracked(3)
+            weak.object = object
+            keep.value!.value = object
+        }
+        let thread = try PosixThread {
+            store()  // the thread keeps no reference of its own
+            keep.value = nil  // only the test holds the ThreadLocal now
+            stored.signal()
+            _ = finish.wait(timeout: testDeadline)
+        }
+        #expect(stored.wait(timeout: testDeadline))
+        #expect(weak.object != nil)
+        local = nil  // drop while the thread is alive and holds a value
+        #expect(weak.object == nil)
+        finish.signal()
+        thread.join()  // the thread exits after the drop: nothing is released twice
+        #expect(Tracked.live.withLock { $0 } == before)
+    }
+
+    @Test("many threads and ThreadLocals: every value is released exactly once")
+    func churn() throws {
+        let before = Tracked.live.withLock { $0 }
+        for round in 0..<5 {
+            let local = try ThreadLocal { Tracked(round) }
+            let release = Semaphore()
+            let threads = try (0..<4).map { _ in
+                try PosixThread {
+                    _ = local.value
+                    _ = release.wait(timeout: testDeadline)
+                }
+            }
+            _ = local.value
+            if round % 2 == 0 {
+                for _ in threads { release.signal() }
+                for thread in threads { thread.join() }
+            } else {
+                // drop first, then let the threads exit
+                _ = consume local
+                for _ in threads { release.signal() }
+                for thread in threads { thread.join() }
+            }
+        }
+        // This thread's values for dropped ThreadLocals were released by the drops.
+        #expect(Tracked.live.withLock { $0 } == before)
+    }
+}

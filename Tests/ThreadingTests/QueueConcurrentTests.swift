@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Synchronization
+import Testing
+
+@testable import Threading
+
+@Suite(.serialized) struct QueueConcurrentTests {
+    /// Sync readers and barrier writers (async and sync) hammering one queue: a writer never overlaps a reader or
+    /// another writer.
+    @Test func barrierExclusivity() {
+        let queue = ConcurrentQueue(label: "concurrent.barrier")
+        let readers = Atomic<Int>(0)
+        let writers = Atomic<Int>(0)
+        let violations = Atomic<Int>(0)
+        let maxWriters = Atomic<Int>(0)
+        let threads = 4
+        let rounds = 2_000
+        let group = WorkGroup()
+        let arrived = Atomic<Int>(0)
+        let go = QueueGate()
+        @Sendable func write() {
+            let nowWriters = writers.add(1, ordering: .relaxed).newValue
+            maxWriters.max(nowWriters, ordering: .relaxed)
+            if readers.load(ordering: .relaxed) != 0 || nowWriters != 1 { violations.add(1, ordering: .relaxed) }
+            writers.subtract(1, ordering: .relaxed)
+        }
+        for _ in 0..<threads { group.enter() }
+        for thread in 0..<threads {
+            queueTestDetached {
+                arrived.add(1, ordering: .relaxed)
+                _ = go.wait()
+                for round in 0..<rounds {
+                    if round % 10 == thread {
+                        if round % 20 < 10 {
+                            queue.sync(flags: .barrier) { write() }
+                        } else {
+                            queue.async(group: group, flags: .barrier) { write() }
+                        }
+                    } else {
+                        queue.sync {
+                            readers.add(1, ordering: .relaxed)
+                            if writers.load(ordering: .relaxed) != 0 { violations.add(1, ordering: .relaxed) }
+                            readers.subtract(1, ordering: .relaxed)
+                        }
+                    }
+                }
+                group.leave()
+            }
+        }
+        #expect(queueTestWait { arrived.load(ordering: .relaxed) == threads })
+        go.open()
+        #expect(group.wait(timeout: .seconds(60)))
+        queue.sync(flags: .barrier) {}
+        #expect(violations.load(ordering: .relaxed) == 0)
+        #expect(maxWriters.load(ordering: .relaxed) == 1)
+    }
+
+    /// Several readers run at once: each reader waits inside the queue until another reader is inside too.
+    @Test func severalReadersAtOnce() {
+        let queue = ConcurrentQueue(label: "concurrent.readers")
+        let inside = Atomic<Int>(0)
+        let sawCompany = Atomic<Int>(0)
+        let group = WorkGroup()
+        for _ in 0..<3 {
+            queue.async(group: group) {
+                inside.add(1, ordering: .relaxed)
+                if queueTestWait(seconds: 10, { inside.load(ordering: .relaxed) >= 3 }) {
+                    sawCompany.add(1, ordering: .relaxed)
+                }
+            }
+        }
+        #expect(group.wait(timeout: .seconds(20)))
+        #expect(sawCompany.load(ordering: .relaxed) == 3)
+    }
+
+    /// An async barrier waits for the earlier tasks and runs before the later ones.
+    @Test func asyncBarrierOrdersAroundIt() {
+        let queue = ConcurrentQueue(label: "concurrent.barrier.order")
+        let finishedBefore = Atomic<Int>(0)
+        let startedAfter = Atomic<Int>(0)
+        let barrierSaw = Mutex<(Int, Int)>((-1, -1))
+        let group = WorkGroup()
+        for _ in 0..<8 {
+            queue.async(group: group) {
+                _ = cthr_sleep_ns(2_000_000)
+                finishedBefore.add(1, ordering: .relaxed)
+            }
+        }
+        queue.async(group: group, flags: .barrier) {
+            barrierSaw.withLock {
+                $0 = (finishedBefore.load(ordering: .relaxed), startedAfter.load(ordering: .relaxed))
+            }
+        }
+        for _ in 0..<8 {
+            queue.async(group: group) { startedAfter.add(1, ordering: .relaxed) }
+        }
+        #expect(group.wait(timeout: .seconds(20)))
+        #expect(barrierSaw.withLock { $0 } == (8, 0))
+    }
+
+    @Test func widthLimitsConcurrency() {
+        let queue = ConcurrentQueue(label: "concurrent.width", width: 2)
+        let inside = Atomic<Int>(0)
+        let maxInside = Atomic<Int>(0)
+        let group = WorkGroup()
+        for _ in 0..<12 {
+            queue.async(group: group) {
+                maxInside.max(inside.add(1, ordering: .relaxed).newValue, ordering: .relaxed)
+                _ = cthr_sleep_ns(2_000_000)
+                inside.subtract(1, ordering: .relaxed)
+            }
+        }
+        #expect(group.wait(timeout: .seconds(20)))
+        #expect(maxInside.load(ordering: .relaxed) <= 2)
+        #expect(queue.width == 2)
+    }
+
+    @Test func suspendHoldsConcurrentWork() {
+        let queue = ConcurrentQueue(label: "concurrent.suspend")
+        let log = QueueLog()
+        queue.suspend()
+        queue.async { log.append(1) }
+        queue.async(flags: .barrier) { log.append(2) }
+        _ = cthr_sleep_ns(30_000_000)
+        #expect(log.count == 0)
+        queue.resume()
+        #expect(log.wait(for: 2))
+        #expect(log.values == [1, 2])
+    }
+
+    /// Every index runs exactly once, also when every pool worker is busy (the caller takes part).
+    @Test func concurrentPerformCoversEveryIndexOnce() {
+        let log = QueueLog()
+        ConcurrentQueue.concurrentPerform(iterations: 1_000) { index in
+            log.append(index)
+        }
+        #expect(log.values.sorted() == Array(0..<1_000))
+    }
+
+    @Test func concurrentPerformCompletesWhenWorkersAreBusy() {
+        // Occupy every worker slot with tasks that block invisibly to the engine (polling), then perform.
+        let release = Atomic<Bool>(false)
+        let busy = WorkGroup()
+        let cores = QueueEngineStatistics.current.cores
+        for _ in 0..<cores {
+            ConcurrentQueue.global().async(group: busy) {
+                _ = queueTestWait(seconds: 20) { release.load(ordering: .relaxed) }
+            }
+        }
+        let sum = Atomic<Int>(0)
+        ConcurrentQueue.concurrentPerform(iterations: 100) { index in
+            sum.add(index, ordering: .relaxed)
+        }
+        release.store(true, ordering: .relaxed)
+        #expect(sum.load(ordering: .relaxed) == 4_950)
+        #expect(busy.wait(timeout: .seconds(20)))
+    }
+}
+
+extension ConcurrentQueue {
+    /// Test helper: an async with flags counted in a group.
+    func async(group: WorkGroup, flags: QueueTaskFlags, execute work: @escaping @Sendable () -> Void) {
+        group.enter()
+        async(flags: flags) {
+            work()
+            group.leave()
+        }
+    }
+}

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Testing
+
+@testable import Threading
+
+/// Deadlocks the engine can see, and misuse, stop the program with a message (exit tests).
+@Suite struct QueueCrashTests {
+    private static func stderrText(_ result: ExitTest.Result?) -> String {
+        String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    }
+
+    /// Seed 002's "serial, sync in async": prints 1 and 5 (and 2), then the nested sync is diagnosed.
+    @Test func seedSerialSyncInAsyncIsDiagnosed() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = SerialQueue(label: "seed.serial.syncInAsync")
+            let done = WorkGroup()
+            done.enter()
+            print(1)
+            queue.async {
+                print(2)
+                queue.sync { print(3) }
+                print(4)
+                done.leave()
+            }
+            print(5)
+            _ = done.wait(timeout: .seconds(20))
+        }
+        let text = Self.stderrText(result)
+        #expect(text.contains("Threading: deadlock: sync onto queue 'seed.serial.syncInAsync'"))
+        #expect(text.contains("already executing queue 'seed.serial.syncInAsync'"))
+        #expect(text.contains("threading.pool"))
+    }
+
+    @Test func directSyncOntoCurrentQueueIsDiagnosed() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = SerialQueue(label: "crash.direct")
+            queue.sync { queue.sync {} }
+        }
+        let text = Self.stderrText(result)
+        #expect(text.contains("deadlock: sync onto queue 'crash.direct'"))
+        #expect(text.contains("from thread"))
+        #expect(text.contains("tid "))
+    }
+
+    @Test func chainOfSyncsIsDiagnosed() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let a = SerialQueue(label: "crash.chain.A")
+            let b = SerialQueue(label: "crash.chain.B")
+            a.sync { b.sync { a.sync {} } }
+        }
+        let text = Self.stderrText(result)
+        #expect(text.contains("deadlock: sync onto queue 'crash.chain.A'"))
+        #expect(text.contains("'crash.chain.A' -> 'crash.chain.B'"))
+    }
+
+    @Test func syncThroughTargetQueueIsDiagnosed() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let root = SerialQueue(label: "crash.target.root")
+            let child = SerialQueue(label: "crash.target.child", target: root)
+            root.async { child.sync {} }
+            _ = cthr_sleep_ns(10_000_000_000)
+        }
+        let text = Self.stderrText(result)
+        #expect(text.contains("deadlock: sync onto queue 'crash.target.child' (which targets queue 'crash.target.root')"))
+        #expect(text.contains("already executing queue 'crash.target.root'"))
+    }
+
+    @Test func syncOntoTargetFromChildIsDiagnosed() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let root = SerialQueue(label: "crash.target2.root")
+            let child = SerialQueue(label: "crash.target2.child", target: root)
+            child.sync { root.sync {} }
+        }
+        let text = Self.stderrText(result)
+        #expect(text.contains("deadlock: sync onto queue 'crash.target2.root'"))
+    }
+
+    @Test func barrierSyncFromInsideTheSameConcurrentQueueIsDiagnosed() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = ConcurrentQueue(label: "crash.barrier")
+            queue.sync { queue.sync(flags: .barrier) {} }
+        }
+        let text = Self.stderrText(result)
+        #expect(text.contains("deadlock: sync(flags: .barrier) onto queue 'crash.barrier'"))
+        #expect(text.contains("barrier sync from inside the same concurrent queue"))
+    }
+
+    @Test func syncFromInsideABarrierIsDiagnosed() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = ConcurrentQueue(label: "crash.insideBarrier")
+            queue.async(flags: .barrier) { queue.sync {} }
+            _ = cthr_sleep_ns(10_000_000_000)
+        }
+        let text = Self.stderrText(result)
+        #expect(text.contains("deadlock: sync onto queue 'crash.insideBarrier'"))
+        #expect(text.contains("inside a barrier"))
+    }
+
+    @Test func overResumeTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = SerialQueue(label: "crash.resume")
+            queue.suspend()
+            queue.resume()
+            queue.resume()
+        }
+        #expect(Self.stderrText(result).contains("resume() of queue 'crash.resume' that is not suspended"))
+    }
+
+    @Test func groupLeaveWithoutEnterTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            WorkGroup().leave()
+        }
+        #expect(Self.stderrText(result).contains("WorkGroup.leave() without a matching enter()"))
+    }
+
+    @Test func releasingASuspendedQueueWithWorkTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            do {
+                let queue = SerialQueue(label: "crash.suspendedRelease")
+                queue.suspend()
+                queue.async {}
+            }
+        }
+        #expect(Self.stderrText(result).contains("SerialQueue 'crash.suspendedRelease' released while suspended"))
+    }
+
+    @Test func mainQueueSyncFromInsideAMainQueueTaskIsDiagnosed() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            queueTestOnNewThread {
+                EngineThread.designateMainForTesting()
+                MainQueue.shared.async { MainQueue.shared.sync {} }
+                MainQueue.drain(until: .now + .seconds(10))
+            }
+        }
+        #expect(Self.stderrText(result).contains("deadlock: sync onto queue 'threading.main'"))
+    }
+}

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Synchronization
+import Testing
+
+@testable import Threading
+
+/// The shared pool: growth when workers block, the thread cap, lanes, groups, items, specifics, the queue pool.
+@Suite(.serialized) struct QueueEngineTests {
+    /// 32 serial queues whose tasks all wait for each other (through a group the engine sees) all run.
+    @Test func thirtyTwoMutuallyWaitingQueuesAllRun() {
+        let count = 32
+        let queues = (0..<count).map { SerialQueue(label: "engine.mutual.\($0)") }
+        let arrivals = WorkGroup()
+        for _ in 0..<count { arrivals.enter() }
+        let succeeded = Atomic<Int>(0)
+        let finished = WorkGroup()
+        for queue in queues {
+            queue.async(group: finished) {
+                arrivals.leave()
+                if arrivals.wait(timeout: .seconds(20)) { succeeded.add(1, ordering: .relaxed) }
+            }
+        }
+        #expect(finished.wait(timeout: .seconds(30)))
+        #expect(succeeded.load(ordering: .relaxed) == count)
+        #expect(QueueEngineStatistics.current.threads <= QueueEngineStatistics.current.maxThreads)
+    }
+
+    /// The same with waits the engine cannot see (polling a flag): the monitor grows the pool.
+    @Test func mutuallyWaitingQueuesWithForeignWaitsAllRun() {
+        let count = 16
+        let queues = (0..<count).map { SerialQueue(label: "engine.foreign.\($0)") }
+        let arrived = Atomic<Int>(0)
+        let succeeded = Atomic<Int>(0)
+        let finished = WorkGroup()
+        for queue in queues {
+            queue.async(group: finished) {
+                arrived.add(1, ordering: .relaxed)
+                if queueTestWait(seconds: 20, { arrived.load(ordering: .relaxed) == count }) {
+                    succeeded.add(1, ordering: .relaxed)
+                }
+            }
+        }
+        #expect(finished.wait(timeout: .seconds(30)))
+        #expect(succeeded.load(ordering: .relaxed) == count)
+    }
+
+    /// 64 blocked serial queues never make more threads than the documented cap, and all finish once released.
+    @Test func blockedSerialQueuesStayUnderTheCap() {
+        QueueEngineStatistics.resetPeak()
+        let gate = QueueGate()
+        let finished = WorkGroup()
+        let queues = (0..<64).map { SerialQueue(label: "engine.blocked.\($0)") }
+        for queue in queues {
+            queue.async(group: finished) { _ = gate.wait(seconds: 20) }
+        }
+        _ = cthr_sleep_ns(50_000_000)
+        let statistics = QueueEngineStatistics.current
+        #expect(statistics.peakThreads <= statistics.maxThreads)
+        gate.open()
+        #expect(finished.wait(timeout: .seconds(30)))
+    }
+
+    /// Idle workers above the core count exit (after the 2 s idle timeout).
+    @Test func poolShrinksWhenIdle() {
+        let gate = QueueGate()
+        let finished = WorkGroup()
+        for index in 0..<16 {
+            SerialQueue(label: "engine.shrink.\(index)").async(group: finished) { _ = gate.wait(seconds: 20) }
+        }
+        #expect(queueTestWait { QueueEngineStatistics.current.threads >= 8 })
+        gate.open()
+        #expect(finished.wait(timeout: .seconds(20)))
+        let cores = QueueEngineStatistics.current.cores
+        #expect(queueTestWait(seconds: 15) { QueueEngineStatistics.current.threads <= cores })
+    }
+
+    /// A lower lane is served even while a higher lane is flooded (aging).
+    @Test func lowerLaneIsNotStarved() {
+        let high = ConcurrentQueue.global(qos: .userInteractive)
+        let low = ConcurrentQueue.global(qos: .background)
+        let highDone = Atomic<Int>(0)
+        let lowSawHighDone = Atomic<Int>(-1)
+        let total = 3_000
+        let finished = WorkGroup()
+        for _ in 0..<total {
+            high.async(group: finished) {
+                var spin = 0
+                for value in 0..<2_000 { spin &+= value }
+                if spin == 42 { print(spin) }
+                highDone.add(1, ordering: .relaxed)
+            }
+        }
+        low.async(group: finished) { lowSawHighDone.store(highDone.load(ordering: .relaxed), ordering: .relaxed) }
+        #expect(finished.wait(timeout: .seconds(60)))
+        let seen = lowSawHighDone.load(ordering: .relaxed)
+        #expect(seen >= 0 && seen < total, "the background task ran after \(seen) of \(total) interactive tasks")
+    }
+
+    /// Lane workers run at the lane's nice value where the system allows it (refusals are counted instead).
+    @Test func laneWorkersUseTheLaneNiceValue() {
+        let nice = Mutex<Int32>(99)
+        let ran = QueueGate()
+        SerialQueue(label: "engine.nice", qos: .background).async {
+            var value: Int32 = 0
+            _ = cthr_thread_get_nice(&value)
+            nice.withLock { $0 = value }
+            ran.open()
+        }
+        #expect(ran.wait())
+        let observed = nice.withLock { $0 }
+        #expect(observed == QoS.background.niceValue || QueueEngineStatistics.current.niceRefusals > 0)
+    }
+
+    // MARK: WorkGroup
+
+    @Test func groupWaitTimesOutThenSucceeds() {
+        let group = WorkGroup()
+        group.enter()
+        let start = ContinuousClock.now
+        #expect(!group.wait(timeout: .milliseconds(30)))
+        #expect(ContinuousClock.now - start >= .milliseconds(30))
+        SerialQueue(label: "engine.group.leave").asyncAfter(delay: .milliseconds(20)) { group.leave() }
+        #expect(group.wait(timeout: .seconds(10)))
+    }
+
+    @Test func groupIsReusableAndNotifies() {
+        let group = WorkGroup()
+        let queue = SerialQueue(label: "engine.group.reuse")
+        let log = QueueLog()
+        for round in 0..<3 {
+            for index in 0..<10 {
+                queue.async(group: group) { log.append(round * 100 + index) }
+            }
+            let notified = QueueGate()
+            group.notify(queue: queue) { notified.open() }
+            #expect(group.wait(timeout: .seconds(10)))
+            #expect(notified.wait())
+            #expect(log.count == (round + 1) * 10)
+        }
+        // Notify on an empty group runs at once.
+        let immediate = QueueGate()
+        group.notify(queue: queue) { immediate.open() }
+        #expect(immediate.wait())
+    }
+
+    // MARK: WorkItem
+
+    @Test func workItemCancelledBeforeStartNeverRuns() {
+        let queue = SerialQueue(label: "engine.item.cancel")
+        let log = QueueLog()
+        queue.suspend()
+        let item = WorkItem { log.append(1) }
+        queue.async(execute: item)
+        item.cancel()
+        #expect(item.isCancelled)
+        queue.resume()
+        #expect(item.wait(timeout: .seconds(10)))
+        queue.sync {}
+        #expect(log.count == 0)
+    }
+
+    @Test func workItemWaitAndNotify() {
+        let queue = ConcurrentQueue(label: "engine.item.notify")
+        let log = QueueLog()
+        let item = WorkItem {
+            _ = cthr_sleep_ns(10_000_000)
+            log.append(1)
+        }
+        let notified = QueueGate()
+        item.notify(queue: queue) {
+            log.append(2)
+            notified.open()
+        }
+        queue.async(execute: item)
+        #expect(item.wait(timeout: .seconds(10)))
+        #expect(notified.wait())
+        #expect(log.values == [1, 2])
+        #expect(!item.isCancelled)
+        // It runs at most once.
+        item.perform()
+        #expect(log.values == [1, 2])
+    }
+
+    // MARK: Specifics
+
+    @Test func specificsAreReleasedWhenReplacedClearedOrTheQueueDies() {
+        let counter = QueueLifeCounter()
+        let key = QueueKey<QueueTracked>()
+        do {
+            let queue = SerialQueue(label: "engine.specific")
+            queue.setSpecific(key, QueueTracked(counter, id: 1))
+            #expect(queue.getSpecific(key)?.id == 1)
+            #expect(counter.deinits.load(ordering: .relaxed) == 0)
+            queue.setSpecific(key, QueueTracked(counter, id: 2))  // replaces: releases 1
+            #expect(counter.deinits.load(ordering: .relaxed) == 1)
+            #expect(queue.getSpecific(key)?.id == 2)
+            queue.setSpecific(key, nil)  // clears: releases 2
+            #expect(counter.deinits.load(ordering: .relaxed) == 2)
+            #expect(queue.getSpecific(key) == nil)
+            queue.setSpecific(key, QueueTracked(counter, id: 3))
+            #expect(counter.deinits.load(ordering: .relaxed) == 2)
+        }
+        // The queue died: releases 3.
+        #expect(queueTestWait { counter.deinits.load(ordering: .relaxed) == 3 })
+        #expect(counter.live.load(ordering: .relaxed) == 0)
+    }
+
+    @Test func currentSpecificIsLookedUpThroughTargets() {
+        let key = QueueKey<String>()
+        let root = SerialQueue(label: "engine.specific.root")
+        let child = SerialQueue(label: "engine.specific.child", target: root)
+        let grandchild = ConcurrentQueue(label: "engine.specific.grandchild", target: child)
+        root.setSpecific(key, "root")
+        #expect(key.current == nil)
+        #expect(root.sync { key.current } == "root")
+        #expect(child.sync { key.current } == "root")
+        #expect(grandchild.sync { key.current } == "root")
+        child.setSpecific(key, "child")
+        #expect(grandchild.sync { key.current } == "child")
+        #expect(root.sync { key.current } == "root")
+        // Async work sees the same.
+        let seen = Mutex<String?>(nil)
+        let ran = QueueGate()
+        grandchild.async {
+            seen.withLock { $0 = key.current }
+            ran.open()
+        }
+        #expect(ran.wait())
+        #expect(seen.withLock { $0 } == "child")
+        // Nested sync: the innermost queue decides.
+        let other = SerialQueue(label: "engine.specific.other")
+        #expect(root.sync { other.sync { key.current } } == nil)
+    }
+
+    // MARK: QueuePool
+
+    @Test func queuePoolHandsOutQueuesRoundRobin() {
+        let pool = QueuePool(label: "engine.pool", qos: .utility, count: 3)
+        let handed = (0..<6).map { _ in pool.next() }
+        #expect(handed[0] === handed[3] && handed[1] === handed[4] && handed[2] === handed[5])
+        #expect(handed[0] !== handed[1] && handed[1] !== handed[2])
+        #expect(handed.allSatisfy { $0.qos == .utility })
+        #expect(QueuePool.defaultCount == min(32, max(2, QueueEngineStatistics.current.cores + 1)))
+        #expect(QueuePool.shared(for: .background).queues.count == QueuePool.defaultCount)
+        #expect(QueuePool.shared(for: .background) === QueuePool.shared(for: .background))
+    }
+}

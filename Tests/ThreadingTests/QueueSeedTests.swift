@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import Testing
+
+@testable import Threading
+
+/// The eight nested serial/concurrent × sync/async cases of seed 002, with the orders it lists.
+/// ("serial, sync in async" deadlocks: it is an exit test in QueueCrashTests.)
+@Suite(.serialized) struct QueueSeedTests {
+    @Test func serialSync() {
+        let queue = SerialQueue(label: "seed.serial.sync")
+        let log = QueueLog()
+        queue.sync { log.append(1) }
+        log.append(2)
+        queue.sync { log.append(3) }
+        log.append(4)
+        #expect(log.values == [1, 2, 3, 4])
+    }
+
+    @Test func serialAsync() {
+        let queue = SerialQueue(label: "seed.serial.async")
+        let log = QueueLog()
+        queue.async { log.append(1) }
+        log.append(2)
+        queue.async { log.append(3) }
+        log.append(4)
+        #expect(log.wait(for: 4))
+        // Seed 002: "1234, 2134, 1243, 2413, 2143".
+        let allowed: Set<[Int]> = [[1, 2, 3, 4], [2, 1, 3, 4], [1, 2, 4, 3], [2, 4, 1, 3], [2, 1, 4, 3]]
+        #expect(allowed.contains(log.values), "order \(log.values)")
+    }
+
+    @Test func serialAsyncInSync() {
+        let queue = SerialQueue(label: "seed.serial.asyncInSync")
+        let log = QueueLog()
+        log.append(1)
+        queue.sync {
+            log.append(2)
+            queue.async { log.append(3) }
+            log.append(4)
+        }
+        log.append(5)
+        #expect(log.wait(for: 5))
+        // Seed 002: "12345, 12435, 12453".
+        let allowed: Set<[Int]> = [[1, 2, 3, 4, 5], [1, 2, 4, 3, 5], [1, 2, 4, 5, 3]]
+        #expect(allowed.contains(log.values), "order \(log.values)")
+        // On a serial queue 3 cannot start before the sync that submitted it returned.
+        #expect(Array(log.values.prefix(3)) == [1, 2, 4])
+    }
+
+    @Test func concurrentSync() {
+        let queue = ConcurrentQueue(label: "seed.concurrent.sync")
+        let log = QueueLog()
+        queue.sync { log.append(1) }
+        log.append(2)
+        queue.sync { log.append(3) }
+        log.append(4)
+        #expect(log.values == [1, 2, 3, 4])
+    }
+
+    @Test func concurrentAsync() {
+        let queue = ConcurrentQueue(label: "seed.concurrent.async")
+        let log = QueueLog()
+        queue.async { log.append(1) }
+        log.append(2)
+        queue.async { log.append(3) }
+        log.append(4)
+        #expect(log.wait(for: 4))
+        // Seed 002: "only 2 before 4 is guaranteed; 1 and 3 may fall anywhere" (it lists 2413, 2431, 2143, 2341,
+        // 2134, 2314 as examples). 3 is submitted after 2 was logged, so 2 also precedes 3.
+        let values = log.values
+        #expect(values.sorted() == [1, 2, 3, 4])
+        #expect(values.firstIndex(of: 2)! < values.firstIndex(of: 4)!)
+        #expect(values.firstIndex(of: 2)! < values.firstIndex(of: 3)!)
+    }
+
+    @Test func concurrentSyncInAsync() {
+        let queue = ConcurrentQueue(label: "seed.concurrent.syncInAsync")
+        let log = QueueLog()
+        log.append(1)
+        queue.async {
+            log.append(2)
+            queue.sync { log.append(3) }
+            log.append(4)
+        }
+        log.append(5)
+        #expect(log.wait(for: 5))
+        // Seed 002: "12345, 12534, 12354, 15234" — no deadlock on a concurrent queue.
+        let allowed: Set<[Int]> = [[1, 2, 3, 4, 5], [1, 2, 5, 3, 4], [1, 2, 3, 5, 4], [1, 5, 2, 3, 4]]
+        #expect(allowed.contains(log.values), "order \(log.values)")
+    }
+
+    @Test func concurrentAsyncInSync() {
+        let queue = ConcurrentQueue(label: "seed.concurrent.asyncInSync")
+        let log = QueueLog()
+        log.append(1)
+        queue.sync {
+            log.append(2)
+            queue.async { log.append(3) }
+            log.append(4)
+        }
+        log.append(5)
+        #expect(log.wait(for: 5))
+        // Seed 002: "12345, 12435, 12453".
+        let allowed: Set<[Int]> = [[1, 2, 3, 4, 5], [1, 2, 4, 3, 5], [1, 2, 4, 5, 3]]
+        #expect(allowed.contains(log.values), "order \(log.values)")
+    }
+
+    /// Seeds 000 and 003: on the main thread, inside `serial.sync { }`, the thread is main but the queue is not.
+    /// Swift Testing parks the process's real main thread in `dispatch_main`, so the test runs on a thread the
+    /// engine is told to treat as the main thread (the only test hook of the engine).
+    @Test func mainThreadIsNotMainQueue() {
+        let results = QueueLog()
+        queueTestOnDesignatedMainThread {
+            let key = QueueKey<String>()
+            MainQueue.shared.setSpecific(key, "main")
+            let serial = SerialQueue(label: "seed.003.serial")
+            results.append(MainQueue.isMainThread ? 1 : -1)
+            results.append(MainQueue.shared.isCurrent ? -2 : 2)  // top-level code is on no queue
+            serial.sync {
+                results.append(MainQueue.isMainThread ? 3 : -3)  // the closure runs on the calling (main) thread
+                results.append(MainQueue.shared.isCurrent ? -4 : 4)  // ... on behalf of `serial`, not the main queue
+                results.append(serial.isCurrent ? 5 : -5)
+                results.append(key.current == nil ? 6 : -6)  // the RxSwift/isMainQueue idiom says "not main"
+            }
+            MainQueue.shared.setSpecific(key, nil)
+        }
+        #expect(results.values == [1, 2, 3, 4, 5, 6])
+    }
+
+    /// Main-queue tasks run on the main thread, where the current queue is the main queue (and the specific set on
+    /// it is visible, also from a queue that targets it); `sync` from another thread runs on the main thread.
+    @Test func mainQueueTasksRunOnMainThread() {
+        let log = QueueLog()
+        queueTestOnDesignatedMainThread {
+            let key = QueueKey<String>()
+            MainQueue.shared.setSpecific(key, "main")
+            let child = SerialQueue(label: "seed.000.child", target: MainQueue.shared)
+            MainQueue.shared.async {
+                log.append(MainQueue.isMainThread ? 1 : -1)
+                log.append(MainQueue.shared.isCurrent ? 2 : -2)
+                log.append(key.current == "main" ? 3 : -3)
+            }
+            child.async {
+                log.append(MainQueue.isMainThread ? 4 : -4)
+                log.append(key.current == "main" ? 5 : -5)
+                log.append(MainQueue.shared.isCurrent ? 6 : -6)
+            }
+            let background = SerialQueue(label: "seed.000.background")
+            background.async {
+                let onMain = MainQueue.shared.sync { MainQueue.isMainThread && MainQueue.shared.isCurrent }
+                log.append(onMain ? 7 : -7)
+            }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while log.count < 7 && ContinuousClock.now < deadline {
+                MainQueue.drain(until: .now + .milliseconds(20))
+            }
+            #expect(!MainQueue.runUntilIdle() || log.count == 7)
+            MainQueue.shared.setSpecific(key, nil)
+        }
+        #expect(log.values.sorted() == [1, 2, 3, 4, 5, 6, 7])
+    }
+}

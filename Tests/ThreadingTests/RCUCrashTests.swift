@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import Testing
+import Threading
+
+/// Misuse of RCU that would deadlock is diagnosed: the process traps with a message naming the call.
+@Suite struct RCUCrashTests {
+    private static func stderr(_ result: ExitTest.Result?) -> String {
+        String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    }
+
+    @Test func synchronizeInsideReadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let value = RCUValue(1)
+            value.read { _ in RCU.synchronize() }
+        }
+        #expect(Self.stderr(result).contains("RCU.synchronize() called inside an RCU read section"))
+    }
+
+    @Test func valueSynchronizeInsideReadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let value = RCUValue(1)
+            value.read { _ in value.synchronize() }
+        }
+        #expect(Self.stderr(result).contains("EDEADLK"))
+    }
+
+    @Test func barrierInsideReadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let map = RCUMap<Int, Int>()
+            map.set(1, forKey: 1)
+            _ = map.withValue(forKey: 1) { _ in RCU.barrier() }
+        }
+        #expect(Self.stderr(result).contains("RCU.barrier() called inside an RCU read section"))
+    }
+
+    @Test func recursiveValueUpdateTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let value = RCUValue(1)
+            value.update { old in value.update { $0 + 1 } + old }
+        }
+        #expect(Self.stderr(result).contains("must not write to the RCUValue it is updating"))
+    }
+
+    @Test func mapUpdateWritingSameKeyTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let map = RCUMap<String, Int>()
+            map.update("k") { old in
+                map.set(5, forKey: "k")
+                return (old ?? 0) + 1
+            }
+        }
+        #expect(Self.stderr(result).contains("an update transform must not write to the same map"))
+    }
+}

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import Testing
+
+@testable import Threading
+
+/// A key whose every instance hashes alike, so the map must tell keys apart by `==`.
+struct RCUCollidingKey: Hashable, Sendable {
+    let id: Int
+    func hash(into hasher: inout Hasher) { hasher.combine(7) }
+    static func == (lhs: Self, rhs: Self) -> Bool { lhs.id == rhs.id }
+}
+
+@Suite(.serialized) struct RCUMapTests {
+    @Test func getSetRemoveCount() {
+        let map = RCUMap<String, Int>()
+        #expect(map.isEmpty)
+        #expect(map.get("a") == nil)
+        map.set(1, forKey: "a")
+        map.set(2, forKey: "b")
+        #expect(map.get("a") == 1)
+        #expect(map["b"] == 2)
+        #expect(map.contains("a"))
+        #expect(!map.contains("z"))
+        #expect(map.count == 2)
+        map.set(10, forKey: "a")
+        #expect(map.get("a") == 10)
+        #expect(map.count == 2)
+        #expect(map.remove("a") == 10)
+        #expect(map.remove("a") == nil)
+        #expect(map.count == 1)
+        map["c"] = 3
+        map["b"] = nil
+        #expect(map.get("b") == nil)
+        #expect(map.count == 1)
+        #expect(map.withValue(forKey: "c") { $0 * 100 } == 300)
+        #expect(map.withValue(forKey: "zz") { $0 * 100 } == nil)
+    }
+
+    @Test func updateCreatesModifiesAndRemoves() {
+        let map = RCUMap<String, Int>()
+        var sawOld: Int? = -1
+        let created = map.update("n") { old in
+            sawOld = old
+            return 1
+        }
+        #expect(created == 1)
+        #expect(sawOld == nil)
+        #expect(map.update("n") { ($0 ?? 0) + 1 } == 2)
+        #expect(map.get("n") == 2)
+        #expect(map.update("n") { _ in nil } == nil)
+        #expect(map.get("n") == nil)
+        #expect(map.count == 0)
+        #expect(map.update("absent") { _ in nil } == nil)
+        #expect(map.count == 0)
+    }
+
+    @Test func throwingUpdateChangesNothing() {
+        struct Refused: Error {}
+        let map = RCUMap<Int, String>()
+        map.set("kept", forKey: 1)
+        #expect(throws: Refused.self) {
+            try map.update(1) { _ in throw Refused() }
+        }
+        #expect(map.get(1) == "kept")
+        #expect(map.update(1) { ($0 ?? "") + "!" } == "kept!")
+    }
+
+    @Test func snapshotAndIteration() {
+        let map = RCUMap<Int, String>(minimumCapacity: 8)
+        var expected: [Int: String] = [:]
+        for key in 0..<300 {
+            map.set("v\(key)", forKey: key)
+            expected[key] = "v\(key)"
+        }
+        #expect(map.snapshot() == expected)
+        var iterated: [Int: String] = [:]
+        for (key, value) in map {
+            #expect(iterated[key] == nil, "key \(key) iterated twice")
+            iterated[key] = value
+        }
+        #expect(iterated == expected)
+        #expect(Array(map).count == 300)
+        map.removeAll()
+        #expect(map.isEmpty)
+        #expect(map.snapshot().isEmpty)
+    }
+
+    @Test func collidingHashesAreToldApartByKey() {
+        let map = RCUMap<RCUCollidingKey, Int>()
+        for id in 0..<20 {
+            map.set(id * 10, forKey: RCUCollidingKey(id: id))
+        }
+        #expect(map.count == 20)
+        for id in 0..<20 {
+            #expect(map.get(RCUCollidingKey(id: id)) == id * 10)
+        }
+        map.set(-5, forKey: RCUCollidingKey(id: 5))
+        #expect(map.remove(RCUCollidingKey(id: 6)) == 60)
+        #expect(map.update(RCUCollidingKey(id: 7)) { ($0 ?? 0) + 1 } == 71)
+        #expect(map.get(RCUCollidingKey(id: 5)) == -5)
+        #expect(map.get(RCUCollidingKey(id: 6)) == nil)
+        #expect(map.get(RCUCollidingKey(id: 7)) == 71)
+        #expect(map.get(RCUCollidingKey(id: 8)) == 80)
+        #expect(map.count == 19)
+        #expect(map.snapshot().count == 19)
+    }
+
+    @Test func replacedAndRemovedEntriesAreReleasedAfterGracePeriod() {
+        let live = RCUTestSupport.Counter()
+        var map: RCUMap<Int, RCUTracked>? = RCUMap()
+        for generation in 0..<100 {
+            map!.set(RCUTracked(generation, live: live), forKey: generation % 10)
+        }
+        map!.remove(3)
+        map!.update(4) { _ in nil }
+        RCU.barrier()
+        #expect(live.value == 8)
+        #expect(map!.count == 8)
+        #expect(map!.get(9)?.generation == 99)
+        map = nil
+        RCU.barrier()
+        #expect(live.value == 0)
+    }
+
+    /// A map whose last reference goes away in a deferred release (an old value of an RCUValue) is destroyed on the
+    /// call_rcu thread and still releases every entry.
+    @Test func mapDroppedInsideDeferredReleaseReleasesEntries() {
+        let live = RCUTestSupport.Counter()
+        let holder = RCUValue(RCUMap<Int, RCUTracked>())
+        holder.read { map in
+            for key in 0..<10 { map.set(RCUTracked(key, live: live), forKey: key) }
+        }
+        holder.store(RCUMap<Int, RCUTracked>())  // the first map's last reference is now the deferred release
+        RCU.barrier()  // runs the release: the map is destroyed there, scheduling its entries and table
+        RCU.barrier()  // runs what the destruction scheduled
+        #expect(live.value == 0)
+    }
+
+    /// Concurrent readers and writers: readers only ever see a value written for the key they asked for, and no
+    /// update made under distinct keys is lost.
+    @Test func concurrentReadersAndWritersOnDistinctKeys() {
+        #if THREADING_LONG_TESTS
+        let rounds = 200
+        #else
+        let rounds = 5
+        #endif
+        let keysPerWriter = 200
+        let writers = 2
+        let map = RCUMap<Int, Int>()
+        let line = RCUTestSupport.StartLine()
+        let writersDone = RCUTestSupport.Counter()
+        let wrongValues = RCUTestSupport.Counter()
+        let hits = RCUTestSupport.Counter()
+
+        let readerThreads = (0..<2).map { seed in
+            RCUTestSupport.start {
+                line.arriveAndWait()
+                var generator = SystemRandomNumberGenerator()
+                var found = 0
+                _ = seed
+                while writersDone.value < writers {
+                    let key = Int.random(in: 0..<(writers * keysPerWriter), using: &generator)
+                    if let value = map.get(key) {
+                        // Values encode their key: key * 1_000 + round.
+                        if value / 1_000 != key { wrongValues.add() }
+                        found += 1
+                    }
+                }
+                hits.add(found)
+            }
+        }
+        let writerThreads = (0..<writers).map { writer in
+            RCUTestSupport.start {
+                line.arriveAndWait()
+                for round in 1...rounds {
+                    for index in 0..<keysPerWriter {
+                        let key = writer * keysPerWriter + index
+                        if round % 2 == 0 {
+                            map.update(key) { _ in key * 1_000 + round }
+                        } else {
+                            map.set(key * 1_000 + round, forKey: key)
+                        }
+                    }
+                }
+                writersDone.add()
+            }
+        }
+        line.go(expecting: readerThreads.count + writerThreads.count)
+        writerThreads.forEach { RCUTestSupport.join($0) }
+        readerThreads.forEach { RCUTestSupport.join($0) }
+
+        #expect(wrongValues.value == 0)
+        #expect(map.count == writers * keysPerWriter)
+        for key in 0..<(writers * keysPerWriter) {
+            #expect(map.get(key) == key * 1_000 + rounds, "key \(key)")
+        }
+    }
+
+    @Test func updateIsAtomicPerKey() {
+        let map = RCUMap<String, Int>()
+        let line = RCUTestSupport.StartLine()
+        let threads = (0..<2).map { index in
+            RCUTestSupport.start {
+                line.arriveAndWait()
+                for step in 0..<500 {
+                    map.update("shared") { ($0 ?? 0) + 1 }
+                    map.set(step, forKey: "own-\(index)")
+                }
+            }
+        }
+        line.go(expecting: threads.count)
+        threads.forEach { RCUTestSupport.join($0) }
+        #expect(map.get("shared") == 1_000)
+        #expect(map.get("own-0") == 499)
+        #expect(map.get("own-1") == 499)
+        #expect(map.count == 3)
+    }
+}
