@@ -82,12 +82,12 @@ int cthr_rcu_is_registered(void) { return URCU_TLS(urcu_memb_reader).registered 
 
 void cthr_rcu_read_lock(void) {
     (void)cthr_rcu_ensure_registered_inline();
-    _urcu_memb_read_lock();
+    CTHR_RCU_READ_LOCK();
 }
 
 void cthr_rcu_read_unlock(void) {
     CTHR_TSAN_RELEASE(&cthr_rcu_tsan_grace_period);
-    _urcu_memb_read_unlock();
+    CTHR_RCU_READ_UNLOCK();
 }
 
 int cthr_rcu_read_ongoing(void) {

@@ -18,18 +18,44 @@ _Static_assert(_Alignof(cthr_rcu_map_iter_t) == _Alignof(struct cds_lfht_iter), 
 
 #define CTHR_RCU_MAP_STRIPES 64u
 
-// One entry of the table. The release callback travels with the node so that a deferred release never touches the
-// map, which may be gone by then.
-struct cthr_rcu_map_node {
-    struct cds_lfht_node lfht;
+struct cthr_rcu_map_node;
+
+// The part of a node only writers and reclamation use, kept off the cache line lookups read. The release callback
+// travels with the node so that a deferred release never touches the map, which may be gone by then.
+struct cthr_rcu_map_tail {
+    struct rcu_head rcu;
+    struct cthr_rcu_map_node *node;
     uint64_t hash;
-    void *entry;
     cthr_rcu_map_release_t release;
     void *context;
-    struct rcu_head rcu;
+};
+
+// One entry of the table: 32 bytes that lookups read, then the inline entry if any (so an inline entry's first
+// bytes, typically its key, usually share the node's cache line), then the tail.
+struct cthr_rcu_map_node {
+    struct cds_lfht_node lfht;
+    void *entry;
+    struct cthr_rcu_map_tail *tail;
     // Storage of an inline entry (cthr_rcu_map_entry_alloc); `entry` then points here.
     _Alignas(16) unsigned char inline_entry[];
 };
+
+_Static_assert(sizeof(struct cthr_rcu_map_node) == 32, "node header is 32 bytes");
+
+static inline size_t round16(size_t size) { return (size + 15) & ~(size_t)15; }
+
+// Allocates a node with `inline_size` bytes of inline entry storage and its tail after it.
+static struct cthr_rcu_map_node *node_alloc(size_t inline_size) {
+    // glibc's malloc returns 16-byte-aligned blocks on x86-64 and aarch64 (and is cheaper than aligned_alloc).
+    _Static_assert(_Alignof(max_align_t) >= 16, "malloc alignment below 16 bytes");
+    _Static_assert(offsetof(struct cthr_rcu_map_node, inline_entry) % 16 == 0, "inline entry alignment");
+    size_t body = round16(inline_size);
+    struct cthr_rcu_map_node *node = malloc(sizeof *node + body + sizeof(struct cthr_rcu_map_tail));
+    if (node == NULL) return NULL;
+    node->tail = (struct cthr_rcu_map_tail *)(node->inline_entry + body);
+    node->tail->node = node;
+    return node;
+}
 
 struct cthr_rcu_map_stripe {
     _Alignas(64) pthread_mutex_t mutex;
@@ -59,14 +85,14 @@ static inline void *entry_at(struct cds_lfht_iter *iter) {
 
 static void node_prepare(const cthr_rcu_map_t *map, struct cthr_rcu_map_node *node, uint64_t hash) {
     cds_lfht_node_init(&node->lfht);
-    node->hash = hash;
-    node->release = map->release;
-    node->context = map->context;
+    node->tail->hash = hash;
+    node->tail->release = map->release;
+    node->tail->context = map->context;
     CTHR_TSAN_RELEASE(node);
 }
 
 static struct cthr_rcu_map_node *node_new(const cthr_rcu_map_t *map, uint64_t hash, void *entry) {
-    struct cthr_rcu_map_node *node = malloc(sizeof *node);
+    struct cthr_rcu_map_node *node = node_alloc(0);
     if (node == NULL) return NULL;
     node->entry = entry;
     node_prepare(map, node, hash);
@@ -78,11 +104,8 @@ static inline struct cthr_rcu_map_node *node_of_inline(void *entry) {
 }
 
 void *cthr_rcu_map_entry_alloc(size_t size) {
-    if (size > SIZE_MAX - sizeof(struct cthr_rcu_map_node)) return NULL;
-    // glibc's malloc returns 16-byte-aligned blocks on x86-64 and aarch64 (and is cheaper than aligned_alloc).
-    _Static_assert(_Alignof(max_align_t) >= 16, "malloc alignment below 16 bytes");
-    _Static_assert(offsetof(struct cthr_rcu_map_node, inline_entry) % 16 == 0, "inline entry alignment");
-    struct cthr_rcu_map_node *node = malloc(sizeof *node + size);
+    if (size > SIZE_MAX / 2) return NULL;
+    struct cthr_rcu_map_node *node = node_alloc(size);
     if (node == NULL) return NULL;
     node->entry = node->inline_entry;
     return node->inline_entry;
@@ -93,11 +116,12 @@ void cthr_rcu_map_entry_free(void *entry) {
 }
 
 static void node_reclaim(struct rcu_head *head) {
-    struct cthr_rcu_map_node *node = caa_container_of(head, struct cthr_rcu_map_node, rcu);
-    CTHR_TSAN_ACQUIRE(node);
+    struct cthr_rcu_map_tail *tail = caa_container_of(head, struct cthr_rcu_map_tail, rcu);
+    CTHR_TSAN_ACQUIRE(tail);
     CTHR_TSAN_ACQUIRE(&cthr_rcu_tsan_grace_period);
+    struct cthr_rcu_map_node *node = tail->node;
     cthr_rcu_in_callback++;
-    node->release(node->entry, node->context);
+    tail->release(node->entry, tail->context);
     cthr_rcu_in_callback--;
     free(node);
     CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
@@ -105,8 +129,8 @@ static void node_reclaim(struct rcu_head *head) {
 
 // Hands a node that left the table to the call_rcu worker.
 static void node_retire(struct cthr_rcu_map_node *node) {
-    CTHR_TSAN_RELEASE(node);
-    urcu_memb_call_rcu(&node->rcu, node_reclaim);
+    CTHR_TSAN_RELEASE(node->tail);
+    urcu_memb_call_rcu(&node->tail->rcu, node_reclaim);
 }
 
 struct match_closure {
@@ -364,7 +388,7 @@ int cthr_rcu_map_add_entry(cthr_rcu_map_t *map, uint64_t hash, void *entry) {
 static int replace_node_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, struct cthr_rcu_map_node *old,
                            struct cthr_rcu_map_node *node) {
     cthr_rcu_read_lock();
-    int rc = cds_lfht_replace(map->table, (struct cds_lfht_iter *)iter, (unsigned long)old->hash, match_identity,
+    int rc = cds_lfht_replace(map->table, (struct cds_lfht_iter *)iter, (unsigned long)old->tail->hash, match_identity,
                               iter->node, &node->lfht);
     cthr_rcu_read_unlock();
     if (rc != 0) return rc == -ENOENT ? ENOENT : EINVAL;
@@ -376,14 +400,14 @@ int cthr_rcu_map_replace_at_entry(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter
     if (map == NULL || iter == NULL || iter->node == NULL || entry == NULL) return EINVAL;
     struct cthr_rcu_map_node *old = node_of(iter->node);
     struct cthr_rcu_map_node *node = node_of_inline(entry);
-    node_prepare(map, node, old->hash);
+    node_prepare(map, node, old->tail->hash);
     return replace_node_at(map, iter, old, node);
 }
 
 int cthr_rcu_map_replace_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, void *entry) {
     if (map == NULL || iter == NULL || iter->node == NULL) return EINVAL;
     struct cthr_rcu_map_node *old = node_of(iter->node);
-    struct cthr_rcu_map_node *node = node_new(map, old->hash, entry);
+    struct cthr_rcu_map_node *node = node_new(map, old->tail->hash, entry);
     if (node == NULL) return ENOMEM;
     int rc = replace_node_at(map, iter, old, node);
     if (rc != 0) free(node);

@@ -196,6 +196,20 @@ private final class CallbackContext {
         #expect(result.pointee == EDEADLK)
     }
 
+    @Test func forkHooksPauseAndResumeTheWorkers() {
+        // Without a fork: the parent-side pair must leave call_rcu fully working.
+        let counter = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        defer { counter.deallocate() }
+        counter.initialize(to: 0)
+        #expect(cthr_rcu_call({ $0!.assumingMemoryBound(to: Int.self).pointee += 1 }, counter) == 0)
+        #expect(cthr_rcu_barrier() == 0)
+        cthr_rcu_before_fork()
+        cthr_rcu_after_fork_parent()
+        #expect(cthr_rcu_call({ $0!.assumingMemoryBound(to: Int.self).pointee += 1 }, counter) == 0)
+        #expect(cthr_rcu_barrier() == 0)
+        #expect(counter.pointee == 2)
+    }
+
     @Test func membarrierQueryAnswersZeroOrOne() {
         // Which one depends on the kernel and seccomp; the benchmark prints it. Both are valid answers.
         let uses = cthr_rcu_uses_membarrier()

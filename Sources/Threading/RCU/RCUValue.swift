@@ -130,7 +130,7 @@ public final class RCUValue<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Swaps in a new box holding `newValue` (caller holds the writer lock) and schedules the old box's release.
-    @usableFromInline
+    @inlinable
     @discardableResult
     func publish(_ newValue: Value) -> Value {
         let box = Unmanaged.passRetained(RCUBox(newValue)).toOpaque()
