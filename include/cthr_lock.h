@@ -40,6 +40,10 @@ typedef struct cthr_lock {
 // Nonzero when membarrier is unavailable and unlocking needs a full fence (set once, before main).
 extern int cthr_lock_unlock_needs_fence;
 
+// Switches every lock of the process to fenced unlocks, as when membarrier is unavailable. Only safe before any
+// lock is in use (tests, or a process that must not send membarrier interrupts). Returns 0.
+int cthr_lock_use_fenced_unlock(void);
+
 // Called by `cthr_lock_fast_unlock` after releasing when threads may sleep on the lock: wakes one.
 void cthr_lock_wake_one(cthr_lock_t *_Nonnull lock);
 

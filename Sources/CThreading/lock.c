@@ -95,6 +95,11 @@ uint32_t cthr_lock_self_slow(void) {
     return tid;
 }
 
+int cthr_lock_use_fenced_unlock(void) {
+    __atomic_store_n(&cthr_lock_unlock_needs_fence, 1, __ATOMIC_SEQ_CST);
+    return 0;
+}
+
 void cthr_lock_wake_one(cthr_lock_t *lock) {
     cthr_lock_futex_wake(&lock->word, 1);
 }

@@ -4,6 +4,10 @@
 import CThreading
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @testable import Threading
 
 /// Mixed lock operations under contention: short by default, long with `-Xswiftc -DTHREADING_LONG_TESTS`.
@@ -88,5 +92,32 @@ struct LockStressTests {
         }
         #expect(ok)
         #expect(order.withLock { $0 } == Array(0..<(6 * (Self.rounds / 100))))
+    }
+
+    @Test("without membarrier (fenced unlock fallback) the lock stays exact under contention")
+    func fencedFallback() async {
+        await #expect(processExitsWith: .success) {
+            // A fresh child process: nothing has used a lock yet, so switching the unlock mode is safe here.
+            _ = cthr_lock_use_fenced_unlock()
+            let watchdog = try! PosixThread {
+                PosixThread.sleep(for: .seconds(30))
+                exit(2)  // a deadlock fails the test instead of hanging it
+            }
+            watchdog.detach()
+            let lock = MutexLock(name: "fenced")
+            let counter = Shared(0)
+            let threads = (0..<6).map { index in
+                try! PosixThread {
+                    for round in 0..<20_000 {
+                        if (index + round) % 3 == 0 {
+                            _ = lock.lock(timeout: .microseconds(2)) ? lock.unlock() : lock.withLock {}
+                        }
+                        lock.withLock { counter.value += 1 }
+                    }
+                }
+            }
+            for thread in threads { thread.join() }
+            if counter.value != 6 * 20_000 { exit(1) }
+        }
     }
 }

@@ -186,4 +186,31 @@ struct ThreadTests {
         // This thread's values for dropped ThreadLocals were released by the drops.
         #expect(Tracked.live.withLock { $0 } == before)
     }
+
+    @Test("a value whose deinit uses a ThreadLocal at thread exit is handled (destructor rounds)")
+    func deinitUsesThreadLocalAtExit() throws {
+        final class Reentrant: @unchecked Sendable {
+            let other: ThreadLocal<Tracked?>
+            let weak: WeakBox<Tracked>
+            init(other: ThreadLocal<Tracked?>, weak: WeakBox<Tracked>) {
+                self.other = other
+                self.weak = weak
+            }
+            deinit {
+                let object = Tracked(9)
+                weak.object = object
+                other.value = object  // a new value during thread exit: released in the next destructor round
+            }
+        }
+        let before = Tracked.live.withLock { $0 }
+        let first = try ThreadLocal<Reentrant?> { nil }
+        let second = try ThreadLocal<Tracked?> { nil }
+        let weak = WeakBox<Tracked>()
+        let thread = try PosixThread {
+            first.value = Reentrant(other: second, weak: weak)
+        }
+        thread.join()
+        #expect(weak.object == nil)
+        #expect(Tracked.live.withLock { $0 } == before)
+    }
 }
