@@ -63,6 +63,8 @@ let cacheCrashExample = Example(
         print("unsynchronized: corrupt: the dictionary's storage looped forever (child killed after 20 s)")
     } else if let signal = child.signal {
         print("unsynchronized: crashed (signal \(signal), \(signalName(signal)))")
+    } else if child.output.contains("Sanitizer") {
+        print("unsynchronized: crashed (\(child.summary))")
     } else if let corrupt {
         print("unsynchronized: \(corrupt)")
     } else {

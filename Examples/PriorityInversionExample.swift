@@ -14,12 +14,23 @@ import CThreading
 import Synchronization
 import Threading
 
-/// Burns CPU for about `units` of work (not a sleep: the holder needs CPU time to finish).
-@inline(never)
-private func spin(_ units: Int) -> Int {
-    var value = 0
-    for index in 0..<(units * 100_000) { value = value &* 31 &+ index }
-    return value
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The calling thread's CPU time in nanoseconds.
+private func threadCPUTime() -> Int {
+    var now = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+    return now.tv_sec * 1_000_000_000 + now.tv_nsec
+}
+
+/// Burns `milliseconds` of this thread's CPU time (not a sleep: the holder needs the CPU to finish its work).
+private func burnCPU(milliseconds: Int) {
+    let end = threadCPUTime() + milliseconds * 1_000_000
+    while threadCPUTime() < end {}
 }
 
 /// Runs holder (at `holderQoS`), hogs and waiter; returns how long the waiter waited for the lock.
@@ -27,13 +38,12 @@ private func measure(lock: MutexLock, holderQoS: QoS) -> Duration {
     let holding = Semaphore()
     let stop = Atomic<Bool>(false)
     let done = Semaphore()
-    let sink = Atomic<Int>(0)
 
     let holder = try! PosixThread(name: "low-holder") {
         _ = cthr_thread_set_nice(holderQoS.niceValue)
         lock.lock()
         holding.signal()
-        sink.wrappingAdd(spin(15), ordering: .relaxed)
+        burnCPU(milliseconds: 10)
         lock.unlock()
     }
     holding.wait()
@@ -42,7 +52,7 @@ private func measure(lock: MutexLock, holderQoS: QoS) -> Duration {
     for index in 0..<cores {
         let hog = try! PosixThread(name: "medium-\(index)") {
             _ = cthr_thread_set_nice(QoS.default.niceValue)
-            while !stop.load(ordering: .relaxed) { sink.wrappingAdd(spin(1), ordering: .relaxed) }
+            while !stop.load(ordering: .relaxed) { burnCPU(milliseconds: 1) }
             done.signal()
         }
         hog.detach()
@@ -68,8 +78,10 @@ let priorityInversionExample = Example(
 ) {
     // The holder's work alone, for scale.
     let start = ContinuousClock.now
-    _ = spin(15)
-    print("holder's work alone:                        \(milliseconds(ContinuousClock.now - start)) ms")
+    burnCPU(milliseconds: 10)
+    print(
+        "holder's work alone:                        10 ms of CPU, \(milliseconds(ContinuousClock.now - start)) ms wall"
+    )
 
     let plain = measure(lock: MutexLock(name: "plain"), holderQoS: .background)
     print("background holder, normal mutex:            high-QoS waiter waited \(milliseconds(plain)) ms")

@@ -45,6 +45,9 @@ struct ChildOutcome {
 
     var summary: String {
         if timedOut { return "hung and was killed after its deadline" }
+        if let status = exitStatus, status != 0, output.contains("Sanitizer") {
+            return "stopped by the sanitizer (exit status \(status))"
+        }
         if let signal { return "crashed (signal \(signal), \(signalName(signal)))" }
         return "exited with status \(exitStatus ?? -1)"
     }
@@ -88,14 +91,14 @@ func runChild(_ name: String, timeoutSeconds: Int = 20) -> ChildOutcome {
             text += ":" + letSignalsThrough
             sawSanitizer.tsan = true
         } else if text.hasPrefix("ASAN_OPTIONS=") {
-            text += ":" + letSignalsThrough
+            text += ":abort_on_error=1:" + letSignalsThrough
             sawSanitizer.asan = true
         }
         environment.append(text)
         index += 1
     }
     if !sawSanitizer.tsan { environment.append("TSAN_OPTIONS=" + letSignalsThrough) }
-    if !sawSanitizer.asan { environment.append("ASAN_OPTIONS=" + letSignalsThrough) }
+    if !sawSanitizer.asan { environment.append("ASAN_OPTIONS=abort_on_error=1:" + letSignalsThrough) }
     // No Swift crash reporter in the child: it only needs to die, and the reporter is slow and keeps the pipe.
     environment.removeAll { $0.hasPrefix("SWIFT_BACKTRACE=") }
     environment.append("SWIFT_BACKTRACE=enable=no")

@@ -101,6 +101,19 @@ import Testing
         #expect(barrierSaw.withLock { $0 } == (8, 0))
     }
 
+    /// Barrier closures are released once they ran, also when a waiting reader ran them.
+    @Test func barrierClosuresAreReleasedAfterTheyRun() {
+        let counter = QueueLifeCounter()
+        let queue = ConcurrentQueue(label: "concurrent.release")
+        for round in 0..<50 {
+            let tracked = QueueTracked(counter, id: round)
+            queue.async(flags: .barrier) { _ = tracked.id }
+            _ = queue.sync { round }
+        }
+        queue.sync(flags: .barrier) {}
+        #expect(queueTestWait { counter.live.load(ordering: .relaxed) == 0 })
+    }
+
     @Test func widthLimitsConcurrency() {
         let queue = ConcurrentQueue(label: "concurrent.width", width: 2)
         let inside = Atomic<Int>(0)

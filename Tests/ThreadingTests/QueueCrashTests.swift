@@ -64,7 +64,9 @@ import Testing
             _ = cthr_sleep_ns(10_000_000_000)
         }
         let text = Self.stderrText(result)
-        #expect(text.contains("deadlock: sync onto queue 'crash.target.child' (which targets queue 'crash.target.root')"))
+        #expect(
+            text.contains("deadlock: sync onto queue 'crash.target.child' (which targets queue 'crash.target.root')")
+        )
         #expect(text.contains("already executing queue 'crash.target.root'"))
     }
 

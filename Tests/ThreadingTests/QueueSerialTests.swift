@@ -29,6 +29,19 @@ import Testing
         #expect(log.values == [1, 2, 3])
     }
 
+    /// Sync callers that find async work ahead of them keep FIFO order whoever runs that work.
+    @Test func syncAfterAsyncBurstsKeepsOrder() {
+        let queue = SerialQueue(label: "serial.sync.bursts")
+        let log = QueueLog()
+        var expected: [Int] = []
+        for round in 0..<200 {
+            queue.async { log.append(round * 2) }
+            queue.sync { log.append(round * 2 + 1) }
+            expected += [round * 2, round * 2 + 1]
+        }
+        #expect(log.values == expected)
+    }
+
     @Test func syncRunsOnTheCallingThread() {
         let queue = SerialQueue(label: "serial.sync.thread")
         let caller = cthr_thread_id()
@@ -277,9 +290,14 @@ func queueTestDetached(_ body: @escaping @Sendable () -> Void) {
     var attributes = cthr_thread_attr_t()
     attributes.detached = 1
     var handle = pthread_t()
-    let code = cthr_thread_create(&handle, &attributes, { raw in
-        Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
-        return nil
-    }, context)
+    let code = cthr_thread_create(
+        &handle,
+        &attributes,
+        { raw in
+            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
+            return nil
+        },
+        context
+    )
     precondition(code == 0, "cthr_thread_create: \(code)")
 }

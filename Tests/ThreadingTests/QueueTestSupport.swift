@@ -75,11 +75,16 @@ func queueTestOnNewThread(_ body: @escaping @Sendable () -> Void) {
     }
     let context = Unmanaged.passRetained(Box(body)).toOpaque()
     var handle = pthread_t()
-    let code = cthr_thread_create(&handle, nil, { raw in
-        let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-        box.body()
-        return nil
-    }, context)
+    let code = cthr_thread_create(
+        &handle,
+        nil,
+        { raw in
+            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            box.body()
+            return nil
+        },
+        context
+    )
     precondition(code == 0, "cthr_thread_create: \(code)")
     _ = cthr_thread_join(handle, nil)
 }

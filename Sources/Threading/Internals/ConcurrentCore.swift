@@ -12,10 +12,22 @@ import CThreading
 final class ConcurrentCore: QueueCore, @unchecked Sendable {
     /// The maximum number of non-barrier items running at once.
     let width: UInt32
+    /// The last async barrier started on the pool, which a `sync` caller may claim and run itself. Guarded by `lock`.
+    private let pendingStorage = UnsafeMutablePointer<EngineClaim?>.allocate(capacity: 1)
+    private var pendingBarrier: EngineClaim? {
+        unsafeAddress { UnsafePointer(pendingStorage) }
+        unsafeMutableAddress { pendingStorage }
+    }
 
     init(label: String, qos: QoS, target: QueueCore?, width: Int) {
         self.width = UInt32(clamping: Swift.min(width, 1 << 23))
+        pendingStorage.initialize(to: nil)
         super.init(label: label, qos: qos, target: target, isMain: false)
+    }
+
+    deinit {
+        pendingStorage.deinitialize(count: 1)
+        pendingStorage.deallocate()
     }
 
     override var isSerial: Bool { false }
@@ -64,6 +76,14 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         }
         context.prepareWait()
         lock.lock()
+        while let claim = pendingBarrier {
+            // A started async barrier still sits unrun on the pool: we would wait for it, so run it here.
+            pendingBarrier = nil
+            lock.unlock()
+            if let item = claim.claim() { runStarted(item, barrier: true, context) }
+            if barrier ? tryBarrierFast() : tryReadFast() { return }
+            lock.lock()
+        }
         items.append(.syncWaiter(context, barrier: barrier))
         word.bitOr(QueueState.hasItems)
         pumpLocked()
@@ -127,7 +147,13 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
             engineGrant(waiter)
         } else if let target {
             target.enqueue(.childTask(self, item, barrier: barrier))
-        } else if !(locked && offerHelp(item, barrier: barrier)) {
+        } else if locked && offerHelp(item, barrier: barrier) {
+            return
+        } else if barrier {
+            let claim = EngineClaim(item)
+            pendingBarrier = claim
+            Engine.shared.submit(.claimedBarrier(self, claim), lane: lane)
+        } else {
             Engine.shared.submit(.concurrent(self, item, barrier: barrier), lane: lane)
         }
     }

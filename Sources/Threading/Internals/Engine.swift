@@ -16,8 +16,27 @@ enum EngineUnit {
     case drain(SerialCore)
     /// Run one started item of a concurrent queue (its reader slot or barrier is already taken).
     case concurrent(ConcurrentCore, QueueItem, barrier: Bool)
+    /// Run a started barrier of a concurrent queue unless a `sync` caller claimed it first.
+    case claimedBarrier(ConcurrentCore, EngineClaim)
     /// Run a plain closure (timers, `concurrentPerform` helpers, group notifications without a queue).
     case job(() -> Void)
+}
+
+/// A started item that either a pool worker or a thread waiting for it runs: whoever claims it first.
+/// Only the winner of `claim()` touches `item`, so the closure is released as soon as it ran.
+final class EngineClaim: @unchecked Sendable {
+    private var item: QueueItem?
+    private let claimed = Atomic<Bool>(false)
+
+    init(_ item: QueueItem) { self.item = item }
+
+    /// The item, for the one caller that claims it first; nil for everybody else.
+    func claim() -> QueueItem? {
+        guard claimed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return nil }
+        defer { item = nil }
+        return item
+    }
 }
 
 /// A pool thread. Fields other than `parker` are guarded by the engine lock or only touched by the thread itself.
@@ -196,11 +215,16 @@ final class Engine: @unchecked Sendable {
         let code = "threading.pool".withCString { name -> Int32 in
             attributes.name = name
             var handle = pthread_t()
-            return cthr_thread_create(&handle, &attributes, { raw in
-                let worker = Unmanaged<EngineWorker>.fromOpaque(raw!).takeRetainedValue()
-                Engine.shared.workerMain(worker)
-                return nil
-            }, context)
+            return cthr_thread_create(
+                &handle,
+                &attributes,
+                { raw in
+                    let worker = Unmanaged<EngineWorker>.fromOpaque(raw!).takeRetainedValue()
+                    Engine.shared.workerMain(worker)
+                    return nil
+                },
+                context
+            )
         }
         if code != 0 {
             // No thread (RLIMIT_NPROC, memory): put its unit back and give the slot up. A worker that went idle
@@ -319,9 +343,11 @@ final class Engine: @unchecked Sendable {
         if worker.nice != nice { applyNice(nice, worker: worker) }
         switch unit {
         case .drain(let core):
-            core.drain(context)
+            core.runScheduledDrain(context)
         case .concurrent(let core, let item, let barrier):
             core.runStarted(item, barrier: barrier, context)
+        case .claimedBarrier(let core, let claim):
+            if let item = claim.claim() { core.runStarted(item, barrier: true, context) }
         case .job(let body):
             body()
         }
@@ -384,10 +410,15 @@ final class Engine: @unchecked Sendable {
         let code = "threading.monitor".withCString { name -> Int32 in
             attributes.name = name
             var handle = pthread_t()
-            return cthr_thread_create(&handle, &attributes, { _ in
-                Engine.shared.monitorMain()
-                return nil
-            }, nil)
+            return cthr_thread_create(
+                &handle,
+                &attributes,
+                { _ in
+                    Engine.shared.monitorMain()
+                    return nil
+                },
+                nil
+            )
         }
         if code != 0 {
             // Refused: the next submission tries again.
@@ -446,8 +477,13 @@ final class Engine: @unchecked Sendable {
     func snapshot() -> Snapshot {
         lock.withLock {
             Snapshot(
-                threads: threads, peakThreads: peakThreads, running: running, blocked: blockedCount, pending: pending,
-                idle: idle.count)
+                threads: threads,
+                peakThreads: peakThreads,
+                running: running,
+                blocked: blockedCount,
+                pending: pending,
+                idle: idle.count
+            )
         }
     }
 

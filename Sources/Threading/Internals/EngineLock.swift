@@ -98,15 +98,21 @@ struct EngineWord: @unchecked Sendable {
     @inline(__always)
     func compareExchange(_ expected: UInt32, _ desired: UInt32) -> (exchanged: Bool, original: UInt32) {
         pointer.pointee.compareExchange(
-            expected: expected, desired: desired, successOrdering: .acquiringAndReleasing,
-            failureOrdering: .acquiring)
+            expected: expected,
+            desired: desired,
+            successOrdering: .acquiringAndReleasing,
+            failureOrdering: .acquiring
+        )
     }
 
     @inline(__always)
     func weakCompareExchange(_ expected: UInt32, _ desired: UInt32) -> (exchanged: Bool, original: UInt32) {
         pointer.pointee.weakCompareExchange(
-            expected: expected, desired: desired, successOrdering: .acquiringAndReleasing,
-            failureOrdering: .acquiring)
+            expected: expected,
+            desired: desired,
+            successOrdering: .acquiringAndReleasing,
+            failureOrdering: .acquiring
+        )
     }
 
     @inline(__always)

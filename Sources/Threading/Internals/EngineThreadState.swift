@@ -66,8 +66,15 @@ enum EngineThread {
         let capacity = 16
         state.initialize(
             to: EngineThreadState(
-                depth: 0, capacity: capacity, frames: .allocate(capacity: capacity), parker: .allocate(), helpItem: nil,
-                worker: nil, isMainThread: isMainThread))
+                depth: 0,
+                capacity: capacity,
+                frames: .allocate(capacity: capacity),
+                parker: .allocate(),
+                helpItem: nil,
+                worker: nil,
+                isMainThread: isMainThread
+            )
+        )
         let code = cthr_tsd_set(key, state)
         precondition(code == 0, "cthr_tsd_set failed for the queue engine: \(code)")
         return state
@@ -98,7 +105,8 @@ enum EngineThread {
     static func describeCurrent() -> String {
         var buffer = [CChar](repeating: 0, count: Int(CTHR_THREAD_NAME_MAX) + 1)
         let code = buffer.withUnsafeMutableBufferPointer { cthr_thread_get_name($0.baseAddress, $0.count) }
-        let name = code == 0 ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        let name =
+            code == 0 ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
         let main = isMainThread ? ", main thread" : ""
         return "'\(name)' (tid \(cthr_thread_id())\(main))"
     }
@@ -109,7 +117,8 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
     func push(_ queue: QueueCore, exclusive: Bool, entry: Bool) {
         if pointee.depth == pointee.capacity { grow() }
         (pointee.frames + pointee.depth).initialize(
-            to: EngineFrame(queue: Unmanaged.passUnretained(queue), exclusive: exclusive, entry: entry))
+            to: EngineFrame(queue: Unmanaged.passUnretained(queue), exclusive: exclusive, entry: entry)
+        )
         pointee.depth += 1
     }
 

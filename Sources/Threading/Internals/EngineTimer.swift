@@ -65,10 +65,15 @@ final class EngineTimer: @unchecked Sendable {
         let code = "threading.timer".withCString { name -> Int32 in
             attributes.name = name
             var handle = pthread_t()
-            return cthr_thread_create(&handle, &attributes, { _ in
-                EngineTimer.shared.main()
-                return nil
-            }, nil)
+            return cthr_thread_create(
+                &handle,
+                &attributes,
+                { _ in
+                    EngineTimer.shared.main()
+                    return nil
+                },
+                nil
+            )
         }
         if code != 0 {
             // Refused (RLIMIT_NPROC, memory): the entries stay scheduled and the next `schedule` tries again.

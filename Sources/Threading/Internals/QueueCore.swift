@@ -43,10 +43,24 @@ class QueueCore: @unchecked Sendable {
     let target: QueueCore?
     let word = EngineWord.allocate()
     let lock = EngineLock()
-    /// Guarded by `lock`.
-    var items = EngineRing<QueueItem>()
-    /// Guarded by `lock`.
-    var suspendCount = 0
+    /// Pending items and the suspend count live in fixed heap storage reached through addressors: plain class
+    /// stored properties would pay Swift's dynamic exclusivity checks (`swift_beginAccess`, a TLS lookup) on every
+    /// enqueue and dequeue. Guarded by `lock`.
+    private let itemsStorage = UnsafeMutablePointer<EngineRing<QueueItem>>.allocate(capacity: 1)
+    private let suspendStorage = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+
+    /// Pending items. Guarded by `lock`.
+    final var items: EngineRing<QueueItem> {
+        unsafeAddress { UnsafePointer(itemsStorage) }
+        unsafeMutableAddress { itemsStorage }
+    }
+
+    /// How many `suspend()` calls are not yet balanced by `resume()`. Guarded by `lock`.
+    final var suspendCount: Int {
+        unsafeAddress { UnsafePointer(suspendStorage) }
+        unsafeMutableAddress { suspendStorage }
+    }
+
     /// Guarded by `lock`.
     var specifics: [ObjectIdentifier: AnyObject] = [:]
     /// Whether running this queue's work needs the main thread (it is the main queue or targets it).
@@ -55,6 +69,8 @@ class QueueCore: @unchecked Sendable {
     var lane: Int { qos.rawValue }
 
     init(label: String, qos: QoS, target: QueueCore?, isMain: Bool) {
+        itemsStorage.initialize(to: EngineRing())
+        suspendStorage.initialize(to: 0)
         self.label = label
         self.qos = qos
         self.target = target
@@ -63,6 +79,9 @@ class QueueCore: @unchecked Sendable {
 
     deinit {
         word.deallocate()
+        itemsStorage.deinitialize(count: 1)
+        itemsStorage.deallocate()
+        suspendStorage.deallocate()
     }
 
     var isSerial: Bool { true }
@@ -137,16 +156,14 @@ class QueueCore: @unchecked Sendable {
             next = level.target
         }
         defer {
-            var chain: [QueueCore] = []
-            chain.reserveCapacity(acquired)
-            var level: QueueCore? = self
-            while let current = level {
-                chain.append(current)
-                level = current.target
-            }
-            for index in stride(from: chain.count - 1, through: 0, by: -1) {
+            // Release deepest first, without allocating: walk down from self for each level (chains are short).
+            var remaining = acquired
+            while remaining > 0 {
+                remaining -= 1
+                var level: QueueCore = self
+                for _ in 0..<remaining { level = level.target! }
                 context.pop()
-                chain[index].releaseSync(barrier: index == 0 ? barrier : false)
+                level.releaseSync(barrier: remaining == 0 ? barrier : false)
             }
         }
         return try body()
@@ -154,7 +171,10 @@ class QueueCore: @unchecked Sendable {
 
     /// `sync` by handing the closure to the queue and waiting (for queues whose work must run on the main thread).
     final func relaySync<R>(
-        _ context: EngineContext, barrier: Bool, _ body: () throws -> R, rescue: (any Error) throws -> R
+        _ context: EngineContext,
+        barrier: Bool,
+        _ body: () throws -> R,
+        rescue: (any Error) throws -> R
     ) rethrows -> R {
         _ = checkDeadlock(context, requested: self, barrier: barrier)
         typealias Slot = (work: (() throws -> R)?, result: Result<R, any Error>?)
@@ -246,7 +266,11 @@ enum QueueState {
 
 /// Prints a deadlock diagnosis to stderr and stops the program.
 func diagnoseDeadlock(
-    _ held: QueueCore, requested: QueueCore, frame: EngineFrame, barrier: Bool, _ context: EngineContext
+    _ held: QueueCore,
+    requested: QueueCore,
+    frame: EngineFrame,
+    barrier: Bool,
+    _ context: EngineContext
 ) -> Never {
     let kind = barrier ? "sync(flags: .barrier)" : "sync"
     var message = "Threading: deadlock: \(kind) onto queue '\(requested.label)'"

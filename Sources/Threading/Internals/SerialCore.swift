@@ -17,16 +17,32 @@ import CThreading
 /// pool (or on the target queue, or the main thread for the main queue).
 final class SerialCore: QueueCore, @unchecked Sendable {
     let isMain: Bool
-    /// The drainer's batch ring; only touched by the drain-lock owner.
-    private var spare = EngineRing<QueueItem>()
+    /// 1 while a drain sits on the pool unstarted: the worker that runs it, or a `sync` waiter that would wait for
+    /// it, claims it by exchanging 1 for 0 — exactly one of them drains.
+    let drainClaim = EngineWord.allocate()
+    /// The drainer's batch ring; only touched by the drain-lock owner (addressor: no exclusivity checks).
+    private let spareStorage = UnsafeMutablePointer<EngineRing<QueueItem>>.allocate(capacity: 1)
+    private var spare: EngineRing<QueueItem> {
+        unsafeAddress { UnsafePointer(spareStorage) }
+        unsafeMutableAddress { spareStorage }
+    }
     /// Items a drain runs before yielding the worker to other queues that wait for one.
     static let batch = 64
+    /// Rounds a drain lingers for more items before it releases the queue.
+    static let lingerRounds = 16
     /// The most items one drain takes from the queue per lock round trip.
     static let maxBatch = 256
 
     init(label: String, qos: QoS, target: QueueCore?, main isMain: Bool = false) {
         self.isMain = isMain
+        spareStorage.initialize(to: EngineRing())
         super.init(label: label, qos: qos, target: target, isMain: isMain)
+    }
+
+    deinit {
+        drainClaim.deallocate()
+        spareStorage.deinitialize(count: 1)
+        spareStorage.deallocate()
     }
 
     // MARK: Fast paths
@@ -96,7 +112,14 @@ final class SerialCore: QueueCore, @unchecked Sendable {
             return
         }
         lock.unlock()
-        if takeOver { scheduleDrain() }
+        if !isMain && target == nil && (takeOver || drainClaim.compareExchange(1, 0).exchanged) {
+            // We hold the drain lock (taken now, or a drain that sat unstarted on the pool, claimed from it): run
+            // the items queued ahead of us on this thread — we would wait for exactly them — until our own turn.
+            drain(context, untilGranted: true)
+            if context.pointee.parker.load() == 1 { return }
+        } else if takeOver {
+            scheduleDrain()
+        }
         if isMain && context.pointee.isMainThread {
             // Only the main thread drains the main queue: run the earlier main-queue work here until our turn.
             while context.pointee.parker.load() != 1 {
@@ -170,8 +193,14 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         } else if let target {
             target.enqueue(.childDrain(self))
         } else {
+            drainClaim.store(1)
             Engine.shared.submit(.drain(self), lane: lane)
         }
+    }
+
+    /// Runs a drain the pool scheduled, unless a sync waiter claimed it first (then it has run or is running).
+    func runScheduledDrain(_ context: EngineContext) {
+        if drainClaim.compareExchange(1, 0).exchanged { drain(context) }
     }
 
     override func didResume() {
@@ -197,13 +226,21 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     /// ring (no copy, no allocation in steady state), so producers and the drainer rarely meet on the lock. When the
     /// drain must stop early (a sync waiter's turn, a suspension, the fairness batch limit), the items not yet run go
     /// back to the front of the queue.
-    func drain(_ context: EngineContext) {
+    /// With `untilGranted`, the caller is a sync waiter draining on its own thread: no yielding or lingering (it
+    /// stops at its own waiter entry, which grants it the queue).
+    func drain(_ context: EngineContext, untilGranted: Bool = false) {
         context.push(self, exclusive: true, entry: true)
         var count = 0
+        var lingered = false
         outer: while true {
             lock.lock()
             if suspendCount > 0 || items.isEmpty {
+                let suspended = suspendCount > 0
                 lock.unlock()
+                if !suspended && !lingered && !isMain && !untilGranted && linger() {
+                    lingered = true
+                    continue
+                }
                 break
             }
             if items.count <= SerialCore.maxBatch {
@@ -226,7 +263,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
                     putBack()
                     break outer
                 }
-                if count >= SerialCore.batch && !isMain && Engine.shared.hasPendingWork {
+                if count >= SerialCore.batch && !isMain && !untilGranted && Engine.shared.hasPendingWork {
                     putBack()
                     if word.load() & QueueState.hasItems != 0 {
                         // Yield the worker to other queues; keep the drain lock and come back at the lane's tail.
@@ -240,6 +277,18 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         }
         context.pop()
         releaseSlow()
+    }
+
+    /// Before giving the queue up, waits a moment (yielding the CPU) for a producer's next item, when no other work
+    /// waits for a worker: a steady producer then feeds one long drain instead of paying a pool round trip per
+    /// burst. Returns whether an item arrived.
+    private func linger() -> Bool {
+        for round in 0..<SerialCore.lingerRounds {
+            if word.load() & QueueState.hasItems != 0 { return true }
+            if Engine.shared.hasPendingWork { return false }
+            if round >= 2 { _ = cthr_thread_yield() }
+        }
+        return word.load() & QueueState.hasItems != 0
     }
 
     /// Returns the batch's unrun items to the front of the queue. Drain lock held.

@@ -188,6 +188,7 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
     /// Waits until the queue holds no jobs, or `timeout` passed.
     ///
     /// Jobs added meanwhile are waited for too. On a pool worker, the wait lets the pool start another worker.
+    /// Called from one of this queue's own jobs it waits for that job as well, so it can only time out.
     ///
     /// - Parameter timeout: The longest wait; nil waits as long as needed.
     /// - Returns: True when the queue was empty, false on timeout.

@@ -31,10 +31,17 @@ public struct QueueEngineStatistics: Sendable, Hashable {
         let engine = Engine.shared
         let snapshot = engine.snapshot()
         return QueueEngineStatistics(
-            threads: snapshot.threads, peakThreads: snapshot.peakThreads, running: snapshot.running,
-            blocked: snapshot.blocked, pending: snapshot.pending, idle: snapshot.idle, maxThreads: engine.maxThreads,
-            cores: engine.cores, niceChanges: engine.niceChanges.load(ordering: .relaxed),
-            niceRefusals: engine.niceRefusals.load(ordering: .relaxed))
+            threads: snapshot.threads,
+            peakThreads: snapshot.peakThreads,
+            running: snapshot.running,
+            blocked: snapshot.blocked,
+            pending: snapshot.pending,
+            idle: snapshot.idle,
+            maxThreads: engine.maxThreads,
+            cores: engine.cores,
+            niceChanges: engine.niceChanges.load(ordering: .relaxed),
+            niceRefusals: engine.niceRefusals.load(ordering: .relaxed)
+        )
     }
 
     /// Restarts ``peakThreads`` from the current thread count.

@@ -20,7 +20,9 @@ public final class QueueTimer: Sendable {
     ///   - interval: Time between firings; nil for a one-shot timer. Must be positive.
     ///   - handler: The closure submitted at each firing.
     public init(
-        queue: any WorkQueue, delay: Duration, repeating interval: Duration? = nil,
+        queue: any WorkQueue,
+        delay: Duration,
+        repeating interval: Duration? = nil,
         handler: @escaping @Sendable () -> Void
     ) {
         let core = queue.engineCore
