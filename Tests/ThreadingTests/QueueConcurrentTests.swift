@@ -81,7 +81,7 @@ import Testing
         let queue = ConcurrentQueue(label: "concurrent.barrier.order")
         let finishedBefore = Atomic<Int>(0)
         let startedAfter = Atomic<Int>(0)
-        let barrierSaw = Mutex<(Int, Int)>((-1, -1))
+        let barrierSaw = QueueTestLocked<(Int, Int)>((-1, -1))
         let group = WorkGroup()
         for _ in 0..<8 {
             queue.async(group: group) {

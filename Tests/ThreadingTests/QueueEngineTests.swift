@@ -28,6 +28,26 @@ import Testing
         #expect(QueueEngineStatistics.current.threads <= QueueEngineStatistics.current.maxThreads)
     }
 
+    /// The same with `Semaphore.wait`, which tells the engine it blocks.
+    @Test func mutuallyWaitingQueuesOnASemaphoreAllRun() {
+        let count = 32
+        let queues = (0..<count).map { SerialQueue(label: "engine.semaphore.\($0)") }
+        let gate = Semaphore(value: 0)
+        let arrived = Atomic<Int>(0)
+        let succeeded = Atomic<Int>(0)
+        let finished = WorkGroup()
+        for queue in queues {
+            queue.async(group: finished) {
+                if arrived.add(1, ordering: .relaxed).newValue == count {
+                    for _ in 0..<count { gate.signal() }
+                }
+                if gate.wait(timeout: .seconds(20)) { succeeded.add(1, ordering: .relaxed) }
+            }
+        }
+        #expect(finished.wait(timeout: .seconds(30)))
+        #expect(succeeded.load(ordering: .relaxed) == count)
+    }
+
     /// The same with waits the engine cannot see (polling a flag): the monitor grows the pool.
     @Test func mutuallyWaitingQueuesWithForeignWaitsAllRun() {
         let count = 16
@@ -101,7 +121,7 @@ import Testing
 
     /// Lane workers run at the lane's nice value where the system allows it (refusals are counted instead).
     @Test func laneWorkersUseTheLaneNiceValue() {
-        let nice = Mutex<Int32>(99)
+        let nice = QueueTestLocked<Int32>(99)
         let ran = QueueGate()
         SerialQueue(label: "engine.nice", qos: .background).async {
             var value: Int32 = 0
@@ -222,7 +242,7 @@ import Testing
         #expect(grandchild.sync { key.current } == "child")
         #expect(root.sync { key.current } == "root")
         // Async work sees the same.
-        let seen = Mutex<String?>(nil)
+        let seen = QueueTestLocked<String?>(nil)
         let ran = QueueGate()
         grandchild.async {
             seen.withLock { $0 = key.current }

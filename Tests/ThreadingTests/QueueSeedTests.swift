@@ -116,10 +116,10 @@ import Testing
             let key = QueueKey<String>()
             MainQueue.shared.setSpecific(key, "main")
             let serial = SerialQueue(label: "seed.003.serial")
-            results.append(MainQueue.isMainThread ? 1 : -1)
+            results.append(EngineThread.isMainThread ? 1 : -1)
             results.append(MainQueue.shared.isCurrent ? -2 : 2)  // top-level code is on no queue
             serial.sync {
-                results.append(MainQueue.isMainThread ? 3 : -3)  // the closure runs on the calling (main) thread
+                results.append(EngineThread.isMainThread ? 3 : -3)  // the closure runs on the calling (main) thread
                 results.append(MainQueue.shared.isCurrent ? -4 : 4)  // ... on behalf of `serial`, not the main queue
                 results.append(serial.isCurrent ? 5 : -5)
                 results.append(key.current == nil ? 6 : -6)  // the RxSwift/isMainQueue idiom says "not main"
@@ -138,18 +138,18 @@ import Testing
             MainQueue.shared.setSpecific(key, "main")
             let child = SerialQueue(label: "seed.000.child", target: MainQueue.shared)
             MainQueue.shared.async {
-                log.append(MainQueue.isMainThread ? 1 : -1)
+                log.append(EngineThread.isMainThread ? 1 : -1)
                 log.append(MainQueue.shared.isCurrent ? 2 : -2)
                 log.append(key.current == "main" ? 3 : -3)
             }
             child.async {
-                log.append(MainQueue.isMainThread ? 4 : -4)
+                log.append(EngineThread.isMainThread ? 4 : -4)
                 log.append(key.current == "main" ? 5 : -5)
                 log.append(MainQueue.shared.isCurrent ? 6 : -6)
             }
             let background = SerialQueue(label: "seed.000.background")
             background.async {
-                let onMain = MainQueue.shared.sync { MainQueue.isMainThread && MainQueue.shared.isCurrent }
+                let onMain = MainQueue.shared.sync { EngineThread.isMainThread && MainQueue.shared.isCurrent }
                 log.append(onMain ? 7 : -7)
             }
             let deadline = ContinuousClock.now + .seconds(10)

@@ -241,7 +241,7 @@ import Testing
         let queue = SerialQueue(label: "serial.after")
         let start = ContinuousClock.now
         let ran = QueueGate()
-        let elapsed = Mutex<Duration>(.zero)
+        let elapsed = QueueTestLocked<Duration>(.zero)
         queue.asyncAfter(delay: .milliseconds(50)) {
             elapsed.withLock { $0 = ContinuousClock.now - start }
             ran.open()

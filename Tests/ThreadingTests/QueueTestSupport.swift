@@ -10,7 +10,7 @@ import Testing
 
 /// An append-only log shared by threads ("print" of the seed scenarios).
 final class QueueLog: Sendable {
-    private let entries = Mutex<[Int]>([])
+    private let entries = QueueTestLocked<[Int]>([])
 
     func append(_ value: Int) { entries.withLock { $0.append(value) } }
 
@@ -96,5 +96,20 @@ func queueTestOnDesignatedMainThread(_ body: @escaping @Sendable () -> Void) {
         EngineThread.designateMainForTesting()
         body()
         EngineThread.undesignateMainForTesting()
+    }
+}
+
+/// A value behind the engine's lock. (The tests avoid `Synchronization.Mutex`: on Linux it is a futex driven by
+/// uninstrumented standard-library atomics, so ThreadSanitizer reports the data it guards as racing.)
+final class QueueTestLocked<Value>: @unchecked Sendable {
+    private let lock = EngineLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<R>(_ body: (inout Value) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
     }
 }

@@ -24,6 +24,9 @@ import Musl
 /// Traps: a negative initial value or one above ``maximumValue`` (a programming error, like
 /// `DispatchSemaphore(value: -1)`: there is nothing to recover), and ``signal()`` beyond ``maximumValue``.
 ///
+/// On a pool worker of the queue engine, a wait that has to block gives the worker's slot up meanwhile (so the pool
+/// grows and queued work keeps running), like the engine's own waits.
+///
 /// A reference type and `Sendable`: `sem_t` synchronizes itself.
 public final class Semaphore: @unchecked Sendable {
     let sem: UnsafeMutablePointer<cthr_sem_t>
@@ -59,7 +62,8 @@ public final class Semaphore: @unchecked Sendable {
     ///
     /// The corresponding C function is `sem_wait`.
     public func wait() {
-        let code = cthr_sem_wait(sem)
+        if cthr_sem_trywait(sem) == 0 { return }
+        let code = Engine.blocking { cthr_sem_wait(sem) }
         require(code == 0, "Semaphore.wait(): sem_wait failed with \(errnoName(code))")
     }
 
@@ -70,7 +74,9 @@ public final class Semaphore: @unchecked Sendable {
     ///
     /// The corresponding C function is `sem_clockwait` with `CLOCK_MONOTONIC`.
     public func wait(timeout: Duration) -> Bool {
-        let code = cthr_sem_timedwait(sem, monotonicDeadline(after: timeout))
+        if cthr_sem_trywait(sem) == 0 { return true }
+        let deadline = monotonicDeadline(after: timeout)
+        let code = Engine.blocking { cthr_sem_timedwait(sem, deadline) }
         if code == ETIMEDOUT { return false }
         require(code == 0, "Semaphore.wait(timeout:): sem_clockwait failed with \(errnoName(code))")
         return true

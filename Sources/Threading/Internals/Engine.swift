@@ -61,7 +61,7 @@ final class EngineWorker: @unchecked Sendable {
 ///   (``willBlock(_:)``), so another worker is woken or created while work is pending. Blocking the engine cannot
 ///   see (a foreign lock, `sleep`) is caught by a monitor thread: every 10 ms, if work is pending, every slot is
 ///   busy and no unit finished since the last tick, it grants one extra slot.
-/// - Threads are capped at ``maxThreads`` = `max(64, 4 × cores + 32)`: enough for 32 tasks that all wait for each
+/// - Threads are capped at ``maxThreads`` = `max(40, 4 × cores + 32)`: enough for 32 tasks that all wait for each
 ///   other plus the cores' worth of runnable work, yet bounded (libdispatch makes one thread per blocked serial
 ///   queue). Idle workers above `cores` exit after ``idleTimeout``.
 final class Engine: @unchecked Sendable {
@@ -99,7 +99,7 @@ final class Engine: @unchecked Sendable {
 
     init() {
         cores = Int(cthr_cpu_count())
-        maxThreads = Swift.max(64, 4 * cores + 32)
+        maxThreads = Swift.max(40, 4 * cores + 32)
         // fork(): the child gets a working (empty) pool. See `forkChild()`. If registration fails (ENOMEM), a
         // forked child's first submission may wait forever, as with libdispatch.
         _ = pthread_atfork(
@@ -375,6 +375,18 @@ final class Engine: @unchecked Sendable {
     static func willBlock(_ context: EngineContext) {
         guard let worker = context.pointee.worker?.takeUnretainedValue() else { return }
         shared.workerWillBlock(worker)
+    }
+
+    /// Runs a blocking wait (`body`) so that a pool worker running it gives its slot up meanwhile: the hook for
+    /// blocking primitives outside the queue engine (`Semaphore.wait`). Free on threads that are not pool workers
+    /// (one TSD lookup).
+    @inline(__always)
+    static func blocking<R>(_ body: () -> R) -> R {
+        let context = EngineThread.current
+        guard context.pointee.worker != nil else { return body() }
+        willBlock(context)
+        defer { didUnblock(context) }
+        return body()
     }
 
     /// Called after such a wait returns.

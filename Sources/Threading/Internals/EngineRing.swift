@@ -1,57 +1,66 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-/// A growable FIFO ring buffer (amortised O(1) append and removal at the front), used for queue items and pool lanes.
+/// A growable FIFO ring buffer (amortised O(1) append and removal at both ends) in manually managed memory, used
+/// for queue items and pool lanes.
 ///
-/// A value type guarded by its owner's lock.
+/// Manual memory instead of an `Array` keeps the per-item cost of the queue engine's hottest loop (enqueue, drain)
+/// free of uniqueness and bounds checks. The ring owns its buffer: it must be moved or swapped, never copied while
+/// non-empty, and its owner calls ``release()`` once (the engine keeps every ring in fixed storage). Guarded by its
+/// owner's lock.
 struct EngineRing<Element> {
-    private var storage: [Element?] = []
+    private var buffer: UnsafeMutablePointer<Element>?
+    private var capacity = 0
     private var head = 0
     private(set) var count = 0
 
+    init() {}
+
     var isEmpty: Bool { count == 0 }
 
-    var first: Element? { count == 0 ? nil : storage[head] }
+    var first: Element? { count == 0 ? nil : buffer![head] }
 
-    /// The element `offset` places from the front.
+    /// The element `offset` places from the front (`offset < count`).
     subscript(offset: Int) -> Element {
-        storage[(head + offset) & (storage.count - 1)]!
+        buffer![(head &+ offset) & (capacity &- 1)]
     }
 
+    @inline(__always)
     mutating func append(_ element: Element) {
-        if count == storage.count { grow() }
-        storage[(head + count) & (storage.count - 1)] = element
-        count += 1
+        if count == capacity { grow() }
+        (buffer! + ((head &+ count) & (capacity &- 1))).initialize(to: element)
+        count &+= 1
     }
 
+    @inline(__always)
     mutating func popFirst() -> Element? {
         guard count > 0 else { return nil }
-        let element = storage[head]
-        storage[head] = nil
-        head = (head + 1) & (storage.count - 1)
-        count -= 1
+        let element = (buffer! + head).move()
+        head = (head &+ 1) & (capacity &- 1)
+        count &-= 1
         return element
     }
 
     /// Inserts `element` before the first element.
     mutating func pushFront(_ element: Element) {
-        if count == storage.count { grow() }
-        head = (head - 1) & (storage.count - 1)
-        storage[head] = element
-        count += 1
+        if count == capacity { grow() }
+        head = (head &- 1) & (capacity &- 1)
+        (buffer! + head).initialize(to: element)
+        count &+= 1
     }
 
     /// Moves every element of `other` in front of this ring's elements, in order (other ends empty).
     /// - Complexity: O(`other.count`).
     mutating func prepend(_ other: inout EngineRing<Element>) {
-        var offset = other.count - 1
-        while offset >= 0 {
-            pushFront(other[offset])
-            offset -= 1
+        while other.count > 0 {
+            let last = (other.head &+ other.count &- 1) & (other.capacity &- 1)
+            pushFront((other.buffer! + last).move())
+            other.count &-= 1
         }
-        while other.popFirst() != nil {}
+        other.head = 0
     }
 
+    /// Removes and returns every element, in order.
     mutating func removeAll() -> [Element] {
         var result: [Element] = []
         result.reserveCapacity(count)
@@ -59,13 +68,26 @@ struct EngineRing<Element> {
         return result
     }
 
+    /// Destroys the remaining elements and frees the buffer (the ring is empty and reusable afterwards).
+    mutating func release() {
+        while popFirst() != nil {}
+        buffer?.deallocate()
+        buffer = nil
+        capacity = 0
+        head = 0
+    }
+
     private mutating func grow() {
-        let newCapacity = Swift.max(16, storage.count * 2)
-        var newStorage = [Element?](repeating: nil, count: newCapacity)
-        for index in 0..<count {
-            newStorage[index] = storage[(head + index) & (storage.count - 1)]
+        let newCapacity = Swift.max(16, capacity * 2)
+        let newBuffer = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+        var index = 0
+        while index < count {
+            (newBuffer + index).moveInitialize(from: buffer! + ((head &+ index) & (capacity &- 1)), count: 1)
+            index &+= 1
         }
-        storage = newStorage
+        buffer?.deallocate()
+        buffer = newBuffer
+        capacity = newCapacity
         head = 0
     }
 }

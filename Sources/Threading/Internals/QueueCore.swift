@@ -79,6 +79,7 @@ class QueueCore: @unchecked Sendable {
 
     deinit {
         word.deallocate()
+        itemsStorage.pointee.release()
         itemsStorage.deinitialize(count: 1)
         itemsStorage.deallocate()
         suspendStorage.deallocate()

@@ -41,6 +41,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
 
     deinit {
         drainClaim.deallocate()
+        spareStorage.pointee.release()
         spareStorage.deinitialize(count: 1)
         spareStorage.deallocate()
     }

@@ -8,6 +8,9 @@
 /// (readers `sync`, writers barrier). On an idle queue a non-barrier `sync` is one compare-and-swap adding a
 /// reader; a barrier `sync` on an idle queue is one compare-and-swap taking it exclusively.
 ///
+/// A `sync` caller that would wait for a started async barrier (or is queued behind a started async item) may run
+/// that item itself instead of waiting for a pool worker to wake; async work has no promised thread.
+///
 /// A non-barrier `sync` from inside the same queue runs at once (it cannot wait behind a pending barrier that waits
 /// for the caller). A barrier `sync` from inside the same queue, or any `sync` from inside one of its barriers,
 /// stops the program with a deadlock diagnostic naming the queue and the thread.
@@ -79,7 +82,10 @@ public final class ConcurrentQueue: WorkQueue {
     /// - Throws: What `work` threw.
     @inlinable
     public func sync<Result>(execute work: () throws -> Result) rethrows -> Result {
-        try _sync(barrier: false, work)
+        // Non-generic engine side (see `SerialQueue.sync`).
+        var result: Result?
+        try _syncVoid(barrier: false) { result = try work() }
+        return result!
     }
 
     /// Runs `work` on the calling thread; with `.barrier`, alone (after every earlier task, before later ones).
@@ -94,10 +100,16 @@ public final class ConcurrentQueue: WorkQueue {
     /// - Throws: What `work` threw.
     @inlinable
     public func sync<Result>(flags: QueueTaskFlags, execute work: () throws -> Result) rethrows -> Result {
-        try _sync(barrier: flags.contains(.barrier), work)
+        var result: Result?
+        try _syncVoid(barrier: flags.contains(.barrier)) { result = try work() }
+        return result!
     }
 
     @usableFromInline
+    func _syncVoid(barrier: Bool, _ work: () throws -> Void) rethrows {
+        try _sync(barrier: barrier, work)
+    }
+
     func _sync<Result>(barrier: Bool, _ work: () throws -> Result) rethrows -> Result {
         let context = EngineThread.current
         if core.target == nil && (barrier ? core.tryBarrierFast() : core.tryReadFast()) {

@@ -17,7 +17,7 @@ public struct QueueEngineStatistics: Sendable, Hashable {
     public let pending: Int
     /// Idle workers.
     public let idle: Int
-    /// The cap on pool threads: `max(64, 4 × cores + 32)`.
+    /// The cap on pool threads: `max(40, 4 × cores + 32)`.
     public let maxThreads: Int
     /// The core count the pool is sized from (`cthr_cpu_count()`).
     public let cores: Int

@@ -6,7 +6,8 @@
 /// The timer thread keeps every deadline in one heap and only enqueues the handler when a deadline passes, so a
 /// slow handler delays nothing but its own queue. A repeating timer whose handler falls behind coalesces missed
 /// firings (it fires at the next multiple of its interval). ``cancel()`` stops future firings (a handler already
-/// submitted still runs).
+/// submitted still runs). Keep a reference while the timer should run: releasing the last reference cancels it
+/// (as releasing a `DispatchSourceTimer` does).
 ///
 /// Reference semantics; `Sendable`: its state is the engine's timer entry, which synchronises itself.
 public final class QueueTimer: Sendable {

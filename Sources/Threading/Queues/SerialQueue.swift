@@ -12,6 +12,10 @@
 /// hanging: `sync` onto a queue the calling thread is already executing (directly, through a chain such as
 /// `a.sync { b.sync { a.sync { } } }`, or through target queues).
 ///
+/// Async tasks run on pool workers — or on a thread blocked in `sync` right behind them: a `sync` caller that finds
+/// earlier async tasks not yet started runs them itself (it would wait for exactly them), which saves a worker
+/// wake-up per round trip. Like libdispatch, the engine promises no particular thread for async work.
+///
 /// A queue released with pending tasks stays alive until they ran. Releasing a *suspended* queue that still has
 /// work traps, because that work could never run (libdispatch crashes in that case too).
 ///
@@ -72,10 +76,18 @@ public final class SerialQueue: WorkQueue {
     /// - Throws: What `work` threw.
     @inlinable
     public func sync<Result>(execute work: () throws -> Result) rethrows -> Result {
-        try _sync(work)
+        // The engine side is not generic (`_syncVoid`), so callers in other modules get the optimised fast path
+        // instead of an unspecialised generic one; the result travels through a specialised local.
+        var result: Result?
+        try _syncVoid { result = try work() }
+        return result!
     }
 
     @usableFromInline
+    func _syncVoid(_ work: () throws -> Void) rethrows {
+        try _sync(work)
+    }
+
     func _sync<Result>(_ work: () throws -> Result) rethrows -> Result {
         let context = EngineThread.current
         if core.target == nil && core.tryAcquireFast() {

@@ -37,7 +37,7 @@ extension WorkQueue {
     /// (directly or through a chain of targets).
     ///
     /// Inside `sync` the current queue is the queue synced onto, whatever the thread: on the main thread inside
-    /// `serial.sync { }`, ``MainQueue/isMainThread`` is true while `MainQueue.shared.isCurrent` is false.
+    /// `serial.sync { }`, ``PosixThread/isMainThread`` is true while `MainQueue.shared.isCurrent` is false.
     public var isCurrent: Bool { engineCore.isCurrent }
 
     /// Submits `work` and counts it in `group` until it finished.
