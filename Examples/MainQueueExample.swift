@@ -17,7 +17,7 @@ let mainQueueExample = Example(
     @Sendable func report(_ place: String) {
         let marked = isMainKey.current ?? false
         print(
-            "\(place.padding(34))isMainThread=\(MainQueue.isMainThread) mainQueue.isCurrent="
+            "\(place.padding(34))isMainThread=\(PosixThread.isMainThread) mainQueue.isCurrent="
                 + "\(MainQueue.shared.isCurrent) key=\(marked)"
         )
     }
