@@ -59,6 +59,43 @@ import Testing
         }
     }
 
+    // MARK: Locks
+
+    /// A negative or zero timeout on a lock another thread holds returns `false` at once (a `try`), for every lock
+    /// with a timed variant; the locks stay usable.
+    @Test func nonPositiveTimeoutsOnAHeldLockFail() throws {
+        let mutex = MutexLock(name: "held")
+        let recursive = RecursiveLock(name: "held")
+        let rw = ReadWriteLock(name: "held")
+        let holding = Semaphore()
+        let release = Semaphore()
+        let holder = try PosixThread {
+            mutex.lock()
+            recursive.lock()
+            rw.writeLock()
+            holding.signal()
+            _ = release.wait(timeout: .seconds(20))
+            rw.unlock()
+            recursive.unlock()
+            mutex.unlock()
+        }
+        #expect(holding.wait(timeout: .seconds(20)))
+        for timeout: Duration in [.seconds(-1), .nanoseconds(-1), .zero] {
+            #expect(!mutex.lock(timeout: timeout))
+            #expect(!recursive.lock(timeout: timeout))
+            #expect(!rw.writeLock(timeout: timeout))
+            #expect(!rw.readLock(timeout: timeout))
+        }
+        release.signal()
+        holder.join()
+        #expect(mutex.lock(timeout: Self.huge))
+        mutex.unlock()
+        #expect(recursive.lock(timeout: Self.huge))
+        recursive.unlock()
+        #expect(rw.writeLock(timeout: Self.huge))
+        rw.unlock()
+    }
+
     // MARK: Conditions
 
     @Test func negativeAndHugeTimeoutsOnConditions() {
