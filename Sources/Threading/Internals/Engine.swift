@@ -103,9 +103,19 @@ final class Engine: @unchecked Sendable {
         // fork(): the child gets a working (empty) pool. See `forkChild()`. If registration fails (ENOMEM), a
         // forked child's first submission may wait forever, as with libdispatch.
         _ = pthread_atfork(
-            { EngineTimer.shared.forkPrepare(); Engine.shared.lock.lock() },
-            { Engine.shared.lock.unlock(); EngineTimer.shared.forkParent() },
-            { Engine.shared.forkChild(); EngineTimer.shared.forkChild() })
+            {
+                EngineTimer.shared.forkPrepare()
+                Engine.shared.lock.lock()
+            },
+            {
+                Engine.shared.lock.unlock()
+                EngineTimer.shared.forkParent()
+            },
+            {
+                Engine.shared.forkChild()
+                EngineTimer.shared.forkChild()
+            }
+        )
     }
 
     /// In a forked child (one thread, the engine lock held by `prepare`): none of the parent's pool, monitor or

@@ -83,3 +83,16 @@ func faultLog(_ message: String) {
         _ = write(2, bytes.baseAddress, bytes.count - 1)
     }
 }
+
+/// Whether this process runs under ThreadSanitizer without `die_after_fork=0` in `TSAN_OPTIONS`: TSan then kills a
+/// child forked from a multi-threaded process as soon as it starts a thread (exit code 66, "starting new threads
+/// after multi-threaded fork is not supported"), so the fork-based fault tests cannot run. `.ci/run` should pass
+/// `die_after_fork=0`; with it, both tests run (and pass) under TSan.
+let faultForkBlockedBySanitizer: Bool = {
+    guard dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil else { return false }
+    let options =
+        getenv("TSAN_OPTIONS").map {
+            String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self)
+        } ?? ""
+    return !options.contains("die_after_fork=0")
+}()

@@ -81,7 +81,10 @@ import Testing
             let semaphore = Semaphore(value: Semaphore.maximumValue)
             semaphore.signal()
         }
-        #expect(Self.text(result).contains("Semaphore.signal(): sem_post failed with EOVERFLOW"), "\(Self.text(result))")
+        #expect(
+            Self.text(result).contains("Semaphore.signal(): sem_post failed with EOVERFLOW"),
+            "\(Self.text(result))"
+        )
     }
 
     // MARK: RCU

@@ -118,7 +118,8 @@ import Testing
 
         let monitor = Monitor(0)
         #expect(!monitor.wait(until: { $0 > 0 }, timeout: .seconds(-1)))
-        #expect(monitor.withLock(when: { $0 > 0 }, timeout: .nanoseconds(-1)) { $0 } == nil)
+        let read: Int? = monitor.withLock(when: { $0 > 0 }, timeout: .nanoseconds(-1), { $0 })
+        #expect(read == nil)
         #expect(monitor.wait(until: { $0 == 0 }, timeout: .seconds(-1)))  // already true: no wait needed
         #expect(monitor.wait(until: { $0 == 0 }, timeout: Self.huge))
     }

@@ -52,7 +52,8 @@ extension TortureTests {
                 }
                 #expect(
                     ok && all,
-                    "\(mix), width \(width): \(done.load(ordering: .relaxed)) of \(submitted.load(ordering: .relaxed)) ran")
+                    "\(mix), width \(width): \(done.load(ordering: .relaxed)) of \(submitted.load(ordering: .relaxed)) ran"
+                )
                 _ = Torture.waitUntil(seconds: 0.02) { false }  // nothing may run twice either
                 #expect(done.load(ordering: .relaxed) == submitted.load(ordering: .relaxed))
                 ran += done.load(ordering: .relaxed)

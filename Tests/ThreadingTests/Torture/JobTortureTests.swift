@@ -36,22 +36,27 @@ extension TortureTests {
                 if figures.violations > 0 { break }
             }
             Torture.report(
-                "jobs", seed: seed,
+                "jobs",
+                seed: seed,
                 [
                     "dags": rounds, "jobs": totals.jobs, "edges": totals.edges, "cancels": totals.cancels,
                     "throwing": totals.failures, "refused-cycles": totals.cycles, "bodies-run": totals.ran,
                     "violations": totals.violations,
-                ])
+                ]
+            )
         }
 
         // swift-format-ignore: NeverForceUnwrap
         func runDAG(
-            seed: UInt64, jobs count: Int
+            seed: UInt64,
+            jobs count: Int
         ) -> (jobs: Int, edges: Int, cancels: Int, failures: Int, cycles: Int, ran: Int, violations: Int) {
             var random = TortureRandom(seed: seed)
             let violations = TortureViolations()
             let widths = [1, 2, 4, JobQueue.unlimited]
-            let queues = widths.enumerated().map { JobQueue(name: "torture.jobs.\($0.offset)", maxConcurrentJobs: $0.element) }
+            let queues = widths.enumerated().map {
+                JobQueue(name: "torture.jobs.\($0.offset)", maxConcurrentJobs: $0.element)
+            }
             let running = queues.map { _ in TortureCell() }
             let runs = (0..<count).map { _ in TortureCell() }
             let throwing = (0..<count).map { _ in random.chance(5) }
@@ -77,7 +82,9 @@ extension TortureTests {
                         if state == .failed {
                             let error = dependency.error as? TortureJobError
                             if error == nil || "t\(error!.index)" != dependency.name {
-                                violations.record("\(dependency.name) failed with \(String(describing: dependency.error))")
+                                violations.record(
+                                    "\(dependency.name) failed with \(String(describing: dependency.error))"
+                                )
                             }
                         }
                     }
@@ -155,12 +162,18 @@ extension TortureTests {
                 }
                 switch state {
                 case .finished:
-                    if runCount != 1 || throwing[index] { violations.record("t\(index) finished after \(runCount) runs") }
+                    if runCount != 1 || throwing[index] {
+                        violations.record("t\(index) finished after \(runCount) runs")
+                    }
                 case .failed:
-                    if runCount != 1 || !throwing[index] { violations.record("t\(index) failed after \(runCount) runs") }
+                    if runCount != 1 || !throwing[index] {
+                        violations.record("t\(index) failed after \(runCount) runs")
+                    }
                     if (job.error as? TortureJobError)?.index != index { violations.record("t\(index): wrong error") }
                 case .cancelled:
-                    if !cancelled.contains(index) { violations.record("t\(index) cancelled though nobody cancelled it") }
+                    if !cancelled.contains(index) {
+                        violations.record("t\(index) cancelled though nobody cancelled it")
+                    }
                     if runCount > 1 { violations.record("t\(index) ran \(runCount) times") }
                 default:
                     break

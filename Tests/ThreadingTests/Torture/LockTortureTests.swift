@@ -27,7 +27,8 @@ struct TortureLock: Sendable, CustomStringConvertible {
         switch name {
         case "MutexLock.normal", "MutexLock.errorChecking", "MutexLock.priorityInheriting":
             let kind: MutexLock.Kind =
-                name.hasSuffix("normal") ? .normal : name.hasSuffix("errorChecking") ? .errorChecking : .priorityInheriting
+                name.hasSuffix("normal")
+                ? .normal : name.hasSuffix("errorChecking") ? .errorChecking : .priorityInheriting
             let lock = try MutexLock(kind: kind, name: name)
             return TortureLock(
                 description: name,
@@ -51,7 +52,9 @@ struct TortureLock: Sendable, CustomStringConvertible {
                     default:
                         lock.withLock { body() }
                     }
-                }, shared: nil)
+                },
+                shared: nil
+            )
         case "RecursiveLock":
             let lock = RecursiveLock(name: name)
             return TortureLock(
@@ -78,7 +81,9 @@ struct TortureLock: Sendable, CustomStringConvertible {
                     default:
                         lock.withLock { body() }
                     }
-                }, shared: nil)
+                },
+                shared: nil
+            )
         case "ReadWriteLock", "ReadWriteLock.preferWriters":
             let lock = ReadWriteLock(name: name, preferWriters: name.hasSuffix("preferWriters"))
             return TortureLock(
@@ -124,7 +129,8 @@ struct TortureLock: Sendable, CustomStringConvertible {
                     default:
                         lock.withReadLock { body() }
                     }
-                })
+                }
+            )
         case "SpinLock":
             let lock = SpinLock(name: name)
             return TortureLock(
@@ -145,7 +151,9 @@ struct TortureLock: Sendable, CustomStringConvertible {
                     default:
                         lock.withLock { body() }
                     }
-                }, shared: nil)
+                },
+                shared: nil
+            )
         case "Semaphore":
             let semaphore = Semaphore(value: 1)
             return TortureLock(
@@ -164,7 +172,9 @@ struct TortureLock: Sendable, CustomStringConvertible {
                     }
                     body()
                     semaphore.signal()
-                }, shared: nil)
+                },
+                shared: nil
+            )
         case "Monitor":
             let monitor = Monitor(0, name: name)
             return TortureLock(
@@ -191,7 +201,9 @@ struct TortureLock: Sendable, CustomStringConvertible {
                             monitor.withLock { _ in body() }
                         }
                     }
-                }, shared: nil)
+                },
+                shared: nil
+            )
         case "LockedValue":
             let value = LockedValue(0, name: name)
             return TortureLock(
@@ -208,7 +220,9 @@ struct TortureLock: Sendable, CustomStringConvertible {
                             PosixThread.yield()
                         }
                     }
-                }, shared: nil)
+                },
+                shared: nil
+            )
         default:
             throw ThreadingError.invalidArgument
         }
@@ -283,13 +297,15 @@ extension TortureTests {
                 #expect(progress[index].value.load(ordering: .relaxed) == quota, "\(name): thread \(index) starved")
             }
             Torture.report(
-                "lock \(name)", seed: seed,
+                "lock \(name)",
+                seed: seed,
                 [
                     "acquisitions": Self.threads * quota, "shared": sharedSections.value,
                     "refused-tries-or-timeouts": refused.value,
                     "slowest-at-first-finish": minimumShareAtFirstFinish.load(ordering: .relaxed),
                     "violations": violations.count,
-                ])
+                ]
+            )
         }
     }
 }

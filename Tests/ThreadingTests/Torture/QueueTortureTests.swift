@@ -30,7 +30,11 @@ final class TortureQueue: Sendable {
     var queue: any WorkQueue { serial ?? concurrent! }
 
     init(
-        index: Int, serial: SerialQueue?, concurrent: ConcurrentQueue?, effectiveWidth: Int, drivers: Int,
+        index: Int,
+        serial: SerialQueue?,
+        concurrent: ConcurrentQueue?,
+        effectiveWidth: Int,
+        drivers: Int,
         shape: String
     ) {
         self.index = index
@@ -79,8 +83,14 @@ extension TortureTests {
                     queue.setSpecific(key, index)
                     queues.append(
                         TortureQueue(
-                            index: index, serial: queue, concurrent: nil, effectiveWidth: 1, drivers: Self.drivers,
-                            shape: "serial, \(targetName)"))
+                            index: index,
+                            serial: queue,
+                            concurrent: nil,
+                            effectiveWidth: 1,
+                            drivers: Self.drivers,
+                            shape: "serial, \(targetName)"
+                        )
+                    )
                 } else {
                     let width = setup.chance(30) ? nil : 1 + setup.below(4)
                     let queue = ConcurrentQueue(label: "torture.concurrent.\(index)", width: width, target: target)
@@ -89,8 +99,14 @@ extension TortureTests {
                     if target === serialRoot { effective = 1 }
                     queues.append(
                         TortureQueue(
-                            index: index, serial: nil, concurrent: queue, effectiveWidth: effective,
-                            drivers: Self.drivers, shape: "concurrent width \(width.map(String.init) ?? "default"), \(targetName)"))
+                            index: index,
+                            serial: nil,
+                            concurrent: queue,
+                            effectiveWidth: effective,
+                            drivers: Self.drivers,
+                            shape: "concurrent width \(width.map(String.init) ?? "default"), \(targetName)"
+                        )
+                    )
                 }
             }
 
@@ -115,14 +131,18 @@ extension TortureTests {
                     let others = queue.running.load(ordering: .sequentiallyConsistent)
                     let inside = queue.barriers.add(1, ordering: .sequentiallyConsistent).newValue
                     if others != 0 || inside != 1 {
-                        violations.record("barrier on queue \(queue.index) ran with \(others) tasks, \(inside) barriers")
+                        violations.record(
+                            "barrier on queue \(queue.index) ran with \(others) tasks, \(inside) barriers"
+                        )
                     }
                     Torture.spin(50)
                     queue.barriers.subtract(1, ordering: .sequentiallyConsistent)
                 } else {
                     let now = queue.running.add(1, ordering: .sequentiallyConsistent).newValue
                     if now > queue.effectiveWidth {
-                        violations.record("queue \(queue.index) ran \(now) tasks at once (width \(queue.effectiveWidth))")
+                        violations.record(
+                            "queue \(queue.index) ran \(now) tasks at once (width \(queue.effectiveWidth))"
+                        )
                     }
                     if queue.barriers.load(ordering: .sequentiallyConsistent) != 0 {
                         violations.record("a task of queue \(queue.index) ran during a barrier")
@@ -130,7 +150,9 @@ extension TortureTests {
                     if let sequence {
                         let last = queue.lastSequence[driver].value.exchange(sequence, ordering: .relaxed)
                         if last >= sequence {
-                            violations.record("serial queue \(queue.index): driver \(driver) task \(sequence) after \(last)")
+                            violations.record(
+                                "serial queue \(queue.index): driver \(driver) task \(sequence) after \(last)"
+                            )
                         }
                     }
                     Torture.spin(20)
@@ -225,7 +247,8 @@ extension TortureTests {
                             QueueTimer(queue: target.queue, delay: .microseconds(500), repeating: .milliseconds(1)) {
                                 if key.current != target.index { violations.record("timer on the wrong queue") }
                                 timerFirings.add()
-                            })
+                            }
+                        )
                         if timers.count > 4 { timers.removeFirst().cancel() }
                     }
                     if op % 32 == 0 { PosixThread.yield() }
@@ -253,14 +276,16 @@ extension TortureTests {
             #expect(lost == 0 && duplicated == 0, "lost \(lost), ran twice \(duplicated)")
             #expect(violations.count == 0, "\(violations.messages)")
             Torture.report(
-                "queues", seed: seed,
+                "queues",
+                seed: seed,
                 [
                     "tasks": submitted.value, "async": opCounts[0].value, "sync": opCounts[1].value,
                     "barrier": opCounts[2].value, "group": opCounts[3].value, "suspend-resume": opCounts[4].value,
                     "work-items": opCounts[5].value, "async-after": opCounts[6].value, "timers": opCounts[7].value,
                     "timer-firings": timerFirings.value, "lost": lost, "duplicated": duplicated,
                     "violations": violations.count,
-                ])
+                ]
+            )
         }
     }
 }

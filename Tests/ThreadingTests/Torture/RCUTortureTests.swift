@@ -134,11 +134,13 @@ extension TortureTests {
             #expect(liveAfter == 0, "records never reclaimed: \(liveAfter)")
             #expect(violations.count == 0, "\(violations.messages)")
             Torture.report(
-                "rcu-value", seed: seed,
+                "rcu-value",
+                seed: seed,
                 [
                     "reads": reads.value, "updates": updates.value, "grace-periods": gracePeriods.value,
                     "unreclaimed": liveAfter, "violations": violations.count,
-                ])
+                ]
+            )
         }
 
         @Test func rcuMapTorture() {
@@ -195,7 +197,8 @@ extension TortureTests {
                                 if let problem = record.check() { violations.record(problem) }
                                 if record.generation < lastGeneration[key] {
                                     violations.record(
-                                        "key \(key): generation went back \(lastGeneration[key]) -> \(record.generation)")
+                                        "key \(key): generation went back \(lastGeneration[key]) -> \(record.generation)"
+                                    )
                                 }
                                 lastGeneration[key] = record.generation
                                 Torture.spin(hold)
@@ -225,11 +228,13 @@ extension TortureTests {
             #expect(liveAfter == 0, "records never reclaimed: \(liveAfter)")
             #expect(violations.count == 0, "\(violations.messages)")
             Torture.report(
-                "rcu-map", seed: seed,
+                "rcu-map",
+                seed: seed,
                 [
                     "reads": reads.value, "writes": writes.value, "removals": removals.value,
                     "grace-periods": gracePeriods.value, "unreclaimed": liveAfter, "violations": violations.count,
-                ])
+                ]
+            )
         }
     }
 }

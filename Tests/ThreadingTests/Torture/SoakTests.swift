@@ -14,11 +14,16 @@ func tortureResidentBytes() -> Int {
     defer { fclose(file) }
     var size = 0
     var resident = 0
-    guard withUnsafeMutablePointer(to: &size, { sizePointer in
-        withUnsafeMutablePointer(to: &resident) { residentPointer in
-            withVaList([sizePointer, residentPointer]) { vfscanf(file, "%ld %ld", $0) }
-        }
-    }) == 2 else { return 0 }
+    guard
+        withUnsafeMutablePointer(
+            to: &size,
+            { sizePointer in
+                withUnsafeMutablePointer(to: &resident) { residentPointer in
+                    withVaList([sizePointer, residentPointer]) { vfscanf(file, "%ld %ld", $0) }
+                }
+            }
+        ) == 2
+    else { return 0 }
     return resident * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
@@ -61,11 +66,13 @@ extension TortureTests {
             #expect(before > 0 && after > 0, "could not read /proc/self/statm")
             #expect(after - before <= Self.allowedGrowth, "RSS grew from \(before) to \(after) bytes")
             Torture.report(
-                "soak", seed: seed,
+                "soak",
+                seed: seed,
                 [
                     "seconds": Int(Self.seconds), "rounds": rounds, "operations": operations.value,
                     "rss-before-kib": before >> 10, "rss-after-kib": after >> 10, "growth-kib": (after - before) >> 10,
-                ])
+                ]
+            )
         }
 
         /// One round: 200 queue tasks over serial and concurrent queues, lock sections, RCU updates and reads, a
