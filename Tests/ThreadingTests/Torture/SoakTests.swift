@@ -46,7 +46,13 @@ extension TortureTests {
             return Torture.isLong ? 60 : 2
         }
 
-        @Test func soakKeepsMemoryFlat() {
+        /// AddressSanitizer keeps freed memory in quarantine (256 MiB by default) instead of reusing it, so the
+        /// resident set grows by the quarantine, not by leaks: the RSS bound is checked in plain and TSan runs only
+        /// (leaks are checked under ASan by the live-instance counts of the other torture suites).
+        static let underAddressSanitizer = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
+
+        @Test(.disabled(if: underAddressSanitizer, "ASan's quarantine grows the RSS by design"))
+        func soakKeepsMemoryFlat() {
             let seed = Torture.seed()
             var random = TortureRandom(seed: seed)
             let operations = TortureCounter()
