@@ -58,7 +58,7 @@ extension TortureTests {
             let operations = TortureCounter()
             // Warm-up round: lets the pool, the allocator and liburcu reach their steady state.
             soakRound(&random, operations)
-            RCU.barrier()
+            Self.flushDeferredReleases()
             let before = tortureResidentBytes()
             let deadline = cthr_clock_now_ns() + UInt64(Self.seconds * 1e9)
             var rounds = 0
@@ -66,7 +66,7 @@ extension TortureTests {
                 soakRound(&random, operations)
                 rounds += 1
             } while cthr_clock_now_ns() < deadline
-            RCU.barrier()
+            Self.flushDeferredReleases()
             _ = Torture.waitUntil(seconds: 5) { QueueEngineStatistics.current.pending == 0 }
             let after = tortureResidentBytes()
             #expect(before > 0 && after > 0, "could not read /proc/self/statm")
@@ -79,6 +79,12 @@ extension TortureTests {
                     "rss-before-kib": before >> 10, "rss-after-kib": after >> 10, "growth-kib": (after - before) >> 10,
                 ]
             )
+        }
+
+        /// Waits for RCU's deferred releases: an RCU map's entries, then its table, then its releaser are freed by
+        /// chained callbacks, and one `RCU.barrier()` waits only for the callbacks queued before it.
+        static func flushDeferredReleases() {
+            for _ in 0..<3 { RCU.barrier() }
         }
 
         /// One round: 200 queue tasks over serial and concurrent queues, lock sections, RCU updates and reads, a
