@@ -8,8 +8,10 @@ SWIFT ?= swift
 SWIFT_FLAGS ?=
 # Arguments for the benchmark, e.g. `make bench ARGS="--quick"`.
 ARGS ?=
+# Seconds the soak runs (`make soak SOAK_SECONDS=600`); `make torture` runs it for 60 s.
+SOAK_SECONDS ?= 600
 
-.PHONY: deps test bench build release torture
+.PHONY: deps test bench build release torture soak
 
 deps:
 	@./scripts/ensure-liburcu.sh
@@ -25,3 +27,12 @@ build: deps
 
 release: deps
 	$(SWIFT) build -c release $(SWIFT_FLAGS)
+
+# The torture suites in their long mode (rcutorture-style RCU, every lock, queues, job DAGs, a 60 s soak); each
+# prints a `torture ...:` summary line with its figures. Replay a failure with TORTURE_SEED=<seed from the line>.
+torture: deps
+	$(SWIFT) test $(SWIFT_FLAGS) -Xswiftc -DTHREADING_LONG_TESTS --filter Torture
+
+# The soak alone, for SOAK_SECONDS: a mixed load in rounds; RSS before and after must not grow beyond 16 MiB.
+soak: deps
+	SOAK_SECONDS=$(SOAK_SECONDS) $(SWIFT) test $(SWIFT_FLAGS) -Xswiftc -DTHREADING_LONG_TESTS --filter SoakTorture

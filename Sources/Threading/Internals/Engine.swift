@@ -100,6 +100,40 @@ final class Engine: @unchecked Sendable {
     init() {
         cores = Int(cthr_cpu_count())
         maxThreads = Swift.max(40, 4 * cores + 32)
+        // fork(): the child gets a working (empty) pool. See `forkChild()`. If registration fails (ENOMEM), a
+        // forked child's first submission may wait forever, as with libdispatch.
+        _ = pthread_atfork(
+            {
+                EngineTimer.shared.forkPrepare()
+                Engine.shared.lock.lock()
+            },
+            {
+                Engine.shared.lock.unlock()
+                EngineTimer.shared.forkParent()
+            },
+            {
+                Engine.shared.forkChild()
+                EngineTimer.shared.forkChild()
+            }
+        )
+    }
+
+    /// In a forked child (one thread, the engine lock held by `prepare`): none of the parent's pool, monitor or
+    /// timer threads exist here, so the pool restarts empty and grows again on the next submission. Pending units
+    /// are kept (they run once the child submits anything). Queues that were running a task at the moment of the
+    /// fork stay busy in the child (the thread running it is gone); see the Queues article.
+    private func forkChild() {
+        idle.removeAll()
+        threads = 0
+        running = 0
+        spinning = 0
+        blockedCount = 0
+        extraSlots = 0
+        peakThreads = 0
+        monitorStarted = false
+        monitorSleeping = false
+        monitorWord.store(0)
+        lock.unlock()
     }
 
     private var limit: Int { cores + extraSlots }
@@ -203,8 +237,11 @@ final class Engine: @unchecked Sendable {
             )
         }
         if code != 0 {
-            // No thread: put its unit back and give the slot up; a running worker or the monitor picks it up.
+            // No thread (RLIMIT_NPROC, memory): put its unit back and give the slot up. A worker that went idle
+            // meanwhile is woken for it; otherwise a running worker or the monitor's next tick (which retries the
+            // spawn) picks it up. Never spawn again from here: a refusing system would make that loop.
             Unmanaged<EngineWorker>.fromOpaque(context).release()
+            spawnRefusals.add(1, ordering: .relaxed)
             lock.lock()
             threads -= 1
             running -= 1
@@ -212,7 +249,35 @@ final class Engine: @unchecked Sendable {
                 lanes[assigned.lane].append(assigned.unit)
                 pending += 1
             }
+            var wake: EngineWorker?
+            if running < limit && pending > spinning, let idleWorker = idle.popLast() {
+                idleWorker.assigned = takeNextLocked()
+                idleWorker.parker.store(1)
+                running += 1
+                wake = idleWorker
+            }
+            let remaining = threads
             lock.unlock()
+            wake?.parker.wake()
+            Engine.reportRefusal(of: "pool", code: code, threads: remaining)
+        }
+    }
+
+    /// Pool threads the system refused to create (each was retried later).
+    let spawnRefusals = Atomic<Int>(0)
+
+    /// Whether a refused thread was reported on stderr (once per process).
+    private static let refusalReported = Atomic<Bool>(false)
+
+    /// Reports the first thread the system refuses the engine, once per process, on stderr (a server's log): the
+    /// engine keeps serving with the threads it has and retries later, so this is a warning, not an error.
+    static func reportRefusal(of what: String, code: CInt, threads: Int) {
+        if refusalReported.exchange(true, ordering: .relaxed) { return }
+        let message =
+            "Threading: the system refused a new \(what) thread (pthread_create: \(errnoName(code))); the queue "
+            + "engine keeps serving with its \(threads) pool thread(s) and retries later (reported once)\n"
+        message.utf8CString.withUnsafeBufferPointer { bytes in
+            _ = write(2, bytes.baseAddress, bytes.count - 1)
         }
     }
 
@@ -364,7 +429,7 @@ final class Engine: @unchecked Sendable {
     private func startMonitor() {
         var attributes = cthr_thread_attr_t()
         attributes.detached = 1
-        _ = "threading.monitor".withCString { name -> Int32 in
+        let code = "threading.monitor".withCString { name -> Int32 in
             attributes.name = name
             var handle = pthread_t()
             return cthr_thread_create(
@@ -376,6 +441,14 @@ final class Engine: @unchecked Sendable {
                 },
                 nil
             )
+        }
+        if code != 0 {
+            // Refused: the next submission tries again.
+            let remaining = lock.withLock {
+                monitorStarted = false
+                return threads
+            }
+            Engine.reportRefusal(of: "monitor", code: code, threads: remaining)
         }
     }
 
@@ -398,6 +471,8 @@ final class Engine: @unchecked Sendable {
             _ = cthr_sleep_ns(Engine.monitorTickNanoseconds)
             lock.lock()
             var actions = Actions()
+            // Units stranded by a refused spawn while slots are free: try again (a no-op otherwise).
+            if pending > 0 && running < limit { dispatchLocked(&actions) }
             if pending > 0 && running >= limit && completed == lastCompleted && threads < maxThreads {
                 extraSlots += 1
                 dispatchLocked(&actions)

@@ -172,7 +172,8 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
 
     /// Waits until another thread called `engineGrant` for this thread.
     ///
-    /// Parker protocol: 0 = waiting (awake), 2 = waiting (asleep on the futex), 1 = granted, 3 = help offered.
+    /// Parker protocol: 0 = waiting (awake), 2 = waiting (asleep on the futex), 1 = granted, 3 = help offered,
+    /// 4 = granted with an offered item still to run.
     /// The waiter spins briefly (yielding the CPU, so the thread it waits for can run even on few cores), then
     /// announces it sleeps (0 → 2) and sleeps; the granter exchanges in 1 and only makes the wake system call when
     /// it saw 2. A concurrent queue may offer a waiting thread an item queued *ahead of* it (state 3, see
@@ -183,6 +184,10 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
         for round in 0..<engineSpinRounds {
             let state = parker.load()
             if state == 1 { return }
+            if state == 4 {
+                helpGranted()
+                return
+            }
             if state == 3 {
                 help()
                 continue
@@ -193,6 +198,10 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
         while true {
             let state = parker.load()
             if state == 1 { break }
+            if state == 4 {
+                helpGranted()
+                break
+            }
             if state == 3 {
                 help()
                 continue
@@ -203,11 +212,22 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
         Engine.didUnblock(self)
     }
 
+    /// Runs the offered item (state 3). The slot is read and cleared before leaving state 3: offers write it only
+    /// in states 0 and 2, so once the state is 0 again a new offer may fill it. If the grant arrived meanwhile
+    /// (state 4), the item is still ours to run, and the wait ends after it.
     private func help() {
         let offered = pointee.helpItem!
         pointee.helpItem = nil
         _ = pointee.parker.compareExchange(3, 0)
         offered.core.runStarted(offered.item, barrier: offered.barrier, self)
+    }
+
+    /// Granted while an offered item was pending (state 4): runs it unless `help()` already took it.
+    private func helpGranted() {
+        if let offered = pointee.helpItem {
+            pointee.helpItem = nil
+            offered.core.runStarted(offered.item, barrier: offered.barrier, self)
+        }
     }
 
     /// Prepares ``waitGranted()``: must be called before the grant can be issued.
@@ -221,24 +241,36 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
 @inline(__always)
 func engineGrant(_ waiter: EngineContext) {
     let parker = waiter.pointee.parker
-    if parker.exchange(1) == 2 { parker.wake() }
+    while true {
+        let state = parker.load()
+        if state == 3 {
+            // An offered item is pending: overwriting 3 with 1 would make the waiter return without running it (a
+            // lost task). State 4 tells it to run the item, then return granted.
+            if parker.compareExchange(3, 4).exchanged { return }
+            continue  // the waiter took the item meanwhile (3 -> 0)
+        }
+        if parker.compareExchange(state, 1).exchanged {
+            if state == 2 { parker.wake() }
+            return
+        }
+    }
 }
 
 /// Offers `waiter` (waiting in a queue behind `item`) to run `item`; false if it is not waiting now.
 /// Called under the queue's lock, which also guards the waiter's presence in the queue.
 func engineOfferHelp(_ waiter: EngineContext, _ offer: (core: ConcurrentCore, item: QueueItem, barrier: Bool)) -> Bool {
     let parker = waiter.pointee.parker
-    waiter.pointee.helpItem = offer
     while true {
         let state = parker.load()
-        if state != 0 && state != 2 {
-            waiter.pointee.helpItem = nil
-            return false
-        }
+        // Only in states 0 and 2 is the slot free: in 3 the waiter may be reading it (outside the queue lock), in
+        // 1 and 4 it was granted.
+        if state != 0 && state != 2 { return false }
+        waiter.pointee.helpItem = offer
         if parker.compareExchange(state, 3).exchanged {
             if state == 2 { parker.wake() }
             return true
         }
+        waiter.pointee.helpItem = nil  // it went to sleep (0 -> 2) meanwhile: try again
     }
 }
 

@@ -47,6 +47,18 @@ final class EngineTimer: @unchecked Sendable {
         if isFirst { word.wake() }
     }
 
+    /// `fork()` prepare handler: holds the timer lock across the fork so the child's copy is consistent.
+    func forkPrepare() { lock.lock() }
+
+    /// `fork()` handler in the parent.
+    func forkParent() { lock.unlock() }
+
+    /// `fork()` handler in the child: the timer thread does not exist there; the next `schedule` starts one.
+    func forkChild() {
+        started = false
+        lock.unlock()
+    }
+
     private func startThread() {
         var attributes = cthr_thread_attr_t()
         attributes.detached = 1
@@ -63,7 +75,11 @@ final class EngineTimer: @unchecked Sendable {
                 nil
             )
         }
-        precondition(code == 0, "cthr_thread_create failed for the timer thread: \(code)")
+        if code != 0 {
+            // Refused (RLIMIT_NPROC, memory): the entries stay scheduled and the next `schedule` tries again.
+            lock.withLock { started = false }
+            Engine.reportRefusal(of: "timer", code: code, threads: Engine.shared.snapshot().threads)
+        }
     }
 
     private func main() {

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Glibc
+
+/// Gives up root for good (`setgroups`, `setgid`/`setuid` to `nobody`, 65534, which drops every capability), so
+/// that `RLIMIT_NPROC` applies: root ignores it (`CAP_SYS_RESOURCE`). A no-op when not root. Call it only in a
+/// single-threaded child process (glibc's `setuid` did not reach every thread of the test process). Returns false
+/// (and says why on stderr) if root cannot be dropped.
+func faultDropRoot() -> Bool {
+    guard getuid() == 0 || geteuid() == 0 else { return true }
+    guard setgroups(0, nil) == 0, setgid(65534) == 0, setuid(65534) == 0 else {
+        faultLog("fault injection: cannot drop root (setgid/setuid 65534): errno \(errno)\n")
+        return false
+    }
+    return true
+}
+
+/// Makes the system refuse every new thread of this process from now on, honestly: `RLIMIT_NPROC` lowered to the
+/// number of threads the process has (the process must not be root: see ``faultDropRoot()``). Returns false (and
+/// says why on stderr) if the limit cannot be put in place.
+func faultRefuseNewThreads() -> Bool {
+    guard getuid() != 0 else {
+        faultLog("fault injection: still root, RLIMIT_NPROC would be ignored\n")
+        return false
+    }
+    let threads = faultThreadCount()
+    guard threads > 0 else { return false }
+    var limit = rlimit(rlim_cur: rlim_t(threads), rlim_max: rlim_t(threads))
+    guard setrlimit(Int32(__RLIMIT_NPROC.rawValue), &limit) == 0 else {
+        faultLog("fault injection: setrlimit(RLIMIT_NPROC) failed: errno \(errno)\n")
+        return false
+    }
+    return true
+}
+
+/// Runs `body` in a forked child process and returns its exit status: `body`'s result, or 70 + the signal that
+/// killed it, or 99 if it did not finish within 90 s (it is then killed). The child exits with `_exit`.
+func faultRunForked(_ body: () -> Int32) -> Int32 {
+    let pid = fork()
+    if pid == 0 { _exit(body()) }
+    guard pid > 0 else { return 98 }
+    var status: Int32 = 0
+    let deadline = cthr_clock_now_ns() + 90_000_000_000
+    while waitpid(pid, &status, WNOHANG) == 0 {
+        if cthr_clock_now_ns() > deadline {
+            kill(pid, SIGKILL)
+            _ = waitpid(pid, &status, 0)
+            faultLog("fault: the forked child hung\n")
+            return 99
+        }
+        _ = cthr_sleep_ns(2_000_000)
+    }
+    if status & 0x7f != 0 { return 70 + (status & 0x7f) }
+    return (status >> 8) & 0xff
+}
+
+/// The number of threads of this process (`Threads:` in `/proc/self/status`), or 0 if it cannot be read.
+func faultThreadCount() -> Int {
+    guard let file = fopen("/proc/self/status", "r") else { return 0 }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 256)
+    while fgets(&line, Int32(line.count), file) != nil {
+        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if text.hasPrefix("Threads:") {
+            return Int(String(text.filter { $0.isNumber })) ?? 0
+        }
+    }
+    return 0
+}
+
+extension String {
+    /// How many times `needle` occurs.
+    func occurrences(of needle: String) -> Int {
+        ranges(of: needle).count
+    }
+}
+
+/// Writes `message` to stderr (file descriptor 2) without touching the C `stderr` global.
+func faultLog(_ message: String) {
+    message.utf8CString.withUnsafeBufferPointer { bytes in
+        _ = write(2, bytes.baseAddress, bytes.count - 1)
+    }
+}
+
+/// Whether this process runs under ThreadSanitizer without `die_after_fork=0` in `TSAN_OPTIONS`: TSan then kills a
+/// child forked from a multi-threaded process as soon as it starts a thread (exit code 66, "starting new threads
+/// after multi-threaded fork is not supported"), so the fork-based fault tests cannot run. `.ci/run` should pass
+/// `die_after_fork=0`; with it, both tests run (and pass) under TSan.
+let faultForkBlockedBySanitizer: Bool = {
+    guard dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil else { return false }
+    let options =
+        getenv("TSAN_OPTIONS").map {
+            String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self)
+        } ?? ""
+    return !options.contains("die_after_fork=0")
+}()

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Glibc
+import Synchronization
+import Testing
+
+@testable import Threading
+
+/// Bad input and misuse whose outcome is a value or a thrown error (the object stays usable), not covered by the
+/// concept suites (see the table in <doc:Misuse>).
+///
+/// No public entry point takes a `Double`: every time is a `Duration` (whole attoseconds), so NaN and infinity
+/// cannot be passed; negative, zero and huge durations are tried here and in `Locks.deadlines`.
+@Suite struct MisuseTests {
+    /// The largest `Duration` (about 292 billion years): must saturate, never overflow or trap.
+    static let huge = Duration.seconds(Int64.max)
+
+    // MARK: Threads
+
+    @Test func sleepForNegativeOrZeroReturnsAtOnce() {
+        let start = ContinuousClock.now
+        PosixThread.sleep(for: .seconds(-5))
+        PosixThread.sleep(for: .zero)
+        PosixThread.sleep(for: .nanoseconds(-1))
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
+    @Test func overlongThreadNameIsTruncatedNotRefused() throws {
+        let name = String(repeating: "n", count: 100)
+        let thread = try PosixThread(name: name) { PosixThread.currentName }
+        #expect(thread.name == name)
+        #expect(thread.join() == String(repeating: "n", count: 15))
+    }
+
+    @Test func tinyStackSizeIsRaisedToTheMinimum() throws {
+        let thread = try PosixThread(stackSize: 1) { (try? PosixThread.currentStackSize()) ?? 0 }
+        #expect(thread.join() >= PosixThread.minimumStackSize)
+    }
+
+    /// Thread-specific keys run out at `PTHREAD_KEYS_MAX`: `ThreadLocal.init` throws `tryAgain` (in a child
+    /// process, since exhausting the keys would disturb the other tests).
+    @Test func threadLocalKeyExhaustionThrows() async {
+        await #expect(processExitsWith: .success) {
+            var locals: [ThreadLocal<Int>] = []
+            for _ in 0..<4_096 {
+                do {
+                    locals.append(try ThreadLocal { 0 })
+                } catch {
+                    guard ThreadingError.tryAgain ~= error, locals.count > 100 else { exit(2) }
+                    // Freeing one makes room again.
+                    locals.removeLast()
+                    guard (try? ThreadLocal { 1 }) != nil else { exit(3) }
+                    exit(0)
+                }
+            }
+            exit(4)
+        }
+    }
+
+    // MARK: Locks
+
+    /// A negative or zero timeout on a lock another thread holds returns `false` at once (a `try`), for every lock
+    /// with a timed variant; the locks stay usable.
+    @Test func nonPositiveTimeoutsOnAHeldLockFail() throws {
+        let mutex = MutexLock(name: "held")
+        let recursive = RecursiveLock(name: "held")
+        let rw = ReadWriteLock(name: "held")
+        let holding = Semaphore()
+        let release = Semaphore()
+        let holder = try PosixThread {
+            mutex.lock()
+            recursive.lock()
+            rw.writeLock()
+            holding.signal()
+            _ = release.wait(timeout: .seconds(20))
+            rw.unlock()
+            recursive.unlock()
+            mutex.unlock()
+        }
+        #expect(holding.wait(timeout: .seconds(20)))
+        for timeout: Duration in [.seconds(-1), .nanoseconds(-1), .zero] {
+            #expect(!mutex.lock(timeout: timeout))
+            #expect(!recursive.lock(timeout: timeout))
+            #expect(!rw.writeLock(timeout: timeout))
+            #expect(!rw.readLock(timeout: timeout))
+        }
+        release.signal()
+        holder.join()
+        #expect(mutex.lock(timeout: Self.huge))
+        mutex.unlock()
+        #expect(recursive.lock(timeout: Self.huge))
+        recursive.unlock()
+        #expect(rw.writeLock(timeout: Self.huge))
+        rw.unlock()
+    }
+
+    // MARK: Conditions
+
+    @Test func negativeAndHugeTimeoutsOnConditions() {
+        let semaphore = Semaphore(value: 0)
+        #expect(!semaphore.wait(timeout: .seconds(-1)))
+        #expect(!semaphore.wait(timeout: .zero))
+        semaphore.signal()
+        #expect(semaphore.wait(timeout: .seconds(-1)))  // available: a past deadline still takes it
+        semaphore.signal()
+        #expect(semaphore.wait(timeout: Self.huge))
+
+        let lock = MutexLock()
+        let condition = ConditionVariable()
+        lock.lock()
+        #expect(!condition.wait(lock, timeout: .seconds(-1)))
+        #expect(!condition.wait(lock, timeout: .zero))
+        lock.unlock()
+        #expect(lock.tryLock())  // the lock is still usable and was released by each wait
+        lock.unlock()
+
+        let monitor = Monitor(0)
+        #expect(!monitor.wait(until: { $0 > 0 }, timeout: .seconds(-1)))
+        let read: Int? = monitor.withLock(when: { $0 > 0 }, timeout: .nanoseconds(-1), { $0 })
+        #expect(read == nil)
+        #expect(monitor.wait(until: { $0 == 0 }, timeout: .seconds(-1)))  // already true: no wait needed
+        #expect(monitor.wait(until: { $0 == 0 }, timeout: Self.huge))
+    }
+
+    @Test func semaphoreBoundaryValuesWork() {
+        let empty = Semaphore(value: 0)
+        #expect(!empty.tryWait())
+        let full = Semaphore(value: Semaphore.maximumValue)
+        #expect(full.value == Semaphore.maximumValue)
+        #expect(full.tryWait())
+        full.signal()  // back to the maximum: allowed
+        #expect(full.value == Semaphore.maximumValue)
+    }
+
+    // MARK: RCU
+
+    @Test func registrationTwiceAndUnregistrationTwiceAreValues() throws {
+        let thread = try PosixThread { () -> [Bool] in
+            let first = RCU.registerCurrentThread()
+            let second = RCU.registerCurrentThread()
+            let third = RCU.unregisterCurrentThread()
+            let fourth = RCU.unregisterCurrentThread()
+            return [first, second, third, fourth]
+        }
+        #expect(thread.join() == [true, false, true, false])
+    }
+
+    @Test func absurdMapCapacitiesAreClamped() {
+        let negative = RCUMap<Int, Int>(minimumCapacity: -5)
+        negative.set(1, forKey: 1)
+        #expect(negative[1] == 1)
+        // A capacity beyond what the table pre-sizes to (2^30 buckets) is clamped, not refused. The size used here
+        // stays below what AddressSanitizer's allocator accepts, so the test also runs under ASan.
+        let large = RCUMap<Int, Int>(minimumCapacity: 1 << 20)
+        large.set(2, forKey: 2)
+        #expect(large.count == 1)
+    }
+
+    // MARK: Queues
+
+    @Test func concurrentPerformWithZeroOrNegativeIterationsRunsNothing() {
+        let ran = Atomic<Int>(0)
+        ConcurrentQueue.concurrentPerform(iterations: 0) { _ in ran.add(1, ordering: .relaxed) }
+        ConcurrentQueue.concurrentPerform(iterations: -10) { _ in ran.add(1, ordering: .relaxed) }
+        ConcurrentQueue.concurrentPerform(iterations: Int.min) { _ in ran.add(1, ordering: .relaxed) }
+        #expect(ran.load(ordering: .relaxed) == 0)
+    }
+
+    @Test func negativeDelayRunsSoonAndHugeDelayNeverFires() {
+        let queue = SerialQueue(label: "misuse.delays")
+        let group = WorkGroup()
+        group.enter()
+        queue.asyncAfter(delay: .seconds(-3600)) { group.leave() }
+        #expect(group.wait(timeout: .seconds(20)))
+        group.enter()
+        queue.asyncAfter(deadline: .now - .seconds(10)) { group.leave() }
+        #expect(group.wait(timeout: .seconds(20)))
+
+        let never = WorkItem {}
+        queue.asyncAfter(deadline: .now + Self.huge, execute: never)
+        let timer = QueueTimer(queue: queue, delay: Self.huge, repeating: Self.huge) {}
+        #expect(!never.wait(timeout: .milliseconds(20)))
+        never.cancel()
+        timer.cancel()
+        timer.cancel()  // twice: no effect
+        #expect(timer.isCancelled)
+        #expect(never.wait(timeout: .seconds(20)))  // a cancelled item counts as finished
+    }
+
+    @Test func negativeAndZeroWaitsOnGroupsAndItems() {
+        let queue = SerialQueue(label: "misuse.waits")
+        let gate = WorkGroup()
+        gate.enter()
+        let group = WorkGroup()
+        let item = WorkItem { _ = gate.wait(timeout: .seconds(20)) }
+        queue.async(group: group) { _ = gate.wait(timeout: .seconds(20)) }
+        queue.async(execute: item)
+        #expect(!group.wait(timeout: .seconds(-1)))
+        #expect(!group.wait(timeout: .zero))
+        #expect(!item.wait(timeout: .nanoseconds(-1)))
+        gate.leave()
+        #expect(group.wait(timeout: Self.huge))
+        #expect(item.wait(timeout: .seconds(20)))
+        #expect(WorkGroup().wait(timeout: .seconds(-1)))  // an empty group is done
+    }
+
+    @Test func workItemPerformTwiceAndCancelTwiceRunOnce() {
+        let ran = Atomic<Int>(0)
+        let item = WorkItem { ran.add(1, ordering: .relaxed) }
+        item.perform()
+        item.perform()
+        item.cancel()
+        item.cancel()
+        #expect(ran.load(ordering: .relaxed) == 1)
+        let cancelled = WorkItem { ran.add(1, ordering: .relaxed) }
+        cancelled.cancel()
+        cancelled.perform()
+        SerialQueue(label: "misuse.item").async(execute: cancelled)
+        #expect(cancelled.wait(timeout: .seconds(5)))
+        #expect(ran.load(ordering: .relaxed) == 1)
+    }
+
+    @Test func deepSuspensionBalancedByResumesRunsEverything() {
+        let queue = ConcurrentQueue(label: "misuse.suspend", width: 2)
+        for _ in 0..<1_000 { queue.suspend() }
+        let group = WorkGroup()
+        let ran = Atomic<Int>(0)
+        for _ in 0..<10 { queue.async(group: group) { ran.add(1, ordering: .relaxed) } }
+        for _ in 0..<999 { queue.resume() }
+        #expect(!group.wait(timeout: .milliseconds(20)))
+        #expect(ran.load(ordering: .relaxed) == 0)
+        queue.resume()
+        #expect(group.wait(timeout: .seconds(20)))
+        #expect(ran.load(ordering: .relaxed) == 10)
+    }
+
+    // MARK: Jobs
+
+    @Test func negativeWaitsOnJobsAndQueues() {
+        let queue = JobQueue(name: "misuse.jobs")
+        let gate = Semaphore()
+        let job = queue.addJob { _ in _ = gate.wait(timeout: .seconds(20)) }
+        #expect(!job.waitUntilFinished(timeout: .seconds(-1)))
+        #expect(!queue.waitUntilAllFinished(timeout: .nanoseconds(-1)))
+        gate.signal()
+        #expect(job.waitUntilFinished(timeout: Self.huge))
+        #expect(queue.waitUntilAllFinished(timeout: .seconds(20)))
+    }
+
+    @Test func cancelTwiceAndCancelAfterFinishAreNoOps() {
+        let queue = JobQueue(name: "misuse.cancel")
+        let job = queue.addJob { _ in }
+        #expect(job.waitUntilFinished(timeout: .seconds(20)))
+        job.cancel()
+        job.cancel()
+        #expect(job.state == .finished)
+        let early = Job { _ in }
+        early.cancel()
+        early.cancel()
+        queue.addJob(early)  // an already-cancelled job is not run
+        #expect(early.state == .cancelled)
+        #expect(queue.waitUntilAllFinished(timeout: .seconds(20)))
+    }
+
+    @Test func asyncJobFinishTwiceIsIgnored() {
+        let queue = JobQueue(name: "misuse.asyncjob")
+        let job = AsyncJob { job in
+            job.finish()
+            job.finish(throwing: CancellationError())
+            job.finish()
+        }
+        queue.addJob(job)
+        #expect(job.waitUntilFinished(timeout: .seconds(20)))
+        #expect(job.state == .finished)
+        #expect(job.error == nil)
+    }
+
+    @Test func inputOfAMissingTypeThrowsInvalidArgument() throws {
+        let queue = JobQueue(name: "misuse.input")
+        let producer = ResultJob<Int> { _ in 1 }
+        let outcome = Mutex<(any Error)?>(nil)
+        let consumer = Job { job in
+            do {
+                _ = try job.input(String.self)
+            } catch {
+                outcome.withLock { $0 = error }
+            }
+        }
+        try consumer.addDependency(producer)
+        queue.addJobs([consumer, producer], waitUntilFinished: false)
+        #expect(queue.waitUntilAllFinished(timeout: .seconds(20)))
+        #expect(outcome.withLock { $0 as? ThreadingError } == ThreadingError.invalidArgument)
+    }
+
+    @Test func duplicateDependencyIsIgnored() throws {
+        let a = Job { _ in }
+        let b = Job { _ in }
+        try b.addDependency(a)
+        try b.addDependency(a)
+        #expect(b.dependencies.count == 1)
+        b.removeDependency(a)
+        b.removeDependency(a)  // removing a missing dependency: no effect
+        #expect(b.dependencies.isEmpty)
+    }
+
+    @Test func disposingAScheduledActionTwiceIsANoOp() {
+        let scheduler = CurrentThreadScheduler()
+        var ran = 0
+        _ = scheduler.schedule {
+            let later = scheduler.schedule { ran += 10 }
+            later.dispose()
+            later.dispose()
+            #expect(later.isDisposed)
+            ran += 1
+        }
+        #expect(ran == 1)
+    }
+}
