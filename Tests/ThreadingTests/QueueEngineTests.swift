@@ -98,25 +98,45 @@ import Testing
     }
 
     /// A lower lane is served even while a higher lane is flooded (aging).
+    ///
+    /// The interactive lane never runs dry: every interactive task submits its successor before it returns, until the
+    /// background task has run or the deadline passed. So the background task can only run because the engine
+    /// serves the lower lane while the higher one is non-empty.
     @Test func lowerLaneIsNotStarved() {
         let high = ConcurrentQueue.global(qos: .userInteractive)
         let low = ConcurrentQueue.global(qos: .background)
-        let highDone = Atomic<Int>(0)
-        let lowSawHighDone = Atomic<Int>(-1)
-        let total = 3_000
-        let finished = WorkGroup()
-        for _ in 0..<total {
-            high.async(group: finished) {
-                var spin = 0
-                for value in 0..<2_000 { spin &+= value }
-                if spin == 42 { print(spin) }
-                highDone.add(1, ordering: .relaxed)
+        let lowRan = Atomic<Bool>(false)
+        let highRuns = Atomic<Int>(0)
+        let highRunsWhenLowRan = Atomic<Int>(-1)
+        let lowRanBeforeDeadline = Atomic<Bool>(false)
+        let deadline = ContinuousClock.now + .seconds(20)
+        let flood = WorkGroup()
+
+        @Sendable func floodTask() {
+            var spin = 0
+            for value in 0..<2_000 { spin &+= value }
+            if spin == 42 { print(spin) }
+            highRuns.add(1, ordering: .relaxed)
+            if !lowRan.load(ordering: .acquiring) && ContinuousClock.now < deadline {
+                high.async(group: flood, execute: floodTask)
             }
         }
-        low.async(group: finished) { lowSawHighDone.store(highDone.load(ordering: .relaxed), ordering: .relaxed) }
-        #expect(finished.wait(timeout: .seconds(60)))
-        let seen = lowSawHighDone.load(ordering: .relaxed)
-        #expect(seen >= 0 && seen < total, "the background task ran after \(seen) of \(total) interactive tasks")
+        for _ in 0..<64 { high.async(group: flood, execute: floodTask) }
+        while highRuns.load(ordering: .relaxed) < 64 && ContinuousClock.now < deadline { PosixThread.yield() }
+
+        let lowDone = WorkGroup()
+        low.async(group: lowDone) {
+            highRunsWhenLowRan.store(highRuns.load(ordering: .relaxed), ordering: .relaxed)
+            lowRanBeforeDeadline.store(ContinuousClock.now < deadline, ordering: .relaxed)
+            lowRan.store(true, ordering: .releasing)
+        }
+        #expect(lowDone.wait(timeout: .seconds(30)))
+        #expect(flood.wait(timeout: .seconds(30)))
+        // The flood stops at the deadline, so a background task that ran only after it was starved.
+        let ranWhileFlooded = lowRan.load(ordering: .acquiring) && lowRanBeforeDeadline.load(ordering: .relaxed)
+        let highRunsBefore = highRunsWhenLowRan.load(ordering: .relaxed)
+        #expect(ranWhileFlooded, "the background task never ran while the interactive lane was flooded")
+        #expect(highRunsBefore >= 64, "the background task ran after \(highRunsBefore) interactive tasks")
     }
 
     /// Lane workers run at the lane's nice value where the system allows it (refusals are counted instead).
