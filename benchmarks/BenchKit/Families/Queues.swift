@@ -196,7 +196,9 @@ extension Queues {
             blockedAtOnce: state.atOnce.load(ordering: .acquiring),
             completed: state.completed.load(ordering: .acquiring),
             baselineThreads: baseline,
-            peakThreads: state.peak.load(ordering: .acquiring),
+            // Threads that exit while the census runs (idle workers of other runtimes) can make every sample lower
+            // than the count at the start; the peak includes that count.
+            peakThreads: max(baseline, state.peak.load(ordering: .acquiring)),
             poolPeakThreads: statistics?.peakThreads,
             threadCap: statistics?.maxThreads,
             seconds: Double(end - start) / 1e9
