@@ -11,7 +11,14 @@
 // barrier, so either the unlocker sees the waiter or the waiter sees the lock free (liburcu's urcu-memb uses the
 // same system call for its readers). Where membarrier is unavailable (old kernel, seccomp), a process-wide flag
 // set at start-up puts a full fence in the unlock instead.
+//// Sleepers wait on the `waiters` field, whose WAKING bit throttles wake-ups: an unlock that finds registered
+// waiters sets WAKING and issues a futex wake only if the bit was clear, so while a woken thread has not yet run,
+// further unlocks make no system call (without it, every unlock under contention paid for a futex wake). A
+// waiter clears WAKING after each wake-up and before each sleep, re-checks the lock, and then sleeps only if
+// `waiters` still holds the value it saw, so a wake issued in between makes the futex wait return at once
+// instead of being lost.
 //
+
 // Owning the lock means the word holds your kernel thread id, so relocking and unlocking by a non-owner are
 // detected for free. Word layout:
 //   bits 0-29  owner thread id (0 = free; Linux thread ids stay below 2^22)
@@ -30,11 +37,14 @@ extern "C" {
 
 #define CTHR_LOCK_OWNER_MASK 0x3fffffffu
 #define CTHR_LOCK_SLOW 0x40000000u
+// In `waiters`: the count of registered waiters, and the WAKING bit (a wake is on its way to a sleeper).
+#define CTHR_LOCK_WAITER_MASK 0x7fffffffu
+#define CTHR_LOCK_WAKING 0x80000000u
 
 // A lock: zero-initialised is a valid free lock. Must not move while in use.
 typedef struct cthr_lock {
     uint32_t word;     // owner id | SLOW
-    uint32_t waiters;  // threads registered to sleep on `word` (futex)
+    uint32_t waiters;  // threads registered to sleep (count) | WAKING; the futex sleepers wait on
 } cthr_lock_t;
 
 // Nonzero when membarrier is unavailable and unlocking needs a full fence (set once, before main).
@@ -44,7 +54,8 @@ extern int cthr_lock_unlock_needs_fence;
 // lock is in use (tests, or a process that must not send membarrier interrupts). Returns 0.
 int cthr_lock_use_fenced_unlock(void);
 
-// Called by `cthr_lock_fast_unlock` after releasing when threads may sleep on the lock: wakes one.
+// Called by `cthr_lock_fast_unlock` after releasing when threads may sleep on the lock: wakes one unless a wake
+// is already on its way.
 void cthr_lock_wake_one(cthr_lock_t *_Nonnull lock);
 
 // The calling thread's kernel id as cached by `cthr_lock_self` (0 until the first call on this thread).
@@ -81,7 +92,7 @@ static inline bool cthr_lock_fast_unlock(cthr_lock_t *_Nonnull lock) {
     } else {
         __atomic_signal_fence(__ATOMIC_SEQ_CST);  // the sleeper's membarrier orders the store before the load
     }
-    if (__atomic_load_n(&lock->waiters, __ATOMIC_RELAXED) != 0) cthr_lock_wake_one(lock);
+    if ((__atomic_load_n(&lock->waiters, __ATOMIC_RELAXED) & CTHR_LOCK_WAITER_MASK) != 0) cthr_lock_wake_one(lock);
     return true;
 }
 
@@ -104,7 +115,7 @@ uint32_t cthr_lock_owner(const cthr_lock_t *_Nullable lock);
 // The whole lock word (relaxed load: a snapshot for diagnostics and tests).
 uint32_t cthr_lock_load(const cthr_lock_t *_Nullable lock);
 
-// The number of threads registered to sleep on the lock (relaxed load: a snapshot).
+// The number of threads registered to sleep on the lock, without the WAKING bit (relaxed load: a snapshot).
 uint32_t cthr_lock_waiter_count(const cthr_lock_t *_Nullable lock);
 
 // Sets (`on` true) or clears the SLOW bit, which sends every lock and unlock to the slow paths. The caller must

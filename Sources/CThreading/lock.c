@@ -100,8 +100,15 @@ int cthr_lock_use_fenced_unlock(void) {
     return 0;
 }
 
+// The unlocker's half of a wake, after its release store and a load that found registered waiters. The full fence
+// orders that store before the reads of `waiters` below; a waiter clears WAKING (a read-modify-write) before it
+// re-reads the word, so either it sees the lock released or this sees WAKING clear and wakes. If WAKING is already
+// set, a wake is on its way and whoever it reaches clears WAKING and re-checks, so another one is not needed.
 void cthr_lock_wake_one(cthr_lock_t *lock) {
-    cthr_lock_futex_wake(&lock->word, 1);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&lock->waiters, __ATOMIC_RELAXED) & CTHR_LOCK_WAKING) return;
+    uint32_t before = __atomic_fetch_or(&lock->waiters, CTHR_LOCK_WAKING, __ATOMIC_SEQ_CST);
+    if ((before & CTHR_LOCK_WAKING) == 0) cthr_lock_futex_wake(&lock->waiters, 1);
 }
 
 int cthr_lock_init(cthr_lock_t *lock) {
@@ -150,27 +157,32 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
     }
 
     // Phase 2: register as a waiter, make the registration visible to every unlocker (asymmetric barrier), then
-    // sleep on the word until it changes. Registered threads are counted until they leave, so one barrier per
-    // call suffices: every unlock after it sees the count and wakes one sleeper.
+    // sleep on `waiters` until an unlock wakes this thread. Registered threads are counted until they leave, so one
+    // barrier per call suffices: every unlock after it sees the count and sends a wake unless one is on its way.
     __atomic_fetch_add(&lock->waiters, 1, __ATOMIC_RELAXED);
     cthr_lock_barrier();
     int result;
     for (;;) {
-        word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+        // Clear WAKING first (this thread may have consumed the last wake, or is about to sleep: either way later
+        // unlocks must wake again), then check the lock: an unlock that released it before the clear is seen
+        // here, and one after the clear sets WAKING, which changes `waiters` and so ends or prevents the sleep.
+        uint32_t seen = __atomic_and_fetch(&lock->waiters, ~CTHR_LOCK_WAKING, __ATOMIC_SEQ_CST);
+        word = __atomic_load_n(&lock->word, __ATOMIC_SEQ_CST);
         result = cthr_lock_attempt(lock, self, &word);
         if (result != EBUSY) break;
-        int rc = cthr_lock_futex_wait(&lock->word, word, deadline_ns);
+        int rc = cthr_lock_futex_wait(&lock->waiters, seen, deadline_ns);
         if (rc == ETIMEDOUT) {
             // One last attempt, so a deadline that passed while the lock became free still succeeds.
-            word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+            __atomic_and_fetch(&lock->waiters, ~CTHR_LOCK_WAKING, __ATOMIC_SEQ_CST);
+            word = __atomic_load_n(&lock->word, __ATOMIC_SEQ_CST);
             result = cthr_lock_attempt(lock, self, &word);
             if (result == EBUSY) result = ETIMEDOUT;
             break;
         }
     }
-    uint32_t before = __atomic_fetch_sub(&lock->waiters, 1, __ATOMIC_RELAXED);
+    uint32_t before = __atomic_fetch_sub(&lock->waiters, 1, __ATOMIC_RELAXED) & CTHR_LOCK_WAITER_MASK;
     // Leaving without the lock while others sleep: an unlock may have woken this thread instead of one of them.
-    if (result != 0 && before > 1) cthr_lock_futex_wake(&lock->word, 1);
+    if (result != 0 && before > 1) cthr_lock_futex_wake(&lock->waiters, 1);
     return result;
 }
 
@@ -186,7 +198,7 @@ int cthr_lock_unlock_slow(cthr_lock_t *lock) {
     } else {
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
     }
-    if (__atomic_load_n(&lock->waiters, __ATOMIC_RELAXED) != 0) cthr_lock_futex_wake(&lock->word, 1);
+    if ((__atomic_load_n(&lock->waiters, __ATOMIC_RELAXED) & CTHR_LOCK_WAITER_MASK) != 0) cthr_lock_wake_one(lock);
     return 0;
 }
 
@@ -202,7 +214,7 @@ uint32_t cthr_lock_load(const cthr_lock_t *lock) {
 
 uint32_t cthr_lock_waiter_count(const cthr_lock_t *lock) {
     if (lock == NULL) return 0;
-    return __atomic_load_n(&lock->waiters, __ATOMIC_RELAXED);
+    return __atomic_load_n(&lock->waiters, __ATOMIC_RELAXED) & CTHR_LOCK_WAITER_MASK;
 }
 
 int cthr_lock_set_slow(cthr_lock_t *lock, bool on) {
