@@ -159,11 +159,24 @@ int cthr_rcu_barrier(void) {
 
 int cthr_rcu_uses_membarrier(void) { return urcu_memb_has_sys_membarrier ? 1 : 0; }
 
-void cthr_rcu_before_fork(void) { urcu_memb_call_rcu_before_fork(); }
+pthread_mutex_t cthr_rcu_fork_mutex = PTHREAD_MUTEX_INITIALIZER;
 
-void cthr_rcu_after_fork_parent(void) { urcu_memb_call_rcu_after_fork_parent(); }
+void cthr_rcu_before_fork(void) {
+    // Waits for a table destruction or resize running on the call_rcu worker to finish (see rcu_internal.h).
+    (void)pthread_mutex_lock(&cthr_rcu_fork_mutex);
+    urcu_memb_call_rcu_before_fork();
+}
 
-void cthr_rcu_after_fork_child(void) { urcu_memb_call_rcu_after_fork_child(); }
+void cthr_rcu_after_fork_parent(void) {
+    urcu_memb_call_rcu_after_fork_parent();
+    (void)pthread_mutex_unlock(&cthr_rcu_fork_mutex);
+}
+
+void cthr_rcu_after_fork_child(void) {
+    urcu_memb_call_rcu_after_fork_child();
+    // A fresh mutex: the child's only thread is the one that locked it before the fork.
+    (void)pthread_mutex_init(&cthr_rcu_fork_mutex, NULL);
+}
 
 // MARK: - Cell
 

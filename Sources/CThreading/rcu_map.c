@@ -165,7 +165,14 @@ static void resize_run(struct rcu_head *head) {
     // On the call_rcu worker: registered, outside any read section, as cds_lfht_resize requires. The table is still
     // alive: its destruction is queued behind this request (one FIFO call_rcu queue, and no writer runs after
     // cthr_rcu_map_destroy).
+    if (pthread_mutex_trylock(&cthr_rcu_fork_mutex) != 0) {
+        // A fork is being prepared: resizing now could wait for the paused resize worker (see rcu_internal.h).
+        CTHR_TSAN_RELEASE(request);
+        urcu_memb_call_rcu(&request->rcu, resize_run);
+        return;
+    }
     cds_lfht_resize(request->map->table, request->size);
+    (void)pthread_mutex_unlock(&cthr_rcu_fork_mutex);
     free(request);
     CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
 }
@@ -244,8 +251,17 @@ static void table_reclaim(struct rcu_head *head) {
     CTHR_TSAN_ACQUIRE(retirement);
     CTHR_TSAN_ACQUIRE(&cthr_rcu_tsan_grace_period);
     cthr_rcu_map_t *map = retirement->map;
+    if (pthread_mutex_trylock(&cthr_rcu_fork_mutex) != 0) {
+        // A fork is being prepared: cds_lfht_destroy would wait for the resize worker that cthr_rcu_before_fork
+        // paused, while the fork waits for this worker (see rcu_internal.h). Retry after it; the record stays behind
+        // every node of the table in the queue.
+        CTHR_TSAN_RELEASE(retirement);
+        urcu_memb_call_rcu(&retirement->rcu, table_reclaim);
+        return;
+    }
     // Runs outside any read section, after the grace period that follows the removal of every node.
     (void)cds_lfht_destroy(map->table, NULL);
+    (void)pthread_mutex_unlock(&cthr_rcu_fork_mutex);
     for (unsigned i = 0; i < CTHR_RCU_MAP_STRIPES; i++) (void)pthread_mutex_destroy(&map->stripes[i].mutex);
     cthr_rcu_map_release_t release = map->release;
     void *context = map->context;
