@@ -53,6 +53,10 @@ extern char cthr_rcu_tsan_callbacks_done;
 // try-lock this mutex and, while a fork is being prepared, re-queue themselves instead.
 extern pthread_mutex_t cthr_rcu_fork_mutex;
 
+// How many such callbacks are re-queued and not yet run; cthr_rcu_barrier waits until it is back to zero, so it still
+// returns only after every callback scheduled before it has run.
+extern long cthr_rcu_requeued;
+
 // Registers the calling thread when its thread-local flag says it is not (the slow path of every entry point).
 int cthr_rcu_register_slow(void);
 
