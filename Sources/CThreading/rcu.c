@@ -5,6 +5,7 @@
 #include "rcu_internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -153,17 +154,37 @@ int cthr_rcu_barrier(void) {
     if (cthr_rcu_in_callback || urcu_memb_get_thread_call_rcu_data() != NULL) return EDEADLK;
     (void)cthr_rcu_ensure_registered_inline();
     urcu_memb_barrier();
+    // A table destruction or resize re-queued itself while a fork was being prepared (see rcu_internal.h): wait for
+    // the fork to finish and for the re-queued callback to run.
+    while (__atomic_load_n(&cthr_rcu_requeued, __ATOMIC_ACQUIRE) != 0) {
+        (void)poll(NULL, 0, 1);
+        urcu_memb_barrier();
+    }
     CTHR_TSAN_ACQUIRE(&cthr_rcu_tsan_callbacks_done);
     return 0;
 }
 
 int cthr_rcu_uses_membarrier(void) { return urcu_memb_has_sys_membarrier ? 1 : 0; }
 
-void cthr_rcu_before_fork(void) { urcu_memb_call_rcu_before_fork(); }
+pthread_mutex_t cthr_rcu_fork_mutex = PTHREAD_MUTEX_INITIALIZER;
+long cthr_rcu_requeued;
 
-void cthr_rcu_after_fork_parent(void) { urcu_memb_call_rcu_after_fork_parent(); }
+void cthr_rcu_before_fork(void) {
+    // Waits for a table destruction or resize running on the call_rcu worker to finish (see rcu_internal.h).
+    (void)pthread_mutex_lock(&cthr_rcu_fork_mutex);
+    urcu_memb_call_rcu_before_fork();
+}
 
-void cthr_rcu_after_fork_child(void) { urcu_memb_call_rcu_after_fork_child(); }
+void cthr_rcu_after_fork_parent(void) {
+    urcu_memb_call_rcu_after_fork_parent();
+    (void)pthread_mutex_unlock(&cthr_rcu_fork_mutex);
+}
+
+void cthr_rcu_after_fork_child(void) {
+    urcu_memb_call_rcu_after_fork_child();
+    // A fresh mutex: the child's only thread is the one that locked it before the fork.
+    (void)pthread_mutex_init(&cthr_rcu_fork_mutex, NULL);
+}
 
 // MARK: - Cell
 

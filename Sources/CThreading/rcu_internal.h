@@ -45,6 +45,18 @@ extern char cthr_rcu_tsan_callbacks_done;
 #define CTHR_TSAN_RELEASE(addr) ((void)0)
 #endif
 
+#include <pthread.h>
+
+// Held from cthr_rcu_before_fork until cthr_rcu_after_fork_parent/child. liburcu's before-fork hook first pauses the
+// hash tables' resize worker, then waits for the call_rcu worker to pause; a call_rcu callback that destroys or
+// resizes a table (which waits for the resize worker) would then wait forever, and so would the fork. Such callbacks
+// try-lock this mutex and, while a fork is being prepared, re-queue themselves instead.
+extern pthread_mutex_t cthr_rcu_fork_mutex;
+
+// How many such callbacks are re-queued and not yet run; cthr_rcu_barrier waits until it is back to zero, so it still
+// returns only after every callback scheduled before it has run.
+extern long cthr_rcu_requeued;
+
 // Registers the calling thread when its thread-local flag says it is not (the slow path of every entry point).
 int cthr_rcu_register_slow(void);
 

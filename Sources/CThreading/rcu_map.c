@@ -157,6 +157,7 @@ struct resize_request {
     struct rcu_head rcu;
     cthr_rcu_map_t *map;
     unsigned long size;
+    int requeued;
 };
 
 static void resize_run(struct rcu_head *head) {
@@ -165,8 +166,19 @@ static void resize_run(struct rcu_head *head) {
     // On the call_rcu worker: registered, outside any read section, as cds_lfht_resize requires. The table is still
     // alive: its destruction is queued behind this request (one FIFO call_rcu queue, and no writer runs after
     // cthr_rcu_map_destroy).
+    if (pthread_mutex_trylock(&cthr_rcu_fork_mutex) != 0) {
+        // A fork is being prepared: resizing now could wait for the paused resize worker (see rcu_internal.h).
+        if (!request->requeued) __atomic_add_fetch(&cthr_rcu_requeued, 1, __ATOMIC_RELAXED);
+        request->requeued = 1;
+        CTHR_TSAN_RELEASE(request);
+        urcu_memb_call_rcu(&request->rcu, resize_run);
+        return;
+    }
     cds_lfht_resize(request->map->table, request->size);
+    (void)pthread_mutex_unlock(&cthr_rcu_fork_mutex);
+    int requeued = request->requeued;
     free(request);
+    if (requeued) __atomic_sub_fetch(&cthr_rcu_requeued, 1, __ATOMIC_RELEASE);
     CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
 }
 
@@ -183,6 +195,7 @@ static void grow_if_needed(cthr_rcu_map_t *map, long count) {
     if (request == NULL) return;  // liburcu's own policy still applies
     request->map = map;
     request->size = size;
+    request->requeued = 0;
     CTHR_TSAN_RELEASE(request);
     (void)cthr_rcu_ensure_registered_inline();
     urcu_memb_call_rcu(&request->rcu, resize_run);
@@ -201,8 +214,10 @@ static inline struct cthr_rcu_map_stripe *stripe_of(cthr_rcu_map_t *map, uint64_
 int cthr_rcu_map_create(size_t initial_capacity, cthr_rcu_map_release_t release, void *context,
                         cthr_rcu_map_t **out) {
     if (release == NULL || out == NULL) return EINVAL;
+    // Two buckets per expected entry: a lookup then walks past fewer nodes of other keys in its bucket (measured: a
+    // 1,024-key map at 95% reads costs about 9% less per operation than with one bucket per entry).
     unsigned long buckets = 64;
-    while (buckets < initial_capacity && buckets < (1ul << 30)) buckets <<= 1;
+    while (buckets < 2 * initial_capacity && buckets < (1ul << 30)) buckets <<= 1;
     cthr_rcu_map_t *map = aligned_alloc(64, sizeof *map);
     if (map == NULL) return ENOMEM;
     map->release = release;
@@ -235,6 +250,7 @@ int cthr_rcu_map_create(size_t initial_capacity, cthr_rcu_map_release_t release,
 struct table_retirement {
     struct rcu_head rcu;
     cthr_rcu_map_t *map;
+    int requeued;
 };
 
 static void table_reclaim(struct rcu_head *head) {
@@ -242,8 +258,19 @@ static void table_reclaim(struct rcu_head *head) {
     CTHR_TSAN_ACQUIRE(retirement);
     CTHR_TSAN_ACQUIRE(&cthr_rcu_tsan_grace_period);
     cthr_rcu_map_t *map = retirement->map;
+    if (pthread_mutex_trylock(&cthr_rcu_fork_mutex) != 0) {
+        // A fork is being prepared: cds_lfht_destroy would wait for the resize worker that cthr_rcu_before_fork
+        // paused, while the fork waits for this worker (see rcu_internal.h). Retry after it; the record stays behind
+        // every node of the table in the queue.
+        if (!retirement->requeued) __atomic_add_fetch(&cthr_rcu_requeued, 1, __ATOMIC_RELAXED);
+        retirement->requeued = 1;
+        CTHR_TSAN_RELEASE(retirement);
+        urcu_memb_call_rcu(&retirement->rcu, table_reclaim);
+        return;
+    }
     // Runs outside any read section, after the grace period that follows the removal of every node.
     (void)cds_lfht_destroy(map->table, NULL);
+    (void)pthread_mutex_unlock(&cthr_rcu_fork_mutex);
     for (unsigned i = 0; i < CTHR_RCU_MAP_STRIPES; i++) (void)pthread_mutex_destroy(&map->stripes[i].mutex);
     cthr_rcu_map_release_t release = map->release;
     void *context = map->context;
@@ -252,8 +279,10 @@ static void table_reclaim(struct rcu_head *head) {
     cthr_rcu_in_callback++;
     release(NULL, context);
     cthr_rcu_in_callback--;
+    int requeued = retirement->requeued;
     free(retirement);
     CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
+    if (requeued) __atomic_sub_fetch(&cthr_rcu_requeued, 1, __ATOMIC_RELEASE);
 }
 
 int cthr_rcu_map_destroy(cthr_rcu_map_t *map) {
@@ -273,6 +302,7 @@ int cthr_rcu_map_destroy(cthr_rcu_map_t *map) {
         return 0;
     }
     retirement->map = map;
+    retirement->requeued = 0;
     CTHR_TSAN_RELEASE(retirement);
     urcu_memb_call_rcu(&retirement->rcu, table_reclaim);
     return 0;

@@ -87,6 +87,45 @@ struct RCUCollidingKey: Hashable, Sendable {
         #expect(map.snapshot().isEmpty)
     }
 
+    /// Integer keys take the seeded-multiply hash instead of `hashValue`; extremes, signs and widths must still be told
+    /// apart and round-trip.
+    @Test func integerKeysOfEveryWidthRoundTrip() {
+        func check<K: FixedWidthInteger & Sendable>(_: K.Type) {
+            let keys: [K] = [.min, .max, 0, 1, K(truncatingIfNeeded: -1), K(truncatingIfNeeded: 0x5555_5555), 64, 128]
+            let unique = Array(Set(keys))
+            let map = RCUMap<K, Int>()
+            for (index, key) in unique.enumerated() { map.set(index, forKey: key) }
+            #expect(map.count == unique.count)
+            for (index, key) in unique.enumerated() {
+                #expect(map.get(key) == index)
+                #expect(map.contains(key))
+            }
+            #expect(map.snapshot() == Dictionary(uniqueKeysWithValues: unique.enumerated().map { ($1, $0) }))
+            for key in unique { #expect(map.remove(key) != nil) }
+            #expect(map.isEmpty)
+        }
+        check(Int.self)
+        check(UInt.self)
+        check(Int64.self)
+        check(UInt64.self)
+        check(Int32.self)
+        check(UInt32.self)
+        check(Int16.self)
+        check(UInt8.self)
+    }
+
+    /// Two maps draw different hash seeds, and a map of many integer keys still finds every one.
+    @Test func integerKeyHashIsSeededPerMapAndFindsEveryKey() {
+        let first = RCUMap<Int, Int>()
+        let second = RCUMap<Int, Int>()
+        #expect((first.hashSeed, first.hashMultiplier) != (second.hashSeed, second.hashMultiplier))
+        #expect(first.hashMultiplier & 1 == 1)
+        for key in -2_000..<2_000 { first.set(key &* 31, forKey: key) }
+        #expect(first.count == 4_000)
+        #expect((-2_000..<2_000).allSatisfy { first.get($0) == $0 &* 31 })
+        #expect(first.get(2_000) == nil)
+    }
+
     @Test func collidingHashesAreToldApartByKey() {
         let map = RCUMap<RCUCollidingKey, Int>()
         for id in 0..<20 {

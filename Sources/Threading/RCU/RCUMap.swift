@@ -48,6 +48,13 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         let code = cthr_rcu_map_create(Swift.max(0, minimumCapacity), rcuMapRelease, releaser, &table)
         rcuRequire(code == 0, "RCUMap: \(ThreadingError(code: code, operation: "cthr_rcu_map_create"))")
         self.table = table!
+        var hasher = Hasher()
+        hasher.combine(releaser)
+        let seed = UInt64(UInt(bitPattern: hasher.finalize()))
+        hasher = Hasher()
+        hasher.combine(seed)
+        self.hashSeed = seed
+        self.hashMultiplier = UInt64(UInt(bitPattern: hasher.finalize())) | 1
     }
 
     deinit {
@@ -56,9 +63,42 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         _ = cthr_rcu_map_destroy(table)
     }
 
+    /// The seed of ``hash(_:)`` for integer keys: random per map (drawn from the per-process random `Hasher`).
+    @usableFromInline
+    let hashSeed: UInt64
+
+    /// The odd multiplier of ``hash(_:)`` for integer keys: random per map, like ``hashSeed``.
+    @usableFromInline
+    let hashMultiplier: UInt64
+
+    /// The 64-bit hash the table is keyed by.
+    ///
+    /// Integer keys (`Int`, `UInt`, `Int64`, `UInt64`, `Int32`, `UInt32`) skip SipHash (`hashValue`, about half the
+    /// cost of a lookup): their bits are XORed with the map's random seed and folded through one 64x64->128-bit
+    /// multiply by a random odd number (wyhash's mixer), which spreads them over every bit the table uses and cannot be steered into one
+    /// bucket without knowing the seed. Every other key type uses `hashValue`. In specialized code the type test is
+    /// resolved at compile time.
     @inlinable
-    static func hash(_ key: Key) -> UInt64 {
-        UInt64(UInt(bitPattern: key.hashValue))
+    @inline(__always)
+    func hash(_ key: Key) -> UInt64 {
+        let bits: UInt64
+        if Key.self == Int.self {
+            bits = UInt64(UInt(bitPattern: unsafeBitCast(key, to: Int.self)))
+        } else if Key.self == UInt.self {
+            bits = UInt64(unsafeBitCast(key, to: UInt.self))
+        } else if Key.self == Int64.self {
+            bits = UInt64(bitPattern: unsafeBitCast(key, to: Int64.self))
+        } else if Key.self == UInt64.self {
+            bits = unsafeBitCast(key, to: UInt64.self)
+        } else if Key.self == Int32.self {
+            bits = UInt64(UInt32(bitPattern: unsafeBitCast(key, to: Int32.self)))
+        } else if Key.self == UInt32.self {
+            bits = UInt64(unsafeBitCast(key, to: UInt32.self))
+        } else {
+            return UInt64(UInt(bitPattern: key.hashValue))
+        }
+        let product = (bits ^ hashSeed).multipliedFullWidth(by: hashMultiplier)
+        return product.high ^ product.low
     }
 
     // MARK: Reading
@@ -76,7 +116,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     /// - Complexity: O(1) on average; no lock, no allocation.
     @inlinable
     public func withValue<R>(forKey key: Key, _ body: (Value) throws -> R) rethrows -> R? {
-        let hash = Self.hash(key)
+        let hash = self.hash(key)
         cthr_rcu_read_lock()
         defer { cthr_rcu_read_unlock() }
         var iterator = cthr_rcu_map_iter_t()
@@ -147,7 +187,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     /// - Complexity: O(1) on average; takes the key's stripe lock, allocates one entry.
     @inlinable
     public func set(_ value: Value, forKey key: Key) {
-        let hash = Self.hash(key)
+        let hash = self.hash(key)
         let entry = Self.makeEntry(key, value)
         lockStripe(hash, "set")
         defer { unlockStripe(hash) }
@@ -168,7 +208,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @discardableResult
     @inlinable
     public func remove(_ key: Key) -> Value? {
-        let hash = Self.hash(key)
+        let hash = self.hash(key)
         lockStripe(hash, "remove")
         defer { unlockStripe(hash) }
         cthr_rcu_read_lock()
@@ -196,7 +236,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @discardableResult
     @inlinable
     public func update(_ key: Key, _ transform: (Value?) throws -> Value?) rethrows -> Value? {
-        let hash = Self.hash(key)
+        let hash = self.hash(key)
         lockStripe(hash, "update")
         defer { unlockStripe(hash) }
         // Holding the stripe lock, no other writer can change `key`, so the old value read here stays current.
