@@ -220,21 +220,10 @@ final class Engine: @unchecked Sendable {
 
     private func spawn(_ worker: EngineWorker) {
         let context = Unmanaged.passRetained(worker).toOpaque()
-        var attributes = cthr_thread_attr_t()
-        attributes.detached = 1
-        let code = "threading.pool".withCString { name -> Int32 in
-            attributes.name = name
-            var handle = pthread_t()
-            return cthr_thread_create(
-                &handle,
-                &attributes,
-                { raw in
-                    let worker = Unmanaged<EngineWorker>.fromOpaque(raw!).takeRetainedValue()
-                    Engine.shared.workerMain(worker)
-                    return nil
-                },
-                context
-            )
+        let code = spawnDetachedEngineThread(named: "threading.pool", context: context) { raw in
+            let worker = Unmanaged<EngineWorker>.fromOpaque(raw!).takeRetainedValue()
+            Engine.shared.workerMain(worker)
+            return nil
         }
         if code != 0 {
             // No thread (RLIMIT_NPROC, memory): put its unit back and give the slot up. A worker that went idle
@@ -427,20 +416,9 @@ final class Engine: @unchecked Sendable {
     // MARK: Monitor
 
     private func startMonitor() {
-        var attributes = cthr_thread_attr_t()
-        attributes.detached = 1
-        let code = "threading.monitor".withCString { name -> Int32 in
-            attributes.name = name
-            var handle = pthread_t()
-            return cthr_thread_create(
-                &handle,
-                &attributes,
-                { _ in
-                    Engine.shared.monitorMain()
-                    return nil
-                },
-                nil
-            )
+        let code = spawnDetachedEngineThread(named: "threading.monitor") { _ in
+            Engine.shared.monitorMain()
+            return nil
         }
         if code != 0 {
             // Refused: the next submission tries again.

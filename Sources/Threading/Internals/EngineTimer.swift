@@ -60,20 +60,9 @@ final class EngineTimer: @unchecked Sendable {
     }
 
     private func startThread() {
-        var attributes = cthr_thread_attr_t()
-        attributes.detached = 1
-        let code = "threading.timer".withCString { name -> Int32 in
-            attributes.name = name
-            var handle = pthread_t()
-            return cthr_thread_create(
-                &handle,
-                &attributes,
-                { _ in
-                    EngineTimer.shared.main()
-                    return nil
-                },
-                nil
-            )
+        let code = spawnDetachedEngineThread(named: "threading.timer") { _ in
+            EngineTimer.shared.main()
+            return nil
         }
         if code != 0 {
             // Refused (RLIMIT_NPROC, memory): the entries stay scheduled and the next `schedule` tries again.
