@@ -11,7 +11,7 @@ import Testing
 struct JobGraphTests {
     @Test("state observers see waiting -> ready -> executing -> finished; removeDependency frees a job")
     func observedTransitions() throws {
-        let states = Mutex<[Job.State]>([])
+        let states = LockedValue<[Job.State]>([])
         let first = Job(name: "first") { _ in }
         let job = Job(name: "observed") { _ in }
         job.observeState { _, state in states.withLock { $0.append(state) } }
@@ -80,7 +80,7 @@ struct JobGraphTests {
     @Test("a random graph over two queues runs every job after its dependencies, and all are released")
     func randomGraph() throws {
         let queues = [JobQueue(name: "left", maxConcurrentJobs: 2), JobQueue(name: "right", maxConcurrentJobs: 1)]
-        let finished = Mutex<[Int: Int]>([:])  // job index -> finishing sequence number
+        let finished = LockedValue<[Int: Int]>([:])  // job index -> finishing sequence number
         let sequence = Atomic<Int>(0)
         let violations = Atomic<Int>(0)
         var generator = SystemRandomNumberGenerator()

@@ -8,7 +8,7 @@ import Synchronization
 
 /// An append-only, thread-safe log of integers (the seeds' `print`).
 final class JobLog: Sendable {
-    private let entries = Mutex<[Int]>([])
+    private let entries = LockedValue<[Int]>([])
 
     func append(_ value: Int) { entries.withLock { $0.append(value) } }
 

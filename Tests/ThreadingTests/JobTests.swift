@@ -28,7 +28,7 @@ struct JobTests {
     @Test("a closure job runs once and ends finished, observed in order")
     func closureJobStates() {
         let log = JobLog()
-        let states = Mutex<[Job.State]>([])
+        let states = LockedValue<[Job.State]>([])
         let job = Job(name: "closure") { _ in log.append(1) }
         #expect(job.state == .ready)
         #expect(job.isReady)

@@ -144,6 +144,21 @@ import Testing
         #expect(log.values == [1, 2])
     }
 
+    /// Dropping the last handle of a suspended concurrent queue resumes it, so its held work (barrier included) runs.
+    @Test func releasingASuspendedConcurrentQueueRunsItsWork() {
+        let log = QueueLog()
+        do {
+            let queue = ConcurrentQueue(label: "concurrent.suspended.released")
+            queue.suspend()
+            queue.async { log.append(1) }
+            queue.async(flags: .barrier) { log.append(2) }
+            _ = cthr_sleep_ns(20_000_000)
+            #expect(log.count == 0)
+        }
+        #expect(log.wait(for: 2))
+        #expect(log.values == [1, 2])
+    }
+
     /// Every index runs exactly once, also when every pool worker is busy (the caller takes part).
     @Test func concurrentPerformCoversEveryIndexOnce() {
         let log = QueueLog()

@@ -118,17 +118,6 @@ import Testing
         #expect(Self.stderrText(result).contains("WorkGroup.leave() without a matching enter()"))
     }
 
-    @Test func releasingASuspendedQueueWithWorkTraps() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            do {
-                let queue = SerialQueue(label: "crash.suspendedRelease")
-                queue.suspend()
-                queue.async {}
-            }
-        }
-        #expect(Self.stderrText(result).contains("SerialQueue 'crash.suspendedRelease' released while suspended"))
-    }
-
     @Test func mainQueueSyncFromInsideAMainQueueTaskIsDiagnosed() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             queueTestOnNewThread {

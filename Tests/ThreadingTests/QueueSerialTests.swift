@@ -164,6 +164,27 @@ import Testing
         #expect(log.values == [1, 2])
     }
 
+    /// Dropping the last handle of a suspended queue resumes it: the held tasks run, in order, and a queue that
+    /// targets it is not stranded (nobody could call `resume()` any more).
+    @Test func releasingASuspendedQueueRunsItsWork() {
+        let log = QueueLog()
+        let child: SerialQueue
+        do {
+            let parent = SerialQueue(label: "serial.suspended.released")
+            child = SerialQueue(label: "serial.suspended.child", target: parent)
+            parent.suspend()
+            parent.suspend()
+            parent.async { log.append(1) }
+            parent.async { log.append(2) }
+            _ = cthr_sleep_ns(20_000_000)
+            #expect(log.count == 0)
+        }
+        #expect(log.wait(for: 2))
+        child.async { log.append(3) }
+        #expect(log.wait(for: 3))
+        #expect(log.values == [1, 2, 3])
+    }
+
     /// A sync onto a suspended queue waits for the resume.
     @Test func syncWaitsForResume() {
         let queue = SerialQueue(label: "serial.suspended.sync")

@@ -47,7 +47,7 @@ enum EngineThread {
             state.deinitialize(count: 1)
             state.deallocate()
         }
-        precondition(code == 0, "cthr_tsd_create failed for the queue engine: \(code)")
+        require(code == 0, "cthr_tsd_create failed for the queue engine: \(code)")
         return key
     }()
 
@@ -76,7 +76,7 @@ enum EngineThread {
             )
         )
         let code = cthr_tsd_set(key, state)
-        precondition(code == 0, "cthr_tsd_set failed for the queue engine: \(code)")
+        require(code == 0, "cthr_tsd_set failed for the queue engine: \(code)")
         return state
     }
 

@@ -122,6 +122,19 @@ class QueueCore: @unchecked Sendable {
 
     func didResume() {}
 
+    /// Lifts every outstanding `suspend()` because the queue's last public handle is gone: nobody can call
+    /// `resume()` any more, so the held work (and any child queue targeting this one) would otherwise never run.
+    final func releaseSuspension() {
+        lock.lock()
+        let restart = suspendCount > 0
+        if restart {
+            suspendCount = 0
+            word.bitAnd(~QueueState.suspended)
+        }
+        lock.unlock()
+        if restart { didResume() }
+    }
+
     // MARK: Running items
 
     /// Runs a dequeued item on the calling thread (never a sync waiter).
@@ -135,7 +148,7 @@ class QueueCore: @unchecked Sendable {
         case .childTask(let child, let inner, let barrier):
             child.runStarted(inner, barrier: barrier, context)
         case .syncWaiter:
-            preconditionFailure("a sync waiter is granted, not executed")
+            threadingFatal("internal error: a sync waiter is granted, not executed")
         }
     }
 

@@ -31,5 +31,5 @@ let rcuReleaseObject: @convention(c) (UnsafeMutableRawPointer?) -> Void = { cont
 @usableFromInline
 func rcuRetire(_ object: UnsafeMutableRawPointer) {
     let code = cthr_rcu_call(rcuReleaseObject, object)
-    rcuRequire(code == 0, "cthr_rcu_call failed: \(ThreadingError(code: code, operation: "cthr_rcu_call"))")
+    require(code == 0, "cthr_rcu_call failed: \(ThreadingError(code: code, operation: "cthr_rcu_call"))")
 }

@@ -36,16 +36,11 @@ public final class ConcurrentQueue: WorkQueue {
     ///   - width: The most non-barrier tasks running at once; nil for no limit other than the pool's. Must be ≥ 1.
     ///   - target: A queue this queue's work runs on behalf of.
     public init(label: String, qos: QoS = .default, width: Int? = nil, target: (any WorkQueue)? = nil) {
-        precondition((width ?? 1) >= 1, "ConcurrentQueue(label: \"\(label)\", width: \(width ?? 0)): width must be ≥ 1")
+        require((width ?? 1) >= 1, "ConcurrentQueue(label: \"\(label)\", width: \(width ?? 0)): width must be ≥ 1")
         core = ConcurrentCore(label: label, qos: qos, target: engineTarget(target), width: width ?? (1 << 23))
     }
 
-    deinit {
-        let (suspended, pending) = core.lock.withLock { (core.suspendCount > 0, core.items.count) }
-        if suspended && pending > 0 {
-            queueFatal("ConcurrentQueue '\(core.label)' released while suspended with \(pending) pending task(s)")
-        }
-    }
+    deinit { core.releaseSuspension() }
 
     /// The shared concurrent queue of a QoS lane (no width limit).
     ///

@@ -101,7 +101,7 @@ public final class MainQueue: WorkQueue {
 
     private static func mainContext(_ call: String) -> EngineContext {
         let context = EngineThread.current
-        precondition(context.pointee.isMainThread, "\(call) must be called on the main thread")
+        require(context.pointee.isMainThread, "\(call) must be called on the main thread")
         return context
     }
 }

@@ -38,7 +38,7 @@ public final class QueuePool: Sendable {
     ///   - qos: The queues' quality of service.
     ///   - count: How many queues (default ``defaultCount``; must be ≥ 1).
     public init(label: String, qos: QoS = .default, count: Int = QueuePool.defaultCount) {
-        precondition(count >= 1, "QueuePool(label: \"\(label)\", count: \(count)): count must be ≥ 1")
+        require(count >= 1, "QueuePool(label: \"\(label)\", count: \(count)): count must be ≥ 1")
         self.label = label
         self.qos = qos
         self.queues = (0..<count).map { SerialQueue(label: "\(label).\($0)", qos: qos) }

@@ -28,7 +28,7 @@ public final class QueueTimer: Sendable {
     ) {
         let core = queue.engineCore
         let step = interval.map { engineNanoseconds($0) } ?? 0
-        precondition(interval == nil || step > 0, "QueueTimer(repeating: \(interval!)): the interval must be positive")
+        require(interval == nil || step > 0, "QueueTimer(repeating: \(interval!)): the interval must be positive")
         entry = EngineTimerEntry(deadline: engineDeadline(after: delay), interval: step) {
             core.enqueue(.task(handler))
         }

@@ -16,8 +16,9 @@
 /// earlier async tasks not yet started runs them itself (it would wait for exactly them), which saves a worker
 /// wake-up per round trip. Like libdispatch, the engine promises no particular thread for async work.
 ///
-/// A queue released with pending tasks stays alive until they ran. Releasing a *suspended* queue that still has
-/// work traps, because that work could never run (libdispatch crashes in that case too).
+/// A queue released with pending tasks stays alive until they ran. Releasing the last handle of a *suspended* queue
+/// resumes it, because nobody could call ``resume()`` any more and its work would otherwise never run (libdispatch
+/// crashes in that case instead).
 ///
 /// Reference semantics; `Sendable` because all state lives in the engine core, which synchronises itself.
 public final class SerialQueue: WorkQueue {
@@ -40,12 +41,7 @@ public final class SerialQueue: WorkQueue {
         core = SerialCore(label: label, qos: qos, target: engineTarget(target))
     }
 
-    deinit {
-        let (suspended, pending) = core.lock.withLock { (core.suspendCount > 0, core.items.count) }
-        if suspended && pending > 0 {
-            queueFatal("SerialQueue '\(core.label)' released while suspended with \(pending) pending task(s)")
-        }
-    }
+    deinit { core.releaseSuspension() }
 
     /// Submits `work` to run after the queue's earlier work, and returns at once.
     ///

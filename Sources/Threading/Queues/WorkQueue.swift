@@ -119,7 +119,8 @@ extension WorkQueue {
     }
 
     /// Suspends the queue: work already running finishes, no further work (async or sync) starts until a matching
-    /// ``resume()``. Suspensions are counted.
+    /// ``resume()``. Suspensions are counted. When the queue's last handle is released while it is suspended, the
+    /// engine resumes it: nobody could call ``resume()`` any more, and accepted work is never dropped.
     public func suspend() { engineCore.suspend() }
 
     /// Undoes one ``suspend()``; at zero, pending work starts again.

@@ -28,7 +28,7 @@ public enum RCU {
     /// The corresponding C function is `cthr_rcu_synchronize` (liburcu's `synchronize_rcu`).
     public static func synchronize() {
         let code = cthr_rcu_synchronize()
-        rcuRequire(
+        require(
             code == 0,
             "RCU.synchronize() called inside an RCU read section: it would wait for itself forever "
                 + "(cthr_rcu_synchronize returned \(ThreadingError.cName(of: code)))"
@@ -43,7 +43,7 @@ public enum RCU {
     /// The corresponding C function is `cthr_rcu_barrier` (liburcu's `rcu_barrier`).
     public static func barrier() {
         let code = cthr_rcu_barrier()
-        rcuRequire(
+        require(
             code == 0,
             "RCU.barrier() called inside an RCU read section or a deferred release: it would wait for itself forever "
                 + "(cthr_rcu_barrier returned \(ThreadingError.cName(of: code)))"
@@ -95,7 +95,7 @@ public enum RCU {
     public static func unregisterCurrentThread() -> Bool {
         let code = cthr_rcu_unregister_thread()
         if code == ENOENT { return false }
-        rcuRequire(
+        require(
             code == 0,
             "RCU.unregisterCurrentThread() inside a read section or on the call_rcu thread "
                 + "(cthr_rcu_unregister_thread returned \(ThreadingError.cName(of: code)))"

@@ -42,11 +42,11 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     /// - Parameter minimumCapacity: About how many entries to make room for before the first resize (the table
     ///   grows and shrinks on its own; this only avoids early resizes).
     public init(minimumCapacity: Int = 0) {
-        rcuRequire(MemoryLayout<Slot>.alignment <= 16, "RCUMap: key-value pairs aligned beyond 16 bytes")
+        require(MemoryLayout<Slot>.alignment <= 16, "RCUMap: key-value pairs aligned beyond 16 bytes")
         let releaser = Unmanaged.passRetained(RCUMapTypedReleaser<Key, Value>() as RCUMapReleaser).toOpaque()
         var table: OpaquePointer?
         let code = cthr_rcu_map_create(Swift.max(0, minimumCapacity), rcuMapRelease, releaser, &table)
-        rcuRequire(code == 0, "RCUMap: \(ThreadingError(code: code, operation: "cthr_rcu_map_create"))")
+        require(code == 0, "RCUMap: \(ThreadingError(code: code, operation: "cthr_rcu_map_create"))")
         self.table = table!
         var hasher = Hasher()
         hasher.combine(releaser)
@@ -325,7 +325,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @usableFromInline
     func lockStripe(_ hash: UInt64, _ operation: StaticString) {
         let code = cthr_rcu_map_writer_lock(table, hash)
-        rcuRequire(
+        require(
             code == 0,
             "RCUMap.\(operation): the key's writer lock is already held by this thread "
                 + "(cthr_rcu_map_writer_lock returned \(ThreadingError.cName(of: code))); "
@@ -336,11 +336,11 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @usableFromInline
     func unlockStripe(_ hash: UInt64) {
         let code = cthr_rcu_map_writer_unlock(table, hash)
-        rcuRequire(code == 0, "RCUMap: cthr_rcu_map_writer_unlock returned \(ThreadingError.cName(of: code))")
+        require(code == 0, "RCUMap: cthr_rcu_map_writer_unlock returned \(ThreadingError.cName(of: code))")
     }
 
     @usableFromInline
     func check(_ code: CInt, _ operation: StaticString) {
-        rcuRequire(code == 0, "RCUMap: \(operation) returned \(ThreadingError.cName(of: code))")
+        require(code == 0, "RCUMap: \(operation) returned \(ThreadingError.cName(of: code))")
     }
 }

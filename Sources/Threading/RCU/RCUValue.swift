@@ -35,7 +35,7 @@ public final class RCUValue<Value: Sendable>: @unchecked Sendable {
         let box = Unmanaged.passRetained(RCUBox(initial)).toOpaque()
         var cell: OpaquePointer?
         let code = cthr_rcu_cell_create(box, &cell)
-        rcuRequire(code == 0, "RCUValue: \(ThreadingError(code: code, operation: "cthr_rcu_cell_create"))")
+        require(code == 0, "RCUValue: \(ThreadingError(code: code, operation: "cthr_rcu_cell_create"))")
         self.cell = cell!
     }
 
@@ -143,7 +143,7 @@ public final class RCUValue<Value: Sendable>: @unchecked Sendable {
     @usableFromInline
     func lockWriter(_ operation: StaticString) {
         let code = cthr_rcu_cell_lock(cell)
-        rcuRequire(
+        require(
             code == 0,
             "RCUValue.\(operation): writer lock failed (cthr_rcu_cell_lock returned \(ThreadingError.cName(of: code))); "
                 + "a transform must not write to the RCUValue it is updating"
@@ -153,6 +153,6 @@ public final class RCUValue<Value: Sendable>: @unchecked Sendable {
     @usableFromInline
     func unlockWriter() {
         let code = cthr_rcu_cell_unlock(cell)
-        rcuRequire(code == 0, "RCUValue: cthr_rcu_cell_unlock returned \(ThreadingError.cName(of: code))")
+        require(code == 0, "RCUValue: cthr_rcu_cell_unlock returned \(ThreadingError.cName(of: code))")
     }
 }

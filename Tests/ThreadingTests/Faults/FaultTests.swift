@@ -153,7 +153,7 @@ func forkChildWorkload(value: RCUValue<Int>, lock: MutexLock) -> Int32 {
     let serial = SerialQueue(label: "fork.child.serial")
     let concurrent = ConcurrentQueue(label: "fork.child.concurrent")
     let group = WorkGroup()
-    let order = Mutex<[Int]>([])
+    let order = LockedValue<[Int]>([])
     let ran = Atomic<Int>(0)
     for index in 0..<50 {
         serial.async(group: group) { order.withLock { $0.append(index) } }
@@ -202,7 +202,7 @@ func faultRefusalScenario() -> Int32 {
 
     // 2. The pool keeps serving: blocking tasks make it want more threads (it is refused).
     let ran = Atomic<Int>(0)
-    let order = Mutex<[Int]>([])
+    let order = LockedValue<[Int]>([])
     let group = WorkGroup()
     let concurrent = ConcurrentQueue(label: "fault.concurrent")
     let serial = SerialQueue(label: "fault.serial")

@@ -280,7 +280,7 @@ import Testing
     @Test func inputOfAMissingTypeThrowsInvalidArgument() throws {
         let queue = JobQueue(name: "misuse.input")
         let producer = ResultJob<Int> { _ in 1 }
-        let outcome = Mutex<(any Error)?>(nil)
+        let outcome = LockedValue<(any Error)?>(nil)
         let consumer = Job { job in
             do {
                 _ = try job.input(String.self)

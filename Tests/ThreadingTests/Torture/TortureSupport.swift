@@ -91,7 +91,7 @@ final class TortureCell: Sendable {
 
 /// Records the first few violation messages of a run (so a failure says what happened) and counts all of them.
 final class TortureViolations: Sendable {
-    private let state = Mutex<(count: Int, first: [String])>((0, []))
+    private let state = LockedValue<(count: Int, first: [String])>((0, []))
     func record(_ message: @autoclosure () -> String) {
         let text = message()
         state.withLock {
