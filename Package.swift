@@ -54,7 +54,9 @@ let package = Package(
         ),
         .executableTarget(name: "bench", dependencies: ["BenchKit"], path: "benchmarks/bench"),
         .testTarget(name: "CThreadingTests", dependencies: ["CThreading"]),
-        .testTarget(name: "ThreadingTests", dependencies: ["Threading", "CThreading"]),
+        // C helpers for the tests (heap statistics for the soak).
+        .target(name: "CTestSupport", path: "Tests/CTestSupport", cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]),
+        .testTarget(name: "ThreadingTests", dependencies: ["Threading", "CThreading", "CTestSupport"]),
         .testTarget(name: "BenchTests", dependencies: ["BenchKit"]),
         // The source documents' lessons, runnable: `swift run examples --list`.
         .executableTarget(name: "examples", dependencies: ["Threading", "CThreading"], path: "Examples"),

@@ -70,23 +70,31 @@ void *cthr_rcu_cmpxchg_pointer(void **slot, void *expected, void *desired);
 // MARK: - Grace periods
 
 // Waits until every read section that was running when it was called has ended (synchronize_rcu). Returns 0, or
-// EDEADLK when called inside a read section (which would wait for itself forever).
+// EDEADLK when called inside a read section (which would wait for itself forever), or ENOTRECOVERABLE in a read-only
+// forked child (see cthr_rcu_writers_available).
 int cthr_rcu_synchronize(void);
 
 // A deferred-reclamation callback: runs once, on liburcu's call_rcu worker thread, outside any read section.
 typedef void (*cthr_rcu_callback_t)(void *context);
 
 // Schedules `callback(context)` to run after a grace period (call_rcu); allowed inside a read section. Registers the
-// calling thread if needed. Returns 0, EINVAL for a NULL callback, or ENOMEM.
+// calling thread if needed. Returns 0, EINVAL for a NULL callback, ENOMEM, or ENOTRECOVERABLE in a read-only forked
+// child.
 int cthr_rcu_call(cthr_rcu_callback_t callback, void *context);
 
 // Waits until every callback scheduled so far has run (rcu_barrier). Returns 0, or EDEADLK inside a read section or
-// inside a callback (both would wait for themselves).
+// inside a callback (both would wait for themselves), or ENOTRECOVERABLE in a read-only forked child.
 int cthr_rcu_barrier(void);
 
 // 1 if liburcu uses the membarrier system call (cheap read side: compiler barriers only), 0 if it fell back to a full
 // memory fence in every read lock and unlock (kernel without membarrier, or a seccomp filter refusing it).
 int cthr_rcu_uses_membarrier(void);
+
+// 1 if this process can run grace periods; 0 in a child forked from a process where other threads (or liburcu's
+// call_rcu and resize workers) had used RCU. liburcu 0.13's memb flavour keeps those dead threads' registrations,
+// so in such a child every writer entry point (synchronize, call, barrier, cell lock, map writes) returns
+// ENOTRECOVERABLE, new threads read without registering, and destroying a map leaks it. Reads work everywhere.
+int cthr_rcu_writers_available(void);
 
 // Call right before fork(): pauses the call_rcu and hash-table resize workers and takes their locks.
 void cthr_rcu_before_fork(void);
@@ -114,7 +122,8 @@ void *cthr_rcu_cell_get(const cthr_rcu_cell_t *cell);
 // Publishes `value` and returns the previous pointer (rcu_xchg_pointer); reclaim it after a grace period.
 void *cthr_rcu_cell_exchange(cthr_rcu_cell_t *cell, void *value);
 
-// Takes the cell's writer lock (serialises read-modify-write updaters). Returns 0, or EDEADLK if this thread holds it.
+// Takes the cell's writer lock (serialises read-modify-write updaters). Returns 0, EDEADLK if this thread holds it, or
+// ENOTRECOVERABLE in a read-only forked child.
 int cthr_rcu_cell_lock(cthr_rcu_cell_t *cell);
 
 // Releases the cell's writer lock. Returns 0, or EPERM if this thread does not hold it.
@@ -124,7 +133,9 @@ int cthr_rcu_cell_unlock(cthr_rcu_cell_t *cell);
 
 // A lock-free RCU hash table of opaque entries keyed by a caller-computed 64-bit hash (liburcu-cds rculfhash,
 // auto-resizing). Readers (inside a read section) take no lock; writers are lock-free; a removed or replaced entry
-// is handed to the map's release callback after a grace period, on the call_rcu worker thread.
+// is handed to the map's release callback after a grace period, on the call_rcu worker thread. In a read-only forked
+// child (see cthr_rcu_writers_available) every write, including cthr_rcu_map_writer_lock, returns ENOTRECOVERABLE
+// without changing the map.
 typedef struct cthr_rcu_map cthr_rcu_map_t;
 
 // Compares an entry with a key: nonzero when the entry's key equals *key. Must not block or enter/leave sections.

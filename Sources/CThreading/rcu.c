@@ -20,11 +20,35 @@ char cthr_rcu_tsan_callbacks_done;
 _Thread_local int cthr_rcu_thread_registered;
 _Thread_local int cthr_rcu_in_callback;
 
+int cthr_rcu_read_only_child;
+int cthr_rcu_helpers_started;
+
+// Threads that CThreading registered with liburcu and that have not unregistered yet.
+static long cthr_rcu_registrations;
+// Whether the calling thread's registration is counted in `cthr_rcu_registrations`.
+static _Thread_local int cthr_rcu_counted;
+
+// Decides, in a forked child, whether grace periods can still run: only if no thread but the forking one was a
+// registered reader (ours, or liburcu's helper threads) at the fork.
+static void cthr_rcu_atfork_child(void) {
+    long others = __atomic_load_n(&cthr_rcu_registrations, __ATOMIC_RELAXED) - (cthr_rcu_counted ? 1 : 0);
+    if (others > 0 || __atomic_load_n(&cthr_rcu_helpers_started, __ATOMIC_RELAXED)) cthr_rcu_read_only_child = 1;
+}
+
+__attribute__((constructor)) static void cthr_rcu_setup(void) {
+    // If this fails (ENOMEM), a child is not marked read-only: the documented limit then applies unchecked.
+    (void)pthread_atfork(NULL, NULL, cthr_rcu_atfork_child);
+}
+
+int cthr_rcu_writers_available(void) { return cthr_rcu_read_only_child ? 0 : 1; }
+
 // MARK: - Registration
 
 static pthread_once_t cthr_rcu_key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t cthr_rcu_exit_key;
 static int cthr_rcu_key_error;
+
+static void cthr_rcu_uncount(void);
 
 // Runs at thread exit for threads CThreading registered: a thread left registered would leave a dangling reader
 // in liburcu's registry that the next grace period would read after the thread's TLS is gone.
@@ -35,7 +59,14 @@ static void cthr_rcu_thread_exit(void *value) {
         URCU_TLS(urcu_memb_reader).ctr = 0;
         urcu_memb_unregister_thread();
     }
+    cthr_rcu_uncount();
     cthr_rcu_thread_registered = 0;
+}
+
+static void cthr_rcu_uncount(void) {
+    if (!cthr_rcu_counted) return;
+    cthr_rcu_counted = 0;
+    __atomic_sub_fetch(&cthr_rcu_registrations, 1, __ATOMIC_RELAXED);
 }
 
 static void cthr_rcu_make_key(void) {
@@ -48,8 +79,16 @@ int cthr_rcu_register_slow(void) {
         cthr_rcu_thread_registered = 1;
         return 0;
     }
+    if (cthr_rcu_read_only_child) {
+        // Registering would link this thread's TLS into a registry that still lists the parent's dead threads.
+        // Reading unregistered is safe here: no grace period (and so no reclamation) ever runs in this child.
+        cthr_rcu_thread_registered = 1;
+        return 0;
+    }
     urcu_memb_register_thread();
     cthr_rcu_thread_registered = 1;
+    cthr_rcu_counted = 1;
+    __atomic_add_fetch(&cthr_rcu_registrations, 1, __ATOMIC_RELAXED);
     pthread_once(&cthr_rcu_key_once, cthr_rcu_make_key);
     if (cthr_rcu_key_error != 0) return cthr_rcu_key_error;
     return pthread_setspecific(cthr_rcu_exit_key, (void *)1);
@@ -68,6 +107,7 @@ int cthr_rcu_unregister_thread(void) {
     if (_urcu_memb_read_ongoing()) return EBUSY;
     if (urcu_memb_get_thread_call_rcu_data() != NULL) return EPERM;
     urcu_memb_unregister_thread();
+    cthr_rcu_uncount();
     cthr_rcu_thread_registered = 0;
     if (cthr_rcu_key_error == 0 && pthread_getspecific(cthr_rcu_exit_key) != NULL) {
         (void)pthread_setspecific(cthr_rcu_exit_key, NULL);
@@ -114,6 +154,7 @@ void *cthr_rcu_cmpxchg_pointer(void **slot, void *expected, void *desired) {
 // MARK: - Grace periods
 
 int cthr_rcu_synchronize(void) {
+    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     if (cthr_rcu_read_ongoing()) return EDEADLK;
     urcu_memb_synchronize_rcu();
     CTHR_TSAN_ACQUIRE(&cthr_rcu_tsan_grace_period);
@@ -139,17 +180,20 @@ static void cthr_rcu_work_run(struct rcu_head *head) {
 
 int cthr_rcu_call(cthr_rcu_callback_t callback, void *context) {
     if (callback == NULL) return EINVAL;
+    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     struct cthr_rcu_work *work = malloc(sizeof *work);
     if (work == NULL) return ENOMEM;
     work->callback = callback;
     work->context = context;
     (void)cthr_rcu_ensure_registered_inline();
+    __atomic_store_n(&cthr_rcu_helpers_started, 1, __ATOMIC_RELAXED);
     CTHR_TSAN_RELEASE(work);
     urcu_memb_call_rcu(&work->head, cthr_rcu_work_run);
     return 0;
 }
 
 int cthr_rcu_barrier(void) {
+    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     if (cthr_rcu_read_ongoing()) return EDEADLK;
     if (cthr_rcu_in_callback || urcu_memb_get_thread_call_rcu_data() != NULL) return EDEADLK;
     (void)cthr_rcu_ensure_registered_inline();
@@ -181,7 +225,9 @@ void cthr_rcu_after_fork_parent(void) {
 }
 
 void cthr_rcu_after_fork_child(void) {
-    urcu_memb_call_rcu_after_fork_child();
+    // In a read-only child a new call_rcu worker would register into the dead threads' registry; none is needed,
+    // since callbacks are refused there.
+    if (!cthr_rcu_read_only_child) urcu_memb_call_rcu_after_fork_child();
     // A fresh mutex: the child's only thread is the one that locked it before the fork.
     (void)pthread_mutex_init(&cthr_rcu_fork_mutex, NULL);
 }
@@ -227,6 +273,9 @@ void *cthr_rcu_cell_exchange(cthr_rcu_cell_t *cell, void *value) {
     return __atomic_exchange_n(&cell->pointer, value, __ATOMIC_SEQ_CST);
 }
 
-int cthr_rcu_cell_lock(cthr_rcu_cell_t *cell) { return pthread_mutex_lock(&cell->writer); }
+int cthr_rcu_cell_lock(cthr_rcu_cell_t *cell) {
+    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
+    return pthread_mutex_lock(&cell->writer);
+}
 
 int cthr_rcu_cell_unlock(cthr_rcu_cell_t *cell) { return pthread_mutex_unlock(&cell->writer); }

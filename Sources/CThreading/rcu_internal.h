@@ -53,6 +53,21 @@ extern char cthr_rcu_tsan_callbacks_done;
 // try-lock this mutex and, while a fork is being prepared, re-queue themselves instead.
 extern pthread_mutex_t cthr_rcu_fork_mutex;
 
+// Nonzero in a child forked from a process where other threads had used RCU: liburcu 0.13's memb flavour keeps
+// the dead threads' registrations (and glibc gives their TLS, where those list nodes live, to the child's new
+// threads), so no grace period can run safely. Readers still work; writers are refused with ENOTRECOVERABLE.
+extern int cthr_rcu_read_only_child;
+
+// Nonzero once this process started liburcu's helper threads (the call_rcu worker, the hash-table resize worker):
+// they are registered readers that a forked child would inherit as dead registrations.
+extern int cthr_rcu_helpers_started;
+
+// Returns ENOTRECOVERABLE from a writer entry point in a read-only forked child.
+#define CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD()                                                                          \
+    do {                                                                                                               \
+        if (__builtin_expect(cthr_rcu_read_only_child, 0)) return ENOTRECOVERABLE;                                     \
+    } while (0)
+
 // How many such callbacks are re-queued and not yet run; cthr_rcu_barrier waits until it is back to zero, so it still
 // returns only after every callback scheduled before it has run.
 extern long cthr_rcu_requeued;

@@ -234,6 +234,7 @@ int cthr_rcu_map_create(size_t initial_capacity, cthr_rcu_map_release_t release,
     }
     (void)pthread_mutexattr_destroy(&attr);
     if (rc == 0) {
+        __atomic_store_n(&cthr_rcu_helpers_started, 1, __ATOMIC_RELAXED);
         map->table = cds_lfht_new_flavor(buckets, 64, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
                                          &urcu_memb_flavor, NULL);
         if (map->table == NULL) rc = ENOMEM;
@@ -287,6 +288,9 @@ static void table_reclaim(struct rcu_head *head) {
 
 int cthr_rcu_map_destroy(cthr_rcu_map_t *map) {
     if (map == NULL) return EINVAL;
+    // No grace period can run in a read-only forked child, so nothing that readers may see can be freed: the map
+    // and its entries stay allocated.
+    if (cthr_rcu_read_only_child) return 0;
     struct table_retirement *retirement = malloc(sizeof *retirement);
     cthr_rcu_read_lock();
     struct cds_lfht_iter iter;
@@ -342,6 +346,7 @@ void *cthr_rcu_map_next(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter) {
 int cthr_rcu_map_add_unique(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key,
                             void *entry) {
     if (map == NULL || match == NULL) return EINVAL;
+    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     struct cthr_rcu_map_node *node = node_new(map, hash, entry);
     if (node == NULL) return ENOMEM;
     struct match_closure closure = {match, key};
@@ -360,6 +365,7 @@ int cthr_rcu_map_add_unique(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_mat
 int cthr_rcu_map_add_replace(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key,
                              void *entry, int *replaced) {
     if (map == NULL || match == NULL) return EINVAL;
+    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     struct cthr_rcu_map_node *node = node_new(map, hash, entry);
     if (node == NULL) return ENOMEM;
     struct match_closure closure = {match, key};
@@ -378,6 +384,7 @@ int cthr_rcu_map_add_replace(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_ma
 
 int cthr_rcu_map_delete(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key) {
     if (map == NULL || match == NULL) return EINVAL;
+    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     struct match_closure closure = {match, key};
     int rc = ENOENT;
     cthr_rcu_read_lock();
@@ -395,6 +402,7 @@ int cthr_rcu_map_delete(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t
 
 int cthr_rcu_map_add(cthr_rcu_map_t *map, uint64_t hash, void *entry) {
     if (map == NULL) return EINVAL;
+    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     struct cthr_rcu_map_node *node = node_new(map, hash, entry);
     if (node == NULL) return ENOMEM;
     cthr_rcu_read_lock();
@@ -406,6 +414,7 @@ int cthr_rcu_map_add(cthr_rcu_map_t *map, uint64_t hash, void *entry) {
 
 int cthr_rcu_map_add_entry(cthr_rcu_map_t *map, uint64_t hash, void *entry) {
     if (map == NULL || entry == NULL) return EINVAL;
+    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     struct cthr_rcu_map_node *node = node_of_inline(entry);
     node_prepare(map, node, hash);
     cthr_rcu_read_lock();
@@ -428,6 +437,7 @@ static int replace_node_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, struc
 
 int cthr_rcu_map_replace_at_entry(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, void *entry) {
     if (map == NULL || iter == NULL || iter->node == NULL || entry == NULL) return EINVAL;
+    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     struct cthr_rcu_map_node *old = node_of(iter->node);
     struct cthr_rcu_map_node *node = node_of_inline(entry);
     node_prepare(map, node, old->tail->hash);
@@ -436,6 +446,7 @@ int cthr_rcu_map_replace_at_entry(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter
 
 int cthr_rcu_map_replace_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, void *entry) {
     if (map == NULL || iter == NULL || iter->node == NULL) return EINVAL;
+    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     struct cthr_rcu_map_node *old = node_of(iter->node);
     struct cthr_rcu_map_node *node = node_new(map, old->tail->hash, entry);
     if (node == NULL) return ENOMEM;
@@ -446,6 +457,7 @@ int cthr_rcu_map_replace_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, void
 
 int cthr_rcu_map_delete_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter) {
     if (map == NULL || iter == NULL || iter->node == NULL) return EINVAL;
+    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     cthr_rcu_read_lock();
     int rc = cds_lfht_del(map->table, (struct cds_lfht_node *)iter->node);
     cthr_rcu_read_unlock();
@@ -463,6 +475,7 @@ long cthr_rcu_map_count(const cthr_rcu_map_t *map) {
 
 int cthr_rcu_map_writer_lock(cthr_rcu_map_t *map, uint64_t hash) {
     if (map == NULL) return EINVAL;
+    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     return pthread_mutex_lock(&stripe_of(map, hash)->mutex);
 }
 

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 import CThreading
+import Glibc
 
 /// The heap object an ``RCUValue`` publishes: one immutable value.
 ///
@@ -31,5 +32,19 @@ let rcuReleaseObject: @convention(c) (UnsafeMutableRawPointer?) -> Void = { cont
 @usableFromInline
 func rcuRetire(_ object: UnsafeMutableRawPointer) {
     let code = cthr_rcu_call(rcuReleaseObject, object)
+    rcuRefuseInReadOnlyChild(code, "an RCU write")
     require(code == 0, "cthr_rcu_call failed: \(ThreadingError(code: code, operation: "cthr_rcu_call"))")
+}
+
+/// Traps with the forked-child explanation when a C writer entry point refused with `ENOTRECOVERABLE` (see
+/// ``RCU/writersAvailable``).
+@usableFromInline
+func rcuRefuseInReadOnlyChild(_ code: CInt, _ operation: @autoclosure () -> String) {
+    if _slowPath(code == ENOTRECOVERABLE) {
+        threadingFatal(
+            "\(operation()): RCU writes are unavailable in this forked child: other threads of the parent used RCU, "
+                + "and liburcu keeps their registrations, so no grace period can run here. Reads still work; "
+                + "exec, or fork before other threads use RCU (see RCU.writersAvailable)"
+        )
+    }
 }

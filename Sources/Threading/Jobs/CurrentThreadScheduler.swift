@@ -83,10 +83,7 @@ public final class CurrentThreadScheduler: Sendable {
             return item
         }
         trampoline.isRunning = true
-        defer {
-            trampoline.isRunning = false
-            trampoline.pending = EngineRing()
-        }
+        defer { trampoline.isRunning = false }
         item.run()
         while let next = trampoline.pending.popFirst() {
             next.run()
@@ -126,5 +123,8 @@ public final class CurrentThreadScheduler: Sendable {
 /// The trampoline state of one thread.
 final class Trampoline {
     var isRunning = false
+    /// Empty whenever no trampoline runs; its buffer is kept for the next one and freed with the thread's state.
     var pending = EngineRing<CurrentThreadScheduler.ScheduledAction>()
+
+    deinit { pending.release() }
 }

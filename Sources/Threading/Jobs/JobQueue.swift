@@ -64,7 +64,10 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
         self.maxValue = maxConcurrentJobs
     }
 
-    deinit { idle.deallocate() }
+    deinit {
+        idle.deallocate()
+        for index in ready.indices { ready[index].release() }
+    }
 
     /// The queue's name.
     public var description: String { "JobQueue \"\(name)\"" }

@@ -23,11 +23,12 @@ public enum RCU {
     ///
     /// - Precondition: Not inside a read section (``RCUValue/read(_:)``, ``RCUMap/withValue(forKey:_:)``, an
     ///   iteration of a snapshot is fine). Calling it there would wait for itself forever, so it traps with a message
-    ///   instead of deadlocking.
+    ///   instead of deadlocking. Not in a read-only forked child (see ``writersAvailable``): traps.
     ///
     /// The corresponding C function is `cthr_rcu_synchronize` (liburcu's `synchronize_rcu`).
     public static func synchronize() {
         let code = cthr_rcu_synchronize()
+        rcuRefuseInReadOnlyChild(code, "RCU.synchronize()")
         require(
             code == 0,
             "RCU.synchronize() called inside an RCU read section: it would wait for itself forever "
@@ -38,17 +39,32 @@ public enum RCU {
     /// Waits until every deferred release scheduled so far (old values of ``RCUValue`` and ``RCUMap``) has run.
     ///
     /// - Precondition: Not inside a read section and not inside a deferred release (a `deinit` running on liburcu's
-    ///   call_rcu thread); both would wait for themselves, so they trap with a message.
+    ///   call_rcu thread); both would wait for themselves, so they trap with a message. Not in a read-only forked
+    ///   child (see ``writersAvailable``): traps.
     ///
     /// The corresponding C function is `cthr_rcu_barrier` (liburcu's `rcu_barrier`).
     public static func barrier() {
         let code = cthr_rcu_barrier()
+        rcuRefuseInReadOnlyChild(code, "RCU.barrier()")
         require(
             code == 0,
             "RCU.barrier() called inside an RCU read section or a deferred release: it would wait for itself forever "
                 + "(cthr_rcu_barrier returned \(ThreadingError.cName(of: code)))"
         )
     }
+
+    /// Whether this process can write RCU data (run grace periods).
+    ///
+    /// `false` only in a child forked from a process where other threads had used RCU (the queue pool's workers
+    /// usually have) or where a deferred release or an ``RCUMap`` had started liburcu's worker threads: liburcu 0.13
+    /// keeps those dead threads' registrations, and the child's new threads would reuse their thread-local storage,
+    /// so a grace period there could spin forever or crash. In such a child reads keep working on every thread, and
+    /// every write (``RCUValue`` and ``RCUMap`` updates, ``synchronize()``, ``barrier()``) traps with a message that
+    /// says so; dropping an ``RCUValue`` frees it, dropping an ``RCUMap`` leaks it. A child that needs to write
+    /// should `exec`, or the process should fork before its threads use RCU.
+    ///
+    /// The corresponding C function is `cthr_rcu_writers_available`.
+    public static var writersAvailable: Bool { cthr_rcu_writers_available() != 0 }
 
     /// Whether the calling thread is inside a read section.
     ///

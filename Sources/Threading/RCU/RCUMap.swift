@@ -325,6 +325,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @usableFromInline
     func lockStripe(_ hash: UInt64, _ operation: StaticString) {
         let code = cthr_rcu_map_writer_lock(table, hash)
+        rcuRefuseInReadOnlyChild(code, "RCUMap.\(operation)")
         require(
             code == 0,
             "RCUMap.\(operation): the key's writer lock is already held by this thread "

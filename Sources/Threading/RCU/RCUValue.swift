@@ -143,6 +143,7 @@ public final class RCUValue<Value: Sendable>: @unchecked Sendable {
     @usableFromInline
     func lockWriter(_ operation: StaticString) {
         let code = cthr_rcu_cell_lock(cell)
+        rcuRefuseInReadOnlyChild(code, "RCUValue.\(operation)")
         require(
             code == 0,
             "RCUValue.\(operation): writer lock failed (cthr_rcu_cell_lock returned \(ThreadingError.cName(of: code))); "

@@ -52,7 +52,7 @@ import Testing
 
     /// `fork()` in a process that has used the pool, timers, locks and RCU (with the RCU hooks around the fork):
     /// the child can use new queues, timers, locks and threads, and so can the parent afterwards. The pool is
-    /// rebuilt in the child by the engine's `pthread_atfork` handler. RCU in such a child is not supported (see
+    /// rebuilt in the child by the engine's `pthread_atfork` handler. RCU is read-only in such a child (see
     /// <doc:Misuse> and the RCU article): liburcu's memb flavour keeps the dead threads' registrations.
     @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan without die_after_fork=0 kills forked children"))
     func forkedChildCanUseQueuesLocksAndThreads() async {
@@ -97,6 +97,46 @@ import Testing
         }
         let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(!errors.contains("fork:"), "stderr: \(errors)")
+    }
+
+    /// In a child forked after the pool's threads used RCU, a write stops with a message that says why, instead of
+    /// spinning forever in a grace period over the parent's dead registrations.
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan without die_after_fork=0 kills forked children"))
+    func forkedChildRefusesRCUWritesWithAMessage() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            let value = RCUValue(0)
+            let status = faultForkAfterPoolUsedRCU(value) {
+                value.update { $0 + 1 }
+                return 0  // not reached: the write traps
+            }
+            // The child must die of the trap (70 + signal), neither return nor hang (99).
+            exit(status > 70 && status < 99 ? 0 : 1)
+        }
+        let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(errors.contains("RCUValue.update: RCU writes are unavailable in this forked child"), "\(errors)")
+    }
+
+    /// A process where only the forking thread has used RCU (no other reader, no deferred release yet) forks a child
+    /// that can write: values, maps, grace periods and deferred releases all work there.
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan without die_after_fork=0 kills forked children"))
+    func childForkedBeforeOtherThreadsUseRCUCanWrite() async {
+        await #expect(processExitsWith: .success) {
+            let value = RCUValue(1)
+            guard value.load() == 1, RCU.writersAvailable else { exit(2) }
+            let status = faultRunForked {
+                guard RCU.writersAvailable else { return 10 }
+                value.update { $0 + 1 }
+                RCU.synchronize()
+                let map = RCUMap<Int, Int>()
+                map.set(5, forKey: 1)
+                map.set(6, forKey: 1)
+                guard map.get(1) == 6 else { return 11 }
+                RCU.barrier()
+                guard let reader = try? PosixThread({ value.load() }), reader.join() == 2 else { return 12 }
+                return 0
+            }
+            exit(status)
+        }
     }
 
     // MARK: Throwing work
@@ -171,7 +211,31 @@ func forkChildWorkload(value: RCUValue<Int>, lock: MutexLock) -> Int32 {
     guard value.load() >= 8 else { return 16 }
     // Threads.
     guard let thread = try? PosixThread({ 9 }), thread.join() == 9 else { return 17 }
+    // RCU: the parent's pool threads used RCU, so this child is read-only (writes trap: see
+    // `forkedChildRefusesRCUWritesWithAMessage`), and reads work on every thread, new ones included.
+    guard !RCU.writersAvailable else { return 18 }
+    guard let reader = try? PosixThread({ value.load() }), reader.join() >= 8 else { return 19 }
+    let seen = Atomic<Int>(0)
+    let read = WorkGroup()
+    concurrent.async(group: read) { seen.store(value.read { $0 }, ordering: .relaxed) }
+    guard read.wait(timeout: .seconds(20)), seen.load(ordering: .relaxed) >= 8 else { return 20 }
     return 0
+}
+
+/// Runs `body` in a forked child with the RCU hooks around the fork, after RCU was used from a pool thread; returns
+/// the child's exit status as `faultRunForked` does.
+func faultForkAfterPoolUsedRCU(_ value: RCUValue<Int>, _ body: () -> Int32) -> Int32 {
+    let used = WorkGroup()
+    ConcurrentQueue(label: "fork.rcu.parent").async(group: used) { value.update { $0 + 1 } }
+    guard used.wait(timeout: .seconds(20)) else { return 2 }
+    RCU.barrier()
+    RCU.prepareForFork()
+    let status = faultRunForked {
+        RCU.resumeAfterForkInChild()
+        return body()
+    }
+    RCU.resumeAfterForkInParent()
+    return status
 }
 
 /// The refusal scenario, run in a single-threaded forked child: returns its exit status (0 when it held).
