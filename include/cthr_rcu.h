@@ -134,8 +134,8 @@ int cthr_rcu_cell_unlock(cthr_rcu_cell_t *cell);
 // A lock-free RCU hash table of opaque entries keyed by a caller-computed 64-bit hash (liburcu-cds rculfhash,
 // auto-resizing). Readers (inside a read section) take no lock; writers are lock-free; a removed or replaced entry
 // is handed to the map's release callback after a grace period, on the call_rcu worker thread. In a read-only forked
-// child (see cthr_rcu_writers_available) every write, including cthr_rcu_map_writer_lock, returns ENOTRECOVERABLE
-// without changing the map.
+// child (see cthr_rcu_writers_available) cthr_rcu_map_create and every write, including cthr_rcu_map_writer_lock,
+// return ENOTRECOVERABLE without changing anything.
 typedef struct cthr_rcu_map cthr_rcu_map_t;
 
 // Compares an entry with a key: nonzero when the entry's key equals *key. Must not block or enter/leave sections.

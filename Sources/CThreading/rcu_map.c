@@ -214,6 +214,8 @@ static inline struct cthr_rcu_map_stripe *stripe_of(cthr_rcu_map_t *map, uint64_
 int cthr_rcu_map_create(size_t initial_capacity, cthr_rcu_map_release_t release, void *context,
                         cthr_rcu_map_t **out) {
     if (release == NULL || out == NULL) return EINVAL;
+    // A new table could start liburcu's resize worker, which registers into the dead threads' registry.
+    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     // Two buckets per expected entry: a lookup then walks past fewer nodes of other keys in its bucket (measured: a
     // 1,024-key map at 95% reads costs about 9% less per operation than with one bucket per entry).
     unsigned long buckets = 64;

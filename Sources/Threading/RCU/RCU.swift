@@ -59,9 +59,9 @@ public enum RCU {
     /// usually have) or where a deferred release or an ``RCUMap`` had started liburcu's worker threads: liburcu 0.13
     /// keeps those dead threads' registrations, and the child's new threads would reuse their thread-local storage,
     /// so a grace period there could spin forever or crash. In such a child reads keep working on every thread, and
-    /// every write (``RCUValue`` and ``RCUMap`` updates, ``synchronize()``, ``barrier()``) traps with a message that
-    /// says so; dropping an ``RCUValue`` frees it, dropping an ``RCUMap`` leaks it. A child that needs to write
-    /// should `exec`, or the process should fork before its threads use RCU.
+    /// every write (``RCUValue`` and ``RCUMap`` updates, creating an ``RCUMap``, ``synchronize()``, ``barrier()``)
+    /// traps with a message that says so; dropping an ``RCUValue`` frees it, dropping an ``RCUMap`` leaks it. A
+    /// child that needs to write should `exec`, or the process should fork before its threads use RCU.
     ///
     /// The corresponding C function is `cthr_rcu_writers_available`.
     public static var writersAvailable: Bool { cthr_rcu_writers_available() != 0 }

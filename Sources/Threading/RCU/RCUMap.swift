@@ -46,6 +46,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         let releaser = Unmanaged.passRetained(RCUMapTypedReleaser<Key, Value>() as RCUMapReleaser).toOpaque()
         var table: OpaquePointer?
         let code = cthr_rcu_map_create(Swift.max(0, minimumCapacity), rcuMapRelease, releaser, &table)
+        rcuRefuseInReadOnlyChild(code, "RCUMap()")
         require(code == 0, "RCUMap: \(ThreadingError(code: code, operation: "cthr_rcu_map_create"))")
         self.table = table!
         var hasher = Hasher()

@@ -105,15 +105,20 @@ import Testing
     func forkedChildRefusesRCUWritesWithAMessage() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let value = RCUValue(0)
-            let status = faultForkAfterPoolUsedRCU(value) {
+            let update = faultForkAfterPoolUsedRCU(value) {
                 value.update { $0 + 1 }
                 return 0  // not reached: the write traps
             }
-            // The child must die of the trap (70 + signal), neither return nor hang (99).
-            exit(status > 70 && status < 99 ? 0 : 1)
+            let newMap = faultForkAfterPoolUsedRCU(value) {
+                _ = RCUMap<Int, Int>()
+                return 0  // not reached: creating a map (which could start liburcu's resize worker) traps
+            }
+            // Each child must die of the trap (70 + signal), neither return nor hang (99).
+            exit([update, newMap].allSatisfy { $0 > 70 && $0 < 99 } ? 0 : 1)
         }
         let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(errors.contains("RCUValue.update: RCU writes are unavailable in this forked child"), "\(errors)")
+        #expect(errors.contains("RCUMap(): RCU writes are unavailable in this forked child"), "\(errors)")
     }
 
     /// A process where only the forking thread has used RCU (no other reader, no deferred release yet) forks a child
