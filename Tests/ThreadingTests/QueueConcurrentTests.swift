@@ -58,6 +58,51 @@ import Testing
         #expect(maxWriters.load(ordering: .relaxed) == 1)
     }
 
+    /// A barrier (sync or async) that arrives while a `sync` reader is inside waits for it, runs alone, and a reader
+    /// that arrives while the barrier waits runs after the barrier (it does not slip in past it).
+    @Test(arguments: [true, false]) func barrierWaitsForAReaderInsideAndLaterReadersWaitForIt(syncBarrier: Bool) {
+        let queue = ConcurrentQueue(label: "concurrent.drain")
+        let log = QueueLog()
+        let readerInside = QueueGate()
+        let releaseReader = QueueGate()
+        let done = WorkGroup()
+        done.enter()
+        queueTestDetached {
+            queue.sync {
+                readerInside.open()
+                _ = releaseReader.wait()
+                log.append(1)
+            }
+            done.leave()
+        }
+        #expect(readerInside.wait())
+        done.enter()
+        if syncBarrier {
+            queueTestDetached {
+                queue.sync(flags: .barrier) { log.append(2) }
+                done.leave()
+            }
+        } else {
+            queue.async(flags: .barrier) {
+                log.append(2)
+                done.leave()
+            }
+        }
+        // The barrier is registered (owning the queue, or pending) and waits for the reader: a new reader must queue
+        // behind it.
+        #expect(queueTestWait { queue.core.word.load() & (QueueState.owned | QueueState.hasItems) != 0 })
+        done.enter()
+        queueTestDetached {
+            queue.sync { log.append(3) }
+            done.leave()
+        }
+        _ = cthr_sleep_ns(20_000_000)
+        #expect(log.values == [])
+        releaseReader.open()
+        #expect(done.wait(timeout: .seconds(20)))
+        #expect(log.values == [1, 2, 3])
+    }
+
     /// Several readers run at once: each reader waits inside the queue until another reader is inside too.
     @Test func severalReadersAtOnce() {
         let queue = ConcurrentQueue(label: "concurrent.readers")

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 import CThreading
+import Synchronization
 
 /// A concurrent queue's engine: a reader count and a barrier bit in the state word, plus a FIFO of pending items.
 ///
@@ -9,6 +10,15 @@ import CThreading
 /// barrier `sync` on an idle queue is one CAS setting the barrier bit. Anything else joins the FIFO: `pump()`
 /// starts items from its head while they are compatible with what runs (readers up to the width, or one barrier
 /// alone), so a barrier waits for earlier work, runs alone, and later work waits for it.
+///
+/// Striped readers. On a queue without a width limit or a target, a non-barrier `sync` does not touch the shared
+/// word at all when it can: it adds one to a per-thread *stripe* counter (one cache line each, chosen by thread id)
+/// and then checks the word; readers on different cores then write different cache lines, so reads scale instead of
+/// bouncing one line between cores. The pairing with barriers is Dekker's: a reader increments its stripe and then
+/// loads the word; a barrier sets `owned` (and `draining`) and then loads every stripe, all sequentially consistent.
+/// So either the reader sees the barrier and backs off (to the FIFO), or the barrier sees the reader and waits:
+/// it stays `owned` + `draining` with its item parked in `drainingItem`, and the reader that leaves last (it
+/// decrements, then sees `draining`) pumps the queue, which starts the barrier under the queue lock.
 final class ConcurrentCore: QueueCore, @unchecked Sendable {
     /// The maximum number of non-barrier items running at once.
     let width: UInt32
@@ -18,16 +28,52 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         unsafeAddress { UnsafePointer(pendingStorage) }
         unsafeMutableAddress { pendingStorage }
     }
+    /// A barrier that owns the queue but waits for striped readers to leave. Guarded by `lock`.
+    private let drainingStorage = UnsafeMutablePointer<QueueItem?>.allocate(capacity: 1)
+    private var drainingItem: QueueItem? {
+        unsafeAddress { UnsafePointer(drainingStorage) }
+        unsafeMutableAddress { drainingStorage }
+    }
+    /// The stripe counters (one per 64-byte line), or nil for a queue whose readers count in the word only.
+    let stripes: UnsafeMutablePointer<Atomic<UInt32>>?
+    /// Number of stripes minus one (a power of two minus one).
+    let stripeMask: Int
+
+    /// `UInt32`s per stripe: one 64-byte cache line each.
+    static let stripeStride = 16
 
     init(label: String, qos: QoS, target: QueueCore?, width: Int) {
         self.width = UInt32(clamping: Swift.min(width, 1 << 23))
         pendingStorage.initialize(to: nil)
+        drainingStorage.initialize(to: nil)
+        if width >= 1 << 23 && target == nil {
+            // Two stripes per core (thread ids spread over them), 4 to 64: 256 bytes per queue on two cores.
+            var count = 4
+            while count < 2 * Int(cthr_cpu_count()) && count < 64 { count <<= 1 }
+            let raw = UnsafeMutableRawPointer.allocate(
+                byteCount: count * Self.stripeStride * MemoryLayout<UInt32>.stride,
+                alignment: 64
+            )
+            let slots = raw.bindMemory(to: Atomic<UInt32>.self, capacity: count * Self.stripeStride)
+            for index in 0..<count { (slots + index * Self.stripeStride).initialize(to: Atomic(0)) }
+            stripes = slots
+            stripeMask = count - 1
+        } else {
+            stripes = nil
+            stripeMask = 0
+        }
         super.init(label: label, qos: qos, target: target, isMain: false)
     }
 
     deinit {
         pendingStorage.deinitialize(count: 1)
         pendingStorage.deallocate()
+        drainingStorage.deinitialize(count: 1)
+        drainingStorage.deallocate()
+        if let stripes {
+            for index in 0...stripeMask { (stripes + index * Self.stripeStride).deinitialize(count: 1) }
+            UnsafeMutableRawPointer(stripes).deallocate()
+        }
     }
 
     override var isSerial: Bool { false }
@@ -47,9 +93,46 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         return false
     }
 
+    /// Enters as a striped reader if nothing pending, suspended or running as a barrier; returns the stripe to
+    /// pass to ``leaveStriped(_:)``, or nil (the caller takes the other paths).
+    @inline(__always)
+    func enterStriped() -> UnsafeMutablePointer<Atomic<UInt32>>? {
+        guard let stripes else { return nil }
+        let slot = stripes + (Int(cthr_lock_self()) & stripeMask) &* Self.stripeStride
+        slot.pointee.add(1, ordering: .sequentiallyConsistent)
+        let state = word.pointer.pointee.load(ordering: .sequentiallyConsistent)
+        if state & (QueueState.owned | QueueState.hasItems | QueueState.suspended) == 0 { return slot }
+        leaveStriped(slot)
+        return nil
+    }
+
+    /// Leaves a striped read: the last reader out of a draining queue starts the waiting barrier.
+    @inline(__always)
+    func leaveStriped(_ slot: UnsafeMutablePointer<Atomic<UInt32>>) {
+        slot.pointee.subtract(1, ordering: .sequentiallyConsistent)
+        if word.pointer.pointee.load(ordering: .sequentiallyConsistent) & QueueState.draining != 0 { pump() }
+    }
+
+    /// Whether any striped reader is inside (sequentially consistent loads: the barrier's half of the pairing).
+    private func stripesBusy() -> Bool {
+        guard let stripes else { return false }
+        for index in 0...stripeMask
+        where (stripes + index * Self.stripeStride).pointee.load(ordering: .sequentiallyConsistent) != 0 {
+            return true
+        }
+        return false
+    }
+
     @inline(__always)
     func tryBarrierFast() -> Bool {
-        word.compareExchange(0, QueueState.owned).exchanged
+        if stripes != nil && stripesBusy() { return false }
+        guard word.compareExchange(0, QueueState.owned).exchanged else { return false }
+        if stripes != nil && stripesBusy() {
+            // A reader came in between the checks: give the queue back and take the slow path.
+            releaseBarrier()
+            return false
+        }
+        return true
     }
 
     @inline(__always)
@@ -121,6 +204,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
 
     /// Starts items from the head while they are compatible with what runs. Queue lock held.
     private func pumpLocked() {
+        if word.load() & QueueState.draining != 0 && !startDrainedBarrier() { return }
         while let front = items.first {
             let state = word.load()
             if state & QueueState.suspended != 0 { return }
@@ -136,8 +220,26 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
             guard word.compareExchange(state, desired).exchanged else { continue }
             _ = items.popFirst()
             if items.isEmpty { word.bitAnd(~QueueState.hasItems) }
+            if barrier && stripes != nil {
+                // Striped readers may be inside: park the barrier until the last one leaves.
+                drainingItem = front
+                word.pointer.pointee.bitwiseOr(QueueState.draining, ordering: .sequentiallyConsistent)
+                _ = startDrainedBarrier()
+                return
+            }
             start(front, barrier: barrier)
         }
+    }
+
+    /// Starts the draining barrier if no striped reader is left; returns whether it did. Queue lock held, `draining`
+    /// set. (Holding the lock makes this the only place that clears `draining`.)
+    private func startDrainedBarrier() -> Bool {
+        if stripesBusy() { return false }
+        word.bitAnd(~QueueState.draining)
+        guard let item = drainingItem else { return true }
+        drainingItem = nil
+        start(item, barrier: true)
+        return true
     }
 
     /// Runs a started item: grants a sync waiter, or hands the item to a waiting thread, the pool or the target

@@ -274,6 +274,9 @@ enum QueueState {
     static let hasItems: UInt32 = 4
     /// The queue is suspended.
     static let suspended: UInt32 = 8
+    /// Concurrent: a barrier owns the queue (`owned`) but waits for striped readers to leave; the last one to leave
+    /// starts it.
+    static let draining: UInt32 = 16
     /// Concurrent: one running reader (non-barrier task or sync), counted in bits 8...31.
     static let reader: UInt32 = 256
 }

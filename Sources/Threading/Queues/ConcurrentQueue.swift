@@ -107,6 +107,14 @@ public final class ConcurrentQueue: WorkQueue {
 
     func _sync<Result>(barrier: Bool, _ work: () throws -> Result) rethrows -> Result {
         let context = EngineThread.current
+        if !barrier, let stripe = core.enterStriped() {
+            context.push(core, exclusive: false, entry: true)
+            defer {
+                context.pop()
+                core.leaveStriped(stripe)
+            }
+            return try work()
+        }
         if core.target == nil && (barrier ? core.tryBarrierFast() : core.tryReadFast()) {
             context.push(core, exclusive: barrier, entry: true)
             defer {
