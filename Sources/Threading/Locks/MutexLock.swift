@@ -76,7 +76,7 @@ public final class MutexLock: @unchecked Sendable {
         self.name = name
         self.kind = .normal
         self.word = .allocate(capacity: 1)
-        self.word.initialize(to: cthr_lock_t(word: 0, waiters: 0))
+        self.word.initialize(to: cthr_lock_t(word: cthr_lock_initial_word(), waiters: 0))
         self.pthreadMutex = nil
     }
 
@@ -103,7 +103,7 @@ public final class MutexLock: @unchecked Sendable {
             self.word.initialize(to: cthr_lock_t(word: CTHR_LOCK_SLOW, waiters: 0))
             self.pthreadMutex = mutex
         } else {
-            self.word.initialize(to: cthr_lock_t(word: 0, waiters: 0))
+            self.word.initialize(to: cthr_lock_t(word: cthr_lock_initial_word(), waiters: 0))
             self.pthreadMutex = nil
         }
     }
