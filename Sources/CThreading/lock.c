@@ -61,10 +61,16 @@ static void cthr_lock_register_membarrier(void) {
     __atomic_store_n(&cthr_lock_unlock_needs_fence, 1, __ATOMIC_RELAXED);
 }
 
-// In a forked child (one thread): forget the parent's cached thread id and register the new address space.
+// In a forked child (one thread): forget the parent's cached thread id. The membarrier registration is inherited
+// with the address space (the kernel resets it only on exec); registering again is harmless, and the mode is not
+// changed here, because the locks the child inherited were created for the parent's mode.
 static void cthr_lock_after_fork_in_child(void) {
     cthr_lock_cached_tid = 0;
-    if (__atomic_load_n(&cthr_lock_membarrier_ready, __ATOMIC_RELAXED)) cthr_lock_register_membarrier();
+#ifdef SYS_membarrier
+    if (__atomic_load_n(&cthr_lock_membarrier_ready, __ATOMIC_RELAXED)) {
+        (void)syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
+    }
+#endif
 }
 
 // Runs before main, so the unlock mode is fixed before any lock is created.
