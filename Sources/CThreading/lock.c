@@ -26,9 +26,12 @@ static int cthr_lock_unlock_needs_fence = 0;
 static int cthr_lock_membarrier_ready = 0;
 
 // A thread that finds the lock held tries this many times (with `pause`) before it sleeps, as long as nobody
-// sleeps on the lock already (then it queues at once: the woken thread is the one that spins).
+// sleeps on the lock already (then it queues at once: the woken thread is the one that spins). Few: a spinner
+// that polls the word takes its cache line away from the holder at every look, and with two threads on two cores
+// 100 tries instead of 10 cut the `locks` benchmark's throughput by half or more (the yields below, which look
+// at the word about once a microsecond, catch a holder that is about to release just as well).
 #ifndef CTHR_LOCK_SPINS
-#define CTHR_LOCK_SPINS 100
+#define CTHR_LOCK_SPINS 10
 #endif
 // Then yields the processor this many times (same condition), which lets a preempted holder run.
 #ifndef CTHR_LOCK_YIELDS
