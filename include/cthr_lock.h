@@ -47,7 +47,9 @@
 //
 // Fenced mode. Where membarrier is unavailable (old kernel, seccomp), detected once before main, B is a full
 // fence, every lock is created with SLOW set, and `cthr_lock_unlock_slow` puts a full fence between S and R:
-// the classic store-buffering pairing. (`cthr_lock_use_fenced_unlock` switches to it for tests.)
+// the classic store-buffering pairing. (`cthr_lock_use_fenced_unlock` switches to it for tests.) Should a
+// membarrier call fail after a successful registration, that sleeper sleeps 1 ms at most before looking again,
+// so a wake-up the failure let slip costs latency, never a hang.
 //
 #ifndef CTHREADING_LOCK_H
 #define CTHREADING_LOCK_H

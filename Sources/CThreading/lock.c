@@ -84,17 +84,24 @@ __attribute__((constructor)) static void cthr_lock_setup(void) {
 }
 
 // The sleeper's half of the asymmetric barrier: after it, every fast unlock either has its release store visible
-// to this thread or reads `waiters` as this thread last wrote it (or later).
-static void cthr_lock_barrier(void) {
-#ifdef SYS_membarrier
-    if (__atomic_load_n(&cthr_lock_membarrier_ready, __ATOMIC_RELAXED) &&
-        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) {
-        return;
+// to this thread or reads `waiters` as this thread last wrote it (or later). Returns false when that is not
+// guaranteed: registered, but the membarrier call failed (not seen in practice; the kernel may refuse to
+// allocate). The caller then sleeps for a bounded time only, so a missed wake-up costs latency, not a hang.
+static bool cthr_lock_barrier(void) {
+    if (!__atomic_load_n(&cthr_lock_membarrier_ready, __ATOMIC_RELAXED)) {
+        // Fenced mode: every lock is SLOW and `cthr_lock_unlock_slow` fences between its store and its load.
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        return true;
     }
+#ifdef SYS_membarrier
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return true;
 #endif
-    // Fenced mode: every lock is SLOW and `cthr_lock_unlock_slow` fences between its store and its load.
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return false;
 }
+
+// How long a sleeper whose barrier failed sleeps before it looks at the lock again.
+#define CTHR_LOCK_UNPAIRED_SLEEP_NS 1000000u
 
 static inline void cthr_lock_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -210,12 +217,17 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
     }
     seen = (seen & ~CTHR_LOCK_WAKING) + 1;
     for (;;) {
-        cthr_lock_barrier();
+        bool paired = cthr_lock_barrier();
         uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_SEQ_CST);
         result = cthr_lock_attempt(lock, self, &word);
         if (result != EBUSY) break;
-        int rc = cthr_lock_futex_wait(&lock->waiters, seen, deadline_ns);
-        if (rc == ETIMEDOUT) {
+        uint64_t until = deadline_ns;
+        if (!paired) {
+            uint64_t soon = cthr_clock_deadline_after(CTHR_LOCK_UNPAIRED_SLEEP_NS);
+            if (soon < until) until = soon;
+        }
+        int rc = cthr_lock_futex_wait(&lock->waiters, seen, until);
+        if (rc == ETIMEDOUT && until == deadline_ns) {
             // One last attempt, so a deadline that passed while the lock became free still succeeds.
             word = __atomic_load_n(&lock->word, __ATOMIC_SEQ_CST);
             result = cthr_lock_attempt(lock, self, &word);
