@@ -31,16 +31,16 @@
 // that point is before R, R reads the value step (1) wrote or a later one; if it is after S, S is visible to step
 // (3); as S precedes R, one of the two holds (this is liburcu's urcu-memb argument, with the fence moved to the
 // side that is about to pay for a system call anyway). So for a sleeper X whose step (3) saw the lock held, the
-// unlock's R reads X's step-(1) value or a later one:
-//   - a nonzero count with WAKING clear: the unlock sets WAKING (after S: the read-modify-write is a full
-//     barrier) and, if WAKING was clear, wakes one sleeper; either way some thread's WAKING set comes after X's
-//     step (1), which makes X's futex wait return (its `seen` has WAKING clear) unless another thread cleared WAKING
-//     in between, and that thread's step (1) read-modify-write came after the set, so after S: its step (3) sees
-//     the lock free;
-//   - WAKING set: some unlock set it after X's step (1) and woke a thread (or made a waiter's futex wait return);
-//     that awake thread either takes the lock or, before it sleeps, clears WAKING in its own step (1). Take the
-//     last WAKING set that R can read; the clear that follows it is after R in `waiters`' modification order, so
-//     that thread's step (3) sees S (the argument above with that thread in X's place).
+// unlock's R reads X's step-(1) value or a later one. Let P be R's value if it has WAKING set (the unlock then
+// stops), else the unlock's own read-modify-write (which sets WAKING, or finds it set), and let W be the last
+// setting of WAKING at or before P in `waiters`' modification order. W comes after X's step (1), and no clear of
+// WAKING lies between W and P, so every clear after W comes after P. Whoever set W then woke one sleeper, so some
+// thread answers for W: the sleeper it woke, or, if none slept yet, every registered thread whose futex wait
+// compares afterwards (its `seen` has WAKING clear, so the wait returns at once), X among them. An answering
+// thread either takes the lock (after S, since the unlocker held it until then) or clears WAKING in a step (1)
+// after P. If P is the unlock's read-modify-write, that clear is ordered after S and the thread's step (3) sees
+// the lock free; if P is R, R did not read that clear, so by the membarrier argument with that thread in X's
+// place its step (3) sees the lock free.
 // Every exit keeps this: a thread that takes the lock leaves the waiters with WAKING cleared (the bit may have
 // been set for it; clearing one set for another only costs an extra wake), and a thread that times out sets
 // WAKING and wakes one sleeper if others remain, passing on a wake it may have consumed.
