@@ -18,51 +18,90 @@
 
 __thread uint32_t cthr_lock_cached_tid __attribute__((tls_model("initial-exec"))) = 0;
 
-int cthr_lock_unlock_needs_fence = 0;
+// Nonzero in fenced mode (no membarrier): locks are created SLOW, so every unlock fences in its slow path.
+static int cthr_lock_unlock_needs_fence = 0;
 
-// Spins this many times (with `pause`) before sleeping while the lock is held.
-#define CTHR_LOCK_SPINS 100
-// Then yields the processor this many times before sleeping.
+// Whether this process registered for expedited private membarriers (set once, before main) and sleepers may
+// rely on them; cleared by `cthr_lock_use_fenced_unlock`, after which sleepers fence instead.
+static int cthr_lock_membarrier_ready = 0;
+
+// A thread that finds the lock held tries this many times (with `pause`) before it sleeps, as long as nobody
+// sleeps on the lock already (then it queues at once: the woken thread is the one that spins). Few: a spinner
+// that polls the word takes its cache line away from the holder at every look, and with two threads on two cores
+// 100 tries instead of 10 cut the `locks` benchmark's throughput by half or more (the yields below, which look
+// at the word about once a microsecond, catch a holder that is about to release just as well).
+#ifndef CTHR_LOCK_SPINS
+#define CTHR_LOCK_SPINS 10
+#endif
+// Then yields the processor this many times (same condition), which lets a preempted holder run.
+#ifndef CTHR_LOCK_YIELDS
 #define CTHR_LOCK_YIELDS 8
+#endif
+// A woken thread tries this many times (with `pause`), then yields this many times, before sleeping again;
+// meanwhile WAKING stays set and unlocks wake nobody else.
+#ifndef CTHR_LOCK_WOKEN_SPINS
+#define CTHR_LOCK_WOKEN_SPINS 100
+#endif
+#ifndef CTHR_LOCK_WOKEN_YIELDS
+#define CTHR_LOCK_WOKEN_YIELDS 8
+#endif
 
 #ifndef MEMBARRIER_CMD_PRIVATE_EXPEDITED
 #define MEMBARRIER_CMD_PRIVATE_EXPEDITED (1 << 3)
 #define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (1 << 4)
 #endif
 
-// Registers the process for expedited private membarriers; without them, unlock fences instead.
+// Registers the process for expedited private membarriers; without them, locks are created SLOW and unlock in
+// `cthr_lock_unlock_slow`, which fences.
 static void cthr_lock_register_membarrier(void) {
 #ifdef SYS_membarrier
-    if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) return;
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
+        __atomic_store_n(&cthr_lock_membarrier_ready, 1, __ATOMIC_RELAXED);
+        return;
+    }
 #endif
-    cthr_lock_unlock_needs_fence = 1;
+    __atomic_store_n(&cthr_lock_membarrier_ready, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&cthr_lock_unlock_needs_fence, 1, __ATOMIC_RELAXED);
 }
 
-// In a forked child (one thread): forget the parent's cached thread id and register the new address space.
+// In a forked child (one thread): forget the parent's cached thread id. The membarrier registration is inherited
+// with the address space (the kernel resets it only on exec); registering again is harmless, and the mode is not
+// changed here, because the locks the child inherited were created for the parent's mode.
 static void cthr_lock_after_fork_in_child(void) {
     cthr_lock_cached_tid = 0;
-    cthr_lock_register_membarrier();
+#ifdef SYS_membarrier
+    if (__atomic_load_n(&cthr_lock_membarrier_ready, __ATOMIC_RELAXED)) {
+        (void)syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
+    }
+#endif
 }
 
-// Runs before main, so the unlock mode is fixed before any lock is used.
+// Runs before main, so the unlock mode is fixed before any lock is created.
 __attribute__((constructor)) static void cthr_lock_setup(void) {
     cthr_lock_register_membarrier();
     // If this fails (ENOMEM), a forked child keeps the parent's cached id (still unique while the parent lives).
     (void)pthread_atfork(NULL, NULL, cthr_lock_after_fork_in_child);
 }
 
-// The sleeper's half of the asymmetric barrier: after it, every unlock either sees the sleeper's registration or
-// has its release store visible to the sleeper.
-static void cthr_lock_barrier(void) {
-    if (cthr_lock_unlock_needs_fence) {
+// The sleeper's half of the asymmetric barrier: after it, every fast unlock either has its release store visible
+// to this thread or reads `waiters` as this thread last wrote it (or later). Returns false when that is not
+// guaranteed: registered, but the membarrier call failed (not seen in practice; the kernel may refuse to
+// allocate). The caller then sleeps for a bounded time only, so a missed wake-up costs latency, not a hang.
+static bool cthr_lock_barrier(void) {
+    if (!__atomic_load_n(&cthr_lock_membarrier_ready, __ATOMIC_RELAXED)) {
+        // Fenced mode: every lock is SLOW and `cthr_lock_unlock_slow` fences between its store and its load.
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        return;
+        return true;
     }
 #ifdef SYS_membarrier
-    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return;
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return true;
 #endif
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);  // unreachable once registered; keeps the contract if it ever fails
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return false;
 }
+
+// How long a sleeper whose barrier failed sleeps before it looks at the lock again.
+#define CTHR_LOCK_UNPAIRED_SLEEP_NS 1000000u
 
 static inline void cthr_lock_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -97,25 +136,26 @@ uint32_t cthr_lock_self_slow(void) {
 
 int cthr_lock_use_fenced_unlock(void) {
     __atomic_store_n(&cthr_lock_unlock_needs_fence, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&cthr_lock_membarrier_ready, 0, __ATOMIC_SEQ_CST);
     return 0;
 }
 
-// The unlocker's half of a wake, after its release store and a load that found registered waiters. The full fence
-// orders that store before the reads of `waiters` below; a waiter clears WAKING (a read-modify-write) before it
-// re-reads the word, so either it sees the lock released or this sees WAKING clear and wakes. If WAKING is already
-// set, a wake is on its way and whoever it reaches clears WAKING and re-checks, so another one is not needed.
+// Called by an unlock whose load of `waiters` found sleepers and WAKING clear. The read-modify-write orders the
+// release store before it; if WAKING was still clear, the wake is this thread's to send.
 void cthr_lock_wake_one(cthr_lock_t *lock) {
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&lock->waiters, __ATOMIC_RELAXED) & CTHR_LOCK_WAKING) return;
     uint32_t before = __atomic_fetch_or(&lock->waiters, CTHR_LOCK_WAKING, __ATOMIC_SEQ_CST);
     if ((before & CTHR_LOCK_WAKING) == 0) cthr_lock_futex_wake(&lock->waiters, 1);
 }
 
 int cthr_lock_init(cthr_lock_t *lock) {
     if (lock == NULL) return EINVAL;
-    __atomic_store_n(&lock->word, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&lock->word, cthr_lock_initial_word(), __ATOMIC_RELAXED);
     __atomic_store_n(&lock->waiters, 0, __ATOMIC_RELAXED);
     return 0;
+}
+
+uint32_t cthr_lock_initial_word(void) {
+    return __atomic_load_n(&cthr_lock_unlock_needs_fence, __ATOMIC_RELAXED) ? CTHR_LOCK_SLOW : 0;
 }
 
 // Takes the lock if its owner field is 0, keeping the SLOW bit; returns 0, EBUSY or EDEADLK and updates *word.
@@ -136,53 +176,86 @@ int cthr_lock_trylock(cthr_lock_t *lock) {
     return cthr_lock_attempt(lock, cthr_lock_self(), &word);
 }
 
-int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
-    if (lock == NULL) return EINVAL;
-    uint32_t self = cthr_lock_self();
+// Tries to take the lock `spins` times with a pause between tries, then `yields` more times with a sched_yield
+// between them (skipped once `deadline_ns` has passed). A newcomer stops as soon as a thread sleeps on the lock
+// (it queues behind it instead of competing with the woken thread). Returns 0, EDEADLK or EBUSY (gave up).
+static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, int spins, int yields, uint64_t deadline_ns,
+                          bool newcomer) {
     uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
-
-    // Phase 1: spin briefly while the holder runs (critical sections are usually short), then yield the
-    // processor a few times, which lets a preempted holder finish when threads outnumber cores, before paying
-    // for sleeping (a membarrier to register, a futex wake from the unlocker).
-    for (int spin = 0; spin < CTHR_LOCK_SPINS + CTHR_LOCK_YIELDS; spin++) {
+    for (int round = 0;; round++) {
         int rc = cthr_lock_attempt(lock, self, &word);
         if (rc != EBUSY) return rc;
-        if (spin < CTHR_LOCK_SPINS) {
+        if (round >= spins + yields) return EBUSY;
+        if (newcomer && (__atomic_load_n(&lock->waiters, __ATOMIC_RELAXED) & CTHR_LOCK_WAITER_MASK) != 0) {
+            return EBUSY;
+        }
+        if (round < spins) {
             cthr_lock_relax();
         } else {
-            if (deadline_ns != UINT64_MAX && cthr_clock_now_ns() >= deadline_ns) break;
+            if (deadline_ns != UINT64_MAX && cthr_clock_now_ns() >= deadline_ns) return EBUSY;
             sched_yield();
         }
         word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
     }
+}
 
-    // Phase 2: register as a waiter, make the registration visible to every unlocker (asymmetric barrier), then
-    // sleep on `waiters` until an unlock wakes this thread. Registered threads are counted until they leave, so one
-    // barrier per call suffices: every unlock after it sees the count and sends a wake unless one is on its way.
-    __atomic_fetch_add(&lock->waiters, 1, __ATOMIC_RELAXED);
-    cthr_lock_barrier();
-    int result;
+int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
+    if (lock == NULL) return EINVAL;
+    uint32_t self = cthr_lock_self();
+
+    // Phase 1: spin briefly while the holder runs (critical sections are usually short), then yield the
+    // processor a few times, which lets a preempted holder finish when threads outnumber cores; skipped when
+    // threads already sleep on the lock.
+    int result = cthr_lock_spin(lock, self, CTHR_LOCK_SPINS, CTHR_LOCK_YIELDS, deadline_ns, true);
+    if (result != EBUSY) return result;
+
+    // Phase 2: register as a waiter, clearing WAKING (so the next unlock wakes someone), and sleep. Each round:
+    // barrier, re-check the lock, sleep only while `waiters` still holds the value this thread last wrote.
+    uint32_t seen = __atomic_load_n(&lock->waiters, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(&lock->waiters, &seen, (seen & ~CTHR_LOCK_WAKING) + 1, true,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+    }
+    seen = (seen & ~CTHR_LOCK_WAKING) + 1;
     for (;;) {
-        // Clear WAKING first (this thread may have consumed the last wake, or is about to sleep: either way later
-        // unlocks must wake again), then check the lock: an unlock that released it before the clear is seen
-        // here, and one after the clear sets WAKING, which changes `waiters` and so ends or prevents the sleep.
-        uint32_t seen = __atomic_and_fetch(&lock->waiters, ~CTHR_LOCK_WAKING, __ATOMIC_SEQ_CST);
-        word = __atomic_load_n(&lock->word, __ATOMIC_SEQ_CST);
+        bool paired = cthr_lock_barrier();
+        uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_SEQ_CST);
         result = cthr_lock_attempt(lock, self, &word);
         if (result != EBUSY) break;
-        int rc = cthr_lock_futex_wait(&lock->waiters, seen, deadline_ns);
-        if (rc == ETIMEDOUT) {
+        uint64_t until = deadline_ns;
+        if (!paired) {
+            uint64_t soon = cthr_clock_deadline_after(CTHR_LOCK_UNPAIRED_SLEEP_NS);
+            if (soon < until) until = soon;
+        }
+        int rc = cthr_lock_futex_wait(&lock->waiters, seen, until);
+        if (rc == ETIMEDOUT && until == deadline_ns) {
             // One last attempt, so a deadline that passed while the lock became free still succeeds.
-            __atomic_and_fetch(&lock->waiters, ~CTHR_LOCK_WAKING, __ATOMIC_SEQ_CST);
             word = __atomic_load_n(&lock->word, __ATOMIC_SEQ_CST);
             result = cthr_lock_attempt(lock, self, &word);
             if (result == EBUSY) result = ETIMEDOUT;
             break;
         }
+        // Awake (woken, or `waiters` changed): the WAKING bit may be this thread's, and while it is set unlocks
+        // wake nobody, so this thread now owes the lock a check after every release. Try for a while; then clear
+        // WAKING and check again after the barrier at the top before sleeping.
+        result = cthr_lock_spin(lock, self, CTHR_LOCK_WOKEN_SPINS, CTHR_LOCK_WOKEN_YIELDS, deadline_ns, false);
+        if (result != EBUSY) break;
+        seen = __atomic_and_fetch(&lock->waiters, ~CTHR_LOCK_WAKING, __ATOMIC_SEQ_CST);
     }
-    uint32_t before = __atomic_fetch_sub(&lock->waiters, 1, __ATOMIC_RELAXED) & CTHR_LOCK_WAITER_MASK;
-    // Leaving without the lock while others sleep: an unlock may have woken this thread instead of one of them.
-    if (result != 0 && before > 1) cthr_lock_futex_wake(&lock->waiters, 1);
+
+    // Leave the waiters. With the lock: clear WAKING too (the bit may be this thread's; clearing one that is
+    // another's only costs an extra wake). Without it (timed out): pass on any wake this thread had, so a
+    // sleeper re-checks the lock.
+    uint32_t before = __atomic_load_n(&lock->waiters, __ATOMIC_RELAXED);
+    uint32_t after;
+    do {
+        after = before - 1;
+        if (result == 0) after &= ~CTHR_LOCK_WAKING;
+    } while (!__atomic_compare_exchange_n(&lock->waiters, &before, after, true, __ATOMIC_SEQ_CST,
+                                          __ATOMIC_RELAXED));
+    if (result != 0 && (after & CTHR_LOCK_WAITER_MASK) != 0) {
+        __atomic_fetch_or(&lock->waiters, CTHR_LOCK_WAKING, __ATOMIC_SEQ_CST);
+        cthr_lock_futex_wake(&lock->waiters, 1);
+    }
     return result;
 }
 
@@ -191,14 +264,11 @@ int cthr_lock_unlock_slow(cthr_lock_t *lock) {
     uint32_t self = cthr_lock_self();
     uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
     if ((word & CTHR_LOCK_OWNER_MASK) != self) return EPERM;
-    // Only the owner writes a held word, so a plain release store keeps the SLOW bit safely.
+    // Only the owner writes a held word, so a plain release store keeps the SLOW bit safely. The full fence
+    // stands in for the membarrier where there is none (fenced mode: every lock is SLOW).
     __atomic_store_n(&lock->word, word & CTHR_LOCK_SLOW, __ATOMIC_RELEASE);
-    if (cthr_lock_unlock_needs_fence) {
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    } else {
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    }
-    if ((__atomic_load_n(&lock->waiters, __ATOMIC_RELAXED) & CTHR_LOCK_WAITER_MASK) != 0) cthr_lock_wake_one(lock);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if ((int32_t)__atomic_load_n(&lock->waiters, __ATOMIC_RELAXED) > 0) cthr_lock_wake_one(lock);
     return 0;
 }
 
@@ -221,7 +291,8 @@ int cthr_lock_set_slow(cthr_lock_t *lock, bool on) {
     if (lock == NULL) return EINVAL;
     uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
     if ((word & CTHR_LOCK_OWNER_MASK) != cthr_lock_self()) return EPERM;
-    __atomic_store_n(&lock->word, on ? (word | CTHR_LOCK_SLOW) : (word & ~CTHR_LOCK_SLOW), __ATOMIC_RELAXED);
+    uint32_t slow = on ? CTHR_LOCK_SLOW : cthr_lock_initial_word();  // fenced mode keeps every lock SLOW
+    __atomic_store_n(&lock->word, (word & ~CTHR_LOCK_SLOW) | slow, __ATOMIC_RELAXED);
     return 0;
 }
 

@@ -15,9 +15,11 @@ import Musl
 /// The normal and error-checking kinds run on CThreading's futex lock (`cthr_lock_t`): the lock word holds the
 /// owner's kernel thread id; when uncontended, `lock()` is one inlined compare-exchange and `unlock()` one
 /// release store plus a load (no atomic read-modify-write: a thread going to sleep pays for that with a
-/// `membarrier` system call instead); a contended `lock()` spins briefly and then sleeps on the futex. Because the owner is in the word, the ownership
-/// checks cost nothing on the fast path, so both kinds check (the error-checking kind states the guarantee; the
-/// normal kind gets it for free). The priority-inheriting kind is a `pthread_mutex_t` with `PTHREAD_PRIO_INHERIT`:
+/// `membarrier` system call instead); a contended `lock()` spins briefly (unless threads already sleep on the
+/// lock) and then sleeps on the futex, and an unlock wakes one sleeper, which spins for the lock while the others
+/// stay asleep, so under heavy contention one thread at a time competes with the holder. Because the owner is in
+/// the word, the ownership checks cost nothing on the fast path, so both kinds check (the error-checking kind
+/// states the guarantee; the normal kind gets it for free). The priority-inheriting kind is a `pthread_mutex_t` with `PTHREAD_PRIO_INHERIT`:
 /// a thread holding it runs at the priority of its highest-priority waiter.
 ///
 /// ```swift
@@ -76,7 +78,7 @@ public final class MutexLock: @unchecked Sendable {
         self.name = name
         self.kind = .normal
         self.word = .allocate(capacity: 1)
-        self.word.initialize(to: cthr_lock_t(word: 0, waiters: 0))
+        self.word.initialize(to: cthr_lock_t(word: cthr_lock_initial_word(), waiters: 0))
         self.pthreadMutex = nil
     }
 
@@ -103,7 +105,7 @@ public final class MutexLock: @unchecked Sendable {
             self.word.initialize(to: cthr_lock_t(word: CTHR_LOCK_SLOW, waiters: 0))
             self.pthreadMutex = mutex
         } else {
-            self.word.initialize(to: cthr_lock_t(word: 0, waiters: 0))
+            self.word.initialize(to: cthr_lock_t(word: cthr_lock_initial_word(), waiters: 0))
             self.pthreadMutex = nil
         }
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+import CThreading
 import Synchronization
 import Testing
 
@@ -305,6 +306,119 @@ extension TortureTests {
                     "slowest-at-first-finish": minimumShareAtFirstFinish.load(ordering: .relaxed),
                     "violations": violations.count,
                 ]
+            )
+        }
+    }
+}
+
+extension TortureTests {
+    /// The futex lock's wake-up protocol (`cthr_lock.h`: WAKING, the woken thread's spin, the per-sleep
+    /// membarrier): a lost wake-up leaves a thread asleep on a free lock, so each test ends only if every thread
+    /// gets through, within the deadline.
+    @Suite(.serialized)
+    struct LockWakeTorture {
+        /// The holder releases once and never touches the lock again while every other thread sleeps on it (or is
+        /// about to): each release must wake the next sleeper, including releases by threads that were woken
+        /// themselves, and waiters whose short timeouts expire around a wake must pass it on.
+        @Test
+        func everySleeperIsWokenAfterOneRelease() throws {
+            let seed = Torture.seed()
+            let rounds = Torture.size(30, long: 3_000)
+            let sleepers = 6
+            let lock = MutexLock(name: "wake chain")
+            let guarded = Shared(0)
+            let timeouts = TortureCounter()
+            var random = TortureRandom(seed: seed)
+            var stalled = 0
+            for round in 0..<rounds {
+                lock.lock()
+                let finished = Semaphore()
+                let holdUnits = random.below(3) == 0 ? random.below(3_000) : 0
+                let threads = try (0..<sleepers).map { index in
+                    let timed = (round + index) % 3 == 0
+                    return try PosixThread(name: "sleeper-\(index)") {
+                        if timed {
+                            // Short timeouts: some expire just as a wake-up arrives for this thread.
+                            while !lock.lock(timeout: .microseconds(20)) { timeouts.add() }
+                        } else {
+                            lock.lock()
+                        }
+                        let before = guarded.value
+                        Torture.spin(holdUnits)
+                        guarded.value = before + 1
+                        lock.unlock()
+                        finished.signal()
+                    }
+                }
+                // Let them register (the blocking ones sleep; the timed ones come and go), then release once.
+                let start = ContinuousClock.now
+                while cthr_lock_waiter_count(lock.word) < UInt32(sleepers / 2)
+                    && ContinuousClock.now - start < .seconds(2)
+                {
+                    PosixThread.yield()
+                }
+                lock.unlock()
+                var all = true
+                for _ in 0..<sleepers where !finished.wait(timeout: testDeadline) {
+                    all = false
+                    break
+                }
+                if !all {
+                    stalled += 1
+                    for thread in threads { thread.detach() }
+                    break
+                }
+                for thread in threads { thread.join() }
+            }
+            #expect(stalled == 0, "a sleeper was never woken (lost wake-up); seed \(seed)")
+            #expect(guarded.value == rounds * sleepers || stalled != 0)
+            #expect(cthr_lock_waiter_count(lock.word) == 0)
+            #expect(cthr_lock_owner(lock.word) == 0)
+            Torture.report(
+                "lock wake chain",
+                seed: seed,
+                ["rounds": rounds, "sleepers": sleepers, "timeouts": timeouts.value, "stalled": stalled]
+            )
+        }
+
+        /// Many more threads than cores, critical sections that sometimes yield the processor while holding the
+        /// lock (so others spin, register and sleep), timed and try acquisitions mixed in: the count stays exact,
+        /// everyone finishes, and no waiter stays registered.
+        @Test(arguments: [MutexLock.Kind.normal, .errorChecking])
+        func oversubscribedHandoff(_ kind: MutexLock.Kind) throws {
+            let seed = Torture.seed()
+            let threads = 16
+            let quota = Torture.size(400, long: 40_000)
+            let lock = try MutexLock(kind: kind, name: "oversubscribed")
+            let guarded = Shared(0)
+            let refused = TortureCounter()
+            let ok = runTogether(threads) { index in
+                var random = TortureRandom(seed: seed &+ UInt64(index))
+                for _ in 0..<quota {
+                    switch random.below(8) {
+                    case 0:
+                        while !lock.lock(timeout: .microseconds(random.below(30))) { refused.add() }
+                    case 1:
+                        while !lock.tryLock() {
+                            refused.add()
+                            PosixThread.yield()
+                        }
+                    default:
+                        lock.lock()
+                    }
+                    let before = guarded.value
+                    if random.below(16) == 0 { PosixThread.yield() }  // preempted holder: the others queue up
+                    guarded.value = before + 1
+                    lock.unlock()
+                }
+            }
+            #expect(ok, "a thread did not finish its \(quota) acquisitions (lost wake-up?); seed \(seed)")
+            #expect(guarded.value == threads * quota || !ok)
+            #expect(cthr_lock_waiter_count(lock.word) == 0)
+            Torture.report(
+                "lock oversubscribed \(kind)",
+                seed: seed,
+                ["threads": threads, "acquisitions": threads * quota, "refused-tries-or-timeouts": refused.value]
             )
         }
     }
