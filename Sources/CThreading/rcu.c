@@ -48,7 +48,12 @@ static pthread_once_t cthr_rcu_key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t cthr_rcu_exit_key;
 static int cthr_rcu_key_error;
 
-static void cthr_rcu_uncount(void);
+// Takes the calling thread out of `cthr_rcu_registrations` if it was counted there.
+static void cthr_rcu_uncount(void) {
+    if (!cthr_rcu_counted) return;
+    cthr_rcu_counted = 0;
+    __atomic_sub_fetch(&cthr_rcu_registrations, 1, __ATOMIC_RELAXED);
+}
 
 // Runs at thread exit for threads CThreading registered: a thread left registered would leave a dangling reader
 // in liburcu's registry that the next grace period would read after the thread's TLS is gone.
@@ -61,12 +66,6 @@ static void cthr_rcu_thread_exit(void *value) {
     }
     cthr_rcu_uncount();
     cthr_rcu_thread_registered = 0;
-}
-
-static void cthr_rcu_uncount(void) {
-    if (!cthr_rcu_counted) return;
-    cthr_rcu_counted = 0;
-    __atomic_sub_fetch(&cthr_rcu_registrations, 1, __ATOMIC_RELAXED);
 }
 
 static void cthr_rcu_make_key(void) {

@@ -28,15 +28,10 @@ func tortureResidentBytes() -> Int {
     return resident * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
-/// Bytes the allocator has handed out and not had back (`mallinfo2`: in-use heap chunks of every arena plus
-/// mmapped blocks): the live heap, which a leak grows and allocator caching does not.
-func tortureHeapInUseBytes() -> Int {
-    Int(cthr_test_heap_in_use())
-}
-
 /// The memory figures of one soak checkpoint.
 struct SoakMemory {
-    /// The live heap (``tortureHeapInUseBytes()``).
+    /// Bytes the allocator has handed out and not had back (`mallinfo2`: in-use chunks of every arena plus mmapped
+    /// blocks): the live heap, which a leak grows and allocator caching does not.
     var heap: Int
     /// The resident set after `malloc_trim(0)` gave the allocator's free pages back.
     var resident: Int
@@ -45,7 +40,7 @@ struct SoakMemory {
     /// frees to its callback thread, which builds up free space in the middle of the heap) is not counted.
     static func now() -> SoakMemory {
         _ = cthr_test_heap_trim()
-        return SoakMemory(heap: tortureHeapInUseBytes(), resident: tortureResidentBytes())
+        return SoakMemory(heap: Int(cthr_test_heap_in_use()), resident: tortureResidentBytes())
     }
 }
 
