@@ -16,6 +16,7 @@
 #ifndef CTHREADING_RCU_H
 #define CTHREADING_RCU_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -218,6 +219,36 @@ int cthr_rcu_map_replace_at_entry(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter
 // Removes the entry at `iter` (from a find in the current read section); released after a grace period. Returns 0,
 // ENOENT if it was removed meanwhile, or EINVAL.
 int cthr_rcu_map_delete_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter);
+
+// In-place values. An entry's value of 1, 2, 4 or 8 bytes, naturally aligned and holding no references (a plain
+// integer, say), may be rewritten in place by a writer that holds the key's writer lock instead of publishing a new
+// entry: no allocation, no grace period. Every access to such a value, by readers and writers, goes through these
+// two functions.
+
+// Loads the `size`-byte value at `address` atomically with acquire order (it pairs with the release store below, so a
+// reader that sees a new value also sees what the writer wrote before it) and returns it zero-extended to 64 bits.
+// `size` must be 1, 2, 4 or 8 and `address` aligned to it; any other size returns 0 and reads nothing.
+static inline uint64_t cthr_rcu_map_value_load(const void *address, size_t size) {
+    switch (size) {
+    case 1: return __atomic_load_n((const uint8_t *)address, __ATOMIC_ACQUIRE);
+    case 2: return __atomic_load_n((const uint16_t *)address, __ATOMIC_ACQUIRE);
+    case 4: return __atomic_load_n((const uint32_t *)address, __ATOMIC_ACQUIRE);
+    case 8: return __atomic_load_n((const uint64_t *)address, __ATOMIC_ACQUIRE);
+    default: return 0;
+    }
+}
+
+// Stores the low `size` bytes of `bits` at `address` atomically with release order. Same `size` and alignment rules
+// as cthr_rcu_map_value_load; returns 0, or EINVAL (nothing stored) for any other size.
+static inline int cthr_rcu_map_value_store(void *address, uint64_t bits, size_t size) {
+    switch (size) {
+    case 1: __atomic_store_n((uint8_t *)address, (uint8_t)bits, __ATOMIC_RELEASE); return 0;
+    case 2: __atomic_store_n((uint16_t *)address, (uint16_t)bits, __ATOMIC_RELEASE); return 0;
+    case 4: __atomic_store_n((uint32_t *)address, (uint32_t)bits, __ATOMIC_RELEASE); return 0;
+    case 8: __atomic_store_n((uint64_t *)address, bits, __ATOMIC_RELEASE); return 0;
+    default: return EINVAL;
+    }
+}
 
 // The number of entries (exact when no writer runs concurrently; otherwise a value some writer order produced).
 long cthr_rcu_map_count(const cthr_rcu_map_t *map);

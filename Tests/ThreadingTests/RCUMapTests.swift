@@ -114,6 +114,62 @@ struct RCUCollidingKey: Hashable, Sendable {
         check(UInt8.self)
     }
 
+    /// Values of 1, 2, 4 or 8 bytes that hold no references are rewritten in place; everything else gets a new entry.
+    @Test func onlySmallTrivialValuesAreRewrittenInPlace() {
+        struct TwoHalves { var low: Int32, high: Int32 }  // 8 bytes, but aligned to 4
+        struct Wrapped { var value: UInt32 }
+        #expect(RCUMap<Int, Int>.valuesInPlace)
+        #expect(RCUMap<String, UInt8>.valuesInPlace)
+        #expect(RCUMap<Int, Int16>.valuesInPlace)
+        #expect(RCUMap<Int, Float>.valuesInPlace)
+        #expect(RCUMap<Int, Double>.valuesInPlace)
+        #expect(RCUMap<Int, Bool>.valuesInPlace)
+        #expect(RCUMap<Int, Wrapped>.valuesInPlace)
+        #expect(!RCUMap<Int, Int?>.valuesInPlace)
+        #expect(!RCUMap<Int, TwoHalves>.valuesInPlace)
+        #expect(!RCUMap<Int, String>.valuesInPlace)
+        #expect(!RCUMap<Int, RCUTracked>.valuesInPlace)
+        #expect(!RCUMap<Int, (Int, Int)>.valuesInPlace)
+    }
+
+    /// In-place values of every width keep every bit (signs, extremes, infinities) through set, update,
+    /// remove, borrow and snapshot, next to keys of another width.
+    @Test func inPlaceValuesOfEveryWidthRoundTrip() {
+        func check<V: Equatable & Sendable>(_ values: [V]) {
+            #expect(RCUMap<Int8, V>.valuesInPlace)
+            let map = RCUMap<Int8, V>()
+            for (index, value) in values.enumerated() { map.set(value, forKey: Int8(index)) }
+            for (index, value) in values.enumerated() {
+                #expect(map.get(Int8(index)) == value)
+                #expect(map.withValue(forKey: Int8(index)) { $0 == value } == true)
+            }
+            // Rewrite every key in place with the value of its neighbour, half by set, half by update.
+            for index in values.indices {
+                let next = values[(index + 1) % values.count]
+                if index % 2 == 0 {
+                    map.set(next, forKey: Int8(index))
+                } else {
+                    #expect(map.update(Int8(index)) { _ in next } == next)
+                }
+            }
+            let expected = Dictionary(
+                uniqueKeysWithValues: values.indices.map { (Int8($0), values[($0 + 1) % values.count]) })
+            #expect(map.snapshot() == expected)
+            #expect(map.remove(0) == values[1 % values.count])
+            #expect(map.get(0) == nil)
+            map.set(values[0], forKey: 0)  // a key added again after removal gets a new entry
+            #expect(map.get(0) == values[0])
+            #expect(map.count == values.count)
+        }
+        check([UInt8.min, .max, 0x5A, 1])
+        check([Int16.min, .max, -1, 0x1234])
+        check([Int32.min, .max, -1, 0x1234_5678])
+        check([Int.min, .max, -1, 0x1234_5678_9ABC_DEF0])
+        check([Float(-0.5), .infinity, .leastNonzeroMagnitude, 3.25])
+        check([Double(-0.5), -.infinity, .greatestFiniteMagnitude, 1e-300])
+        check([true, false, true])
+    }
+
     /// Two maps draw different hash seeds, and a map of many integer keys still finds every one.
     @Test func integerKeyHashIsSeededPerMapAndFindsEveryKey() {
         let first = RCUMap<Int, Int>()
@@ -178,8 +234,16 @@ struct RCUCollidingKey: Hashable, Sendable {
     }
 
     /// Concurrent readers and writers: readers only ever see a value written for the key they asked for, and no
-    /// update made under distinct keys is lost.
+    /// update made under distinct keys is lost. `Int` values are rewritten in place; `[Int]` values (one element) get a
+    /// new entry per write, reclaimed after a grace period.
     @Test func concurrentReadersAndWritersOnDistinctKeys() {
+        concurrentReadersAndWriters(encode: { $0 }, decode: { $0 })
+        concurrentReadersAndWriters(encode: { [$0] }, decode: { $0.count == 1 ? $0[0] : -1 })
+    }
+
+    private func concurrentReadersAndWriters<Value: Sendable>(
+        encode: @escaping @Sendable (Int) -> Value, decode: @escaping @Sendable (Value) -> Int
+    ) {
         #if THREADING_LONG_TESTS
         let rounds = 200
         #else
@@ -187,7 +251,7 @@ struct RCUCollidingKey: Hashable, Sendable {
         #endif
         let keysPerWriter = 200
         let writers = 2
-        let map = RCUMap<Int, Int>()
+        let map = RCUMap<Int, Value>()
         let line = RCUTestSupport.StartLine()
         let writersDone = RCUTestSupport.Counter()
         let wrongValues = RCUTestSupport.Counter()
@@ -201,7 +265,7 @@ struct RCUCollidingKey: Hashable, Sendable {
                 _ = seed
                 while writersDone.value < writers {
                     let key = Int.random(in: 0..<(writers * keysPerWriter), using: &generator)
-                    if let value = map.get(key) {
+                    if let value = map.get(key).map(decode) {
                         // Values encode their key: key * 1_000 + round.
                         if value / 1_000 != key { wrongValues.add() }
                         found += 1
@@ -217,9 +281,9 @@ struct RCUCollidingKey: Hashable, Sendable {
                     for index in 0..<keysPerWriter {
                         let key = writer * keysPerWriter + index
                         if round % 2 == 0 {
-                            map.update(key) { _ in key * 1_000 + round }
+                            map.update(key) { _ in encode(key * 1_000 + round) }
                         } else {
-                            map.set(key * 1_000 + round, forKey: key)
+                            map.set(encode(key * 1_000 + round), forKey: key)
                         }
                     }
                 }
@@ -233,7 +297,7 @@ struct RCUCollidingKey: Hashable, Sendable {
         #expect(wrongValues.value == 0)
         #expect(map.count == writers * keysPerWriter)
         for key in 0..<(writers * keysPerWriter) {
-            #expect(map.get(key) == key * 1_000 + rounds, "key \(key)")
+            #expect(map.get(key).map(decode) == key * 1_000 + rounds, "key \(key)")
         }
     }
 

@@ -9,7 +9,9 @@ import CThreading
 /// section, walks the bucket for the key's hash and compares keys in place: no lock, no atomic read-modify-write and
 /// no reference-count traffic on shared objects (``withValue(forKey:_:)`` borrows the value; ``get(_:)`` returns a
 /// copy). A write publishes a new immutable entry for one key (the map is never copied); the entry it replaced or
-/// removed is released after a grace period, never while a reader can still see it.
+/// removed is released after a grace period, never while a reader can still see it. Values of 1, 2, 4 or 8 bytes
+/// that hold no references (`Int`, `Double`, `Bool`...) are the exception: a write to a key already present rewrites
+/// the value in place with one atomic store (no allocation, no grace period); readers see the old or the new value.
 ///
 /// ```swift
 /// let cache = RCUMap<String, Int>()
@@ -43,6 +45,10 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     ///   grows and shrinks on its own; this only avoids early resizes).
     public init(minimumCapacity: Int = 0) {
         require(MemoryLayout<Slot>.alignment <= 16, "RCUMap: key-value pairs aligned beyond 16 bytes")
+        require(
+            MemoryLayout<Slot>.offset(of: \Slot.value) == Self.valueOffset,
+            "RCUMap: unexpected layout of the key-value pair"
+        )
         let releaser = Unmanaged.passRetained(RCUMapTypedReleaser<Key, Value>() as RCUMapReleaser).toOpaque()
         var table: OpaquePointer?
         let code = cthr_rcu_map_create(Swift.max(0, minimumCapacity), rcuMapRelease, releaser, &table)
@@ -125,6 +131,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         while let raw = candidate {
             let slot = UnsafePointer<Slot>(raw.assumingMemoryBound(to: Slot.self))
             if slot.pointee.key == key {
+                if Self.valuesInPlace { return try body(Self.loadInPlace(raw)) }
                 return try body(slot.pointee.value)
             }
             candidate = cthr_rcu_map_next_hash(table, &iterator)
@@ -189,16 +196,21 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @inlinable
     public func set(_ value: Value, forKey key: Key) {
         let hash = self.hash(key)
-        let entry = Self.makeEntry(key, value)
+        // Allocated before taking the lock, to keep it short; in-place values need no new entry for a present key.
+        let entry = Self.valuesInPlace ? nil : Self.makeEntry(key, value)
         lockStripe(hash, "set")
         defer { unlockStripe(hash) }
         cthr_rcu_read_lock()
         defer { cthr_rcu_read_unlock() }
         var iterator = cthr_rcu_map_iter_t()
-        if find(key, hash, &iterator) != nil {
-            check(cthr_rcu_map_replace_at_entry(table, &iterator, entry), "cthr_rcu_map_replace_at_entry")
+        if let raw = find(key, hash, &iterator) {
+            if let entry {
+                check(cthr_rcu_map_replace_at_entry(table, &iterator, entry), "cthr_rcu_map_replace_at_entry")
+            } else {
+                Self.storeInPlace(value, raw)
+            }
         } else {
-            check(cthr_rcu_map_add_entry(table, hash, entry), "cthr_rcu_map_add_entry")
+            check(cthr_rcu_map_add_entry(table, hash, entry ?? Self.makeEntry(key, value)), "cthr_rcu_map_add_entry")
         }
     }
 
@@ -216,7 +228,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         defer { cthr_rcu_read_unlock() }
         var iterator = cthr_rcu_map_iter_t()
         guard let raw = find(key, hash, &iterator) else { return nil }
-        let old = raw.assumingMemoryBound(to: Slot.self).pointee.value
+        let old = Self.valuesInPlace ? Self.loadInPlace(raw) : raw.assumingMemoryBound(to: Slot.self).pointee.value
         check(cthr_rcu_map_delete_at(table, &iterator), "cthr_rcu_map_delete_at")
         return old
     }
@@ -243,19 +255,22 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         // Holding the stripe lock, no other writer can change `key`, so the old value read here stays current.
         let old = withValue(forKey: key) { $0 }
         let new = try transform(old)
-        let entry = new.map { Self.makeEntry(key, $0) }
         cthr_rcu_read_lock()
         defer { cthr_rcu_read_unlock() }
         var iterator = cthr_rcu_map_iter_t()
-        let found = find(key, hash, &iterator) != nil
-        switch (found, entry) {
-        case (true, let entry?):
-            check(cthr_rcu_map_replace_at_entry(table, &iterator, entry), "cthr_rcu_map_replace_at_entry")
-        case (true, nil):
+        switch (find(key, hash, &iterator), new) {
+        case (let raw?, let new?):
+            if Self.valuesInPlace {
+                Self.storeInPlace(new, raw)
+            } else {
+                let entry = Self.makeEntry(key, new)
+                check(cthr_rcu_map_replace_at_entry(table, &iterator, entry), "cthr_rcu_map_replace_at_entry")
+            }
+        case (_?, nil):
             check(cthr_rcu_map_delete_at(table, &iterator), "cthr_rcu_map_delete_at")
-        case (false, let entry?):
-            check(cthr_rcu_map_add_entry(table, hash, entry), "cthr_rcu_map_add_entry")
-        case (false, nil):
+        case (nil, let new?):
+            check(cthr_rcu_map_add_entry(table, hash, Self.makeEntry(key, new)), "cthr_rcu_map_add_entry")
+        case (nil, nil):
             break
         }
         return new
@@ -294,7 +309,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         var candidate = cthr_rcu_map_first(table, &iterator)
         while let raw = candidate {
             let slot = raw.assumingMemoryBound(to: Slot.self)
-            result[slot.pointee.key] = slot.pointee.value
+            result[slot.pointee.key] = Self.valuesInPlace ? Self.loadInPlace(raw) : slot.pointee.value
             candidate = cthr_rcu_map_next(table, &iterator)
         }
         return result
@@ -311,6 +326,52 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
             candidate = cthr_rcu_map_next_hash(table, &iterator)
         }
         return nil
+    }
+
+    /// Whether a write to a present key rewrites its value in place, with one atomic store, instead of publishing a
+    /// new entry: true for values of 1, 2, 4 or 8 bytes, aligned to their size, that hold no references (`Int`,
+    /// `Double`, `UInt32`, a one-field struct of these...). Resolved at compile time in specialized code.
+    @inlinable
+    static var valuesInPlace: Bool {
+        let size = MemoryLayout<Value>.size
+        return _isPOD(Value.self) && MemoryLayout<Value>.alignment == size
+            && (size == 1 || size == 2 || size == 4 || size == 8)
+    }
+
+    /// The byte offset of the value in a ``RCUMapSlot`` (Swift lays out struct fields in order, each aligned; `init`
+    /// checks this against `MemoryLayout.offset(of:)`).
+    @inlinable
+    static var valueOffset: Int {
+        let alignment = MemoryLayout<Value>.alignment
+        return (MemoryLayout<Key>.size + alignment - 1) / alignment * alignment
+    }
+
+    /// Reads an in-place value (``valuesInPlace``) of the entry at `entry` with one atomic acquire load.
+    @inlinable
+    @inline(__always)
+    static func loadInPlace(_ entry: UnsafeRawPointer) -> Value {
+        let bits = cthr_rcu_map_value_load(entry + valueOffset, MemoryLayout<Value>.size)
+        switch MemoryLayout<Value>.size {
+        case 1: return unsafeBitCast(UInt8(truncatingIfNeeded: bits), to: Value.self)
+        case 2: return unsafeBitCast(UInt16(truncatingIfNeeded: bits), to: Value.self)
+        case 4: return unsafeBitCast(UInt32(truncatingIfNeeded: bits), to: Value.self)
+        default: return unsafeBitCast(bits, to: Value.self)
+        }
+    }
+
+    /// Replaces an in-place value (``valuesInPlace``) of the published entry at `entry` with one atomic release store.
+    /// The caller holds the key's stripe lock, so no other writer touches the entry meanwhile.
+    @inlinable
+    @inline(__always)
+    static func storeInPlace(_ value: Value, _ entry: UnsafeMutableRawPointer) {
+        let bits: UInt64
+        switch MemoryLayout<Value>.size {
+        case 1: bits = UInt64(unsafeBitCast(value, to: UInt8.self))
+        case 2: bits = UInt64(unsafeBitCast(value, to: UInt16.self))
+        case 4: bits = UInt64(unsafeBitCast(value, to: UInt32.self))
+        default: bits = unsafeBitCast(value, to: UInt64.self)
+        }
+        _ = cthr_rcu_map_value_store(entry + valueOffset, bits, MemoryLayout<Value>.size)
     }
 
     /// Allocates an unpublished inline entry holding `key` and `value` (published by the caller).
