@@ -113,14 +113,29 @@ struct FamilyTests {
     func graceSummary() {
         func cell(_ name: String, _ kind: StrategyKind, _ ops: Double) -> CellResult {
             CellResult(
-                strategy: name, id: name, kind: kind, threads: 2, opsPerSecond: ops, cpuNsPerOp: 0, p50Ns: 0,
-                p99Ns: 0, fairness: 1, badOperations: 0, valid: true, outcome: "ok", repeats: [ops]
+                strategy: name,
+                id: name,
+                kind: kind,
+                threads: 2,
+                opsPerSecond: ops,
+                cpuNsPerOp: 0,
+                p50Ns: 0,
+                p99Ns: 0,
+                fairness: 1,
+                badOperations: 0,
+                valid: true,
+                outcome: "ok",
+                repeats: [ops]
             )
         }
         let study = RCUCommand.withGraceSummary(
             StudyResult(
-                id: "rcu-grace", family: "rcu", title: "rcu grace period", operation: "grace period",
-                parameters: [:], threads: [2],
+                id: "rcu-grace",
+                family: "rcu",
+                title: "rcu grace period",
+                operation: "grace period",
+                parameters: [:],
+                threads: [2],
                 results: [cell("RCU.synchronize", .ours, 50_000), cell("synchronize_rcu", .reference, 100_000)]
             )
         )

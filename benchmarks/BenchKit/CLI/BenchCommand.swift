@@ -215,7 +215,7 @@ public struct RenderCommand: ParsableCommand {
     /// The folder for the JSON, CSV, text and SVG files, if any (render writes none unless asked).
     @Option(
         name: .long,
-        help: "Also write report.json, report.csv, report.txt and the SVG charts here (by default render writes no file)."
+        help: "Also write report.json, report.csv, report.txt and the SVG charts here (by default render writes none)."
     )
     public var output: String?
 

@@ -512,10 +512,11 @@ public struct RCUCommand: ParsableCommand {
         var study = study
         let parts = study.threads.map { count -> String in
             let cells = study.results.filter { $0.threads == count }
-            var part = "T=\(count): " + cells.map { cell -> String in
+            let times = cells.map { cell -> String in
                 guard cell.valid, cell.opsPerSecond > 0 else { return "\(cell.strategy) \(cell.outcome)" }
                 return String(format: "%@ %.1f us", cell.strategy, 1e6 / cell.opsPerSecond)
-            }.joined(separator: ", ")
+            }
+            var part = "T=\(count): " + times.joined(separator: ", ")
             let reference = cells.first { $0.kind == .reference && $0.valid && $0.opsPerSecond > 0 }
             if let ours = study.bestOurs(threads: count), let reference {
                 part += ", ours = \(formatRatio(ours.opsPerSecond / reference.opsPerSecond)) the reference's rate"

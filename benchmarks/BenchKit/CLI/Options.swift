@@ -314,8 +314,9 @@ public enum Reporter {
             )
             charts += 1
         }
-        let line = "bench: wrote report.json, report.csv, report.txt and \(charts) SVG chart\(charts == 1 ? "" : "s") "
-            + "to \(directory.standardizedFileURL.path)/\n"
+        let chartFiles = charts == 1 ? "1 SVG chart" : "\(charts) SVG charts"
+        let folder = directory.standardizedFileURL.path
+        let line = "bench: wrote report.json, report.csv, report.txt and \(chartFiles) to \(folder)/\n"
         FileHandle.standardError.write(Data(line.utf8))
     }
 }
