@@ -8,8 +8,10 @@ Usage (from the repository root):
     for f in locks queues rcu handoff threads; do swift run -c release bench $f --output benchmarks/results/$f; done
     python3 benchmarks/update_benchmarks_md.py [benchmarks/results]
 
-Reads report.json and report.txt from the results folder, computes the issue's goal ratios from the JSON, and
-adds each family found in a subfolder (report.json + report.txt), and replaces everything between the `<!-- results:begin -->` and `<!-- results:end -->` markers of BENCHMARKS.md.
+Reads report.json and report.txt from the results folder, computes the issue's goal ratios from the JSON (the
+MutexLock goal also from locks/report.json when present), adds each family found in a subfolder (report.json +
+report.txt), and replaces everything between the `<!-- results:begin -->` and `<!-- results:end -->` markers of
+BENCHMARKS.md.
 """
 import json
 import os
@@ -90,6 +92,18 @@ def goals(report):
     return rows
 
 
+def with_family_studies(report, families=("locks",)):
+    """The report with the studies of each family subfolder's report.json (when present) appended, for goals()."""
+    merged = dict(report)
+    merged["studies"] = list(report["studies"])
+    for family in families:
+        path = os.path.join(RESULTS, family, "report.json")
+        if os.path.isfile(path):
+            with open(path) as f:
+                merged["studies"] += json.load(f)["studies"]
+    return merged
+
+
 def main():
     with open(os.path.join(RESULTS, "report.json")) as f:
         report = json.load(f)
@@ -100,7 +114,8 @@ def main():
            f"{report['cpus']} CPUs, {report['system']}, Threading {report['version']}).", "",
            "### Goals (ratios from this run)", "",
            "| goal | measured | verdict | strategies |", "|---|---|---|---|"]
-    for goal, value, verdict, who in goals(report):
+    # The MutexLock goal also covers `bench locks`, whose results live in their own subfolder.
+    for goal, value, verdict, who in goals(with_family_studies(report)):
         out.append(f"| {goal} | {value} | {verdict} | {who} |")
     out += ["", "### Summary lines", "", "```"]
     out += [s["summary"] for s in report["studies"]]

@@ -3,6 +3,8 @@
 
 import ArgumentParser
 import BenchKit
+import Foundation
+import Glibc
 import Testing
 
 @Suite("Command line")
@@ -16,6 +18,7 @@ struct CommandLineTests {
         #expect(command.common.settings(defaults: CacheCommand.defaultSettings) == CacheCommand.defaultSettings)
         #expect(command.common.format == .table)
         #expect(try command.selectedEntries().count == CacheContention.catalog.count)
+        #expect(command.common.outputDirectory(family: "cache") == "bench-results")
     }
 
     @Test("flags parse into the study's parameters")
@@ -35,7 +38,102 @@ struct CommandLineTests {
         #expect(try command.selectedEntries().map(\.id) == ["nslock", "sync-mutex"])
         #expect(command.common.format == .csv)
         #expect(command.common.output == "/tmp/x")
+        #expect(command.common.outputDirectory(family: "cache") == "/tmp/x")
         #expect(command.common.quiet)
+    }
+
+    @Test(
+        "with no --output a run writes into bench-results/, one folder per family, quick runs apart",
+        arguments: [
+            ([], "bench-results"), (["locks"], "bench-results/locks"), (["queues"], "bench-results/queues"),
+            (["rcu"], "bench-results/rcu"), (["handoff"], "bench-results/handoff"),
+            (["threads"], "bench-results/threads"), (["--quick"], "bench-results/quick"),
+            (["locks", "--quick"], "bench-results/quick/locks"),
+        ]
+    )
+    func defaultOutput(arguments: [String], folder: String) throws {
+        let command = try BenchCommand.parseAsRoot(arguments)
+        let family = arguments.first { !$0.hasPrefix("-") } ?? "cache"
+        let common = try #require(Self.common(of: command))
+        #expect(common.outputDirectory(family: family) == folder)
+    }
+
+    @Test("--output chooses the folder and --no-output writes nothing, in every family")
+    func outputFlags() throws {
+        for family in ["cache", "locks", "queues", "rcu", "handoff", "threads"] {
+            let chosen = try #require(Self.common(of: try BenchCommand.parseAsRoot([family, "--output", "out/x"])))
+            #expect(chosen.outputDirectory(family: family) == "out/x")
+            let none = try #require(Self.common(of: try BenchCommand.parseAsRoot([family, "--no-output", "--quick"])))
+            #expect(none.outputDirectory(family: family) == nil)
+        }
+        #expect(throws: (any Error).self) { try BenchCommand.parseAsRoot(["--output", "x", "--no-output"]) }
+    }
+
+    @Test("a run writes its files into the --output folder; with no folder Reporter.emit writes nothing")
+    func runWritesFiles() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-cli-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let arguments = [
+            "locks", "--strategies", "mutexlock", "--threads", "1", "--seconds", "0.01", "--warmup", "0",
+            "--repeat", "1", "--quiet", "--format", "csv", "--output", directory.path,
+        ]
+        var command = try BenchCommand.parseAsRoot(arguments)
+        try command.run()
+        for file in ["report.json", "report.csv", "report.txt", "locks.svg"] {
+            #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent(file).path), "\(file)")
+        }
+        let report = try JSONDecoder().decode(
+            BenchReport.self,
+            from: Data(contentsOf: directory.appendingPathComponent("report.json"))
+        )
+        #expect(report.studies.map(\.id) == ["locks"])
+        #expect(try Reporter.emit(report, format: .csv, directory: nil) == nil)
+    }
+
+    @Test("--help has examples, and --list prints the ours, peer and reference groups")
+    func helpAndList() throws {
+        let help = BenchCommand.helpMessage()
+        #expect(help.contains("Examples:"))
+        #expect(help.contains("--no-output"))
+        let command = try #require(try BenchCommand.parseAsRoot(["--list"]) as? CacheCommand)
+        #expect(command.common.list)
+        let text = try command.listText()
+        for group in ["ours:", "peer:", "reference:"] {
+            #expect(text.contains(group), "missing group \(group)")
+        }
+        for entry in CacheContention.catalog {
+            #expect(text.contains(entry.id), "missing \(entry.id)")
+        }
+    }
+
+    @Test(
+        "each family's help states the thread counts --quick really runs",
+        arguments: [
+            (["cache"], CacheCommand.defaultThreads), (["locks"], LocksCommand.defaultThreads),
+            (["queues"], QueuesCommand.defaultThreads), (["rcu"], RCUCommand.defaultThreads),
+            (["handoff"], HandoffCommand.defaultThreads), (["threads"], ThreadsCommand.defaultThreads),
+        ]
+    )
+    func quickHelp(arguments: [String], defaults: [Int]) throws {
+        let command = try BenchCommand.parseAsRoot(arguments + ["--quick"])
+        let common = try #require(Self.common(of: command))
+        let threads = common.threadCounts(defaults: defaults)
+        #expect(threads == Array(defaults.prefix(2)))
+        let help = BenchCommand.helpMessage(for: type(of: command), columns: 1000)
+        #expect(help.contains("--quick: --threads \(threads.map(String.init).joined(separator: ",")) "))
+    }
+
+    /// The shared options of any family command.
+    static func common(of command: any ParsableCommand) -> CommonOptions? {
+        switch command {
+        case let cache as CacheCommand: cache.common
+        case let locks as LocksCommand: locks.common
+        case let queues as QueuesCommand: queues.common
+        case let rcu as RCUCommand: rcu.common
+        case let handoff as HandoffCommand: handoff.common
+        case let threads as ThreadsCommand: threads.common
+        default: nil
+        }
     }
 
     @Test("--quick shortens everything, explicit flags still win")

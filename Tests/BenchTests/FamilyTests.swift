@@ -83,6 +83,67 @@ struct FamilyTests {
         }
     }
 
+    @Test(
+        "both grace-period strategies (ours and raw liburcu) complete grace periods while readers read",
+        arguments: RCUFamily.graceCatalog.map(\.id)
+    )
+    func graceRuns(id: String) throws {
+        let entry = try #require(RCUFamily.graceCatalog.first { $0.id == id })
+        let sample = entry.run(2, 0.01)
+        #expect(sample.operations > 0)
+        #expect(sample.badOperations == 0)
+    }
+
+    @Test("the rcu family's grace study compares ours with the raw liburcu reference")
+    func graceStudySelection() throws {
+        let all = try #require(try BenchCommand.parseAsRoot(["rcu"]) as? RCUCommand)
+        let (reads, grace) = try all.selectedEntries()
+        #expect(reads.map(\.id) == RCUFamily.catalog.map(\.id))
+        #expect(grace.map(\.kind) == [.ours, .reference])
+        let peers = try #require(try BenchCommand.parseAsRoot(["rcu", "--strategies", "peers"]) as? RCUCommand)
+        #expect(try peers.selectedEntries().grace.isEmpty)
+        let one = try #require(
+            try BenchCommand.parseAsRoot(["rcu", "--strategies", "urcu-synchronize"]) as? RCUCommand
+        )
+        #expect(try one.selectedEntries().reads.isEmpty)
+        #expect(try one.selectedEntries().grace.map(\.id) == ["urcu-synchronize"])
+    }
+
+    @Test("the grace summary gives microseconds per grace period and ours against the reference")
+    func graceSummary() {
+        func cell(_ name: String, _ kind: StrategyKind, _ ops: Double) -> CellResult {
+            CellResult(
+                strategy: name,
+                id: name,
+                kind: kind,
+                threads: 2,
+                opsPerSecond: ops,
+                cpuNsPerOp: 0,
+                p50Ns: 0,
+                p99Ns: 0,
+                fairness: 1,
+                badOperations: 0,
+                valid: true,
+                outcome: "ok",
+                repeats: [ops]
+            )
+        }
+        let study = RCUCommand.withGraceSummary(
+            StudyResult(
+                id: "rcu-grace",
+                family: "rcu",
+                title: "rcu grace period",
+                operation: "grace period",
+                parameters: [:],
+                threads: [2],
+                results: [cell("RCU.synchronize", .ours, 50_000), cell("synchronize_rcu", .reference, 100_000)]
+            )
+        )
+        #expect(study.summary.contains("RCU.synchronize 20.0 us"))
+        #expect(study.summary.contains("synchronize_rcu 10.0 us"))
+        #expect(study.summary.contains("ours = 0.50x the reference's rate"))
+    }
+
     @Test("subcommands parse", arguments: ["locks", "threads", "handoff", "queues", "rcu"])
     func subcommands(name: String) throws {
         let command = try BenchCommand.parseAsRoot([name, "--threads", "2", "--quick", "--format", "json"])

@@ -120,6 +120,16 @@ struct OutputTests {
         #expect(text.contains("6.00x"))
         #expect(text.contains("SUMMARY cache 95% reads"))
         #expect(!text.contains("DEBUG build"))
+        #expect(!text.contains(TextTable.debugBanner))
+    }
+
+    @Test("the table of a debug build starts with the loud warning")
+    func debugBanner() {
+        var report = Self.report
+        report.build = "debug"
+        let text = TextTable.render(report)
+        #expect(text.contains(TextTable.debugBanner))
+        #expect(text.contains("DEBUG build"))
     }
 
     @Test("bench render re-renders a saved report without measuring")
@@ -135,6 +145,10 @@ struct OutputTests {
         #expect(command.format == .csv)
         let decoded = try JSONDecoder().decode(BenchReport.self, from: Data(contentsOf: URL(fileURLWithPath: saved)))
         #expect(decoded == Self.report)
-        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("cache-r95.svg").path))
+        for file in ["report.csv", "report.txt", "cache-r95.svg"] {
+            #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent(file).path), "\(file)")
+        }
+        let csv = try String(contentsOf: directory.appendingPathComponent("report.csv"), encoding: .utf8)
+        #expect(csv == CSVWriter.render(Self.report))
     }
 }

@@ -3,6 +3,9 @@
 
 #define _GNU_SOURCE
 #include <sched.h>
+// Not _LGPL_SOURCE: synchronize_rcu is out of line either way. liburcu-memb is linked by CThreading, which every
+// user of this target (BenchKit) links too.
+#include <urcu/urcu-memb.h>
 
 #include "CBenchSupport.h"
 
@@ -14,4 +17,8 @@ int cthr_bench_available_cpus(void) {
     }
     int count = CPU_COUNT(&set);
     return count > 0 ? count : 1;
+}
+
+void cthr_bench_urcu_synchronize(void) {
+    urcu_memb_synchronize_rcu();
 }

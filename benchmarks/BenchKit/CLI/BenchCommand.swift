@@ -14,6 +14,10 @@ public struct BenchCommand: ParsableCommand {
             cache): every strategy at 1, 2, 4 and 8 threads and at 95%, 50% and
             100% reads, 3 repeats of 0.2 s each (median reported). It takes about
             3 to 4 minutes on a 2-core machine. Progress goes to standard error.
+            The table goes to standard output; report.json, report.csv,
+            report.txt and one SVG chart per study go to bench-results/
+            (bench-results/<family>/ for the other families, bench-results/quick/
+            with --quick; --output DIR chooses the folder, --no-output skips it).
             Always build in release: swift run -c release bench.
             Flags of the default study: swift run -c release bench cache --help
 
@@ -27,8 +31,9 @@ public struct BenchCommand: ParsableCommand {
                   --seconds 1 --repeat 5
               # the peers and the CAS floor only, as CSV
               swift run -c release bench --strategies peers,cas-spin --format csv
-              # JSON, CSV, text and SVG charts in a folder
-              swift run -c release bench --output bench-results
+              # the files in another folder, or none at all
+              swift run -c release bench --output /tmp/run1
+              swift run -c release bench --no-output
               # lock/unlock, ours vs peers; also: queues, rcu, handoff, threads
               swift run -c release bench locks --threads 1,4
               # every strategy of the cache study
@@ -54,7 +59,8 @@ public struct CacheCommand: ParsableCommand {
         discussion: """
             Defaults: --threads 1,2,4,8 --read-ratio 0.95,0.5,1.0 --keys 1024
             --seconds 0.2 --warmup 0.05 --repeat 3 (about 3 to 4 minutes on 2 cores).
-            --quick: --threads 1,2 --read-ratio 0.95 --seconds 0.02 --repeat 1.
+            \(CommonOptions.quickHelp(defaultThreads: CacheCommand.defaultThreads)) --read-ratio 0.95.
+            Files: bench-results/ (bench-results/quick/ with --quick).
             """
     )
 
@@ -101,12 +107,17 @@ public struct CacheCommand: ParsableCommand {
         )
     }
 
+    /// The `--list` text: the selected strategies grouped as ours, peer and reference.
+    public func listText() throws -> String {
+        listing(try selectedEntries().map { ($0.id, $0.name, $0.kind, $0.summary) })
+    }
+
     public func run() throws {
-        let entries = try selectedEntries()
         if common.list {
-            print(listing(entries.map { ($0.id, $0.name, $0.kind, $0.summary) }))
+            print(try listText())
             return
         }
+        let entries = try selectedEntries()
         Reporter.warnIfDebug()
         let settings = common.settings(defaults: Self.defaultSettings)
         let threads = common.threadCounts(defaults: Self.defaultThreads)
@@ -133,7 +144,7 @@ public struct CacheCommand: ParsableCommand {
                 )
             )
         }
-        try Reporter.emit(Reporter.report(studies), options: common)
+        try Reporter.emit(Reporter.report(studies), options: common, family: "cache")
     }
 }
 
@@ -194,15 +205,18 @@ public struct RenderCommand: ParsableCommand {
     )
 
     /// Path of the saved report.json.
-    @Argument(help: "A report.json written by --output or --format json.")
+    @Argument(help: "A report.json written by a run (bench-results/report.json by default) or by --format json.")
     public var report: String
 
     /// What standard output receives.
     @Option(name: .long, help: "Output on standard output: table, json or csv.")
     public var format: OutputFormat = .table
 
-    /// The folder for the JSON, CSV, text and SVG files, if any.
-    @Option(name: .long, help: "Also write report.json, report.csv, report.txt and the SVG charts here.")
+    /// The folder for the JSON, CSV, text and SVG files, if any (render writes none unless asked).
+    @Option(
+        name: .long,
+        help: "Also write report.json, report.csv, report.txt and the SVG charts here (by default render writes none)."
+    )
     public var output: String?
 
     public init() {}
@@ -210,9 +224,6 @@ public struct RenderCommand: ParsableCommand {
     public func run() throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: report))
         let decoded = try JSONDecoder().decode(BenchReport.self, from: data)
-        var options = CommonOptions()
-        options.format = format
-        options.output = output
-        try Reporter.emit(decoded, options: options)
+        try Reporter.emit(decoded, format: format, directory: output)
     }
 }

@@ -10,8 +10,15 @@ public struct LocksCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "locks",
         abstract: "Lock/unlock cost, uncontended (1 thread) and contended (2+ threads), ours vs peers.",
-        discussion: "Defaults: --threads 1,2,4,8 --seconds 0.2 --warmup 0.05 --repeat 3 (about 40 s)."
+        discussion: """
+            Defaults: --threads 1,2,4,8 --seconds 0.2 --warmup 0.05 --repeat 3 (about 40 s).
+            \(CommonOptions.quickHelp(defaultThreads: LocksCommand.defaultThreads)).
+            Files: bench-results/locks/ (bench-results/quick/locks/ with --quick).
+            """
     )
+
+    /// Default thread counts: 1 is the uncontended case, more than the cores on purpose.
+    public static let defaultThreads = CacheCommand.defaultThreads
 
     /// The options every family shares.
     @OptionGroup public var common: CommonOptions
@@ -34,7 +41,7 @@ public struct LocksCommand: ParsableCommand {
             id: "locks",
             title: "locks",
             operation: "lock, increment a shared counter, unlock",
-            defaultThreads: CacheCommand.defaultThreads,
+            defaultThreads: Self.defaultThreads,
             common: common,
             cases: entries.map { BenchCase(name: $0.name, id: $0.id, kind: $0.kind, run: $0.run) }
         )
@@ -46,8 +53,15 @@ public struct HandoffCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "handoff",
         abstract: "Ping-pong round trips between pairs of threads (semaphores, conditions, monitors).",
-        discussion: "Defaults: --threads 2,4 (pairs of threads) --seconds 0.2 --warmup 0.05 --repeat 3."
+        discussion: """
+            Defaults: --threads 2,4 (pairs of threads) --seconds 0.2 --warmup 0.05 --repeat 3.
+            \(CommonOptions.quickHelp(defaultThreads: HandoffCommand.defaultThreads)).
+            Files: bench-results/handoff/ (bench-results/quick/handoff/ with --quick).
+            """
     )
+
+    /// Default thread counts (pairs of threads).
+    public static let defaultThreads = [2, 4]
 
     /// The options every family shares.
     @OptionGroup public var common: CommonOptions
@@ -70,7 +84,7 @@ public struct HandoffCommand: ParsableCommand {
             id: "handoff",
             title: "handoff",
             operation: "one ping-pong round trip between two threads",
-            defaultThreads: [2, 4],
+            defaultThreads: Self.defaultThreads,
             common: common,
             cases: entries.map { BenchCase(name: $0.name, id: $0.id, kind: $0.kind, run: $0.run) }
         )
@@ -82,8 +96,15 @@ public struct ThreadsCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "threads",
         abstract: "Thread spawn + join cost: PosixThread vs raw pthread_create and Foundation Thread.",
-        discussion: "Defaults: --threads 1,2 (concurrent spawners) --seconds 0.2 --warmup 0.05 --repeat 3."
+        discussion: """
+            Defaults: --threads 1,2 (concurrent spawners) --seconds 0.2 --warmup 0.05 --repeat 3.
+            \(CommonOptions.quickHelp(defaultThreads: ThreadsCommand.defaultThreads)).
+            Files: bench-results/threads/ (bench-results/quick/threads/ with --quick).
+            """
     )
+
+    /// Default thread counts (concurrent spawners).
+    public static let defaultThreads = [1, 2]
 
     /// The options every family shares.
     @OptionGroup public var common: CommonOptions
@@ -106,7 +127,7 @@ public struct ThreadsCommand: ParsableCommand {
             id: "threads",
             title: "threads",
             operation: "spawn a thread and join it",
-            defaultThreads: [1, 2],
+            defaultThreads: Self.defaultThreads,
             common: common,
             cases: entries.map { BenchCase(name: $0.name, id: $0.id, kind: $0.kind, run: $0.run) }
         )
@@ -141,7 +162,7 @@ func runFamily(
         settings: settings,
         progress: progress
     )
-    try Reporter.emit(Reporter.report([study]), options: common)
+    try Reporter.emit(Reporter.report([study]), options: common, family: id)
 }
 
 /// `bench queues`: serial-queue `sync` round trips, `async` throughput, ping-pong between two serial queues, and
@@ -152,12 +173,18 @@ public struct QueuesCommand: ParsableCommand {
         abstract: "Serial queues, SerialQueue vs Dispatch: sync round trips, async throughput (1 and 4 producers), "
             + "ping-pong between two queues, threads made under 64 blocked queues.",
         discussion: """
-            Defaults: --threads 1,4 --seconds 0.2 --warmup 0.05 --repeat 3; ping-pong runs one pair of queues;
-            the census gives each of --blocked-queues 64 serial queues a task that waits (up to --block-seconds 2)
-            until all are running, each side in its own child process.
-            --quick: --threads 1 --seconds 0.02 --repeat 1 --block-seconds 0.5.
+            Defaults: --threads 1,4 --seconds 0.2 --warmup 0.05 --repeat 3;
+            ping-pong runs one pair of queues. The census gives each of
+            --blocked-queues 64 serial queues a task that waits (up to
+            --block-seconds 2, \(QueuesCommand.quickBlockSeconds) with --quick) until all are running, each
+            side in its own child process.
+            \(CommonOptions.quickHelp(defaultThreads: QueuesCommand.defaultThreads)).
+            Files: bench-results/queues/ (bench-results/quick/queues/ with --quick).
             """
     )
+
+    /// Default thread counts (producers): one, and more than the cores.
+    public static let defaultThreads = [1, 4]
 
     /// Default serial queues in the blocked-queues census (seed 004: 64 blocked serial queues, 64 threads).
     public static let defaultBlockedQueues = 64
@@ -206,7 +233,7 @@ public struct QueuesCommand: ParsableCommand {
         }
         Reporter.warnIfDebug()
         let settings = common.settings(defaults: CacheCommand.defaultSettings)
-        let threads = common.threadCounts(defaults: [1, 4])
+        let threads = common.threadCounts(defaults: Self.defaultThreads)
         let progress = Progress(enabled: !common.quiet)
         progress.expect(threads.count * 2 + 2)
         let parameters = [
@@ -255,7 +282,7 @@ public struct QueuesCommand: ParsableCommand {
             runner: ChildProcessRunner()
         )
         progress.cellDone("queues blocked census, \(blockedQueues) queues")
-        try Reporter.emit(Reporter.report([sync, async, pingPong, census]), options: common)
+        try Reporter.emit(Reporter.report([sync, async, pingPong, census]), options: common, family: "queues")
     }
 
     /// The ping-pong study with its summary in nanoseconds per hop: `SerialQueue 310 ns/hop (p50 ..., p99 ...)`.
@@ -390,62 +417,113 @@ public struct RCUCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "rcu",
         abstract: "RCU read-side cost as readers are added (vs Mutex, NIOLockedValueBox, pthread_rwlock), and "
-            + "grace-period latency.",
-        discussion: "Defaults: --threads 1,2,4,8 --seconds 0.2 --warmup 0.05 --repeat 3."
+            + "grace-period latency (RCU.synchronize vs raw liburcu synchronize_rcu).",
+        discussion: """
+            Defaults: --threads 1,2,4,8 --seconds 0.2 --warmup 0.05 --repeat 3.
+            \(CommonOptions.quickHelp(defaultThreads: RCUCommand.defaultThreads)).
+            --strategies picks from both studies (the read side and the grace
+            periods); a study with none selected is skipped.
+            Files: bench-results/rcu/ (bench-results/quick/rcu/ with --quick).
+            """
     )
+
+    /// Default thread counts (readers; in the grace study, one synchronizer and T-1 readers).
+    public static let defaultThreads = CacheCommand.defaultThreads
 
     /// The options every family shares.
     @OptionGroup public var common: CommonOptions
 
     public init() {}
 
-    public func run() throws {
-        let entries = try selectStrategies(
-            RCUFamily.catalog,
+    /// The selected strategies of each study: the `--strategies` filter applies to both catalogs together.
+    public func selectedEntries() throws -> (reads: [RCUFamily.Entry], grace: [RCUFamily.Entry]) {
+        let selected = try selectStrategies(
+            RCUFamily.catalog + RCUFamily.graceCatalog,
             filter: common.strategies,
             id: \.id,
             name: \.name,
             kind: \.kind
         )
+        let graceIDs = Set(RCUFamily.graceCatalog.map(\.id))
+        return (selected.filter { !graceIDs.contains($0.id) }, selected.filter { graceIDs.contains($0.id) })
+    }
+
+    public func run() throws {
+        let (readEntries, graceEntries) = try selectedEntries()
         if common.list {
-            print(listing(entries.map { ($0.id, $0.name, $0.kind, "read one shared Int") }))
+            print(
+                listing(
+                    readEntries.map { ($0.id, $0.name, $0.kind, "read one shared Int") }
+                        + graceEntries.map { ($0.id, $0.name, $0.kind, "grace period, T-1 threads reading") }
+                )
+            )
             return
         }
         Reporter.warnIfDebug()
         let settings = common.settings(defaults: CacheCommand.defaultSettings)
-        let threads = common.threadCounts(defaults: CacheCommand.defaultThreads)
+        let threads = common.threadCounts(defaults: Self.defaultThreads)
         let progress = Progress(enabled: !common.quiet)
-        progress.expect(threads.count * 2)
+        progress.expect(threads.count * ((readEntries.isEmpty ? 0 : 1) + (graceEntries.isEmpty ? 0 : 1)))
         let parameters = [
             "seconds": String(settings.seconds), "warmup": String(settings.warmup),
             "repeats": String(settings.repeats), "membarrier": String(RCU.usesMembarrier),
         ]
-        let reads = runStudy(
-            id: "rcu-read",
-            family: "rcu",
-            title: "rcu read side",
-            operation: "read one shared Int",
-            parameters: parameters,
-            threads: threads,
-            cases: entries.map { BenchCase(name: $0.name, id: $0.id, kind: $0.kind, run: $0.run) },
-            settings: settings,
-            progress: progress
-        )
-        let grace = runStudy(
-            id: "rcu-grace",
-            family: "rcu",
-            title: "rcu grace period",
-            operation: "RCU.synchronize() with T-1 threads reading",
-            parameters: parameters,
-            threads: threads.map { max($0, 1) },
-            cases: [
-                BenchCase(name: "RCU.synchronize", id: "synchronize", kind: .ours) { threads, seconds in
-                    RCUFamily.gracePeriods(threads: threads, seconds: seconds)
-                }
-            ],
-            settings: settings,
-            progress: progress
-        )
-        try Reporter.emit(Reporter.report([reads, grace]), options: common)
+        var studies: [StudyResult] = []
+        if !readEntries.isEmpty {
+            studies.append(
+                runStudy(
+                    id: "rcu-read",
+                    family: "rcu",
+                    title: "rcu read side",
+                    operation: "read one shared Int",
+                    parameters: parameters,
+                    threads: threads,
+                    cases: readEntries.map { BenchCase(name: $0.name, id: $0.id, kind: $0.kind, run: $0.run) },
+                    settings: settings,
+                    progress: progress
+                )
+            )
+        }
+        if !graceEntries.isEmpty {
+            studies.append(
+                Self.withGraceSummary(
+                    runStudy(
+                        id: "rcu-grace",
+                        family: "rcu",
+                        title: "rcu grace period",
+                        operation: "one grace period (RCU.synchronize() or liburcu's synchronize_rcu) "
+                            + "with T-1 threads reading",
+                        parameters: parameters,
+                        threads: threads,
+                        cases: graceEntries.map { BenchCase(name: $0.name, id: $0.id, kind: $0.kind, run: $0.run) },
+                        settings: settings,
+                        progress: progress
+                    )
+                )
+            )
+        }
+        try Reporter.emit(Reporter.report(studies), options: common, family: "rcu")
+    }
+
+    /// The grace-period study with its summary in microseconds per grace period and, at each thread count, ours
+    /// against the raw liburcu reference: `T=2: RCU.synchronize 10.1 us, synchronize_rcu (raw liburcu) 9.8 us,
+    /// ours = 0.97x the reference's rate`. The study has no peer (nothing else offers grace periods).
+    public static func withGraceSummary(_ study: StudyResult) -> StudyResult {
+        var study = study
+        let parts = study.threads.map { count -> String in
+            let cells = study.results.filter { $0.threads == count }
+            let times = cells.map { cell -> String in
+                guard cell.valid, cell.opsPerSecond > 0 else { return "\(cell.strategy) \(cell.outcome)" }
+                return String(format: "%@ %.1f us", cell.strategy, 1e6 / cell.opsPerSecond)
+            }
+            var part = "T=\(count): " + times.joined(separator: ", ")
+            let reference = cells.first { $0.kind == .reference && $0.valid && $0.opsPerSecond > 0 }
+            if let ours = study.bestOurs(threads: count), let reference {
+                part += ", ours = \(formatRatio(ours.opsPerSecond / reference.opsPerSecond)) the reference's rate"
+            }
+            return part
+        }
+        study.summary = "SUMMARY \(study.title): " + parts.joined(separator: " | ")
+        return study
     }
 }

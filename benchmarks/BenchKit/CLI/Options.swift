@@ -64,25 +64,63 @@ public struct CommonOptions: ParsableArguments, Sendable {
     public var list = false
 
     /// Whether to run the short smoke configuration.
-    @Flag(name: .long, help: "Smoke run (well under 30 s): 1 and 2 threads, short runs, no repeats.")
+    @Flag(
+        name: .long,
+        help: """
+            Smoke run (well under 30 s): the family's first two default thread counts (see each family's help), \
+            0.02 s runs, no repeats; files go to \(CommonOptions.quickOutputFolder)/.
+            """
+    )
     public var quick = false
 
     /// What standard output receives.
     @Option(name: .long, help: "Output on standard output: table, json or csv.")
     public var format: OutputFormat = .table
 
-    /// The folder for the JSON, CSV, text and SVG files, if any.
-    @Option(name: .long, help: "Also write report.json, report.csv, report.txt and one SVG chart per study here.")
+    /// The folder for the JSON, CSV, text and SVG files, or nil for the default folder.
+    @Option(
+        name: .long,
+        help: """
+            Folder for report.json, report.csv, report.txt and one SVG chart per study (default: \
+            \(CommonOptions.defaultOutputFolder)/ for the cache study, \(CommonOptions.defaultOutputFolder)/<family>/ \
+            for the others, \(CommonOptions.quickOutputFolder)/... with --quick).
+            """
+    )
     public var output: String?
+
+    /// Whether to write no files at all (standard output only).
+    @Flag(name: .customLong("no-output"), help: "Write no files; print the results on standard output only.")
+    public var noOutput = false
 
     /// Whether to suppress the progress lines.
     @Flag(name: .long, help: "No progress lines on standard error.")
     public var quiet = false
 
+    /// The folder a run writes its files into when `--output` is not given, relative to the current directory
+    /// (ignored by git).
+    public static let defaultOutputFolder = "bench-results"
+
+    /// The default folder of a `--quick` run, so a smoke run never overwrites a full run's files.
+    public static let quickOutputFolder = defaultOutputFolder + "/quick"
+
+    /// Run settings under `--quick`.
+    public static let quickSettings = RunSettings(seconds: 0.02, warmup: 0.005, repeats: 1)
+
+    /// Thread counts under `--quick`: the first two of the family's defaults.
+    public static func quickThreads(defaults: [Int]) -> [Int] { Array(defaults.prefix(2)) }
+
+    /// The `--quick` line of a family's help, e.g. `--quick: --threads 1,2 --seconds 0.02 --warmup 0.005 --repeat 1`.
+    public static func quickHelp(defaultThreads: [Int]) -> String {
+        let threads = quickThreads(defaults: defaultThreads).map(String.init).joined(separator: ",")
+        return "--quick: --threads \(threads) --seconds \(quickSettings.seconds) --warmup \(quickSettings.warmup) "
+            + "--repeat \(quickSettings.repeats)"
+    }
+
     public init() {}
 
     /// Validates ranges.
     public func validate() throws {
+        if noOutput && output != nil { throw ValidationError("--output and --no-output exclude each other") }
         if let threads, threads.values.contains(where: { $0 < 1 || $0 > 1024 }) {
             throw ValidationError("--threads: every count must be between 1 and 1024")
         }
@@ -93,7 +131,7 @@ public struct CommonOptions: ParsableArguments, Sendable {
 
     /// The run settings: explicit flags win, then `--quick`, then the family's defaults.
     public func settings(defaults: RunSettings) -> RunSettings {
-        let base = quick ? RunSettings(seconds: 0.02, warmup: 0.005, repeats: 1) : defaults
+        let base = quick ? Self.quickSettings : defaults
         return RunSettings(
             seconds: seconds ?? base.seconds,
             warmup: warmup ?? base.warmup,
@@ -101,9 +139,24 @@ public struct CommonOptions: ParsableArguments, Sendable {
         )
     }
 
-    /// Thread counts: explicit flag, then `--quick` (1,2), then the family's default.
+    /// Thread counts: explicit flag, then `--quick` (the first two defaults), then the family's default.
     public func threadCounts(defaults: [Int]) -> [Int] {
-        threads?.values ?? (quick ? Array(defaults.prefix(2)) : defaults)
+        threads?.values ?? (quick ? Self.quickThreads(defaults: defaults) : defaults)
+    }
+
+    /// The folder this invocation writes its files into, or nil under `--no-output`.
+    ///
+    /// `--output DIR` wins; otherwise ``defaultOutputFolder`` for the cache study and `bench-results/<family>` for
+    /// the other families (so one family's run does not overwrite another's), under `bench-results/quick` with
+    /// `--quick`. Relative paths are relative to the current directory.
+    ///
+    /// - Parameter family: The family's name (`cache`, `locks`, ...).
+    /// - Returns: The folder, or nil when no file should be written.
+    public func outputDirectory(family: String) -> String? {
+        if noOutput { return nil }
+        if let output { return output }
+        let root = quick ? Self.quickOutputFolder : Self.defaultOutputFolder
+        return family == "cache" ? root : root + "/" + family
     }
 }
 
@@ -192,19 +245,48 @@ public enum Reporter {
         )
     }
 
-    /// Prints the report in `format` on standard output and writes the files for `--output`.
-    public static func emit(_ report: BenchReport, options: CommonOptions) throws {
-        switch options.format {
+    /// Prints the report of a family's run on standard output in the options' format and writes its files where
+    /// the options say (``CommonOptions/outputDirectory(family:)``).
+    ///
+    /// - Parameters:
+    ///   - report: What the run measured.
+    ///   - options: The run's shared options.
+    ///   - family: The family's name, which chooses the default folder.
+    /// - Returns: The folder the files went to, or nil under `--no-output`.
+    /// - Throws: A file-system error if a file cannot be written.
+    @discardableResult
+    public static func emit(_ report: BenchReport, options: CommonOptions, family: String) throws -> URL? {
+        try emit(report, format: options.format, directory: options.outputDirectory(family: family))
+    }
+
+    /// Prints the report in `format` on standard output and, when `directory` is given, writes its files there.
+    ///
+    /// - Parameters:
+    ///   - report: The report.
+    ///   - format: What standard output receives.
+    ///   - directory: The folder for the files, or nil for none.
+    /// - Returns: The folder the files went to, or nil when `directory` is nil.
+    /// - Throws: A file-system error if a file cannot be written.
+    @discardableResult
+    public static func emit(_ report: BenchReport, format: OutputFormat, directory: String?) throws -> URL? {
+        switch format {
         case .table: print(TextTable.render(report), terminator: "")
         case .json: print(try JSONWriter.render(report), terminator: "")
         case .csv: print(CSVWriter.render(report), terminator: "")
         }
-        if let directory = options.output {
-            try write(report, to: URL(fileURLWithPath: directory))
-        }
+        guard let directory else { return nil }
+        let url = URL(fileURLWithPath: directory)
+        try write(report, to: url)
+        return url
     }
 
-    /// Writes report.json, report.csv, report.txt and `<study>.svg` for each study into `directory`.
+    /// Writes report.json, report.csv, report.txt and `<study>.svg` for each study into `directory` (created if
+    /// needed), then prints one line on standard error saying where they went.
+    ///
+    /// - Parameters:
+    ///   - report: The report.
+    ///   - directory: The folder.
+    /// - Throws: A file-system error if the folder or a file cannot be written.
     public static func write(_ report: BenchReport, to directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try JSONWriter.render(report).write(
@@ -223,13 +305,18 @@ public enum Reporter {
             encoding: .utf8
         )
         // The blocked-queues study counts threads, not throughput: it has no chart.
+        var charts = 0
         for study in report.studies where !study.results.contains(where: { $0.census != nil }) {
             try SVGChart.render(study).write(
                 to: directory.appendingPathComponent("\(study.id).svg"),
                 atomically: true,
                 encoding: .utf8
             )
+            charts += 1
         }
-        FileHandle.standardError.write(Data("wrote \(directory.path)/report.{json,csv,txt} and charts\n".utf8))
+        let chartFiles = charts == 1 ? "1 SVG chart" : "\(charts) SVG charts"
+        let folder = directory.standardizedFileURL.path
+        let line = "bench: wrote report.json, report.csv, report.txt and \(chartFiles) to \(folder)/\n"
+        FileHandle.standardError.write(Data(line.utf8))
     }
 }

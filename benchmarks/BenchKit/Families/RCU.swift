@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+import CBenchSupport
 import Glibc
 import NIOConcurrencyHelpers
 import Synchronization
@@ -23,9 +24,10 @@ public protocol SharedReadable: AnyObject, Sendable {
 }
 
 /// The `rcu` family: read-side cost as readers are added (every thread only reads one shared value; the value is
-/// checked), and grace-period latency (one thread calls `RCU.synchronize()` in a loop while the others read).
+/// checked), and grace-period latency (one thread waits for grace periods in a loop while the others read), ours
+/// (`RCU.synchronize()`) against raw liburcu (`synchronize_rcu`).
 public enum RCUFamily {
-    /// A read-side strategy as the CLI sees it.
+    /// A strategy of either study as the CLI sees it.
     public struct Entry: Sendable {
         /// Display name.
         public var name: String
@@ -43,12 +45,30 @@ public enum RCUFamily {
             kind = S.kind
             run = { threads, seconds in readers(S.self, threads: threads, seconds: seconds) }
         }
+
+        /// A grace-period strategy: `synchronize` waits for one grace period.
+        public init(name: String, id: String, kind: StrategyKind, synchronize: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.id = id
+            self.kind = kind
+            run = { threads, seconds in gracePeriods(threads: threads, seconds: seconds, synchronize: synchronize) }
+        }
     }
 
     /// Every read-side strategy.
     public static let catalog: [Entry] = [
         Entry(RCUValueReader.self), Entry(MutexReader.self), Entry(NIOBoxReader.self), Entry(RWLockReader.self),
         Entry(AtomicReader.self),
+    ]
+
+    /// Every grace-period strategy: ours, and liburcu's own `synchronize_rcu` called straight from C (no Swift
+    /// wrapper, no read-section check), the floor ours is measured against. Nothing a peer offers waits for readers
+    /// this way, so the study has no peer.
+    public static let graceCatalog: [Entry] = [
+        Entry(name: "RCU.synchronize", id: "synchronize", kind: .ours) { RCU.synchronize() },
+        Entry(name: "synchronize_rcu (raw liburcu)", id: "urcu-synchronize", kind: .reference) {
+            cthr_bench_urcu_synchronize()
+        },
     ]
 
     static let magic = 0x5EED_0004
@@ -78,9 +98,19 @@ public enum RCUFamily {
         }
     }
 
-    /// Grace periods: thread 0 calls `RCU.synchronize()` in a loop (one operation each, latency = grace period);
-    /// the other `threads - 1` threads read an `RCUValue` continuously (their reads are not counted).
-    public static func gracePeriods(threads: Int, seconds: Double) -> RunSample {
+    /// Grace periods: thread 0 calls `synchronize` in a loop (one operation each, latency = grace period); the
+    /// other `threads - 1` threads read an `RCUValue` continuously (their reads are not counted, only checked).
+    ///
+    /// - Parameters:
+    ///   - threads: Worker threads, the synchronizer included.
+    ///   - seconds: Measured seconds.
+    ///   - synchronize: Waits for one grace period; `RCU.synchronize()` by default.
+    /// - Returns: The run's sample.
+    public static func gracePeriods(
+        threads: Int,
+        seconds: Double,
+        synchronize: @escaping @Sendable () -> Void = { RCU.synchronize() }
+    ) -> RunSample {
         let value = RCUValue(magic)
         var sample = runTimed(threads: threads, seconds: seconds) { index, gate in
             var result = WorkerResult()
@@ -89,7 +119,7 @@ public enum RCUFamily {
             if index == 0 {
                 repeat {  // at least one grace period, however short the run
                     let started = monotonicNanoseconds()
-                    RCU.synchronize()
+                    synchronize()
                     _ = result.latency.record(monotonicNanoseconds() &- started)
                     result.operations += 1
                 } while !gate.isStopped

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-// Benchmark-only C helpers: the reference compare-exchange spin lock (the hardware floor for a lock) and cheap
-// clocks. Not part of the Threading API; nothing here is exported by the library products.
+// Benchmark-only C helpers: the reference compare-exchange spin lock (the hardware floor for a lock), raw liburcu
+// grace periods and cheap clocks. Not part of the Threading API; nothing here is exported by the library products.
 #ifndef CBENCHSUPPORT_H
 #define CBENCHSUPPORT_H
 
@@ -63,5 +63,9 @@ static inline uint64_t cthr_bench_thread_cpu_ns(void) {
 
 // Returns the number of CPUs this process may run on (sched_getaffinity), at least 1.
 int cthr_bench_available_cpus(void);
+
+// Waits for one grace period with liburcu's own synchronize_rcu (memb flavour, the one CThreading uses), called
+// directly: the reference for RCU.synchronize(). Must not be called inside a read section (it would never return).
+void cthr_bench_urcu_synchronize(void);
 
 #endif // CBENCHSUPPORT_H
