@@ -53,8 +53,8 @@ let package = Package(
             path: "benchmarks/BenchKit"
         ),
         .executableTarget(name: "bench", dependencies: ["BenchKit"], path: "benchmarks/bench"),
-        .testTarget(name: "CThreadingTests", dependencies: ["CThreading"]),
-        // C helpers for the tests (heap statistics for the soak).
+        .testTarget(name: "CThreadingTests", dependencies: ["CThreading", "CTestSupport"]),
+        // C helpers for the tests (heap statistics for the soak, the kernel's membarrier answer).
         .target(name: "CTestSupport", path: "Tests/CTestSupport", cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]),
         .testTarget(name: "ThreadingTests", dependencies: ["Threading", "CThreading", "CTestSupport"]),
         .testTarget(name: "BenchTests", dependencies: ["BenchKit"]),

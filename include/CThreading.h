@@ -5,9 +5,15 @@
 //
 // Conventions for every declaration below:
 // - every symbol starts with `cthr_` (types end in `_t`, constants are `CTHR_`);
-// - a function that can fail returns 0 on success or an errno value (never -1 + errno); it never aborts, prints
-//   or retries: the caller decides. Pure queries (self, equality, "is main") return their answer directly;
-// - NULL pointers, invalid kinds and invalid sizes give EINVAL;
+// - a function that can fail returns 0 on success or an errno value (never -1 + errno); it never aborts or
+//   prints, and never retries a call that failed: the caller decides. Pure queries (self, equality, "is main")
+//   return their answer directly;
+// - a wait cut short by a signal handler (EINTR) is not a failure: the function resumes waiting until its
+//   deadline. The one exception is cthr_futex_wait, the raw futex call, which reports EINTR to its caller;
+// - NULL pointers, invalid kinds and invalid sizes (zero where a count is required, a count or capacity beyond what
+//   the object can hold, a negative size converted to size_t) give EINVAL. The one deliberate exception: an output
+//   buffer too small for the result gives ERANGE, like pthread_getname_np (cthr_thread_get_name and
+//   cthr_thread_get_affinity, even with a capacity of 0);
 // - objects (mutexes, conditions, locks, semaphores, once flags) must not move after init: allocate them on the heap.
 // Timed operations take absolute deadlines in nanoseconds on CLOCK_MONOTONIC (see `cthr_clock_now_ns`).
 #ifndef CTHREADING_H

@@ -111,8 +111,9 @@ static inline bool cthr_lock_fast_lock(cthr_lock_t *_Nonnull lock) {
 }
 
 // Releases a lock the caller holds (without the SLOW bit): one release store, then a load of `waiters`, waking a
-// sleeper when some are registered and no woken thread is awake (WAKING clear). Returns false without changing anything when the word is not exactly the
-// caller's id (not the owner, or SLOW set): the caller then calls `cthr_lock_unlock_slow`.
+// sleeper when some are registered and no woken thread is awake (WAKING clear). Returns false without changing
+// anything when the word is not exactly the caller's id (not the owner, or SLOW set): the caller then calls
+// `cthr_lock_unlock_slow`.
 static inline bool cthr_lock_fast_unlock(cthr_lock_t *_Nonnull lock) {
     if (__atomic_load_n(&lock->word, __ATOMIC_RELAXED) != cthr_lock_self()) return false;
     __atomic_store_n(&lock->word, 0, __ATOMIC_RELEASE);
@@ -135,18 +136,20 @@ int cthr_lock_lock_slow(cthr_lock_t *_Nullable lock, uint64_t deadline_ns);
 // Returns 0, EPERM (the caller does not hold it; nothing changes) or EINVAL (NULL).
 int cthr_lock_unlock_slow(cthr_lock_t *_Nullable lock);
 
-// The id of the thread holding the lock, 0 when free (relaxed load: a snapshot).
+// The id of the thread holding the lock, 0 when free or for NULL (relaxed load: a snapshot).
 uint32_t cthr_lock_owner(const cthr_lock_t *_Nullable lock);
 
-// The whole lock word (relaxed load: a snapshot for diagnostics and tests).
+// The whole lock word, 0 for NULL (relaxed load: a snapshot for diagnostics and tests).
 uint32_t cthr_lock_load(const cthr_lock_t *_Nullable lock);
 
-// The number of threads registered to sleep on the lock (asleep or woken), without the WAKING bit (relaxed load: a snapshot).
+// The number of threads registered to sleep on the lock (asleep or woken), without the WAKING bit; 0 for NULL
+// (relaxed load: a snapshot).
 uint32_t cthr_lock_waiter_count(const cthr_lock_t *_Nullable lock);
 
-// Sets (`on` true) or clears the SLOW bit, which sends every lock and unlock to the slow paths. The caller must
-// hold the lock (only the owner writes a held word). Returns 0, EINVAL (NULL) or EPERM (the caller does not hold
-// it; nothing changes).
+// Sets (`on` true) or clears the SLOW bit, which sends every lock and unlock to the slow paths; in fenced mode
+// clearing leaves it set (the bit is then `cthr_lock_initial_word()`, as every lock there must stay SLOW). The caller
+// must hold the lock (only the owner writes a held word). Returns 0, EINVAL (NULL) or EPERM (the caller does not
+// hold it; nothing changes).
 int cthr_lock_set_slow(cthr_lock_t *_Nullable lock, bool on);
 
 // A condition for use with any lock: a futex sequence number and a waiter count. Zero-initialised is valid.

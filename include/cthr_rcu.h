@@ -13,6 +13,12 @@
 // - an object removed from a shared pointer is freed only after a grace period (cthr_rcu_synchronize or
 //   cthr_rcu_call), never directly;
 // - fork(): call cthr_rcu_before_fork / cthr_rcu_after_fork_parent / cthr_rcu_after_fork_child around it.
+//
+// One limit comes from liburcu itself: it aborts the process (urcu_die) instead of returning an error when it
+// cannot create its call_rcu worker thread, when a lock of its reader registry fails, or when the membarrier
+// registration it asked for at start-up fails. cthr_rcu_call (and the map writes, which use call_rcu),
+// cthr_rcu_register_thread (and every entry point that registers the calling thread), cthr_rcu_synchronize and
+// cthr_rcu_barrier inherit that limit: in those cases they never return.
 #ifndef CTHREADING_RCU_H
 #define CTHREADING_RCU_H
 
@@ -56,16 +62,19 @@ int cthr_rcu_read_ongoing(void);
 // MARK: - Pointers
 
 // Reads an RCU-protected pointer (rcu_dereference). Call inside a read section; the result stays valid until it ends.
+// Returns NULL for a NULL slot.
 void *cthr_rcu_dereference(void *const *slot);
 
 // Publishes `value` in `slot` (rcu_assign_pointer): every store made to *value before is visible to readers.
+// Does nothing for a NULL slot.
 void cthr_rcu_assign_pointer(void **slot, void *value);
 
-// Publishes `value` in `slot` and returns the previous pointer (rcu_xchg_pointer), with full ordering.
+// Publishes `value` in `slot` and returns the previous pointer (rcu_xchg_pointer), with full ordering. For a NULL
+// slot, publishes nothing and returns NULL (`value` stays the caller's).
 void *cthr_rcu_xchg_pointer(void **slot, void *value);
 
 // Stores `desired` in `slot` if it holds `expected` (rcu_cmpxchg_pointer); returns the pointer found (== expected
-// on success), with full ordering.
+// on success), with full ordering. For a NULL slot, stores nothing and returns NULL.
 void *cthr_rcu_cmpxchg_pointer(void **slot, void *expected, void *desired);
 
 // MARK: - Grace periods
@@ -117,17 +126,18 @@ int cthr_rcu_cell_create(void *initial, cthr_rcu_cell_t **out);
 // Frees the cell (no reader or writer may use it any more) and returns the pointer it held, for the caller to free.
 void *cthr_rcu_cell_destroy(cthr_rcu_cell_t *cell);
 
-// The current pointer (rcu_dereference). Call inside a read section; valid until it ends.
+// The current pointer (rcu_dereference). Call inside a read section; valid until it ends. NULL for a NULL cell.
 void *cthr_rcu_cell_get(const cthr_rcu_cell_t *cell);
 
-// Publishes `value` and returns the previous pointer (rcu_xchg_pointer); reclaim it after a grace period.
+// Publishes `value` and returns the previous pointer (rcu_xchg_pointer); reclaim it after a grace period. For a
+// NULL cell, publishes nothing and returns NULL (`value` stays the caller's).
 void *cthr_rcu_cell_exchange(cthr_rcu_cell_t *cell, void *value);
 
-// Takes the cell's writer lock (serialises read-modify-write updaters). Returns 0, EDEADLK if this thread holds it, or
-// ENOTRECOVERABLE in a read-only forked child.
+// Takes the cell's writer lock (serialises read-modify-write updaters). Returns 0, EINVAL for NULL, EDEADLK if this
+// thread holds it, or ENOTRECOVERABLE in a read-only forked child.
 int cthr_rcu_cell_lock(cthr_rcu_cell_t *cell);
 
-// Releases the cell's writer lock. Returns 0, or EPERM if this thread does not hold it.
+// Releases the cell's writer lock. Returns 0, EINVAL for NULL, or EPERM if this thread does not hold it.
 int cthr_rcu_cell_unlock(cthr_rcu_cell_t *cell);
 
 // MARK: - RCU hash map (cds_lfht)
@@ -164,7 +174,8 @@ void *cthr_rcu_map_entry_alloc(size_t size);
 void cthr_rcu_map_entry_free(void *entry);
 
 // Creates a map with room for about `initial_capacity` entries before it resizes (0 means a small default).
-// `release(entry, context)` frees removed entries. Returns 0, EINVAL (NULL release or out), or ENOMEM.
+// `release(entry, context)` frees removed entries. Returns 0, EINVAL (NULL release or out, or an initial capacity
+// above 2^29, such as a negative count converted to size_t), or ENOMEM.
 int cthr_rcu_map_create(size_t initial_capacity, cthr_rcu_map_release_t release, void *context,
                         cthr_rcu_map_t **out);
 
@@ -173,19 +184,24 @@ int cthr_rcu_map_create(size_t initial_capacity, cthr_rcu_map_release_t release,
 // Returns 0, or EINVAL for NULL.
 int cthr_rcu_map_destroy(cthr_rcu_map_t *map);
 
-// The entry whose hash is `hash` and that `match` accepts for `key`, or NULL. Call inside a read section.
+// The entry whose hash is `hash` and that `match` accepts for `key`, or NULL (also for a NULL map or match). Call
+// inside a read section.
 void *cthr_rcu_map_lookup(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key);
 
 // The first entry whose hash is exactly `hash` (any key), or NULL; positions `iter` on it. Inside a read section.
+// NULL (and `iter` untouched) for a NULL map or iter.
 void *cthr_rcu_map_find_hash(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_iter_t *iter);
 
-// The next entry with the same hash as the one at `iter`, or NULL; advances `iter`. Inside a read section.
+// The next entry with the same hash as the one at `iter`, or NULL; advances `iter`. Inside a read section. NULL for
+// a NULL map or iter.
 void *cthr_rcu_map_next_hash(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter);
 
-// The first entry in table order, or NULL when empty; positions `iter`. Inside a read section.
+// The first entry in table order, or NULL when empty; positions `iter`. Inside a read section. NULL (and `iter`
+// untouched) for a NULL map or iter.
 void *cthr_rcu_map_first(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter);
 
-// The entry after the one at `iter` in table order, or NULL at the end. Inside a read section.
+// The entry after the one at `iter` in table order, or NULL at the end. Inside a read section. NULL for a NULL map
+// or iter.
 void *cthr_rcu_map_next(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter);
 
 // Adds `entry` unless an entry matching `key` exists. Returns 0, EEXIST (entry not added; still the caller's),

@@ -139,13 +139,25 @@ int cthr_rcu_read_ongoing(void) {
 // C11 atomics with the orders liburcu's macros give on every architecture (consume for dereference, release for
 // assign, full ordering for exchange and compare-exchange), so ThreadSanitizer understands them.
 
-void *cthr_rcu_dereference(void *const *slot) { return __atomic_load_n((void **)slot, __ATOMIC_CONSUME); }
+// A NULL slot or cell is refused with one branch, predicted not taken, in front of each operation.
 
-void cthr_rcu_assign_pointer(void **slot, void *value) { __atomic_store_n(slot, value, __ATOMIC_RELEASE); }
+void *cthr_rcu_dereference(void *const *slot) {
+    if (__builtin_expect(slot == NULL, 0)) return NULL;
+    return __atomic_load_n((void **)slot, __ATOMIC_CONSUME);
+}
 
-void *cthr_rcu_xchg_pointer(void **slot, void *value) { return __atomic_exchange_n(slot, value, __ATOMIC_SEQ_CST); }
+void cthr_rcu_assign_pointer(void **slot, void *value) {
+    if (__builtin_expect(slot == NULL, 0)) return;
+    __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+}
+
+void *cthr_rcu_xchg_pointer(void **slot, void *value) {
+    if (__builtin_expect(slot == NULL, 0)) return NULL;
+    return __atomic_exchange_n(slot, value, __ATOMIC_SEQ_CST);
+}
 
 void *cthr_rcu_cmpxchg_pointer(void **slot, void *expected, void *desired) {
+    if (__builtin_expect(slot == NULL, 0)) return NULL;
     __atomic_compare_exchange_n(slot, &expected, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return expected;
 }
@@ -265,16 +277,22 @@ void *cthr_rcu_cell_destroy(cthr_rcu_cell_t *cell) {
 }
 
 void *cthr_rcu_cell_get(const cthr_rcu_cell_t *cell) {
+    if (__builtin_expect(cell == NULL, 0)) return NULL;
     return __atomic_load_n((void **)&cell->pointer, __ATOMIC_CONSUME);
 }
 
 void *cthr_rcu_cell_exchange(cthr_rcu_cell_t *cell, void *value) {
+    if (__builtin_expect(cell == NULL, 0)) return NULL;
     return __atomic_exchange_n(&cell->pointer, value, __ATOMIC_SEQ_CST);
 }
 
 int cthr_rcu_cell_lock(cthr_rcu_cell_t *cell) {
+    if (__builtin_expect(cell == NULL, 0)) return EINVAL;
     CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     return pthread_mutex_lock(&cell->writer);
 }
 
-int cthr_rcu_cell_unlock(cthr_rcu_cell_t *cell) { return pthread_mutex_unlock(&cell->writer); }
+int cthr_rcu_cell_unlock(cthr_rcu_cell_t *cell) {
+    if (__builtin_expect(cell == NULL, 0)) return EINVAL;
+    return pthread_mutex_unlock(&cell->writer);
+}

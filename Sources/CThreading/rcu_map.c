@@ -17,6 +17,8 @@ _Static_assert(sizeof(cthr_rcu_map_iter_t) == sizeof(struct cds_lfht_iter), "cth
 _Static_assert(_Alignof(cthr_rcu_map_iter_t) == _Alignof(struct cds_lfht_iter), "cthr_rcu_map_iter_t alignment");
 
 #define CTHR_RCU_MAP_STRIPES 64u
+// The largest initial capacity cthr_rcu_map_create accepts (two buckets per entry: 2^30 buckets).
+#define CTHR_RCU_MAP_CAPACITY_MAX (1ul << 29)
 
 struct cthr_rcu_map_node;
 
@@ -213,7 +215,9 @@ static inline struct cthr_rcu_map_stripe *stripe_of(cthr_rcu_map_t *map, uint64_
 
 int cthr_rcu_map_create(size_t initial_capacity, cthr_rcu_map_release_t release, void *context,
                         cthr_rcu_map_t **out) {
-    if (release == NULL || out == NULL) return EINVAL;
+    // Above 2^29 entries the table would be pre-sized beyond its 2^30-bucket cap; such a count is a negative or
+    // otherwise corrupt size (a negative Int from Swift arrives as a huge size_t), not a real request.
+    if (release == NULL || out == NULL || initial_capacity > CTHR_RCU_MAP_CAPACITY_MAX) return EINVAL;
     // A new table could start liburcu's resize worker, which registers into the dead threads' registry.
     CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     // Two buckets per expected entry: a lookup then walks past fewer nodes of other keys in its bucket (measured: a
@@ -314,7 +318,11 @@ int cthr_rcu_map_destroy(cthr_rcu_map_t *map) {
     return 0;
 }
 
+// The read-side entry points refuse a NULL map, iterator or match with one branch, predicted not taken (the two
+// tests are combined with `|` so the compiler emits a single conditional jump).
+
 void *cthr_rcu_map_lookup(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key) {
+    if (__builtin_expect((map == NULL) | (match == NULL), 0)) return NULL;
     struct match_closure closure = {match, key};
     struct cds_lfht_iter iter;
     cds_lfht_lookup(map->table, (unsigned long)hash, match_user, &closure, &iter);
@@ -322,24 +330,28 @@ void *cthr_rcu_map_lookup(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match
 }
 
 void *cthr_rcu_map_find_hash(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_iter_t *iter) {
+    if (__builtin_expect((map == NULL) | (iter == NULL), 0)) return NULL;
     struct cds_lfht_iter *it = (struct cds_lfht_iter *)iter;
     cds_lfht_lookup(map->table, (unsigned long)hash, match_any, NULL, it);
     return entry_at(it);
 }
 
 void *cthr_rcu_map_next_hash(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter) {
+    if (__builtin_expect((map == NULL) | (iter == NULL), 0)) return NULL;
     struct cds_lfht_iter *it = (struct cds_lfht_iter *)iter;
     cds_lfht_next_duplicate(map->table, match_any, NULL, it);
     return entry_at(it);
 }
 
 void *cthr_rcu_map_first(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter) {
+    if (__builtin_expect((map == NULL) | (iter == NULL), 0)) return NULL;
     struct cds_lfht_iter *it = (struct cds_lfht_iter *)iter;
     cds_lfht_first(map->table, it);
     return entry_at(it);
 }
 
 void *cthr_rcu_map_next(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter) {
+    if (__builtin_expect((map == NULL) | (iter == NULL), 0)) return NULL;
     struct cds_lfht_iter *it = (struct cds_lfht_iter *)iter;
     cds_lfht_next(map->table, it);
     return entry_at(it);

@@ -214,7 +214,9 @@ int cthr_thread_get_name(char *buffer, size_t capacity) {
 }
 
 int cthr_thread_set_affinity(pthread_t thread, const int *cpus, size_t count) {
-    if (cpus == NULL || count == 0) {
+    // More entries than a cpu_set_t has CPUs is a corrupt count (a negative size converted to size_t, say): refuse
+    // it before reading `cpus`, which may be far shorter.
+    if (cpus == NULL || count == 0 || count > CPU_SETSIZE) {
         return EINVAL;
     }
     cpu_set_t set;
@@ -255,7 +257,9 @@ int cthr_thread_get_affinity(pthread_t thread, int *cpus, size_t capacity, size_
 int cthr_cpu_count(void) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    if (sched_getaffinity(getpid(), sizeof set, &set) == 0) {
+    // pid 0 is the calling thread: its mask, which the threads it creates inherit (getpid() would be the main
+    // thread's mask, which may differ and which the kernel no longer reports once the main thread has exited).
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
         int count = CPU_COUNT(&set);
         if (count > 0) {
             return count;

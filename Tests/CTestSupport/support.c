@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/membarrier.h>
 #include <malloc.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "CTestSupport.h"
 
@@ -11,3 +16,16 @@ size_t cthr_test_heap_in_use(void) {
 }
 
 int cthr_test_heap_trim(void) { return malloc_trim(0); }
+
+_Static_assert(CTHR_TEST_MEMBARRIER_CMD_SHARED == MEMBARRIER_CMD_SHARED, "MEMBARRIER_CMD_SHARED");
+_Static_assert(CTHR_TEST_MEMBARRIER_CMD_PRIVATE_EXPEDITED == MEMBARRIER_CMD_PRIVATE_EXPEDITED,
+               "MEMBARRIER_CMD_PRIVATE_EXPEDITED");
+
+int cthr_test_membarrier_query(void) {
+#ifdef SYS_membarrier
+    long mask = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0);
+    return mask < 0 ? -errno : (int)mask;
+#else
+    return -ENOSYS;
+#endif
+}

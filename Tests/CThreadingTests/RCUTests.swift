@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+import CTestSupport
 import CThreading
 import Glibc
 import Synchronization
@@ -34,11 +35,13 @@ private func startThread(_ body: @escaping @Sendable () -> Void) -> (thread: pth
     return (thread, threadBody.finished)
 }
 
-/// Joins a thread, failing the test (and leaving the thread) if it has not finished within `seconds`.
-private func join(_ started: (thread: pthread_t, finished: Flag), within seconds: Double = 20) {
-    if waitUntil(within: seconds, { started.finished.isSet }) {
-        pthread_join(started.thread, nil)
-    }
+/// Joins a thread, failing the test (and leaving the thread) if it has not finished within `seconds`. Returns
+/// whether it finished.
+@discardableResult
+private func join(_ started: (thread: pthread_t, finished: Flag), within seconds: Double = 20) -> Bool {
+    guard waitUntil(within: seconds, { started.finished.isSet }) else { return false }
+    pthread_join(started.thread, nil)
+    return true
 }
 
 /// Waits until `condition` holds, failing the test after `seconds`.
@@ -58,6 +61,23 @@ private func waitUntil(within seconds: Double = 20, _ condition: () -> Bool) -> 
 /// Runs `body` on a fresh thread and waits for it: registration state is per thread.
 private func onFreshThread(_ body: @escaping @Sendable () -> Void) {
     join(startThread(body))
+}
+
+/// Runs a call that waits without a deadline of its own (`cthr_rcu_synchronize`, `cthr_rcu_barrier`) on a fresh
+/// thread and joins it within `seconds`, as `synchronizeWaitsForPreexistingReader` does with its writer: a reader
+/// leaked by some test then fails this test instead of hanging the suite. Returns the call's result, or nil (an
+/// issue is recorded and the thread is left behind) when it did not return in time.
+private func withDeadline(within seconds: Double = 20, _ call: @escaping @Sendable () -> Int32) -> Int32? {
+    let result = CallResult()
+    guard join(startThread { result.store(call()) }, within: seconds) else { return nil }
+    return result.load()
+}
+
+/// The result of a call made on another thread.
+private final class CallResult: Sendable {
+    private let storage = Atomic<Int32>(Int32.min)
+    func store(_ value: Int32) { storage.store(value, ordering: .sequentiallyConsistent) }
+    func load() -> Int32 { storage.load(ordering: .sequentiallyConsistent) }
 }
 
 /// A one-way boolean flag shared between threads.
@@ -137,7 +157,7 @@ private final class CallbackContext {
             // Left registered on purpose: the exit hook unregisters it (a dangling reader would hang the next
             // grace period, which the tests below would catch).
         }
-        #expect(cthr_rcu_synchronize() == 0)
+        #expect(withDeadline { cthr_rcu_synchronize() } == 0)
     }
 
     @Test func synchronizeAndBarrierInsideReadSectionReturnEDEADLK() {
@@ -183,7 +203,7 @@ private final class CallbackContext {
             let code = cthr_rcu_call({ $0!.assumingMemoryBound(to: Int.self).pointee += 1 }, counter)
             #expect(code == 0)
         }
-        #expect(cthr_rcu_barrier() == 0)
+        #expect(withDeadline { cthr_rcu_barrier() } == 0)
         #expect(counter.pointee == 3)
     }
 
@@ -192,7 +212,7 @@ private final class CallbackContext {
         defer { result.deallocate() }
         result.initialize(to: -1)
         #expect(cthr_rcu_call({ $0!.assumingMemoryBound(to: Int32.self).pointee = cthr_rcu_barrier() }, result) == 0)
-        #expect(cthr_rcu_barrier() == 0)
+        #expect(withDeadline { cthr_rcu_barrier() } == 0)
         #expect(result.pointee == EDEADLK)
     }
 
@@ -202,18 +222,50 @@ private final class CallbackContext {
         defer { counter.deallocate() }
         counter.initialize(to: 0)
         #expect(cthr_rcu_call({ $0!.assumingMemoryBound(to: Int.self).pointee += 1 }, counter) == 0)
-        #expect(cthr_rcu_barrier() == 0)
+        #expect(withDeadline { cthr_rcu_barrier() } == 0)
         cthr_rcu_before_fork()
         cthr_rcu_after_fork_parent()
         #expect(cthr_rcu_call({ $0!.assumingMemoryBound(to: Int.self).pointee += 1 }, counter) == 0)
-        #expect(cthr_rcu_barrier() == 0)
+        #expect(withDeadline { cthr_rcu_barrier() } == 0)
         #expect(counter.pointee == 2)
     }
 
-    @Test func membarrierQueryAnswersZeroOrOne() {
-        // Which one depends on the kernel and seccomp; the benchmark prints it. Both are valid answers.
-        let uses = cthr_rcu_uses_membarrier()
-        #expect(uses == 0 || uses == 1)
+    /// The answer agrees with the kernel's: liburcu's memb flavour uses membarrier exactly when
+    /// MEMBARRIER_CMD_QUERY succeeds and lists MEMBARRIER_CMD_PRIVATE_EXPEDITED (which it then registers for) or,
+    /// failing that, MEMBARRIER_CMD_SHARED.
+    @Test func membarrierAnswerMatchesTheKernel() {
+        let mask = cthr_test_membarrier_query()
+        let usable = Int32(CTHR_TEST_MEMBARRIER_CMD_PRIVATE_EXPEDITED | CTHR_TEST_MEMBARRIER_CMD_SHARED)
+        let expected: Int32 = mask >= 0 && mask & usable != 0 ? 1 : 0
+        #expect(cthr_rcu_uses_membarrier() == expected, "MEMBARRIER_CMD_QUERY answered \(mask)")
+    }
+
+    /// This test process never forked after using RCU, so it can run grace periods.
+    @Test func writersAreAvailableInThisProcess() {
+        #expect(cthr_rcu_writers_available() == 1)
+    }
+
+    /// The pointer operations refuse a NULL slot without touching memory: NULL back, nothing stored.
+    @Test func pointerOperationsAcceptNullSlots() {
+        let value = UnsafeMutableRawPointer(bitPattern: 0x5EED)
+        cthr_rcu_read_lock()
+        #expect(cthr_rcu_dereference(nil) == nil)
+        cthr_rcu_read_unlock()
+        cthr_rcu_assign_pointer(nil, value)
+        #expect(cthr_rcu_xchg_pointer(nil, value) == nil)
+        #expect(cthr_rcu_cmpxchg_pointer(nil, nil, value) == nil)
+        #expect(cthr_rcu_cmpxchg_pointer(nil, value, nil) == nil)
+    }
+
+    /// The cell functions refuse a NULL cell: EINVAL from the lock calls, NULL from the pointer calls.
+    @Test func cellFunctionsAcceptNullCells() {
+        cthr_rcu_read_lock()
+        #expect(cthr_rcu_cell_get(nil) == nil)
+        cthr_rcu_read_unlock()
+        #expect(cthr_rcu_cell_exchange(nil, UnsafeMutableRawPointer(bitPattern: 0x5EED)) == nil)
+        #expect(cthr_rcu_cell_lock(nil) == EINVAL)
+        #expect(cthr_rcu_cell_unlock(nil) == EINVAL)
+        #expect(cthr_rcu_cell_destroy(nil) == nil)
     }
 
     /// A reader holds an old pointer while a writer swaps it: the reader still reads valid memory, and the
@@ -266,7 +318,7 @@ private final class CallbackContext {
         #expect(!state.callbackRan.isSet)
         state.releaseReader.set()
         join(reader)
-        #expect(cthr_rcu_barrier() == 0)
+        #expect(withDeadline { cthr_rcu_barrier() } == 0)
         #expect(state.callbackRan.isSet)
         #expect(!state.callbackSawReaderInside.isSet)
         slot.pointee!.assumingMemoryBound(to: Payload.self).deallocate()
@@ -375,8 +427,86 @@ private func lookup(_ map: OpaquePointer?, _ key: Int, hash: UInt64? = nil) -> I
         #expect(cthr_rcu_map_destroy(nil) == EINVAL)
     }
 
+    /// A capacity beyond what the table can be pre-sized for (2^29 entries) is refused, in particular a negative
+    /// Swift `Int`, which C receives as a huge `size_t`.
+    @Test func createRejectsAbsurdCapacities() {
+        for capacity in [(1 << 29) + 1, -1, -5, Int.min, Int.max] {
+            var map: OpaquePointer?
+            #expect(cthr_rcu_map_create(capacity, releaseEntry, nil, &map) == EINVAL, "capacity \(capacity)")
+            #expect(map == nil)
+        }
+    }
+
+    /// The read-side functions answer NULL for a NULL map, iterator or match function, and leave the iterator alone.
+    @Test func readersAcceptNullArguments() {
+        var map: OpaquePointer?
+        #expect(cthr_rcu_map_create(0, releaseEntry, nil, &map) == 0)
+        defer { _ = cthr_rcu_map_destroy(map) }
+        var key = 1
+        #expect(cthr_rcu_map_add_unique(map, 1, matchKey, &key, makeEntry(1, 10)) == 0)
+        let sentinel = UnsafeMutableRawPointer(bitPattern: 0x5EED)
+        var iterator = cthr_rcu_map_iter_t(node: sentinel, next: sentinel)
+        cthr_rcu_read_lock()
+        #expect(cthr_rcu_map_lookup(nil, 1, matchKey, &key) == nil)
+        #expect(cthr_rcu_map_lookup(map, 1, nil, &key) == nil)  // the entry exists: only the NULL match refuses it
+        #expect(cthr_rcu_map_find_hash(nil, 1, &iterator) == nil)
+        #expect(cthr_rcu_map_find_hash(map, 1, nil) == nil)
+        #expect(cthr_rcu_map_next_hash(nil, &iterator) == nil)
+        #expect(cthr_rcu_map_next_hash(map, nil) == nil)
+        #expect(cthr_rcu_map_first(nil, &iterator) == nil)
+        #expect(cthr_rcu_map_first(map, nil) == nil)
+        #expect(cthr_rcu_map_next(nil, &iterator) == nil)
+        #expect(cthr_rcu_map_next(map, nil) == nil)
+        cthr_rcu_read_unlock()
+        #expect(iterator.node == sentinel && iterator.next == sentinel)
+        #expect(lookup(map, 1) == 10)
+    }
+
+    /// Every writer entry point returns EINVAL for a NULL map (and for a NULL match, iterator, unpositioned iterator
+    /// or inline entry where it takes one) and changes nothing; the count of a NULL map is 0.
+    @Test func writersRejectNullArguments() {
+        var map: OpaquePointer?
+        #expect(cthr_rcu_map_create(0, releaseEntry, nil, &map) == 0)
+        defer { _ = cthr_rcu_map_destroy(map) }
+        var key = 1
+        let entry = makeEntry(1, 10)  // refused everywhere below, so still ours
+        defer { entry.deallocate() }
+        let inline = cthr_rcu_map_entry_alloc(MemoryLayout<MapEntry>.size)!
+        defer { cthr_rcu_map_entry_free(inline) }
+        inline.initializeMemory(as: MapEntry.self, to: MapEntry(key: 1, value: 11))
+        var replaced: Int32 = -1
+        var unpositioned = cthr_rcu_map_iter_t()
+
+        #expect(cthr_rcu_map_add_unique(nil, 1, matchKey, &key, entry) == EINVAL)
+        #expect(cthr_rcu_map_add_unique(map, 1, nil, &key, entry) == EINVAL)
+        #expect(cthr_rcu_map_add_replace(nil, 1, matchKey, &key, entry, &replaced) == EINVAL)
+        #expect(cthr_rcu_map_add_replace(map, 1, nil, &key, entry, &replaced) == EINVAL)
+        #expect(replaced == -1)
+        #expect(cthr_rcu_map_delete(nil, 1, matchKey, &key) == EINVAL)
+        #expect(cthr_rcu_map_delete(map, 1, nil, &key) == EINVAL)
+        #expect(cthr_rcu_map_add(nil, 1, entry) == EINVAL)
+        #expect(cthr_rcu_map_add_entry(nil, 1, inline) == EINVAL)
+        #expect(cthr_rcu_map_add_entry(map, 1, nil) == EINVAL)
+        cthr_rcu_read_lock()
+        #expect(cthr_rcu_map_replace_at(nil, &unpositioned, entry) == EINVAL)
+        #expect(cthr_rcu_map_replace_at(map, nil, entry) == EINVAL)
+        #expect(cthr_rcu_map_replace_at(map, &unpositioned, entry) == EINVAL)
+        #expect(cthr_rcu_map_replace_at_entry(nil, &unpositioned, inline) == EINVAL)
+        #expect(cthr_rcu_map_replace_at_entry(map, nil, inline) == EINVAL)
+        #expect(cthr_rcu_map_replace_at_entry(map, &unpositioned, inline) == EINVAL)
+        #expect(cthr_rcu_map_delete_at(nil, &unpositioned) == EINVAL)
+        #expect(cthr_rcu_map_delete_at(map, nil) == EINVAL)
+        #expect(cthr_rcu_map_delete_at(map, &unpositioned) == EINVAL)
+        cthr_rcu_read_unlock()
+        #expect(cthr_rcu_map_writer_lock(nil, 1) == EINVAL)
+        #expect(cthr_rcu_map_writer_unlock(nil, 1) == EINVAL)
+        #expect(cthr_rcu_map_count(nil) == 0)
+        #expect(cthr_rcu_map_count(map) == 0)
+        #expect(lookup(map, 1) == nil)
+    }
+
     @Test func addLookupReplaceDeleteCount() {
-        #expect(cthr_rcu_barrier() == 0)
+        #expect(withDeadline { cthr_rcu_barrier() } == 0)
         let releasedBefore = releasedEntries.load(ordering: .relaxed)
         var map: OpaquePointer?
         #expect(cthr_rcu_map_create(16, releaseEntry, nil, &map) == 0)
@@ -405,11 +535,11 @@ private func lookup(_ map: OpaquePointer?, _ key: Int, hash: UInt64? = nil) -> I
         #expect(cthr_rcu_map_count(map) == 1)
 
         // Replaced (1 -> 10) and deleted (1 -> 12) entries are released after a grace period.
-        #expect(cthr_rcu_barrier() == 0)
+        #expect(withDeadline { cthr_rcu_barrier() } == 0)
         #expect(releasedEntries.load(ordering: .relaxed) - releasedBefore == 2)
         let contextsBefore = releasedContexts.load(ordering: .relaxed)
         #expect(cthr_rcu_map_destroy(map) == 0)
-        #expect(cthr_rcu_barrier() == 0)
+        #expect(withDeadline { cthr_rcu_barrier() } == 0)
         #expect(releasedEntries.load(ordering: .relaxed) - releasedBefore == 3)
         #expect(releasedContexts.load(ordering: .relaxed) - contextsBefore == 1)
     }
@@ -439,10 +569,10 @@ private func lookup(_ map: OpaquePointer?, _ key: Int, hash: UInt64? = nil) -> I
         cthr_rcu_read_unlock()
         #expect(lookup(map, 9) == 99)
         #expect(cthr_rcu_map_count(map) == 2)
-        #expect(cthr_rcu_barrier() == 0)
+        #expect(withDeadline { cthr_rcu_barrier() } == 0)
         #expect(released.pointee == 1)
         #expect(cthr_rcu_map_destroy(map) == 0)
-        #expect(cthr_rcu_barrier() == 0)
+        #expect(withDeadline { cthr_rcu_barrier() } == 0)
         #expect(released.pointee == 1_003)  // two entries at destroy, then the context
     }
 

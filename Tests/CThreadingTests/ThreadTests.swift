@@ -238,6 +238,47 @@ import Testing
         #expect(count >= 1)
     }
 
+    /// A count above CPU_SETSIZE is refused before the list is read: the list may be far shorter than the count (a
+    /// negative Swift `Int` arrives as a huge `size_t`). Runs on its own thread: should the call wrongly succeed, only
+    /// that thread is pinned.
+    @Test func affinityRejectsCountsBeyondCpuSetSize() throws {
+        let codes = SharedCell<[Int32]>([])
+        let spawned = spawnVoid {
+            var one: [Int32] = [0]
+            // 1,025 valid entries (CPU 0 over and over): only the count is wrong.
+            var many = [Int32](repeating: 0, count: 1025)
+            codes.pointer.pointee = [
+                cthr_thread_set_affinity(cthr_thread_self(), &many, many.count),
+                cthr_thread_set_affinity(cthr_thread_self(), &one, -1),
+                cthr_thread_set_affinity(cthr_thread_self(), &one, Int.min),
+            ]
+        }
+        let thread = try #require(spawned)
+        #expect(thread.joined())
+        #expect(codes.pointer.pointee == [EINVAL, EINVAL, EINVAL])
+    }
+
+    /// `cthr_cpu_count` reads the calling thread's mask: a thread pinned to one CPU counts one, whatever the main
+    /// thread may use.
+    @Test func cpuCountFollowsTheCallingThreadsMask() throws {
+        let outcome = SharedCell<(set: Int32, count: Int32)>((-1, -1))
+        let spawned = spawnVoid {
+            var allowed = [Int32](repeating: -1, count: 1024)
+            var allowedCount = 0
+            guard cthr_thread_get_affinity(cthr_thread_self(), &allowed, allowed.count, &allowedCount) == 0 else {
+                return
+            }
+            var target: [Int32] = [allowed[allowedCount - 1]]
+            let set = cthr_thread_set_affinity(cthr_thread_self(), &target, 1)
+            outcome.pointer.pointee = (set, cthr_cpu_count())
+        }
+        let thread = try #require(spawned)
+        #expect(thread.joined())
+        #expect(outcome.pointer.pointee.set == 0)
+        #expect(outcome.pointer.pointee.count == 1)
+        #expect(cthr_cpu_count() >= 1)
+    }
+
     @Test func niceGetAndSetPerThread() throws {
         var mainBefore: Int32 = 0
         #expect(cthr_thread_get_nice(&mainBefore) == 0)

@@ -51,7 +51,9 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         )
         let releaser = Unmanaged.passRetained(RCUMapTypedReleaser<Key, Value>() as RCUMapReleaser).toOpaque()
         var table: OpaquePointer?
-        let code = cthr_rcu_map_create(Swift.max(0, minimumCapacity), rcuMapRelease, releaser, &table)
+        // Clamped to what the C table pre-sizes for (2^29 entries, 2^30 buckets); it refuses more with EINVAL.
+        let capacity = Swift.min(Swift.max(0, minimumCapacity), 1 << 29)
+        let code = cthr_rcu_map_create(capacity, rcuMapRelease, releaser, &table)
         rcuRefuseInReadOnlyChild(code, "RCUMap()")
         require(code == 0, "RCUMap: \(ThreadingError(code: code, operation: "cthr_rcu_map_create"))")
         self.table = table!

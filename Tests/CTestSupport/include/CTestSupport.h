@@ -13,4 +13,12 @@ size_t cthr_test_heap_in_use(void);
 // Gives the allocator's free pages back to the system (malloc_trim(0)). Returns 1 if memory was released, else 0.
 int cthr_test_heap_trim(void);
 
+// membarrier(2) command bits, as in <linux/membarrier.h> (Swift cannot import that enum's values by these names).
+#define CTHR_TEST_MEMBARRIER_CMD_SHARED 1
+#define CTHR_TEST_MEMBARRIER_CMD_PRIVATE_EXPEDITED 8
+
+// What the kernel answers to membarrier(MEMBARRIER_CMD_QUERY, 0): the mask of supported commands, or -errno when
+// the call fails (no membarrier, or a seccomp filter refusing it). Swift cannot call the variadic syscall(2).
+int cthr_test_membarrier_query(void);
+
 #endif // CTHREADING_TEST_SUPPORT_H

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CTestSupport
+import CThreading
+import Glibc
+import Testing
+
+/// A free `cthr_lock_t` on the heap (a lock must not move while in use), filled with garbage first so the test sees
+/// that `cthr_lock_init` writes both fields.
+private func makeLock() -> SharedCell<cthr_lock_t> {
+    let lock = SharedCell(cthr_lock_t(word: 0xFFFF_FFFF, waiters: 0xFFFF_FFFF))
+    let code = cthr_lock_init(lock.pointer)
+    precondition(code == 0, "cthr_lock_init failed: \(code)")
+    return lock
+}
+
+/// A `cthr_lock_cond_t` on the heap, initialized.
+private func makeCond() -> SharedCell<cthr_lock_cond_t> {
+    let cond = SharedCell(cthr_lock_cond_t(sequence: 0xFFFF_FFFF, waiters: 0xFFFF_FFFF))
+    let code = cthr_lock_cond_init(cond.pointer)
+    precondition(code == 0, "cthr_lock_cond_init failed: \(code)")
+    return cond
+}
+
+/// Releases a lock the caller holds: the inline fast path, or the slow path when the word has SLOW set.
+private func unlock(_ lock: UnsafeMutablePointer<cthr_lock_t>) -> Int32 {
+    cthr_lock_fast_unlock(lock) ? 0 : cthr_lock_unlock_slow(lock)
+}
+
+/// Waits (polling every millisecond) until `condition` holds; false when `timeoutNs` passed first.
+private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -> Bool) -> Bool {
+    let deadline = cthr_clock_deadline_after(timeoutNs)
+    while !condition() {
+        if cthr_clock_now_ns() >= deadline { return false }
+        _ = cthr_sleep_ns(1_000_000)
+    }
+    return true
+}
+
+/// The futex lock and condition of `cthr_lock.h`, called directly (`MutexLock` and `ConditionVariable` are built on
+/// them; the Swift suites test those).
+@Suite(.serialized) struct CLockTests {
+    @Test func nullArgumentsAreRejected() {
+        #expect(cthr_lock_init(nil) == EINVAL)
+        #expect(cthr_lock_trylock(nil) == EINVAL)
+        #expect(cthr_lock_lock_slow(nil, 0) == EINVAL)
+        #expect(cthr_lock_lock_slow(nil, UInt64.max) == EINVAL)
+        #expect(cthr_lock_unlock_slow(nil) == EINVAL)
+        #expect(cthr_lock_set_slow(nil, true) == EINVAL)
+        #expect(cthr_lock_set_slow(nil, false) == EINVAL)
+        #expect(cthr_lock_owner(nil) == 0)
+        #expect(cthr_lock_load(nil) == 0)
+        #expect(cthr_lock_waiter_count(nil) == 0)
+        #expect(cthr_lock_cond_init(nil) == EINVAL)
+        #expect(cthr_lock_cond_begin(nil) == 0)
+        #expect(cthr_lock_cond_wait(nil, 0, 0) == EINVAL)
+        #expect(cthr_lock_cond_wait(nil, 0, UInt64.max) == EINVAL)
+        #expect(cthr_lock_cond_end(nil) == EINVAL)
+        #expect(cthr_lock_cond_signal(nil) == EINVAL)
+        #expect(cthr_lock_cond_broadcast(nil) == EINVAL)
+    }
+
+    @Test func initLeavesAFreeLockWithTheInitialWord() {
+        let lock = makeLock()
+        #expect(cthr_lock_load(lock.pointer) == cthr_lock_initial_word())
+        #expect(cthr_lock_owner(lock.pointer) == 0)
+        #expect(cthr_lock_waiter_count(lock.pointer) == 0)
+        #expect(lock.pointer.pointee.waiters == 0)
+        let cond = makeCond()
+        #expect(cond.pointer.pointee.sequence == 0)
+        #expect(cond.pointer.pointee.waiters == 0)
+    }
+
+    /// The initial word is 0 when the process registered for expedited private membarriers (which the kernel offers
+    /// when its query lists MEMBARRIER_CMD_PRIVATE_EXPEDITED), and SLOW in fenced mode otherwise. No test of this
+    /// process switches to fenced mode.
+    @Test func initialWordMatchesTheKernelsMembarrier() {
+        let mask = cthr_test_membarrier_query()
+        let expedited = mask >= 0 && mask & Int32(CTHR_TEST_MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0
+        #expect(cthr_lock_initial_word() == (expedited ? 0 : CTHR_LOCK_SLOW), "MEMBARRIER_CMD_QUERY answered \(mask)")
+    }
+
+    @Test func selfIsTheCachedKernelThreadId() throws {
+        let me = cthr_lock_self()
+        #expect(me != 0)
+        #expect(me == UInt32(cthr_thread_id()))
+        #expect(cthr_lock_self() == me)
+        let other = SharedCell<(lock: UInt32, thread: UInt32)>((0, 0))
+        let thread = try #require(spawnVoid { other.pointer.pointee = (cthr_lock_self(), UInt32(cthr_thread_id())) })
+        #expect(thread.joined())
+        #expect(other.pointer.pointee.lock != 0)
+        #expect(other.pointer.pointee.lock == other.pointer.pointee.thread)
+        #expect(other.pointer.pointee.lock != me)
+    }
+
+    /// Trylock: 0 on a free lock, EDEADLK when the caller holds it, EBUSY when another thread does. Only the owner
+    /// may unlock or change SLOW (EPERM otherwise, nothing changes).
+    @Test func trylockOwnershipAndNonOwnerCalls() throws {
+        let lock = makeLock()
+        let me = cthr_lock_self()
+        #expect(cthr_lock_trylock(lock.pointer) == 0)
+        #expect(cthr_lock_owner(lock.pointer) == me)
+        #expect(cthr_lock_load(lock.pointer) == me | cthr_lock_initial_word())
+        #expect(cthr_lock_trylock(lock.pointer) == EDEADLK)
+        #expect(!cthr_lock_fast_lock(lock.pointer))
+        // Held by the caller: EDEADLK at once (the deadline only bounds a wrong answer).
+        #expect(cthr_lock_lock_slow(lock.pointer, cthr_clock_deadline_after(generousTimeoutNs)) == EDEADLK)
+        #expect(cthr_lock_load(lock.pointer) == me | cthr_lock_initial_word())
+
+        let seen = SharedCell<[Int32]>([])
+        let seenOwner = SharedCell<UInt32>(0)
+        let fastUnlocked = SharedCell<Bool>(true)
+        let thread = try #require(
+            spawnVoid {
+                seenOwner.pointer.pointee = cthr_lock_owner(lock.pointer)
+                fastUnlocked.pointer.pointee = cthr_lock_fast_unlock(lock.pointer)
+                seen.pointer.pointee = [
+                    cthr_lock_trylock(lock.pointer),
+                    cthr_lock_unlock_slow(lock.pointer),
+                    cthr_lock_set_slow(lock.pointer, true),
+                ]
+            }
+        )
+        #expect(thread.joined())
+        #expect(seenOwner.pointer.pointee == me)
+        #expect(!fastUnlocked.pointer.pointee)
+        #expect(seen.pointer.pointee == [EBUSY, EPERM, EPERM])
+        #expect(cthr_lock_load(lock.pointer) == me | cthr_lock_initial_word())  // nothing changed
+
+        #expect(unlock(lock.pointer) == 0)
+        #expect(cthr_lock_owner(lock.pointer) == 0)
+        #expect(cthr_lock_load(lock.pointer) == cthr_lock_initial_word())
+        // A free lock has no owner to unlock it or change it.
+        #expect(cthr_lock_unlock_slow(lock.pointer) == EPERM)
+        #expect(!cthr_lock_fast_unlock(lock.pointer))
+        #expect(cthr_lock_set_slow(lock.pointer, true) == EPERM)
+        #expect(cthr_lock_load(lock.pointer) == cthr_lock_initial_word())
+    }
+
+    /// The timed slow path gives up with ETIMEDOUT at its deadline on a held lock (and leaves the waiters), and
+    /// takes a free lock even when its deadline has already passed.
+    @Test func timedLockExpiresOnAHeldLockAndAPastDeadlineTakesAFreeOne() throws {
+        let lock = makeLock()
+        #expect(cthr_lock_trylock(lock.pointer) == 0)
+        let timeout: UInt64 = 30_000_000
+        let outcome = SharedCell<(timed: Int32, elapsed: UInt64, past: Int32, waiters: UInt32)>((-1, 0, -1, 99))
+        let thread = try #require(
+            spawnVoid {
+                let start = cthr_clock_now_ns()
+                let timed = cthr_lock_lock_slow(lock.pointer, start + timeout)
+                let elapsed = elapsedNs(since: start)
+                let past = cthr_lock_lock_slow(lock.pointer, 0)
+                outcome.pointer.pointee = (timed, elapsed, past, cthr_lock_waiter_count(lock.pointer))
+            }
+        )
+        #expect(thread.joined())
+        let (timed, elapsed, past, waiters) = outcome.pointer.pointee
+        #expect(timed == ETIMEDOUT)
+        #expect(elapsed >= timeout)
+        #expect(past == ETIMEDOUT)
+        #expect(waiters == 0)
+        #expect(cthr_lock_owner(lock.pointer) == cthr_lock_self())  // still the test thread's
+        #expect(unlock(lock.pointer) == 0)
+
+        #expect(cthr_lock_lock_slow(lock.pointer, 0) == 0)
+        #expect(cthr_lock_owner(lock.pointer) == cthr_lock_self())
+        #expect(cthr_lock_unlock_slow(lock.pointer) == 0)
+        #expect(cthr_lock_load(lock.pointer) == cthr_lock_initial_word())
+    }
+
+    /// A thread that finds the lock held registers as a waiter (counted by `cthr_lock_waiter_count`) and sleeps; the
+    /// unlock wakes it, it takes the lock and leaves the waiters.
+    @Test func sleeperIsCountedAndWokenByTheUnlock() throws {
+        let lock = makeLock()
+        #expect(cthr_lock_trylock(lock.pointer) == 0)
+        let outcome = SharedCell<(code: Int32, owned: Bool)>((-1, false))
+        let thread = try #require(
+            spawnVoid {
+                let code = cthr_lock_lock_slow(lock.pointer, cthr_clock_deadline_after(generousTimeoutNs))
+                let owned = cthr_lock_owner(lock.pointer) == cthr_lock_self()
+                if code == 0 { _ = unlock(lock.pointer) }
+                outcome.pointer.pointee = (code, owned)
+            }
+        )
+        #expect(eventually { cthr_lock_waiter_count(lock.pointer) == 1 })
+        #expect(unlock(lock.pointer) == 0)
+        #expect(thread.joined())
+        #expect(outcome.pointer.pointee.code == 0)
+        #expect(outcome.pointer.pointee.owned)
+        #expect(cthr_lock_waiter_count(lock.pointer) == 0)
+        #expect(cthr_lock_load(lock.pointer) == cthr_lock_initial_word())
+    }
+
+    /// With SLOW set, the inline fast paths refuse (and change nothing), the slow paths work and keep the bit;
+    /// clearing it restores the initial word's mode.
+    @Test func slowBitSendsTheFastPathsToTheSlowPaths() {
+        let lock = makeLock()
+        let me = cthr_lock_self()
+        #expect(cthr_lock_trylock(lock.pointer) == 0)
+        #expect(cthr_lock_set_slow(lock.pointer, true) == 0)
+        #expect(cthr_lock_load(lock.pointer) == me | CTHR_LOCK_SLOW)
+        #expect(cthr_lock_owner(lock.pointer) == me)
+        #expect(!cthr_lock_fast_unlock(lock.pointer))
+        #expect(cthr_lock_load(lock.pointer) == me | CTHR_LOCK_SLOW)
+        #expect(cthr_lock_unlock_slow(lock.pointer) == 0)
+        #expect(cthr_lock_load(lock.pointer) == CTHR_LOCK_SLOW)  // free, SLOW kept
+        #expect(!cthr_lock_fast_lock(lock.pointer))
+        #expect(cthr_lock_load(lock.pointer) == CTHR_LOCK_SLOW)
+        #expect(cthr_lock_trylock(lock.pointer) == 0)  // whatever the SLOW bit
+        #expect(cthr_lock_load(lock.pointer) == me | CTHR_LOCK_SLOW)
+        #expect(cthr_lock_set_slow(lock.pointer, false) == 0)
+        #expect(cthr_lock_load(lock.pointer) == me | cthr_lock_initial_word())
+        #expect(unlock(lock.pointer) == 0)
+        #expect(cthr_lock_load(lock.pointer) == cthr_lock_initial_word())
+        if cthr_lock_initial_word() == 0 {
+            // Outside fenced mode the fast paths work again.
+            #expect(cthr_lock_fast_lock(lock.pointer))
+            #expect(cthr_lock_owner(lock.pointer) == me)
+            #expect(cthr_lock_fast_unlock(lock.pointer))
+            #expect(cthr_lock_load(lock.pointer) == 0)
+        }
+    }
+
+    /// A wait with nobody to signal it ends with ETIMEDOUT at its deadline.
+    @Test func condWaitTimesOutWithoutASignal() {
+        let cond = makeCond()
+        let sequence = cthr_lock_cond_begin(cond.pointer)
+        let timeout: UInt64 = 30_000_000
+        let start = cthr_clock_now_ns()
+        var code: Int32 = 0
+        // 0 may be a spurious wake-up: wait again for the same absolute deadline.
+        while code == 0 {
+            code = cthr_lock_cond_wait(cond.pointer, sequence, start + timeout)
+        }
+        #expect(code == ETIMEDOUT)
+        #expect(elapsedNs(since: start) >= timeout)
+        #expect(cthr_lock_cond_end(cond.pointer) == 0)
+        #expect(cond.pointer.pointee.waiters == 0)
+    }
+
+    /// A signal between `begin` and `wait` is not lost: the wait returns at once instead of sleeping to its deadline.
+    @Test func condSignalBeforeTheWaitIsNotLost() {
+        let cond = makeCond()
+        let sequence = cthr_lock_cond_begin(cond.pointer)
+        #expect(cond.pointer.pointee.waiters == 1)
+        #expect(cthr_lock_cond_signal(cond.pointer) == 0)
+        #expect(cthr_lock_cond_wait(cond.pointer, sequence, cthr_clock_deadline_after(generousTimeoutNs)) == 0)
+        #expect(cthr_lock_cond_end(cond.pointer) == 0)
+        #expect(cond.pointer.pointee.sequence != sequence)
+        #expect(cond.pointer.pointee.waiters == 0)
+        let next = cthr_lock_cond_begin(cond.pointer)
+        #expect(cthr_lock_cond_broadcast(cond.pointer) == 0)
+        #expect(cthr_lock_cond_wait(cond.pointer, next, cthr_clock_deadline_after(generousTimeoutNs)) == 0)
+        #expect(cthr_lock_cond_end(cond.pointer) == 0)
+    }
+
+    @Test func condSignalWakesAWaiterOnAnotherThread() throws {
+        try wakeWaiters(count: 1, broadcast: false)
+    }
+
+    @Test func condBroadcastWakesEveryWaiter() throws {
+        try wakeWaiters(count: 3, broadcast: true)
+    }
+
+    /// `count` threads wait on the condition for a flag guarded by the lock (begin under the lock, unlock, wait,
+    /// end, relock, as the header prescribes); the test thread sets the flag under the lock and signals or
+    /// broadcasts once. Every waiter must see the flag before its generous deadline.
+    private func wakeWaiters(count: Int, broadcast: Bool) throws {
+        let lock = makeLock()
+        let cond = makeCond()
+        let ready = SharedCell<Bool>(false)  // guarded by `lock`
+        let waiting = Event()
+        let results = SharedSlots<Int32>(repeating: -1, count: count)
+        var threads: [TestThread] = []
+        for index in 0..<count {
+            let thread = try #require(
+                spawnVoid {
+                    let deadline = cthr_clock_deadline_after(generousTimeoutNs)
+                    var code = cthr_lock_lock_slow(lock.pointer, deadline)
+                    guard code == 0 else {
+                        results[index] = code
+                        return
+                    }
+                    var announced = false
+                    while !ready.pointer.pointee {
+                        let sequence = cthr_lock_cond_begin(cond.pointer)
+                        if !announced {
+                            waiting.signal()  // registered as a waiter, still holding the lock
+                            announced = true
+                        }
+                        _ = unlock(lock.pointer)
+                        code = cthr_lock_cond_wait(cond.pointer, sequence, deadline)
+                        _ = cthr_lock_cond_end(cond.pointer)
+                        let relocked = cthr_lock_lock_slow(lock.pointer, deadline)
+                        guard relocked == 0 else {
+                            results[index] = relocked
+                            return
+                        }
+                        if code == ETIMEDOUT { break }
+                    }
+                    results[index] = ready.pointer.pointee ? 0 : ETIMEDOUT
+                    _ = unlock(lock.pointer)
+                }
+            )
+            threads.append(thread)
+        }
+        for _ in 0..<count {
+            #expect(waiting.wait())
+        }
+        // Every waiter has begun its wait and released the lock (it held the lock when it announced).
+        #expect(cthr_lock_lock_slow(lock.pointer, cthr_clock_deadline_after(generousTimeoutNs)) == 0)
+        ready.pointer.pointee = true
+        #expect((broadcast ? cthr_lock_cond_broadcast(cond.pointer) : cthr_lock_cond_signal(cond.pointer)) == 0)
+        #expect(unlock(lock.pointer) == 0)
+        for thread in threads {
+            #expect(thread.joined())
+        }
+        #expect(results.values == Array(repeating: 0, count: count))
+        #expect(cthr_lock_waiter_count(lock.pointer) == 0)
+        #expect(cond.pointer.pointee.waiters == 0)
+    }
+}
