@@ -59,10 +59,17 @@ struct JobDependencyTests {
         #expect(log.values == [1, 2])
     }
 
-    @Test("a job depending on itself is refused")
+    @Test("a job depending on itself is refused with the job named")
     func selfCycle() {
         let job = Job(name: "A") { _ in }
-        #expect(throws: ThreadingError.deadlock) { try job.addDependency(job) }
+        do {
+            try job.addDependency(job)
+            Issue.record("the self-dependency was accepted")
+        } catch {
+            #expect(error == ThreadingError.deadlock)
+            #expect(error.detail.contains("Job \"A\" cannot depend on itself"), "\(error)")
+            #expect(error.detail.contains("\"A\" -> \"A\""), "\(error)")
+        }
         #expect(job.dependencies.isEmpty)
         #expect(job.state == .ready)
     }

@@ -120,4 +120,84 @@ struct JobQueueTests {
         queue.maxConcurrentJobs = 2
         #expect(queue.waitUntilAllFinished(timeout: .seconds(10)))
     }
+
+    @Test(
+        "releasing a suspended queue resumes it: every job runs once, FIFO at width 1",
+        arguments: [1, 2]
+    )
+    func releasingASuspendedQueueRunsItsJobs(width: Int) {
+        let log = JobLog()
+        let jobs: [Job]
+        do {
+            let queue = JobQueue(name: "suspended.released.\(width)", maxConcurrentJobs: width)
+            queue.suspend()
+            jobs = (1...5).map { value in queue.addJob(name: "job-\(value)") { _ in log.append(value) } }
+            #expect(!queue.waitUntilAllFinished(timeout: .milliseconds(20)))
+            #expect(log.values.isEmpty)
+            // The last handle goes here; nobody could call resume() any more.
+        }
+        for job in jobs { #expect(job.waitUntilFinished(timeout: .seconds(10)), "\(job) never ran") }
+        #expect(jobs.allSatisfy { $0.state == .finished })
+        if width == 1 {
+            #expect(log.values == [1, 2, 3, 4, 5])
+        } else {
+            #expect(log.values.sorted() == [1, 2, 3, 4, 5])
+        }
+    }
+
+    @Test("a released suspended queue frees its handle at once and its core after the work")
+    func releasedSuspendedQueueIsFreedAfterItsWork() {
+        weak var weakHandle: JobQueue?
+        weak var weakCore: JobQueueCore?
+        weak var weakJob: Job?
+        let gate = Semaphore()
+        let log = JobLog()
+        do {
+            let queue = JobQueue(name: "suspended.freed", maxConcurrentJobs: 1)
+            queue.suspend()
+            let job = queue.addJob(name: "held") { _ in
+                if gate.wait(timeout: .seconds(10)) { log.append(1) }
+            }
+            weakHandle = queue
+            weakCore = queue.core
+            weakJob = job
+        }
+        #expect(weakHandle == nil)
+        // The core holds the job and lives on to run it.
+        #expect(weakCore != nil)
+        #expect(jobTestWait { weakJob?.isExecuting == true })
+        gate.signal()
+        #expect(jobTestWait { weakCore == nil && weakJob == nil })
+        #expect(log.values == [1])
+    }
+
+    @Test("Job.queue is the caller's queue while it is held, then a new handle that also resumes on release")
+    func jobQueueHandle() throws {
+        let gate = Semaphore()
+        let log = JobLog()
+        let held: Job
+        weak var weakHandle: JobQueue?
+        do {
+            let queue = JobQueue(name: "handle", maxConcurrentJobs: 2)
+            held = queue.addJob(name: "held") { _ in _ = gate.wait(timeout: .seconds(10)) }
+            #expect(held.queue === queue)
+            weakHandle = queue
+        }
+        #expect(weakHandle == nil)
+        let later: Job
+        do {
+            let again = try #require(held.queue)
+            #expect(again.name == "handle" && again.jobCount == 1)
+            #expect(held.queue === again)
+            again.suspend()
+            later = again.addJob(name: "later") { _ in log.append(2) }
+            #expect(!later.waitUntilFinished(timeout: .milliseconds(20)))
+        }
+        // Releasing the new handle resumed the queue.
+        #expect(later.waitUntilFinished(timeout: .seconds(10)))
+        #expect(log.values == [2])
+        gate.signal()
+        #expect(held.waitUntilFinished(timeout: .seconds(10)))
+        #expect(held.queue == nil)
+    }
 }

@@ -144,6 +144,7 @@ struct JobTests {
     @Test("a job and its queue are released after the work, even when the queue is dropped first")
     func released() {
         weak var weakQueue: JobQueue?
+        weak var weakCore: JobQueueCore?
         weak var weakJob: Job?
         let gate = Semaphore()
         do {
@@ -151,11 +152,13 @@ struct JobTests {
             let job = Job(name: "held") { _ in _ = gate.wait(timeout: .seconds(10)) }
             queue.addJob(job)
             weakQueue = queue
+            weakCore = queue.core
             weakJob = job
         }
-        // The queue is still alive: it has work.
-        #expect(weakQueue != nil)
+        // The handle is gone; the queue's core is still alive: it has work.
+        #expect(weakQueue == nil)
+        #expect(weakCore != nil)
         gate.signal()
-        #expect(jobTestWait { weakQueue == nil && weakJob == nil })
+        #expect(jobTestWait { weakCore == nil && weakJob == nil })
     }
 }

@@ -52,7 +52,8 @@ open class Job: @unchecked Sendable, CustomStringConvertible {
     var dependencyList: [Job] = []
     var dependentList: [WeakJob] = []
     var unfinishedDependencies = 0
-    var owner: JobQueue?
+    /// The core of the queue the job was added to, until it ended (jobs never hold the public handle).
+    var owner: JobQueueCore?
     var completionHandlers: [@Sendable (Job) -> Void] = []
     var stateObservers: [@Sendable (Job, State) -> Void] = []
     var priorityValue: Priority
@@ -159,7 +160,14 @@ open class Job: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// The queue the job was added to, while it has not ended.
-    public var queue: JobQueue? { JobGraph.lock.withLock { owner } }
+    ///
+    /// It is the ``JobQueue`` object the caller added the job to while that object is alive. When every handle of
+    /// the queue was released (the queue still runs its jobs), this makes a new handle on the same queue.
+    public var queue: JobQueue? {
+        let core = JobGraph.lock.withLock { owner }
+        // The queue's lock is taken after JobGraph.lock was given back (lock order: queue, then graph).
+        return core?.currentHandle()
+    }
 
     // MARK: Cancellation and completion
 
@@ -284,7 +292,7 @@ open class Job: @unchecked Sendable, CustomStringConvertible {
         var dependents: [WeakJob]
         var handlers: [@Sendable (Job) -> Void]
         var observers: [@Sendable (Job, State) -> Void]
-        var owner: JobQueue?
+        var owner: JobQueueCore?
 
         func deliver(_ job: Job, wasRunning: Bool) {
             job.done.store(1)

@@ -20,35 +20,31 @@ import CThreading
 /// - Ready jobs start by ``Job/priority`` (veryHigh first), equal priorities in the order they became ready.
 /// - ``suspend()`` stops new jobs from starting (running jobs continue); ``resume()`` lets them start again.
 /// - ``cancelAll()`` cancels every job of the queue: those that have not started end at once.
-/// - A queue released while it still has jobs keeps itself alive until they ended. (A *suspended* queue with jobs
-///   therefore lives until it is resumed; drop it only after ``cancelAll()`` or ``resume()``.)
+/// - A queue released while it still has jobs keeps running them: the jobs hold the queue's internal core, not
+///   this handle, and the core lives until its last job ended. Releasing the last handle of a *suspended* queue
+///   resumes it, because nobody could call ``resume()`` any more and its jobs would otherwise never run (submitted
+///   work is never lost).
 ///
-/// Reference semantics; `Sendable` because all mutable state is guarded by the queue's lock.
+/// ``Job/queue`` gives back this object while the user holds it; when every handle was released, it makes a new
+/// handle on the same core (releasing that one again resumes the queue if it was suspended through it).
+///
+/// Reference semantics; `Sendable` because all mutable state lives in the core and is guarded by its lock.
 public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
+    /// The engine side: members, ready rings, suspension, keep-alive.
+    let core: JobQueueCore
+
     /// The queue's name, used in diagnostics.
-    public let name: String
+    public var name: String { core.name }
 
     /// The pool lane of jobs whose own ``Job/qos`` is nil.
-    public let qos: QoS
+    public var qos: QoS { core.qos }
 
     /// `maxConcurrentJobs` meaning "as many as the worker pool runs".
     public static let unlimited = Int.max
 
-    private let lock = EngineLock()
-    // Guarded by `lock`.
-    private var maxValue: Int
-    private var suspended = false
-    private var running = 0
-    private var members: [ObjectIdentifier: Job] = [:]
-    /// Ready jobs per priority (index 0 = veryLow). Entries may be stale (a job that was cancelled, or moved back
-    /// to waiting by a new dependency): starting checks the job's state.
-    private var ready = [EngineRing<Job>](repeating: EngineRing(), count: Job.Priority.allCases.count)
-    /// Keeps the queue alive while it has jobs.
-    private var keepAlive: JobQueue?
-    /// 1 while the queue has no jobs (a futex word for `waitUntilAllFinished`).
-    private let idle = EngineWord.allocate(1)
-
     /// Creates a queue.
+    ///
+    /// Traps when `maxConcurrentJobs` is below 1.
     ///
     /// - Parameters:
     ///   - name: A name for diagnostics.
@@ -59,41 +55,39 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
             maxConcurrentJobs >= 1,
             "JobQueue(name: \"\(name)\", maxConcurrentJobs: \(maxConcurrentJobs)): maxConcurrentJobs must be ≥ 1"
         )
-        self.name = name
-        self.qos = qos
-        self.maxValue = maxConcurrentJobs
+        core = JobQueueCore(name: name, qos: qos, maxConcurrentJobs: maxConcurrentJobs)
+        core.adopt(self)
     }
 
-    deinit {
-        idle.deallocate()
-        for index in ready.indices { ready[index].release() }
+    /// A further handle on `core`; the caller counts it (`JobQueueCore.currentHandle()`, under the core's lock).
+    init(core: JobQueueCore) {
+        self.core = core
     }
+
+    /// Resumes the queue if this was its last handle and it is suspended, so its jobs still run.
+    deinit { core.handleReleased() }
 
     /// The queue's name.
-    public var description: String { "JobQueue \"\(name)\"" }
+    public var description: String { core.description }
 
     /// The most jobs executing at once (1 = serial). Raising it starts waiting ready jobs at once; lowering it
     /// lets running jobs finish. Setting a value below 1 traps.
     public var maxConcurrentJobs: Int {
-        get { lock.withLock { maxValue } }
+        get { core.maxConcurrentJobs }
         set {
             require(newValue >= 1, "\(self).maxConcurrentJobs = \(newValue): must be ≥ 1")
-            lock.lock()
-            maxValue = newValue
-            let starting = startLocked()
-            lock.unlock()
-            submit(starting)
+            core.setMaxConcurrentJobs(newValue)
         }
     }
 
     /// How many jobs the queue holds: added and not yet ended (waiting, ready or executing).
-    public var jobCount: Int { lock.withLock { members.count } }
+    public var jobCount: Int { core.jobCount }
 
     /// The jobs the queue holds now, in no particular order.
-    public var jobs: [Job] { lock.withLock { Array(members.values) } }
+    public var jobs: [Job] { core.jobs }
 
     /// Whether the queue is suspended.
-    public var isSuspended: Bool { lock.withLock { suspended } }
+    public var isSuspended: Bool { core.isSuspended }
 
     // MARK: Adding
 
@@ -104,32 +98,7 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
     ///
     /// - Parameter job: The job.
     public func addJob(_ job: Job) {
-        lock.lock()
-        JobGraph.lock.lock()
-        if job.stateValue.isEnded && job.cancelled {
-            JobGraph.lock.unlock()
-            lock.unlock()
-            return
-        }
-        guard job.owner == nil, job.stateValue == .waiting || job.stateValue == .ready else {
-            let why = job.owner.map { "it already belongs to \($0)" } ?? "it is already \(job.stateValue)"
-            JobGraph.lock.unlock()
-            lock.unlock()
-            threadingFatal("\(self).addJob(_:): cannot add \(job) because \(why)")
-        }
-        job.owner = self
-        let isReady = job.stateValue == .ready
-        let priority = job.priorityValue
-        JobGraph.lock.unlock()
-        members[ObjectIdentifier(job)] = job
-        if members.count == 1 {
-            keepAlive = self
-            idle.store(0)
-        }
-        if isReady { ready[priority.index].append(job) }
-        let starting = startLocked()
-        lock.unlock()
-        submit(starting)
+        core.add(job)
     }
 
     /// Adds a job that runs `body` and returns it.
@@ -168,17 +137,15 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
     // MARK: Control
 
     /// Stops jobs from starting; running jobs continue. Suspending a suspended queue changes nothing.
+    ///
+    /// Releasing the queue's last handle while it is suspended resumes it: its jobs still run.
     public func suspend() {
-        lock.withLock { suspended = true }
+        core.suspend()
     }
 
     /// Lets jobs start again (in priority order). Resuming a queue that is not suspended changes nothing.
     public func resume() {
-        lock.lock()
-        suspended = false
-        let starting = startLocked()
-        lock.unlock()
-        submit(starting)
+        core.resume()
     }
 
     /// Cancels every job of the queue (see ``Job/cancel()``): jobs that have not started end at once, running
@@ -196,72 +163,6 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
     /// - Parameter timeout: The longest wait; nil waits as long as needed.
     /// - Returns: True when the queue was empty, false on timeout.
     public func waitUntilAllFinished(timeout: Duration? = nil) -> Bool {
-        jobWait(idle, timeout: timeout)
-    }
-
-    // MARK: Engine hooks (internal)
-
-    /// A job of this queue became ready (its last dependency ended).
-    func jobBecameReady(_ job: Job) {
-        let priority = JobGraph.lock.withLock { job.priorityValue }
-        lock.lock()
-        guard members[ObjectIdentifier(job)] != nil else {
-            lock.unlock()
-            return
-        }
-        ready[priority.index].append(job)
-        let starting = startLocked()
-        lock.unlock()
-        submit(starting)
-    }
-
-    /// A job of this queue ended (ran, or was cancelled before it started).
-    func jobEnded(_ job: Job, wasRunning: Bool) {
-        lock.lock()
-        if wasRunning { running -= 1 }
-        members[ObjectIdentifier(job)] = nil
-        let starting = startLocked()
-        var released: JobQueue?
-        let nowIdle = members.isEmpty
-        if nowIdle {
-            released = keepAlive
-            keepAlive = nil
-            // Stale ready entries of cancelled jobs would keep them alive; none can start any more.
-            for index in ready.indices { _ = ready[index].removeAll() }
-            idle.store(1)
-        }
-        lock.unlock()
-        if nowIdle { idle.wake(Int32.max) }
-        submit(starting)
-        _ = released
-    }
-
-    /// Claims ready jobs while slots are free. Queue lock held.
-    private func startLocked() -> [(Job, QoS)] {
-        var starting: [(Job, QoS)] = []
-        guard !suspended else { return starting }
-        var index = ready.count - 1
-        while running < maxValue && index >= 0 {
-            guard let job = ready[index].popFirst() else {
-                index -= 1
-                continue
-            }
-            let lane: QoS? = JobGraph.lock.withLock {
-                guard job.stateValue == .ready, job.owner === self else { return nil }
-                job.stateValue = .executing
-                return job.qosValue ?? qos
-            }
-            if let lane {
-                running += 1
-                starting.append((job, lane))
-            }
-        }
-        return starting
-    }
-
-    private func submit(_ starting: [(Job, QoS)]) {
-        for (job, lane) in starting {
-            Engine.shared.submit(.job { job.execute() }, lane: lane.rawValue)
-        }
+        jobWait(core.idle, timeout: timeout)
     }
 }

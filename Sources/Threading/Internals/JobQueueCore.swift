@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+
+/// The engine's side of a `JobQueue`: its members, ready rings, running count, suspension and keep-alive.
+///
+/// Jobs reference the core (`Job.owner`), never the public handle, so the handle's life is the user's alone:
+/// when its last handle goes, `handleReleased()` lifts a suspension nobody could lift any more, and the core —
+/// kept alive by `keepAlive` while it holds jobs — finishes its work and is then freed.
+///
+/// Lock order: `lock` may be held while taking `JobGraph.lock`, never the reverse; no user code runs under either.
+/// `@unchecked Sendable`: all mutable state is guarded by `lock`, except `idle`, an atomic futex word.
+final class JobQueueCore: @unchecked Sendable, CustomStringConvertible {
+    let name: String
+    let qos: QoS
+
+    let lock = EngineLock()
+    // Guarded by `lock`.
+    private var maxValue: Int
+    private var suspended = false
+    private var running = 0
+    private var members: [ObjectIdentifier: Job] = [:]
+    /// Ready jobs per priority (index 0 = veryLow). Entries may be stale (a job that was cancelled, or moved back
+    /// to waiting by a new dependency): starting checks the job's state.
+    private var ready = [EngineRing<Job>](repeating: EngineRing(), count: Job.Priority.allCases.count)
+    /// Keeps the core alive while it has jobs (the handle may be gone).
+    private var keepAlive: JobQueueCore?
+    /// The public handle while one is alive, so `Job.queue` gives back the object the user holds.
+    private weak var handle: JobQueue?
+    /// How many handles are alive (more than one only while a released handle's deinit races `currentHandle()`).
+    private var handleCount = 0
+    /// 1 while the queue has no jobs (a futex word for `waitUntilAllFinished`).
+    let idle = EngineWord.allocate(1)
+
+    init(name: String, qos: QoS, maxConcurrentJobs: Int) {
+        self.name = name
+        self.qos = qos
+        self.maxValue = maxConcurrentJobs
+    }
+
+    deinit {
+        idle.deallocate()
+        for index in ready.indices { ready[index].release() }
+    }
+
+    /// Same text as the handle's, so diagnostics read the same whichever one they name.
+    var description: String { "JobQueue \"\(name)\"" }
+
+    // MARK: Handles
+
+    /// Registers `handle` (from its initializer) as a live handle of this core.
+    func adopt(_ handle: JobQueue) {
+        lock.withLock {
+            handleCount += 1
+            self.handle = handle
+        }
+    }
+
+    /// The live handle, or a new one when the user released every handle (a running job asking for its queue).
+    func currentHandle() -> JobQueue {
+        lock.lock()
+        defer { lock.unlock() }
+        if let handle { return handle }
+        let made = JobQueue(core: self)
+        handleCount += 1
+        handle = made
+        return made
+    }
+
+    /// A handle was deinitialized. When it was the last one, nobody can call `resume()` any more: lift the
+    /// suspension so the held jobs run (and the core, freed of them, goes away).
+    func handleReleased() {
+        lock.lock()
+        handleCount -= 1
+        guard handleCount == 0, suspended else {
+            lock.unlock()
+            return
+        }
+        suspended = false
+        let starting = startLocked()
+        lock.unlock()
+        submit(starting)
+    }
+
+    // MARK: The handle's operations
+
+    var maxConcurrentJobs: Int { lock.withLock { maxValue } }
+
+    func setMaxConcurrentJobs(_ value: Int) {
+        lock.lock()
+        maxValue = value
+        let starting = startLocked()
+        lock.unlock()
+        submit(starting)
+    }
+
+    var jobCount: Int { lock.withLock { members.count } }
+
+    var jobs: [Job] { lock.withLock { Array(members.values) } }
+
+    var isSuspended: Bool { lock.withLock { suspended } }
+
+    /// Adds `job` (see `JobQueue.addJob(_:)`); traps when it belongs to a queue or already started.
+    func add(_ job: Job) {
+        lock.lock()
+        JobGraph.lock.lock()
+        if job.stateValue.isEnded && job.cancelled {
+            JobGraph.lock.unlock()
+            lock.unlock()
+            return
+        }
+        guard job.owner == nil, job.stateValue == .waiting || job.stateValue == .ready else {
+            let why = job.owner.map { "it already belongs to \($0)" } ?? "it is already \(job.stateValue)"
+            JobGraph.lock.unlock()
+            lock.unlock()
+            threadingFatal("\(self).addJob(_:): cannot add \(job) because \(why)")
+        }
+        job.owner = self
+        let isReady = job.stateValue == .ready
+        let priority = job.priorityValue
+        JobGraph.lock.unlock()
+        members[ObjectIdentifier(job)] = job
+        if members.count == 1 {
+            keepAlive = self
+            idle.store(0)
+        }
+        if isReady { ready[priority.index].append(job) }
+        let starting = startLocked()
+        lock.unlock()
+        submit(starting)
+    }
+
+    func suspend() {
+        lock.withLock { suspended = true }
+    }
+
+    func resume() {
+        lock.lock()
+        suspended = false
+        let starting = startLocked()
+        lock.unlock()
+        submit(starting)
+    }
+
+    // MARK: Engine hooks
+
+    /// A job of this queue became ready (its last dependency ended).
+    func jobBecameReady(_ job: Job) {
+        let priority = JobGraph.lock.withLock { job.priorityValue }
+        lock.lock()
+        guard members[ObjectIdentifier(job)] != nil else {
+            lock.unlock()
+            return
+        }
+        ready[priority.index].append(job)
+        let starting = startLocked()
+        lock.unlock()
+        submit(starting)
+    }
+
+    /// A job of this queue ended (ran, or was cancelled before it started).
+    func jobEnded(_ job: Job, wasRunning: Bool) {
+        lock.lock()
+        if wasRunning { running -= 1 }
+        members[ObjectIdentifier(job)] = nil
+        let starting = startLocked()
+        var released: JobQueueCore?
+        let nowIdle = members.isEmpty
+        if nowIdle {
+            released = keepAlive
+            keepAlive = nil
+            // Stale ready entries of cancelled jobs would keep them alive; none can start any more.
+            for index in ready.indices { _ = ready[index].removeAll() }
+            idle.store(1)
+        }
+        lock.unlock()
+        if nowIdle { idle.wake(Int32.max) }
+        submit(starting)
+        // The last reference may go here, after the lock was given back.
+        _ = released
+    }
+
+    /// Claims ready jobs while slots are free. `lock` held.
+    private func startLocked() -> [(Job, QoS)] {
+        var starting: [(Job, QoS)] = []
+        guard !suspended else { return starting }
+        var index = ready.count - 1
+        while running < maxValue && index >= 0 {
+            guard let job = ready[index].popFirst() else {
+                index -= 1
+                continue
+            }
+            let lane: QoS? = JobGraph.lock.withLock {
+                guard job.stateValue == .ready, job.owner === self else { return nil }
+                job.stateValue = .executing
+                return job.qosValue ?? qos
+            }
+            if let lane {
+                running += 1
+                starting.append((job, lane))
+            }
+        }
+        return starting
+    }
+
+    private func submit(_ starting: [(Job, QoS)]) {
+        for (job, lane) in starting {
+            Engine.shared.submit(.job { job.execute() }, lane: lane.rawValue)
+        }
+    }
+}
