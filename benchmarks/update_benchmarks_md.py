@@ -76,6 +76,9 @@ def goals(report):
             value, verdict = fmt(ratio(c.get("serialqueue-sync"), c.get("dispatch-serial-sync")), 10.0)
             rows.append((f"{study['title']}, {t} threads: SerialQueue sync >= 10x DispatchQueue serial sync",
                          value, verdict, ""))
+            value, verdict = fmt(ratio(c.get("mutexlock"), c.get("serialqueue-sync")), 3.0, higher=False)
+            rows.append((f"{study['title']}, {t} threads: SerialQueue sync within 3x of MutexLock (MutexLock/ours)",
+                         value, verdict, ""))
             value, verdict = fmt(ratio(c.get("concurrentqueue-barrier"), c.get("dispatch-concurrent-barrier")), 5.0)
             rows.append((f"{study['title']}, {t} threads: ConcurrentQueue+barrier >= 5x Dispatch's",
                          value, verdict, ""))
