@@ -17,7 +17,10 @@ public struct LockedValue<Value> {
     @usableFromInline
     final class Storage: @unchecked Sendable {
         @usableFromInline let lock: MutexLock
-        @usableFromInline var value: Value
+        // Only touched while holding `lock`, which already gives exclusive access: the run-time exclusivity check
+        // would only add cost to every `withLock` (as in `Monitor`).
+        @usableFromInline @exclusivity(unchecked)
+        var value: Value
 
         @usableFromInline
         init(value: Value, lock: MutexLock) {
