@@ -236,7 +236,8 @@ public final class ReadWriteLock: @unchecked Sendable {
         #endif
     }
 
-    private func checkNotWriter(_ operation: String) {
+    @inline(__always)
+    private func checkNotWriter(_ operation: StaticString) {
         let me = currentThreadID
         require(
             writer.load(ordering: .relaxed) != me,
@@ -244,9 +245,15 @@ public final class ReadWriteLock: @unchecked Sendable {
         )
     }
 
-    private func check(_ code: CInt, _ operation: String) {
+    /// Traps unless `code` is 0 (the test is inlined; the message is built only on failure).
+    @inline(__always)
+    private func check(_ code: CInt, _ operation: StaticString) {
+        if _slowPath(code != 0) { fail(code, operation) }
+    }
+
+    @inline(never)
+    private func fail(_ code: CInt, _ operation: StaticString) -> Never {
         switch code {
-        case 0: return
         case EDEADLK:
             threadingFatal("\(describe()): \(operation) on thread \(currentThreadID) would deadlock (EDEADLK)")
         case EPERM:

@@ -127,9 +127,15 @@ public final class RecursiveLock: @unchecked Sendable {
 
     func describe() -> String { lockDescription("RecursiveLock", name, self) }
 
-    private func check(_ code: CInt, _ operation: String) {
+    /// Traps unless `code` is 0 (the test is inlined; the message is built only on failure).
+    @inline(__always)
+    private func check(_ code: CInt, _ operation: StaticString) {
+        if _slowPath(code != 0) { fail(code, operation) }
+    }
+
+    @inline(never)
+    private func fail(_ code: CInt, _ operation: StaticString) -> Never {
         switch code {
-        case 0: return
         case EPERM:
             threadingFatal("\(describe()): \(operation) on thread \(currentThreadID), which does not hold it")
         case EAGAIN:
