@@ -230,7 +230,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         defer { cthr_rcu_read_unlock() }
         var iterator = cthr_rcu_map_iter_t()
         guard let raw = find(key, hash, &iterator) else { return nil }
-        let old = Self.valuesInPlace ? Self.loadInPlace(raw) : raw.assumingMemoryBound(to: Slot.self).pointee.value
+        let old = Self.copyValue(raw)
         check(cthr_rcu_map_delete_at(table, &iterator), "cthr_rcu_map_delete_at")
         return old
     }
@@ -311,7 +311,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         var candidate = cthr_rcu_map_first(table, &iterator)
         while let raw = candidate {
             let slot = raw.assumingMemoryBound(to: Slot.self)
-            result[slot.pointee.key] = Self.valuesInPlace ? Self.loadInPlace(raw) : slot.pointee.value
+            result[slot.pointee.key] = Self.copyValue(raw)
             candidate = cthr_rcu_map_next(table, &iterator)
         }
         return result
@@ -359,6 +359,13 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         case 4: return unsafeBitCast(UInt32(truncatingIfNeeded: bits), to: Value.self)
         default: return unsafeBitCast(bits, to: Value.self)
         }
+    }
+
+    /// A copy of the value of the published entry at `entry`, read atomically when it is an in-place value.
+    @inlinable
+    @inline(__always)
+    static func copyValue(_ entry: UnsafeRawPointer) -> Value {
+        valuesInPlace ? loadInPlace(entry) : entry.assumingMemoryBound(to: Slot.self).pointee.value
     }
 
     /// Replaces an in-place value (``valuesInPlace``) of the published entry at `entry` with one atomic release store.

@@ -104,12 +104,12 @@ public enum RCUFamily {
     /// - Parameters:
     ///   - threads: Worker threads, the synchronizer included.
     ///   - seconds: Measured seconds.
-    ///   - synchronize: Waits for one grace period; `RCU.synchronize()` by default.
+    ///   - synchronize: Waits for one grace period (an entry of ``graceCatalog``).
     /// - Returns: The run's sample.
     public static func gracePeriods(
         threads: Int,
         seconds: Double,
-        synchronize: @escaping @Sendable () -> Void = { RCU.synchronize() }
+        synchronize: @escaping @Sendable () -> Void
     ) -> RunSample {
         let value = RCUValue(magic)
         var sample = runTimed(threads: threads, seconds: seconds) { index, gate in
