@@ -2,8 +2,8 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 // Read-copy-update over liburcu's memb flavour (sys_membarrier, or full fences when the kernel lacks it), plus a
-// wrapper over liburcu-cds's lock-free RCU hash table. liburcu's headers are included only by rcu.c/rcu_map.c, so
-// its macro name maps never reach Swift or the users of this header.
+// wrapper over liburcu-cds's lock-free RCU hash table, and a flat RCU table of 64-bit keys and values. liburcu's
+// headers are included only by the .c files, so its macro name maps never reach Swift or the users of this header.
 //
 // The RCU rules, in short (the DocC article "RCU" has them in full):
 // - a read section (cthr_rcu_read_lock .. cthr_rcu_read_unlock) must not block for long and must not call
@@ -275,6 +275,134 @@ int cthr_rcu_map_writer_lock(cthr_rcu_map_t *map, uint64_t hash);
 
 // Releases the writer lock taken for `hash`. Returns 0, or EPERM if this thread does not hold it.
 int cthr_rcu_map_writer_unlock(cthr_rcu_map_t *map, uint64_t hash);
+
+// MARK: - RCU flat map (64-bit keys to 64-bit values)
+
+// An open-addressing hash table of 64-bit keys to 64-bit values (integer keys; plain values such as integers or
+// doubles, as bits) for read-mostly data. A lookup hashes the key, then probes linearly: one control byte and, when
+// its 7-bit tag matches, one 16-byte slot, in two flat arrays; no pointer chase, no lock, no atomic
+// read-modify-write, so it is static inline below. Writers hold the map's writer lock (one futex lock per map,
+// error-checking); they publish a new key by writing its slot, then its control byte with release order; they
+// rewrite a present key's value in place with one atomic release store; a removed key's control byte becomes a
+// tombstone. Slots are never reused within one array: when used slots (live plus tombstones) would pass half the
+// capacity, the writer builds a new array (at least four slots per live key), publishes it, and frees the old one
+// after a grace period, so a reader never sees a slot change keys under it. In a read-only forked child (see
+// cthr_rcu_writers_available) cthr_rcu_flat_create and every write return ENOTRECOVERABLE without changing anything.
+//
+// The structs are public only so that the lookup can be inlined; only the functions below may touch them.
+
+// Control byte of a slot never used in this array (probes stop here).
+#define CTHR_RCU_FLAT_EMPTY 0u
+// Control byte of a slot whose key was removed (probes go on past it).
+#define CTHR_RCU_FLAT_DELETED 1u
+// Control bytes of used slots: this bit plus the top 7 bits of the key's hash.
+#define CTHR_RCU_FLAT_FULL 0x80u
+
+// One slot: a key and its value, each read and written atomically.
+typedef struct cthr_rcu_flat_slot {
+    uint64_t key;
+    uint64_t value;
+} cthr_rcu_flat_slot_t;
+
+// One generation of the table: `mask + 1` (a power of two) control bytes and slots. Immutable but for the bytes and
+// values writers change as described above; freed after a grace period once a newer array is published.
+typedef struct cthr_rcu_flat_array {
+    uint64_t mask;
+    uint8_t *control;
+    cthr_rcu_flat_slot_t *slots;
+} cthr_rcu_flat_array_t;
+
+// The read-side part of a map: the current array (RCU-protected) and the seeds of its key hash. The writer's state
+// follows it in memory, private to rcu_flat.c.
+typedef struct cthr_rcu_flat {
+    cthr_rcu_flat_array_t *array;
+    uint64_t seed;
+    uint64_t multiplier;
+} cthr_rcu_flat_t;
+
+// Creates a map with room for `initial_capacity` keys before its first resize (0 means a small default), hashing
+// keys with `seed` and `multiplier` (random per map, so nobody can steer keys into one probe run; the multiplier is
+// made odd). Returns 0, EINVAL (NULL out, or an initial capacity above 2^29), ENOMEM, or ENOTRECOVERABLE.
+int cthr_rcu_flat_create(size_t initial_capacity, uint64_t seed, uint64_t multiplier, cthr_rcu_flat_t **out);
+
+// Destroys the map: its memory is freed after a grace period, on the call_rcu worker, so it may be called anywhere,
+// even inside a read section. No thread may use the map afterwards. Returns 0, or EINVAL for NULL. In a read-only
+// forked child the map is left allocated (no grace period can run there).
+int cthr_rcu_flat_destroy(cthr_rcu_flat_t *map);
+
+// The 64-bit hash of `key` in `map` (wyhash's mixer: one 64x64->128-bit multiply of the seeded key, folded).
+static inline uint64_t cthr_rcu_flat_hash(const cthr_rcu_flat_t *map, uint64_t key) {
+    __uint128_t product = (__uint128_t)(key ^ map->seed) * map->multiplier;
+    return (uint64_t)(product >> 64) ^ (uint64_t)product;
+}
+
+// Looks `key` up; on a hit stores its value in *value (atomic acquire load: it pairs with the writer's release
+// store) and returns 1, else returns 0 (also for a NULL map or value). Call inside a read section.
+static inline int cthr_rcu_flat_get(const cthr_rcu_flat_t *map, uint64_t key, uint64_t *value) {
+    if (__builtin_expect((map == NULL) | (value == NULL), 0)) return 0;
+    const cthr_rcu_flat_array_t *array = __atomic_load_n(&map->array, __ATOMIC_ACQUIRE);
+    uint64_t hash = cthr_rcu_flat_hash(map, key);
+    uint8_t tag = (uint8_t)(CTHR_RCU_FLAT_FULL | (hash >> 57));
+    uint64_t mask = array->mask;
+    // Terminates: writers keep at least half of the slots EMPTY.
+    for (uint64_t index = hash & mask;; index = (index + 1) & mask) {
+        uint8_t control = __atomic_load_n(&array->control[index], __ATOMIC_ACQUIRE);
+        if (control == tag && __atomic_load_n(&array->slots[index].key, __ATOMIC_RELAXED) == key) {
+            *value = __atomic_load_n(&array->slots[index].value, __ATOMIC_ACQUIRE);
+            return 1;
+        }
+        if (control == CTHR_RCU_FLAT_EMPTY) return 0;
+    }
+}
+
+// The current array, for iteration with cthr_rcu_flat_slot_at; NULL for a NULL map. Call inside a read section;
+// valid until it ends.
+static inline const cthr_rcu_flat_array_t *cthr_rcu_flat_current(const cthr_rcu_flat_t *map) {
+    return map == NULL ? NULL : __atomic_load_n(&map->array, __ATOMIC_ACQUIRE);
+}
+
+// The number of slots of `array` (0 for NULL); valid indexes for cthr_rcu_flat_slot_at are below it.
+static inline uint64_t cthr_rcu_flat_capacity(const cthr_rcu_flat_array_t *array) {
+    return array == NULL ? 0 : array->mask + 1;
+}
+
+// If slot `index` of `array` holds a key, stores the key and its value and returns 1; else returns 0 (also for an
+// index out of range or a NULL argument). Call inside the read section that produced `array`.
+static inline int cthr_rcu_flat_slot_at(const cthr_rcu_flat_array_t *array, uint64_t index, uint64_t *key,
+                                        uint64_t *value) {
+    if (array == NULL || key == NULL || value == NULL || index > array->mask) return 0;
+    if (!(__atomic_load_n(&array->control[index], __ATOMIC_ACQUIRE) & CTHR_RCU_FLAT_FULL)) return 0;
+    *key = __atomic_load_n(&array->slots[index].key, __ATOMIC_RELAXED);
+    *value = __atomic_load_n(&array->slots[index].value, __ATOMIC_ACQUIRE);
+    return 1;
+}
+
+// The number of keys (exact when no writer runs; otherwise a value some writer order produced). 0 for NULL.
+long cthr_rcu_flat_count(const cthr_rcu_flat_t *map);
+
+// Takes the map's writer lock. Returns 0, EDEADLK if this thread holds it already, EINVAL for NULL, or
+// ENOTRECOVERABLE in a read-only forked child.
+int cthr_rcu_flat_lock(cthr_rcu_flat_t *map);
+
+// Releases the map's writer lock. Returns 0, EPERM if this thread does not hold it, or EINVAL for NULL.
+int cthr_rcu_flat_unlock(cthr_rcu_flat_t *map);
+
+// Stores `value` for `key` (in place if present, else in a new slot, resizing first if needed), taking the writer
+// lock around it. Returns 0, EDEADLK if this thread holds the writer lock already (nothing changes), EINVAL for NULL,
+// ENOMEM (a resize failed and the array is too full to take the key; nothing changes), or ENOTRECOVERABLE.
+int cthr_rcu_flat_set(cthr_rcu_flat_t *map, uint64_t key, uint64_t value);
+
+// Removes `key`, taking the writer lock around it; stores its last value in *old when `old` is not NULL. Returns 0,
+// ENOENT (absent), EDEADLK (this thread holds the writer lock already), EINVAL for NULL, or ENOTRECOVERABLE.
+int cthr_rcu_flat_remove(cthr_rcu_flat_t *map, uint64_t key, uint64_t *old);
+
+// cthr_rcu_flat_set for a caller that holds the writer lock (for read-modify-write updates). Returns 0, EPERM if it
+// does not hold it (nothing changes), EINVAL for NULL, or ENOMEM.
+int cthr_rcu_flat_set_locked(cthr_rcu_flat_t *map, uint64_t key, uint64_t value);
+
+// cthr_rcu_flat_remove for a caller that holds the writer lock. Returns 0, ENOENT, EPERM (it does not hold it), or
+// EINVAL for NULL.
+int cthr_rcu_flat_remove_locked(cthr_rcu_flat_t *map, uint64_t key, uint64_t *old);
 
 #ifdef __cplusplus
 }

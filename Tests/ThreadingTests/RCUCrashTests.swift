@@ -53,4 +53,16 @@ import Threading
         }
         #expect(Self.stderr(result).contains("an update transform must not write to the same map"))
     }
+
+    @Test func flatMapUpdateWritingTheMapTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let map = RCUMap<Int, Int>()
+            map.update(1) { old in
+                map.set(5, forKey: 2)
+                return (old ?? 0) + 1
+            }
+        }
+        #expect(Self.stderr(result).contains("RCUMap.set: the map's writer lock is already held by this thread"))
+        #expect(Self.stderr(result).contains("an update transform must not write to the same map"))
+    }
 }

@@ -13,47 +13,93 @@ struct RCUCollidingKey: Hashable, Sendable {
 }
 
 @Suite(.serialized) struct RCUMapTests {
+    /// The basic operations, on the chained table (`String` keys) and the flat table (`Int` keys).
     @Test func getSetRemoveCount() {
-        let map = RCUMap<String, Int>()
+        checkGetSetRemoveCount { "k\($0)" }
+        checkGetSetRemoveCount { $0 }
+    }
+
+    private func checkGetSetRemoveCount<K: Hashable & Sendable>(_ key: (Int) -> K) {
+        let map = RCUMap<K, Int>()
         #expect(map.isEmpty)
-        #expect(map.get("a") == nil)
-        map.set(1, forKey: "a")
-        map.set(2, forKey: "b")
-        #expect(map.get("a") == 1)
-        #expect(map["b"] == 2)
-        #expect(map.contains("a"))
-        #expect(!map.contains("z"))
+        #expect(map.get(key(1)) == nil)
+        map.set(1, forKey: key(1))
+        map.set(2, forKey: key(2))
+        #expect(map.get(key(1)) == 1)
+        #expect(map[key(2)] == 2)
+        #expect(map.contains(key(1)))
+        #expect(!map.contains(key(26)))
         #expect(map.count == 2)
-        map.set(10, forKey: "a")
-        #expect(map.get("a") == 10)
+        map.set(10, forKey: key(1))
+        #expect(map.get(key(1)) == 10)
         #expect(map.count == 2)
-        #expect(map.remove("a") == 10)
-        #expect(map.remove("a") == nil)
+        #expect(map.remove(key(1)) == 10)
+        #expect(map.remove(key(1)) == nil)
         #expect(map.count == 1)
-        map["c"] = 3
-        map["b"] = nil
-        #expect(map.get("b") == nil)
+        map[key(3)] = 3
+        map[key(2)] = nil
+        #expect(map.get(key(2)) == nil)
         #expect(map.count == 1)
-        #expect(map.withValue(forKey: "c") { $0 * 100 } == 300)
-        #expect(map.withValue(forKey: "zz") { $0 * 100 } == nil)
+        #expect(map.withValue(forKey: key(3)) { $0 * 100 } == 300)
+        #expect(map.withValue(forKey: key(52)) { $0 * 100 } == nil)
     }
 
     @Test func updateCreatesModifiesAndRemoves() {
-        let map = RCUMap<String, Int>()
+        checkUpdateCreatesModifiesAndRemoves { "k\($0)" }
+        checkUpdateCreatesModifiesAndRemoves { $0 }
+    }
+
+    private func checkUpdateCreatesModifiesAndRemoves<K: Hashable & Sendable>(_ key: (Int) -> K) {
+        let map = RCUMap<K, Int>()
         var sawOld: Int? = -1
-        let created = map.update("n") { old in
+        let created = map.update(key(14)) { old in
             sawOld = old
             return 1
         }
         #expect(created == 1)
         #expect(sawOld == nil)
-        #expect(map.update("n") { ($0 ?? 0) + 1 } == 2)
-        #expect(map.get("n") == 2)
-        #expect(map.update("n") { _ in nil } == nil)
-        #expect(map.get("n") == nil)
+        #expect(map.update(key(14)) { ($0 ?? 0) + 1 } == 2)
+        #expect(map.get(key(14)) == 2)
+        #expect(map.update(key(14)) { _ in nil } == nil)
+        #expect(map.get(key(14)) == nil)
         #expect(map.count == 0)
-        #expect(map.update("absent") { _ in nil } == nil)
+        #expect(map.update(key(0)) { _ in nil } == nil)
         #expect(map.count == 0)
+    }
+
+    /// Integer keys with plain values get the flat table; every other map the chained one.
+    @Test func flatTableIsChosenForIntegerKeysWithPlainValues() {
+        #expect(RCUMap<Int, Int>.usesFlatTable)
+        #expect(RCUMap<UInt8, Bool>.usesFlatTable)
+        #expect(RCUMap<Int32, Double>.usesFlatTable)
+        #expect(RCUMap<UInt64, Float>.usesFlatTable)
+        #expect(!RCUMap<String, Int>.usesFlatTable)
+        #expect(!RCUMap<Int, String>.usesFlatTable)
+        #expect(!RCUMap<Int, Int?>.usesFlatTable)
+        #expect(!RCUMap<Double, Int>.usesFlatTable)
+        #expect(!RCUMap<RCUCollidingKey, Int>.usesFlatTable)
+        let flat = RCUMap<Int, Int>()
+        #expect(flat.flat != nil && flat.chained == nil)
+        let chained = RCUMap<Int, String>()
+        #expect(chained.flat == nil && chained.chained != nil)
+    }
+
+    /// A flat-table map through growth, removals (tombstones), rebuilds and re-insertions.
+    @Test func flatTableGrowsRemovesAndIterates() {
+        let map = RCUMap<Int, Int>()
+        for key in 0..<5_000 { map.set(-key, forKey: key) }
+        for key in stride(from: 1, to: 5_000, by: 2) { #expect(map.remove(key) == -key) }
+        #expect(map.count == 2_500)
+        let expected = Dictionary(uniqueKeysWithValues: stride(from: 0, to: 5_000, by: 2).map { (key: Int) in (key, -key) })
+        #expect(map.snapshot() == expected)
+        for key in stride(from: 1, to: 5_000, by: 2) { map.update(key) { old in (old ?? 0) + key } }
+        #expect((0..<5_000).allSatisfy { map.get($0) == ($0 % 2 == 0 ? -$0 : $0) })
+        map.removeAll()
+        #expect(map.isEmpty)
+        #expect(map.snapshot().isEmpty)
+        map.set(7, forKey: 7)
+        #expect(map.get(7) == 7)
+        #expect(Array(map).count == 1)
     }
 
     @Test func throwingUpdateChangesNothing() {
@@ -133,32 +179,37 @@ struct RCUCollidingKey: Hashable, Sendable {
     }
 
     /// In-place values of every width keep every bit (signs, extremes, infinities) through set, update,
-    /// remove, borrow and snapshot, next to keys of another width.
+    /// remove, borrow and snapshot, next to keys of another width: in the flat table (`Int8` keys) and in the
+    /// chained one (`String` keys).
     @Test func inPlaceValuesOfEveryWidthRoundTrip() {
         func check<V: Equatable & Sendable>(_ values: [V]) {
-            #expect(RCUMap<Int8, V>.valuesInPlace)
-            let map = RCUMap<Int8, V>()
-            for (index, value) in values.enumerated() { map.set(value, forKey: Int8(index)) }
+            check(values) { Int8($0) }
+            check(values) { "key \($0)" }
+        }
+        func check<K: Hashable & Sendable, V: Equatable & Sendable>(_ values: [V], _ key: (Int) -> K) {
+            #expect(RCUMap<K, V>.valuesInPlace)
+            let map = RCUMap<K, V>()
+            for (index, value) in values.enumerated() { map.set(value, forKey: key(index)) }
             for (index, value) in values.enumerated() {
-                #expect(map.get(Int8(index)) == value)
-                #expect(map.withValue(forKey: Int8(index)) { $0 == value } == true)
+                #expect(map.get(key(index)) == value)
+                #expect(map.withValue(forKey: key(index)) { $0 == value } == true)
             }
             // Rewrite every key in place with the value of its neighbour, half by set, half by update.
             for index in values.indices {
                 let next = values[(index + 1) % values.count]
                 if index % 2 == 0 {
-                    map.set(next, forKey: Int8(index))
+                    map.set(next, forKey: key(index))
                 } else {
-                    #expect(map.update(Int8(index)) { _ in next } == next)
+                    #expect(map.update(key(index)) { _ in next } == next)
                 }
             }
             let expected = Dictionary(
-                uniqueKeysWithValues: values.indices.map { (Int8($0), values[($0 + 1) % values.count]) })
+                uniqueKeysWithValues: values.indices.map { (key($0), values[($0 + 1) % values.count]) })
             #expect(map.snapshot() == expected)
-            #expect(map.remove(0) == values[1 % values.count])
-            #expect(map.get(0) == nil)
-            map.set(values[0], forKey: 0)  // a key added again after removal gets a new entry
-            #expect(map.get(0) == values[0])
+            #expect(map.remove(key(0)) == values[1 % values.count])
+            #expect(map.get(key(0)) == nil)
+            map.set(values[0], forKey: key(0))  // a key added again after removal gets a new entry
+            #expect(map.get(key(0)) == values[0])
             #expect(map.count == values.count)
         }
         check([UInt8.min, .max, 0x5A, 1])
@@ -302,22 +353,27 @@ struct RCUCollidingKey: Hashable, Sendable {
     }
 
     @Test func updateIsAtomicPerKey() {
-        let map = RCUMap<String, Int>()
+        checkUpdateIsAtomicPerKey { "k\($0)" }
+        checkUpdateIsAtomicPerKey { $0 }
+    }
+
+    private func checkUpdateIsAtomicPerKey<K: Hashable & Sendable>(_ key: @escaping @Sendable (Int) -> K) {
+        let map = RCUMap<K, Int>()
         let line = RCUTestSupport.StartLine()
         let threads = (0..<2).map { index in
             RCUTestSupport.start {
                 line.arriveAndWait()
                 for step in 0..<500 {
-                    map.update("shared") { ($0 ?? 0) + 1 }
-                    map.set(step, forKey: "own-\(index)")
+                    map.update(key(-1)) { ($0 ?? 0) + 1 }
+                    map.set(step, forKey: key(index))
                 }
             }
         }
         line.go(expecting: threads.count)
         threads.forEach { RCUTestSupport.join($0) }
-        #expect(map.get("shared") == 1_000)
-        #expect(map.get("own-0") == 499)
-        #expect(map.get("own-1") == 499)
+        #expect(map.get(key(-1)) == 1_000)
+        #expect(map.get(key(0)) == 499)
+        #expect(map.get(key(1)) == 499)
         #expect(map.count == 3)
     }
 }

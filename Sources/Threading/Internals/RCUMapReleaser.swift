@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+import Synchronization
+
 /// Deinitializes retired ``RCUMapSlot``s of one map; the context of its C table.
 ///
 /// The C release callback is `@convention(c)` and cannot be generic, so it calls this non-generic class, whose
@@ -33,3 +35,6 @@ let rcuMapRelease: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPoi
         releaser.release()
     }
 }
+
+/// Counts maps created, so that each draws its own hash seed from the per-process random `Hasher`.
+let rcuMapSeedCounter = Atomic<UInt64>(0)

@@ -13,6 +13,14 @@ import CThreading
 /// that hold no references (`Int`, `Double`, `Bool`...) are the exception: a write to a key already present rewrites
 /// the value in place with one atomic store (no allocation, no grace period); readers see the old or the new value.
 ///
+/// **Integer keys with such values** (`RCUMap<Int, Int>`, `RCUMap<UInt32, Double>`...; any fixed-width integer
+/// key) use a flat table instead (`cthr_rcu_flat`): open addressing over two arrays, control bytes and key-value
+/// slots, so a lookup reads one byte and one slot instead of following the hash chain's pointers, inlined into the
+/// caller. Such a map has one writer lock instead of 64 stripes; new keys fill fresh slots and removed keys leave
+/// tombstones, and when half of the slots are used a writer copies the live keys into a new array, published like
+/// any RCU pointer, the old array freed after a grace period. ``usesFlatTable`` tells which table a map uses; the
+/// API and its guarantees are the same.
+///
 /// ```swift
 /// let cache = RCUMap<String, Int>()
 /// cache.set(1, forKey: "a")
@@ -23,7 +31,8 @@ import CThreading
 /// **Writers.** Every write (``set(_:forKey:)``, ``remove(_:)``, ``update(_:_:)``) takes the writer lock of the
 /// key's stripe (64 error-checking mutexes chosen by hash), so writes to one key are serialised and
 /// ``update(_:_:)`` is atomic per key (its transform sees the latest value and runs exactly once), while writes to
-/// keys on different stripes proceed in parallel. Readers never take these locks.
+/// keys on different stripes proceed in parallel. A flat-table map has a single error-checking writer lock instead,
+/// which serialises all of its writes. Readers never take these locks.
 ///
 /// **Iteration** (`for (key, value) in map`, ``snapshot()``) copies the entries in one read section; see
 /// ``snapshot()`` for exactly what it guarantees.
@@ -35,9 +44,17 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @usableFromInline
     typealias Slot = RCUMapSlot<Key, Value>
 
-    /// The `cthr_rcu_map_t`; each table node stores one ``RCUMapSlot`` inline.
+    /// The `cthr_rcu_map_t` (each table node stores one ``RCUMapSlot`` inline), or nil for a flat-table map.
     @usableFromInline
-    let table: OpaquePointer
+    let chained: OpaquePointer?
+
+    /// The `cthr_rcu_flat_t` of a flat-table map (``usesFlatTable``), else nil.
+    @usableFromInline
+    let flat: UnsafeMutablePointer<cthr_rcu_flat_t>?
+
+    /// The `cthr_rcu_map_t` of a map that does not use the flat table.
+    @inlinable
+    var table: OpaquePointer { chained.unsafelyUnwrapped }
 
     /// Creates an empty map.
     ///
@@ -49,27 +66,44 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
             MemoryLayout<Slot>.offset(of: \Slot.value) == Self.valueOffset,
             "RCUMap: unexpected layout of the key-value pair"
         )
-        let releaser = Unmanaged.passRetained(RCUMapTypedReleaser<Key, Value>() as RCUMapReleaser).toOpaque()
-        var table: OpaquePointer?
-        // Clamped to what the C table pre-sizes for (2^29 entries, 2^30 buckets); it refuses more with EINVAL.
-        let capacity = Swift.min(Swift.max(0, minimumCapacity), 1 << 29)
-        let code = cthr_rcu_map_create(capacity, rcuMapRelease, releaser, &table)
-        rcuRefuseInReadOnlyChild(code, "RCUMap()")
-        require(code == 0, "RCUMap: \(ThreadingError(code: code, operation: "cthr_rcu_map_create"))")
-        self.table = table!
+        // Per-map random hash seeds, drawn from the per-process random `Hasher`.
         var hasher = Hasher()
-        hasher.combine(releaser)
+        hasher.combine(ObjectIdentifier(Self.self))
+        hasher.combine(rcuMapSeedCounter.add(1, ordering: .relaxed).newValue)
         let seed = UInt64(UInt(bitPattern: hasher.finalize()))
         hasher = Hasher()
         hasher.combine(seed)
         self.hashSeed = seed
         self.hashMultiplier = UInt64(UInt(bitPattern: hasher.finalize())) | 1
+        // Clamped to what the C tables pre-size for (2^29 entries); they refuse more with EINVAL.
+        let capacity = Swift.min(Swift.max(0, minimumCapacity), 1 << 29)
+        if Self.usesFlatTable {
+            var flat: UnsafeMutablePointer<cthr_rcu_flat_t>?
+            let code = cthr_rcu_flat_create(capacity, hashSeed, hashMultiplier, &flat)
+            rcuRefuseInReadOnlyChild(code, "RCUMap()")
+            require(code == 0, "RCUMap: \(ThreadingError(code: code, operation: "cthr_rcu_flat_create"))")
+            self.flat = flat
+            self.chained = nil
+        } else {
+            let releaser = Unmanaged.passRetained(RCUMapTypedReleaser<Key, Value>() as RCUMapReleaser).toOpaque()
+            var table: OpaquePointer?
+            let code = cthr_rcu_map_create(capacity, rcuMapRelease, releaser, &table)
+            if code != 0 { Unmanaged<RCUMapReleaser>.fromOpaque(releaser).release() }
+            rcuRefuseInReadOnlyChild(code, "RCUMap()")
+            require(code == 0, "RCUMap: \(ThreadingError(code: code, operation: "cthr_rcu_map_create"))")
+            self.chained = table
+            self.flat = nil
+        }
     }
 
     deinit {
-        // Entries are released after a grace period and the table (then the releaser) is freed on the call_rcu
-        // thread, so this is safe anywhere, even inside a read section of another RCU structure.
-        _ = cthr_rcu_map_destroy(table)
+        // Entries (or the flat table's arrays) are released after a grace period and the table is freed on the
+        // call_rcu thread, so this is safe anywhere, even inside a read section of another RCU structure.
+        if let flat {
+            _ = cthr_rcu_flat_destroy(flat)
+        } else {
+            _ = cthr_rcu_map_destroy(table)
+        }
     }
 
     /// The seed of ``hash(_:)`` for integer keys: random per map (drawn from the per-process random `Hasher`).
@@ -80,34 +114,55 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @usableFromInline
     let hashMultiplier: UInt64
 
-    /// The 64-bit hash the table is keyed by.
+    /// The 64-bit hash the chained table is keyed by.
     ///
-    /// Integer keys (`Int`, `UInt`, `Int64`, `UInt64`, `Int32`, `UInt32`) skip SipHash (`hashValue`, about half the
+    /// Integer keys (every fixed-width integer type, ``isIntegerKey``) skip SipHash (`hashValue`, about half the
     /// cost of a lookup): their bits are XORed with the map's random seed and folded through one 64x64->128-bit
-    /// multiply by a random odd number (wyhash's mixer), which spreads them over every bit the table uses and cannot be steered into one
-    /// bucket without knowing the seed. Every other key type uses `hashValue`. In specialized code the type test is
-    /// resolved at compile time.
+    /// multiply by a random odd number (wyhash's mixer, as `cthr_rcu_flat_hash` does for the flat table), which
+    /// spreads them over every bit the table uses and cannot be steered into one bucket without knowing the seed.
+    /// Every other key type uses `hashValue`. In specialized code the type test is resolved at compile time.
     @inlinable
     @inline(__always)
     func hash(_ key: Key) -> UInt64 {
-        let bits: UInt64
-        if Key.self == Int.self {
-            bits = UInt64(UInt(bitPattern: unsafeBitCast(key, to: Int.self)))
-        } else if Key.self == UInt.self {
-            bits = UInt64(unsafeBitCast(key, to: UInt.self))
-        } else if Key.self == Int64.self {
-            bits = UInt64(bitPattern: unsafeBitCast(key, to: Int64.self))
-        } else if Key.self == UInt64.self {
-            bits = unsafeBitCast(key, to: UInt64.self)
-        } else if Key.self == Int32.self {
-            bits = UInt64(UInt32(bitPattern: unsafeBitCast(key, to: Int32.self)))
-        } else if Key.self == UInt32.self {
-            bits = UInt64(unsafeBitCast(key, to: UInt32.self))
-        } else {
-            return UInt64(UInt(bitPattern: key.hashValue))
-        }
-        let product = (bits ^ hashSeed).multipliedFullWidth(by: hashMultiplier)
+        guard Self.isIntegerKey else { return UInt64(UInt(bitPattern: key.hashValue)) }
+        let product = (Self.keyBits(key) ^ hashSeed).multipliedFullWidth(by: hashMultiplier)
         return product.high ^ product.low
+    }
+
+    /// Whether `Key` is a fixed-width integer type of the standard library (`Int`, `UInt8`...`UInt64`).
+    @inlinable
+    static var isIntegerKey: Bool {
+        Key.self == Int.self || Key.self == UInt.self || Key.self == Int64.self || Key.self == UInt64.self
+            || Key.self == Int32.self || Key.self == UInt32.self || Key.self == Int16.self || Key.self == UInt16.self
+            || Key.self == Int8.self || Key.self == UInt8.self
+    }
+
+    /// Whether this map uses the flat table (`cthr_rcu_flat`): integer keys (``isIntegerKey``) and values rewritten
+    /// in place (``valuesInPlace``). Fixed per `Key` and `Value`, resolved at compile time in specialized code.
+    @inlinable
+    public static var usesFlatTable: Bool { isIntegerKey && valuesInPlace }
+
+    /// The bits of an integer key (``isIntegerKey``), zero-extended to 64 bits: equal keys, equal bits.
+    @inlinable
+    @inline(__always)
+    static func keyBits(_ key: Key) -> UInt64 {
+        switch MemoryLayout<Key>.size {
+        case 1: return UInt64(unsafeBitCast(key, to: UInt8.self))
+        case 2: return UInt64(unsafeBitCast(key, to: UInt16.self))
+        case 4: return UInt64(unsafeBitCast(key, to: UInt32.self))
+        default: return unsafeBitCast(key, to: UInt64.self)
+        }
+    }
+
+    /// The integer key whose ``keyBits(_:)`` are `bits`.
+    @inlinable
+    static func key(fromBits bits: UInt64) -> Key {
+        switch MemoryLayout<Key>.size {
+        case 1: return unsafeBitCast(UInt8(truncatingIfNeeded: bits), to: Key.self)
+        case 2: return unsafeBitCast(UInt16(truncatingIfNeeded: bits), to: Key.self)
+        case 4: return unsafeBitCast(UInt32(truncatingIfNeeded: bits), to: Key.self)
+        default: return unsafeBitCast(bits, to: Key.self)
+        }
     }
 
     // MARK: Reading
@@ -125,9 +180,14 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     /// - Complexity: O(1) on average; no lock, no allocation.
     @inlinable
     public func withValue<R>(forKey key: Key, _ body: (Value) throws -> R) rethrows -> R? {
-        let hash = self.hash(key)
         cthr_rcu_read_lock()
         defer { cthr_rcu_read_unlock() }
+        if Self.usesFlatTable {
+            var bits: UInt64 = 0
+            guard cthr_rcu_flat_get(flat.unsafelyUnwrapped, Self.keyBits(key), &bits) != 0 else { return nil }
+            return try body(Self.value(fromBits: bits))
+        }
+        let hash = self.hash(key)
         var iterator = cthr_rcu_map_iter_t()
         var candidate = cthr_rcu_map_find_hash(table, hash, &iterator)
         while let raw = candidate {
@@ -166,7 +226,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     ///
     /// - Complexity: O(1).
     public var count: Int {
-        Int(cthr_rcu_map_count(table))
+        Int(flat.map { cthr_rcu_flat_count($0) } ?? cthr_rcu_map_count(table))
     }
 
     /// Whether the map has no entries (with the precision of ``count``).
@@ -197,6 +257,11 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     /// - Complexity: O(1) on average; takes the key's stripe lock, allocates one entry.
     @inlinable
     public func set(_ value: Value, forKey key: Key) {
+        if Self.usesFlatTable {
+            let code = cthr_rcu_flat_set(flat.unsafelyUnwrapped, Self.keyBits(key), Self.valueBits(value))
+            if code != 0 { flatFailure(code, "set") }
+            return
+        }
         let hash = self.hash(key)
         // Allocated before taking the lock, to keep it short; in-place values need no new entry for a present key.
         let entry = Self.valuesInPlace ? nil : Self.makeEntry(key, value)
@@ -223,6 +288,13 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @discardableResult
     @inlinable
     public func remove(_ key: Key) -> Value? {
+        if Self.usesFlatTable {
+            var old: UInt64 = 0
+            let code = cthr_rcu_flat_remove(flat.unsafelyUnwrapped, Self.keyBits(key), &old)
+            if code == ENOENT { return nil }
+            if code != 0 { flatFailure(code, "remove") }
+            return Self.value(fromBits: old)
+        }
         let hash = self.hash(key)
         lockStripe(hash, "remove")
         defer { unlockStripe(hash) }
@@ -251,6 +323,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @discardableResult
     @inlinable
     public func update(_ key: Key, _ transform: (Value?) throws -> Value?) rethrows -> Value? {
+        if Self.usesFlatTable { return try updateFlat(key, transform) }
         let hash = self.hash(key)
         lockStripe(hash, "update")
         defer { unlockStripe(hash) }
@@ -307,6 +380,15 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         result.reserveCapacity(count)
         cthr_rcu_read_lock()
         defer { cthr_rcu_read_unlock() }
+        if let flat {
+            let array = cthr_rcu_flat_current(flat)
+            var key: UInt64 = 0
+            var value: UInt64 = 0
+            for index in 0..<cthr_rcu_flat_capacity(array) where cthr_rcu_flat_slot_at(array, index, &key, &value) != 0 {
+                result[Self.key(fromBits: key)] = Self.value(fromBits: value)
+            }
+            return result
+        }
         var iterator = cthr_rcu_map_iter_t()
         var candidate = cthr_rcu_map_first(table, &iterator)
         while let raw = candidate {
@@ -318,6 +400,41 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     }
 
     // MARK: Internals
+
+    /// ``update(_:_:)`` on the flat table: the map's writer lock is held across the read, `transform` and the write.
+    @inlinable
+    func updateFlat(_ key: Key, _ transform: (Value?) throws -> Value?) rethrows -> Value? {
+        let flat = self.flat.unsafelyUnwrapped
+        let code = cthr_rcu_flat_lock(flat)
+        if code != 0 { flatFailure(code, "update") }
+        defer {
+            let code = cthr_rcu_flat_unlock(flat)
+            if code != 0 { flatFailure(code, "update") }
+        }
+        let old = get(key)
+        let new = try transform(old)
+        if let new {
+            let code = cthr_rcu_flat_set_locked(flat, Self.keyBits(key), Self.valueBits(new))
+            if code != 0 { flatFailure(code, "update") }
+        } else if old != nil {
+            let code = cthr_rcu_flat_remove_locked(flat, Self.keyBits(key), nil)
+            if code != 0 { flatFailure(code, "update") }
+        }
+        return new
+    }
+
+    /// Traps for a failed flat-table write: EDEADLK is a write from inside an ``update(_:_:)`` transform.
+    @usableFromInline
+    func flatFailure(_ code: CInt, _ operation: StaticString) -> Never {
+        rcuRefuseInReadOnlyChild(code, "RCUMap.\(operation)")
+        if code == EDEADLK {
+            threadingFatal(
+                "RCUMap.\(operation): the map's writer lock is already held by this thread "
+                    + "(cthr_rcu_flat_lock returned EDEADLK); an update transform must not write to the same map"
+            )
+        }
+        threadingFatal("RCUMap.\(operation): the flat table returned \(ThreadingError.cName(of: code))")
+    }
 
     /// Finds the entry for `key` and positions `iterator` on it. Caller is inside a read section.
     @inlinable
@@ -348,17 +465,35 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         return (MemoryLayout<Key>.size + alignment - 1) / alignment * alignment
     }
 
-    /// Reads an in-place value (``valuesInPlace``) of the entry at `entry` with one atomic acquire load.
+    /// The bits of an in-place value (``valuesInPlace``), zero-extended to 64 bits.
     @inlinable
     @inline(__always)
-    static func loadInPlace(_ entry: UnsafeRawPointer) -> Value {
-        let bits = cthr_rcu_map_value_load(entry + valueOffset, MemoryLayout<Value>.size)
+    static func valueBits(_ value: Value) -> UInt64 {
+        switch MemoryLayout<Value>.size {
+        case 1: return UInt64(unsafeBitCast(value, to: UInt8.self))
+        case 2: return UInt64(unsafeBitCast(value, to: UInt16.self))
+        case 4: return UInt64(unsafeBitCast(value, to: UInt32.self))
+        default: return unsafeBitCast(value, to: UInt64.self)
+        }
+    }
+
+    /// The in-place value (``valuesInPlace``) whose ``valueBits(_:)`` are `bits`.
+    @inlinable
+    @inline(__always)
+    static func value(fromBits bits: UInt64) -> Value {
         switch MemoryLayout<Value>.size {
         case 1: return unsafeBitCast(UInt8(truncatingIfNeeded: bits), to: Value.self)
         case 2: return unsafeBitCast(UInt16(truncatingIfNeeded: bits), to: Value.self)
         case 4: return unsafeBitCast(UInt32(truncatingIfNeeded: bits), to: Value.self)
         default: return unsafeBitCast(bits, to: Value.self)
         }
+    }
+
+    /// Reads an in-place value (``valuesInPlace``) of the entry at `entry` with one atomic acquire load.
+    @inlinable
+    @inline(__always)
+    static func loadInPlace(_ entry: UnsafeRawPointer) -> Value {
+        value(fromBits: cthr_rcu_map_value_load(entry + valueOffset, MemoryLayout<Value>.size))
     }
 
     /// A copy of the value of the published entry at `entry`, read atomically when it is an in-place value.
@@ -373,14 +508,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @inlinable
     @inline(__always)
     static func storeInPlace(_ value: Value, _ entry: UnsafeMutableRawPointer) {
-        let bits: UInt64
-        switch MemoryLayout<Value>.size {
-        case 1: bits = UInt64(unsafeBitCast(value, to: UInt8.self))
-        case 2: bits = UInt64(unsafeBitCast(value, to: UInt16.self))
-        case 4: bits = UInt64(unsafeBitCast(value, to: UInt32.self))
-        default: bits = unsafeBitCast(value, to: UInt64.self)
-        }
-        _ = cthr_rcu_map_value_store(entry + valueOffset, bits, MemoryLayout<Value>.size)
+        _ = cthr_rcu_map_value_store(entry + valueOffset, valueBits(value), MemoryLayout<Value>.size)
     }
 
     /// Allocates an unpublished inline entry holding `key` and `value` (published by the caller).

@@ -110,11 +110,15 @@ import Testing
                 return 0  // not reached: the write traps
             }
             let newMap = faultForkAfterPoolUsedRCU(value) {
-                _ = RCUMap<Int, Int>()
+                _ = RCUMap<Int, String>()
                 return 0  // not reached: creating a map (which could start liburcu's resize worker) traps
             }
+            let newFlatMap = faultForkAfterPoolUsedRCU(value) {
+                _ = RCUMap<Int, Int>()
+                return 0  // not reached: a flat map's writes would need grace periods
+            }
             // Each child must die of the trap (70 + signal), neither return nor hang (99).
-            exit([update, newMap].allSatisfy { $0 > 70 && $0 < 99 } ? 0 : 1)
+            exit([update, newMap, newFlatMap].allSatisfy { $0 > 70 && $0 < 99 } ? 0 : 1)
         }
         let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(errors.contains("RCUValue.update: RCU writes are unavailable in this forked child"), "\(errors)")
@@ -135,7 +139,10 @@ import Testing
                 let map = RCUMap<Int, Int>()
                 map.set(5, forKey: 1)
                 map.set(6, forKey: 1)
-                guard map.get(1) == 6 else { return 11 }
+                let chained = RCUMap<Int, String>()
+                chained.set("5", forKey: 1)
+                chained.set("6", forKey: 1)
+                guard map.get(1) == 6, chained.get(1) == "6" else { return 11 }
                 RCU.barrier()
                 guard let reader = try? PosixThread({ value.load() }), reader.join() == 2 else { return 12 }
                 return 0

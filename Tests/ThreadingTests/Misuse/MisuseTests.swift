@@ -156,6 +156,9 @@ import Testing
         let large = RCUMap<Int, Int>(minimumCapacity: 1 << 20)
         large.set(2, forKey: 2)
         #expect(large.count == 1)
+        let chained = RCUMap<Int, String>(minimumCapacity: -5)
+        chained.set("1", forKey: 1)
+        #expect(chained[1] == "1")
     }
 
     // MARK: Queues
