@@ -236,5 +236,68 @@ extension TortureTests {
                 ]
             )
         }
+
+        /// The flat table (`RCUMap<Int, Int>`): writers update, remove and re-add keys (so arrays fill with tombstones
+        /// and are rebuilt over and over) while readers and snapshots check that no key's generation goes back and
+        /// that every value is one a writer stored for that key.
+        @Test func rcuFlatMapTorture() {
+            let seed = Torture.seed()
+            let keys = 64
+            let opsPerWriter = Torture.size(2_000, long: 200_000)
+            let violations = TortureViolations()
+            let reads = TortureCounter()
+            let writes = TortureCounter()
+            let removals = TortureCounter()
+            let generations = Atomic<Int>(0)
+            let writersLeft = Atomic<Int>(Self.writers)
+            // A value encodes its key and a generation that grows per key: generation * 1_024 + key.
+            let map = RCUMap<Int, Int>()
+            #expect(RCUMap<Int, Int>.usesFlatTable)
+            let ok = runTogether(Self.readers + Self.writers) { index in
+                var random = TortureRandom(seed: seed &+ UInt64(index))
+                if index < Self.writers {
+                    for _ in 0..<opsPerWriter {
+                        let key = random.below(keys)
+                        let remove = random.chance(30)
+                        map.update(key) { _ in
+                            remove ? nil : generations.add(1, ordering: .relaxed).newValue * 1_024 + key
+                        }
+                        if remove { removals.add() } else { writes.add() }
+                    }
+                    writersLeft.subtract(1, ordering: .sequentiallyConsistent)
+                } else {
+                    var lastGeneration = [Int](repeating: 0, count: keys)
+                    var count = 0
+                    while writersLeft.load(ordering: .relaxed) > 0 || count < 100 {
+                        let key = random.below(keys)
+                        if let value = map.get(key) {
+                            if value % 1_024 != key { violations.record("key \(key): foreign value \(value)") }
+                            if value / 1_024 < lastGeneration[key] {
+                                violations.record("key \(key): generation went back \(lastGeneration[key]) -> \(value / 1_024)")
+                            }
+                            lastGeneration[key] = value / 1_024
+                        }
+                        if random.chance(5) {
+                            for (key, value) in map.snapshot() where value % 1_024 != key {
+                                violations.record("snapshot: key \(key): foreign value \(value)")
+                            }
+                        }
+                        count += 1
+                    }
+                    reads.add(count)
+                }
+            }
+            #expect(ok)
+            #expect(map.count == map.snapshot().count)
+            #expect(violations.count == 0, "\(violations.messages)")
+            Torture.report(
+                "rcu-flat-map",
+                seed: seed,
+                [
+                    "reads": reads.value, "writes": writes.value, "removals": removals.value,
+                    "violations": violations.count,
+                ]
+            )
+        }
     }
 }
