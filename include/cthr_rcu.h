@@ -281,19 +281,22 @@ int cthr_rcu_map_writer_unlock(cthr_rcu_map_t *map, uint64_t hash);
 // An open-addressing hash table of 64-bit keys to 64-bit values (integer keys; plain values such as integers or
 // doubles, as bits) for read-mostly data. A lookup hashes the key, then probes linearly: one control byte and, when
 // its 7-bit tag matches, one 16-byte slot, in two flat arrays; no pointer chase, no lock, no atomic
-// read-modify-write, so it is static inline below. Writers hold the map's writer lock (one futex lock per map,
-// error-checking); they publish a new key by writing its slot, then its control byte with release order; they
-// rewrite a present key's value in place with one atomic release store; a removed key's control byte becomes a
-// tombstone. Slots are never reused within one array: when used slots (live plus tombstones) would pass half the
-// capacity, the writer builds a new array (at least four slots per live key), publishes it, and frees the old one
-// after a grace period, so a reader never sees a slot change keys under it. In a read-only forked child (see
+// read-modify-write, so it is static inline below. A writer holds the writer lock of the key's stripe (64
+// error-checking futex locks chosen by hash), so writes of one key are serialised and writes of keys on different
+// stripes run in parallel. It rewrites a present key's value in place with one atomic release store; it adds a key
+// by claiming an EMPTY slot with a compare-exchange, writing the slot, then its control byte with release order; a
+// removed key's control byte becomes a tombstone. Slots are never reused within one array: when used slots (keys,
+// tombstones, claims) would pass half of them, a writer rebuilds: it stops the other writers at the door (each
+// raises a flag on its stripe while it changes the array), copies the live keys into a new array with at least four
+// slots per key, publishes it, and frees the old one after a grace period, so a reader never sees a slot change keys
+// under it. In a read-only forked child (see
 // cthr_rcu_writers_available) cthr_rcu_flat_create and every write return ENOTRECOVERABLE without changing anything.
 //
 // The structs are public only so that the lookup can be inlined; only the functions below may touch them.
 
 // Control byte of a slot never used in this array (probes stop here).
 #define CTHR_RCU_FLAT_EMPTY 0u
-// Control byte of a slot whose key was removed (probes go on past it).
+// Control byte of a slot whose key was removed (probes go on past it, as past a slot being filled, 2).
 #define CTHR_RCU_FLAT_DELETED 1u
 // Control bytes of used slots: this bit plus the top 7 bits of the key's hash.
 #define CTHR_RCU_FLAT_FULL 0x80u
@@ -312,7 +315,7 @@ typedef struct cthr_rcu_flat_array {
     cthr_rcu_flat_slot_t *slots;
 } cthr_rcu_flat_array_t;
 
-// The read-side part of a map: the current array (RCU-protected) and the seeds of its key hash. The writer's state
+// The read-side part of a map: the current array (RCU-protected) and the seeds of its key hash. The writers' state
 // follows it in memory, private to rcu_flat.c.
 typedef struct cthr_rcu_flat {
     cthr_rcu_flat_array_t *array;
@@ -344,7 +347,7 @@ static inline int cthr_rcu_flat_get(const cthr_rcu_flat_t *map, uint64_t key, ui
     uint64_t hash = cthr_rcu_flat_hash(map, key);
     uint8_t tag = (uint8_t)(CTHR_RCU_FLAT_FULL | (hash >> 57));
     uint64_t mask = array->mask;
-    // Terminates: writers keep at least half of the slots EMPTY.
+    // Terminates: writers keep at least a quarter of the slots EMPTY (half, unless memory ran out).
     for (uint64_t index = hash & mask;; index = (index + 1) & mask) {
         uint8_t control = __atomic_load_n(&array->control[index], __ATOMIC_ACQUIRE);
         if (control == tag && __atomic_load_n(&array->slots[index].key, __ATOMIC_RELAXED) == key) {
@@ -380,28 +383,30 @@ static inline int cthr_rcu_flat_slot_at(const cthr_rcu_flat_array_t *array, uint
 // The number of keys (exact when no writer runs; otherwise a value some writer order produced). 0 for NULL.
 long cthr_rcu_flat_count(const cthr_rcu_flat_t *map);
 
-// Takes the map's writer lock. Returns 0, EDEADLK if this thread holds it already, EINVAL for NULL, or
-// ENOTRECOVERABLE in a read-only forked child.
-int cthr_rcu_flat_lock(cthr_rcu_flat_t *map);
+// Takes the writer lock of `key`'s stripe (for a read-modify-write update of `key`). Returns 0, EDEADLK if this
+// thread holds that stripe already (through this key or another one on it), EINVAL for NULL, or ENOTRECOVERABLE in a
+// read-only forked child.
+int cthr_rcu_flat_lock(cthr_rcu_flat_t *map, uint64_t key);
 
-// Releases the map's writer lock. Returns 0, EPERM if this thread does not hold it, or EINVAL for NULL.
-int cthr_rcu_flat_unlock(cthr_rcu_flat_t *map);
+// Releases the writer lock of `key`'s stripe. Returns 0, EPERM if this thread does not hold it, or EINVAL for NULL.
+int cthr_rcu_flat_unlock(cthr_rcu_flat_t *map, uint64_t key);
 
-// Stores `value` for `key` (in place if present, else in a new slot, resizing first if needed), taking the writer
-// lock around it. Returns 0, EDEADLK if this thread holds the writer lock already (nothing changes), EINVAL for NULL,
-// ENOMEM (a resize failed and the array is too full to take the key; nothing changes), or ENOTRECOVERABLE.
+// Stores `value` for `key` (in place if present, else in a new slot, rebuilding first if needed), taking the key's
+// stripe lock around it. Returns 0, EDEADLK if this thread holds that stripe already (nothing changes), EINVAL for
+// NULL, ENOMEM (no new array could be made and the array is too full to take the key; nothing changes), or
+// ENOTRECOVERABLE.
 int cthr_rcu_flat_set(cthr_rcu_flat_t *map, uint64_t key, uint64_t value);
 
-// Removes `key`, taking the writer lock around it; stores its last value in *old when `old` is not NULL. Returns 0,
-// ENOENT (absent), EDEADLK (this thread holds the writer lock already), EINVAL for NULL, or ENOTRECOVERABLE.
+// Removes `key`, taking its stripe lock around it; stores its last value in *old when `old` is not NULL. Returns 0,
+// ENOENT (absent), EDEADLK (this thread holds that stripe already), EINVAL for NULL, or ENOTRECOVERABLE.
 int cthr_rcu_flat_remove(cthr_rcu_flat_t *map, uint64_t key, uint64_t *old);
 
-// cthr_rcu_flat_set for a caller that holds the writer lock (for read-modify-write updates). Returns 0, EPERM if it
-// does not hold it (nothing changes), EINVAL for NULL, or ENOMEM.
+// cthr_rcu_flat_set for a caller that holds `key`'s stripe lock. Returns 0, EPERM if it does not hold it (nothing
+// changes), EINVAL for NULL, or ENOMEM.
 int cthr_rcu_flat_set_locked(cthr_rcu_flat_t *map, uint64_t key, uint64_t value);
 
-// cthr_rcu_flat_remove for a caller that holds the writer lock. Returns 0, ENOENT, EPERM (it does not hold it), or
-// EINVAL for NULL.
+// cthr_rcu_flat_remove for a caller that holds `key`'s stripe lock. Returns 0, ENOENT, EPERM (it does not hold it),
+// or EINVAL for NULL.
 int cthr_rcu_flat_remove_locked(cthr_rcu_flat_t *map, uint64_t key, uint64_t *old);
 
 #ifdef __cplusplus

@@ -11,6 +11,7 @@
 
 #include "cthr_lock.h"
 #include "cthr_rcu.h"
+#include "cthr_thread.h"
 
 // The largest initial capacity cthr_rcu_flat_create accepts, as for cthr_rcu_map_create (two slots per key: 2^30).
 #define FLAT_CAPACITY_MAX (1ul << 29)
@@ -23,15 +24,30 @@ struct flat_array {
     struct rcu_head rcu;
 };
 
-// The map: the read-side part on its own cache line (written only when an array is replaced), then the writer's.
+// Control byte of a slot a writer has claimed for a new key but not yet filled (probes go on past it).
+#define FLAT_BUSY 2u
+#define FLAT_STRIPES 64u
+
+// A writer lock and the flag its holder raises while it changes the current array (see `enter`).
+struct flat_stripe {
+    _Alignas(64) cthr_lock_t lock;
+    uint32_t active;
+};
+
+// The map: the read-side part on its own cache line (written only when an array is replaced), the rebuild state on
+// another (read by every write, written by rebuilds), the counters on a third, then the stripes.
 struct flat_map {
     cthr_rcu_flat_t head;
-    _Alignas(64) cthr_lock_t lock;
-    // Slots of the current array that are not EMPTY (keys plus tombstones). Guarded by `lock`.
-    uint64_t used;
-    // Live keys. Written under `lock`, read anywhere (relaxed).
+    // 1 while a rebuild copies the array: writers stay out of it (see `enter`).
+    _Alignas(64) uint32_t rebuilding;
+    // Serialises rebuilds.
+    cthr_lock_t rebuild_lock;
+    // Slots of the current array that are not EMPTY (keys, tombstones, claims), reserved before each claim.
+    _Alignas(64) uint64_t used;
+    // Live keys.
     long count;
     struct rcu_head rcu;
+    struct flat_stripe stripes[FLAT_STRIPES];
 };
 
 _Static_assert(offsetof(struct flat_map, head) == 0, "the public part comes first");
@@ -64,11 +80,12 @@ static struct flat_array *array_new(uint64_t slots) {
 }
 
 // Probes `array` for `key`: returns 1 and its slot in *index when present, else 0 and the first EMPTY slot of its
-// probe run (where an insertion goes: tombstones are never reused, see the header) in *index. Writer lock held.
+// probe run (where an insertion starts looking for a slot to claim: tombstones are never reused) in *index. The
+// caller holds the key's stripe, so no other writer adds or removes `key` meanwhile.
 static int probe(const cthr_rcu_flat_array_t *array, uint64_t key, uint64_t hash, uint64_t *index) {
     uint8_t tag = tag_of(hash);
     for (uint64_t at = hash & array->mask;; at = (at + 1) & array->mask) {
-        uint8_t control = __atomic_load_n(&array->control[at], __ATOMIC_RELAXED);
+        uint8_t control = __atomic_load_n(&array->control[at], __ATOMIC_ACQUIRE);
         if (control == tag && __atomic_load_n(&array->slots[at].key, __ATOMIC_RELAXED) == key) {
             *index = at;
             return 1;
@@ -95,32 +112,81 @@ static void array_reclaim(struct rcu_head *head) {
     CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
 }
 
-// Copies the live keys into a new array with four slots per key, publishes it and retires the old one. Writer lock
-// held. Returns 0 or ENOMEM (nothing changes).
-static int rehash(struct flat_map *map) {
-    const cthr_rcu_flat_array_t *old = map->head.array;
-    long count = __atomic_load_n(&map->count, __ATOMIC_RELAXED);
-    struct flat_array *fresh = array_new(slots_for((uint64_t)count + 1, 4));
-    if (fresh == NULL) return ENOMEM;
-    for (uint64_t at = 0; at <= old->mask; at++) {
-        if (!(__atomic_load_n(&old->control[at], __ATOMIC_RELAXED) & CTHR_RCU_FLAT_FULL)) continue;
-        uint64_t key = __atomic_load_n(&old->slots[at].key, __ATOMIC_RELAXED);
-        uint64_t value = __atomic_load_n(&old->slots[at].value, __ATOMIC_RELAXED);
-        uint64_t hash = cthr_rcu_flat_hash(&map->head, key);
-        uint64_t index;
-        (void)probe(&fresh->head, key, hash, &index);
-        publish(&fresh->head, index, key, value, hash);
-    }
-    __atomic_store_n(&map->head.array, &fresh->head, __ATOMIC_RELEASE);
-    map->used = (uint64_t)count;
-    struct flat_array *retired = caa_container_of(old, struct flat_array, head);
-    CTHR_TSAN_RELEASE(retired);
-    (void)cthr_rcu_ensure_registered_inline();
-    urcu_memb_call_rcu(&retired->rcu, array_reclaim);
-    return 0;
+static inline struct flat_stripe *stripe_of(struct flat_map *map, uint64_t hash) {
+    return &map->stripes[(hash >> 40) & (FLAT_STRIPES - 1)];
 }
 
-static inline int holds_lock(struct flat_map *map) { return cthr_lock_owner(&map->lock) == cthr_lock_self(); }
+// Raises the stripe's `active` flag outside any rebuild and returns the current array, which no rebuild replaces
+// until `leave`. The pairing with `rebuild` is Dekker's: a writer stores `active` and then loads `rebuilding`, a
+// rebuilder stores `rebuilding` and then loads every `active`, all sequentially consistent, so either the writer
+// sees the rebuild and waits for its end, or the rebuilder sees the writer and waits for it to leave.
+static const cthr_rcu_flat_array_t *enter(struct flat_map *map, struct flat_stripe *stripe) {
+    for (;;) {
+        __atomic_store_n(&stripe->active, 1, __ATOMIC_SEQ_CST);
+        if (!__atomic_load_n(&map->rebuilding, __ATOMIC_SEQ_CST)) {
+            return __atomic_load_n(&map->head.array, __ATOMIC_ACQUIRE);
+        }
+        __atomic_store_n(&stripe->active, 0, __ATOMIC_RELEASE);
+        while (__atomic_load_n(&map->rebuilding, __ATOMIC_ACQUIRE)) (void)cthr_thread_yield();
+    }
+}
+
+static inline void leave(struct flat_stripe *stripe) { __atomic_store_n(&stripe->active, 0, __ATOMIC_RELEASE); }
+
+static inline void lock_plain(cthr_lock_t *lock) {
+    if (!cthr_lock_fast_lock(lock)) (void)cthr_lock_lock_slow(lock, UINT64_MAX);
+}
+
+static inline void unlock_plain(cthr_lock_t *lock) {
+    if (!cthr_lock_fast_unlock(lock)) (void)cthr_lock_unlock_slow(lock);
+}
+
+// Replaces `seen` (unless another rebuild already did) with a new array holding the live keys, four slots per key,
+// and retires it. Called by a writer that may hold a stripe but is not inside `enter`. Returns 0, or ENOMEM when no
+// new array could be made, or none would help (at the size limit with no tombstone); nothing changes then.
+static int rebuild(struct flat_map *map, const cthr_rcu_flat_array_t *seen) {
+    lock_plain(&map->rebuild_lock);
+    const cthr_rcu_flat_array_t *old = __atomic_load_n(&map->head.array, __ATOMIC_RELAXED);
+    struct flat_array *retired = NULL;
+    int rc = 0;
+    if (old == seen) {
+        __atomic_store_n(&map->rebuilding, 1, __ATOMIC_SEQ_CST);
+        for (unsigned i = 0; i < FLAT_STRIPES; i++) {
+            while (__atomic_load_n(&map->stripes[i].active, __ATOMIC_SEQ_CST)) (void)cthr_thread_yield();
+        }
+        // No writer is inside the array: no claim is half done, and the counters are exact.
+        long count = __atomic_load_n(&map->count, __ATOMIC_RELAXED);
+        uint64_t used = __atomic_load_n(&map->used, __ATOMIC_RELAXED);
+        struct flat_array *fresh = NULL;
+        if (old->mask + 1 < FLAT_SLOTS_MAX || used > (uint64_t)count) {
+            fresh = array_new(slots_for((uint64_t)count + 1, 4));
+        }
+        if (fresh == NULL) {
+            rc = ENOMEM;
+        } else {
+            for (uint64_t at = 0; at <= old->mask; at++) {
+                if (!(__atomic_load_n(&old->control[at], __ATOMIC_RELAXED) & CTHR_RCU_FLAT_FULL)) continue;
+                uint64_t key = __atomic_load_n(&old->slots[at].key, __ATOMIC_RELAXED);
+                uint64_t value = __atomic_load_n(&old->slots[at].value, __ATOMIC_RELAXED);
+                uint64_t hash = cthr_rcu_flat_hash(&map->head, key);
+                uint64_t index;
+                (void)probe(&fresh->head, key, hash, &index);
+                publish(&fresh->head, index, key, value, hash);
+            }
+            __atomic_store_n(&map->head.array, &fresh->head, __ATOMIC_RELEASE);
+            __atomic_store_n(&map->used, (uint64_t)count, __ATOMIC_RELAXED);
+            retired = caa_container_of(old, struct flat_array, head);
+        }
+        __atomic_store_n(&map->rebuilding, 0, __ATOMIC_RELEASE);
+    }
+    unlock_plain(&map->rebuild_lock);
+    if (retired != NULL) {
+        CTHR_TSAN_RELEASE(retired);
+        (void)cthr_rcu_ensure_registered_inline();
+        urcu_memb_call_rcu(&retired->rcu, array_reclaim);
+    }
+    return rc;
+}
 
 int cthr_rcu_flat_create(size_t initial_capacity, uint64_t seed, uint64_t multiplier, cthr_rcu_flat_t **out) {
     if (out == NULL || initial_capacity > FLAT_CAPACITY_MAX) return EINVAL;
@@ -135,9 +201,14 @@ int cthr_rcu_flat_create(size_t initial_capacity, uint64_t seed, uint64_t multip
     map->head.array = &array->head;
     map->head.seed = seed;
     map->head.multiplier = multiplier | 1;
-    (void)cthr_lock_init(&map->lock);
+    map->rebuilding = 0;
+    (void)cthr_lock_init(&map->rebuild_lock);
     map->used = 0;
     map->count = 0;
+    for (unsigned i = 0; i < FLAT_STRIPES; i++) {
+        (void)cthr_lock_init(&map->stripes[i].lock);
+        map->stripes[i].active = 0;
+    }
     *out = &map->head;
     return 0;
 }
@@ -166,84 +237,124 @@ long cthr_rcu_flat_count(const cthr_rcu_flat_t *map) {
     return __atomic_load_n(&((const struct flat_map *)map)->count, __ATOMIC_RELAXED);
 }
 
-int cthr_rcu_flat_lock(cthr_rcu_flat_t *map) {
+// The stripe of `key`; its hash goes to *hash.
+static inline struct flat_stripe *key_stripe(struct flat_map *map, uint64_t key, uint64_t *hash) {
+    *hash = cthr_rcu_flat_hash(&map->head, key);
+    return stripe_of(map, *hash);
+}
+
+int cthr_rcu_flat_lock(cthr_rcu_flat_t *map, uint64_t key) {
     if (map == NULL) return EINVAL;
     CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
-    struct flat_map *flat = impl(map);
-    if (cthr_lock_fast_lock(&flat->lock)) return 0;
-    return cthr_lock_lock_slow(&flat->lock, UINT64_MAX);
+    uint64_t hash;
+    struct flat_stripe *stripe = key_stripe(impl(map), key, &hash);
+    if (cthr_lock_fast_lock(&stripe->lock)) return 0;
+    return cthr_lock_lock_slow(&stripe->lock, UINT64_MAX);
 }
 
-int cthr_rcu_flat_unlock(cthr_rcu_flat_t *map) {
+int cthr_rcu_flat_unlock(cthr_rcu_flat_t *map, uint64_t key) {
     if (map == NULL) return EINVAL;
-    struct flat_map *flat = impl(map);
-    if (cthr_lock_fast_unlock(&flat->lock)) return 0;
-    return cthr_lock_unlock_slow(&flat->lock);
+    uint64_t hash;
+    struct flat_stripe *stripe = key_stripe(impl(map), key, &hash);
+    if (cthr_lock_fast_unlock(&stripe->lock)) return 0;
+    return cthr_lock_unlock_slow(&stripe->lock);
 }
 
-// The body of cthr_rcu_flat_set_locked, for a caller known to hold the lock.
-static int set_held(struct flat_map *map, uint64_t key, uint64_t value) {
-    const cthr_rcu_flat_array_t *array = map->head.array;
-    uint64_t hash = cthr_rcu_flat_hash(&map->head, key);
-    uint64_t index;
-    if (probe(array, key, hash, &index)) {
-        __atomic_store_n(&array->slots[index].value, value, __ATOMIC_RELEASE);
+// Reserves a slot for a claim unless that would make more than `limit` slots used. Returns whether it did.
+static int reserve(struct flat_map *map, uint64_t limit) {
+    if (__atomic_add_fetch(&map->used, 1, __ATOMIC_RELAXED) <= limit) return 1;
+    __atomic_sub_fetch(&map->used, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+// cthr_rcu_flat_set for a caller holding `stripe`, the stripe of `key` (whose hash is `hash`).
+static int set_held(struct flat_map *map, struct flat_stripe *stripe, uint64_t key, uint64_t hash, uint64_t value) {
+    int out_of_memory = 0;
+    for (;;) {
+        const cthr_rcu_flat_array_t *array = enter(map, stripe);
+        uint64_t index;
+        if (probe(array, key, hash, &index)) {
+            __atomic_store_n(&array->slots[index].value, value, __ATOMIC_RELEASE);
+            leave(stripe);
+            return 0;
+        }
+        // A new key: reserve a slot while at most half of them are used (three quarters once a rebuild failed, so
+        // that probes still end soon at an EMPTY slot); past that, rebuild first.
+        uint64_t slots = array->mask + 1;
+        if (!reserve(map, out_of_memory ? slots / 4 * 3 : slots / 2)) {
+            leave(stripe);
+            if (out_of_memory) return ENOMEM;
+            if (rebuild(map, array) == ENOMEM) out_of_memory = 1;
+            continue;
+        }
+        // Claim the first EMPTY slot from the end of the key's probe run (a writer of another key may claim one
+        // first; the reservation guarantees one is left).
+        for (;; index = (index + 1) & array->mask) {
+            uint8_t expected = CTHR_RCU_FLAT_EMPTY;
+            if (__atomic_load_n(&array->control[index], __ATOMIC_RELAXED) == CTHR_RCU_FLAT_EMPTY &&
+                __atomic_compare_exchange_n(&array->control[index], &expected, FLAT_BUSY, 0, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED)) {
+                break;
+            }
+        }
+        publish(array, index, key, value, hash);
+        __atomic_add_fetch(&map->count, 1, __ATOMIC_RELAXED);
+        leave(stripe);
         return 0;
     }
-    uint64_t slots = array->mask + 1;
-    if (map->used + 1 > slots / 2) {
-        // Over half full: move to a new array, unless it could be no larger and there is no tombstone to drop. If
-        // that is impossible or fails, the key still goes in while a quarter of the slots stays EMPTY, so probes
-        // always end.
-        long count = __atomic_load_n(&map->count, __ATOMIC_RELAXED);
-        if ((slots < FLAT_SLOTS_MAX || map->used > (uint64_t)count) && rehash(map) == 0) {
-            array = map->head.array;
-            slots = array->mask + 1;
-            (void)probe(array, key, hash, &index);
-        }
-        if (map->used + 1 > slots / 4 * 3) return ENOMEM;
-    }
-    publish(array, index, key, value, hash);
-    map->used += 1;
-    __atomic_store_n(&map->count, __atomic_load_n(&map->count, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
-    return 0;
 }
 
-// The body of cthr_rcu_flat_remove_locked, for a caller known to hold the lock.
-static int remove_held(struct flat_map *map, uint64_t key, uint64_t *old) {
-    const cthr_rcu_flat_array_t *array = map->head.array;
+// cthr_rcu_flat_remove for a caller holding `stripe`, the stripe of `key` (whose hash is `hash`).
+static int remove_held(struct flat_map *map, struct flat_stripe *stripe, uint64_t key, uint64_t hash, uint64_t *old) {
+    const cthr_rcu_flat_array_t *array = enter(map, stripe);
     uint64_t index;
-    if (!probe(array, key, cthr_rcu_flat_hash(&map->head, key), &index)) return ENOENT;
-    if (old != NULL) *old = __atomic_load_n(&array->slots[index].value, __ATOMIC_RELAXED);
-    __atomic_store_n(&array->control[index], CTHR_RCU_FLAT_DELETED, __ATOMIC_RELEASE);
-    __atomic_store_n(&map->count, __atomic_load_n(&map->count, __ATOMIC_RELAXED) - 1, __ATOMIC_RELAXED);
-    return 0;
+    int rc = ENOENT;
+    if (probe(array, key, hash, &index)) {
+        if (old != NULL) *old = __atomic_load_n(&array->slots[index].value, __ATOMIC_RELAXED);
+        __atomic_store_n(&array->control[index], CTHR_RCU_FLAT_DELETED, __ATOMIC_RELEASE);
+        __atomic_sub_fetch(&map->count, 1, __ATOMIC_RELAXED);
+        rc = 0;
+    }
+    leave(stripe);
+    return rc;
+}
+
+// The stripe of `key` if the calling thread holds it, else NULL; the key's hash goes to *hash.
+static struct flat_stripe *held_stripe(struct flat_map *map, uint64_t key, uint64_t *hash) {
+    struct flat_stripe *stripe = key_stripe(map, key, hash);
+    return cthr_lock_owner(&stripe->lock) == cthr_lock_self() ? stripe : NULL;
 }
 
 int cthr_rcu_flat_set_locked(cthr_rcu_flat_t *map, uint64_t key, uint64_t value) {
     if (map == NULL) return EINVAL;
-    if (!holds_lock(impl(map))) return EPERM;
-    return set_held(impl(map), key, value);
+    uint64_t hash;
+    struct flat_stripe *stripe = held_stripe(impl(map), key, &hash);
+    return stripe == NULL ? EPERM : set_held(impl(map), stripe, key, hash, value);
 }
 
 int cthr_rcu_flat_remove_locked(cthr_rcu_flat_t *map, uint64_t key, uint64_t *old) {
     if (map == NULL) return EINVAL;
-    if (!holds_lock(impl(map))) return EPERM;
-    return remove_held(impl(map), key, old);
+    uint64_t hash;
+    struct flat_stripe *stripe = held_stripe(impl(map), key, &hash);
+    return stripe == NULL ? EPERM : remove_held(impl(map), stripe, key, hash, old);
 }
 
 int cthr_rcu_flat_set(cthr_rcu_flat_t *map, uint64_t key, uint64_t value) {
-    int rc = cthr_rcu_flat_lock(map);
+    int rc = cthr_rcu_flat_lock(map, key);
     if (rc != 0) return rc;
-    rc = set_held(impl(map), key, value);
-    (void)cthr_rcu_flat_unlock(map);
+    uint64_t hash;
+    struct flat_stripe *stripe = key_stripe(impl(map), key, &hash);
+    rc = set_held(impl(map), stripe, key, hash, value);
+    unlock_plain(&stripe->lock);
     return rc;
 }
 
 int cthr_rcu_flat_remove(cthr_rcu_flat_t *map, uint64_t key, uint64_t *old) {
-    int rc = cthr_rcu_flat_lock(map);
+    int rc = cthr_rcu_flat_lock(map, key);
     if (rc != 0) return rc;
-    rc = remove_held(impl(map), key, old);
-    (void)cthr_rcu_flat_unlock(map);
+    uint64_t hash;
+    struct flat_stripe *stripe = key_stripe(impl(map), key, &hash);
+    rc = remove_held(impl(map), stripe, key, hash, old);
+    unlock_plain(&stripe->lock);
     return rc;
 }

@@ -71,8 +71,8 @@ private func barrierWithDeadline() {
         #expect(cthr_rcu_flat_capacity(nil) == 0)
         #expect(cthr_rcu_flat_slot_at(nil, 0, &key, &value) == 0)
         #expect(cthr_rcu_flat_count(nil) == 0)
-        #expect(cthr_rcu_flat_lock(nil) == EINVAL)
-        #expect(cthr_rcu_flat_unlock(nil) == EINVAL)
+        #expect(cthr_rcu_flat_lock(nil, 1) == EINVAL)
+        #expect(cthr_rcu_flat_unlock(nil, 1) == EINVAL)
         #expect(cthr_rcu_flat_set(nil, 1, 1) == EINVAL)
         #expect(cthr_rcu_flat_remove(nil, 1, &value) == EINVAL)
         #expect(cthr_rcu_flat_set_locked(nil, 1, 1) == EINVAL)
@@ -171,35 +171,108 @@ private func barrierWithDeadline() {
         #expect(cthr_rcu_flat_destroy(map) == 0)
     }
 
-    @Test func writerLockIsErrorChecked() {
+    @Test func writerLocksAreStripedAndErrorChecked() {
         withFlatMap { map in
-            #expect(cthr_rcu_flat_unlock(map) == EPERM)
+            func stripe(_ key: UInt64) -> UInt64 { (cthr_rcu_flat_hash(map, key) >> 40) & 63 }
+            let sameStripe = (2..<UInt64(100_000)).first { stripe($0) == stripe(1) }!
+            let otherStripe = (2..<UInt64(100_000)).first { stripe($0) != stripe(1) }!
+            #expect(cthr_rcu_flat_unlock(map, 1) == EPERM)
             #expect(cthr_rcu_flat_set_locked(map, 1, 1) == EPERM)
             #expect(cthr_rcu_flat_remove_locked(map, 1, nil) == EPERM)
-            #expect(cthr_rcu_flat_lock(map) == 0)
-            #expect(cthr_rcu_flat_lock(map) == EDEADLK)
+            #expect(cthr_rcu_flat_lock(map, 1) == 0)
+            #expect(cthr_rcu_flat_lock(map, 1) == EDEADLK)
+            #expect(cthr_rcu_flat_lock(map, sameStripe) == EDEADLK)
             #expect(cthr_rcu_flat_set(map, 1, 1) == EDEADLK)
+            #expect(cthr_rcu_flat_set(map, sameStripe, 1) == EDEADLK)
             #expect(cthr_rcu_flat_remove(map, 1, nil) == EDEADLK)
             #expect(lookup(map, 1) == nil)
             #expect(cthr_rcu_flat_set_locked(map, 1, 5) == 0)
+            #expect(cthr_rcu_flat_set_locked(map, sameStripe, 6) == 0)
+            #expect(cthr_rcu_flat_set_locked(map, otherStripe, 7) == EPERM)
             #expect(lookup(map, 1) == 5)
             var old: UInt64 = 0
             #expect(cthr_rcu_flat_remove_locked(map, 1, &old) == 0)
             #expect(old == 5)
             #expect(cthr_rcu_flat_remove_locked(map, 1, &old) == ENOENT)
-            // Another thread's write waits for the lock.
+            // Another thread writes a key on another stripe at once; a key on the held stripe waits for the unlock.
             let address = UInt(bitPattern: map)
-            let wrote = Event()
+            let wroteOther = Event()
+            let wroteSame = Event()
             let writer = spawnVoid {
-                _ = cthr_rcu_flat_set(UnsafeMutablePointer(bitPattern: address), 2, 20)
-                wrote.signal()
+                let map = UnsafeMutablePointer<cthr_rcu_flat_t>(bitPattern: address)
+                _ = cthr_rcu_flat_set(map, otherStripe, 70)
+                wroteOther.signal()
+                _ = cthr_rcu_flat_set(map, 1, 20)
+                wroteSame.signal()
             }
-            #expect(!wrote.wait(timeoutNs: 50_000_000))
-            #expect(cthr_rcu_flat_unlock(map) == 0)
-            #expect(wrote.wait())
+            #expect(wroteOther.wait())
+            #expect(lookup(map, otherStripe) == 70)
+            #expect(!wroteSame.wait(timeoutNs: 50_000_000))
+            #expect(cthr_rcu_flat_unlock(map, 1) == 0)
+            #expect(wroteSame.wait())
             #expect(writer?.joined() == true)
-            #expect(lookup(map, 2) == 20)
-            #expect(cthr_rcu_flat_unlock(map) == EPERM)
+            #expect(lookup(map, 1) == 20)
+            #expect(lookup(map, sameStripe) == 6)
+            #expect(cthr_rcu_flat_unlock(map, 1) == EPERM)
+            #expect(cthr_rcu_flat_count(map) == 3)
+        }
+    }
+
+    /// Writers adding, rewriting and removing distinct keys at once (racing for the same EMPTY slots, and rebuilding
+    /// from 16 slots up while the others write) lose nothing, and readers meanwhile see only values written for the
+    /// key they asked for.
+    @Test func concurrentWritersOfDistinctKeysLoseNothing() {
+        withFlatMap { map in
+            let address = UInt(bitPattern: map)
+            let writers = 3
+            let keysPerWriter = UInt64(3_000)
+            let gate = StartGate()
+            let wrong = Atomic<Int>(0)
+            let writersLeft = Atomic<Int>(writers)
+            let writerThreads = (0..<writers).map { writer in
+                spawnVoid {
+                    let map = UnsafeMutablePointer<cthr_rcu_flat_t>(bitPattern: address)!
+                    _ = gate.arriveAndWait()
+                    let base = UInt64(writer) << 32
+                    for index in 0..<keysPerWriter {
+                        let key = base + index
+                        if cthr_rcu_flat_set(map, key, key &* 3) != 0 { wrong.add(1, ordering: .relaxed) }
+                        // Every third key is removed again and every fifth rewritten, behind the newest keys.
+                        if index >= 8 && index % 3 == 0 && cthr_rcu_flat_remove(map, key - 8, nil) != 0 {
+                            wrong.add(1, ordering: .relaxed)
+                        }
+                        if index >= 4 && index % 5 == 0 { _ = cthr_rcu_flat_set(map, key - 4, (key - 4) &* 3) }
+                    }
+                    writersLeft.subtract(1, ordering: .sequentiallyConsistent)
+                }
+            }
+            let reader = spawnVoid {
+                let map = UnsafeMutablePointer<cthr_rcu_flat_t>(bitPattern: address)!
+                _ = gate.arriveAndWait()
+                var index = UInt64(0)
+                while writersLeft.load(ordering: .sequentiallyConsistent) > 0 {
+                    index = (index &+ 7_919) % keysPerWriter
+                    let key = (UInt64(index % UInt64(writers)) << 32) + index
+                    cthr_rcu_read_lock()
+                    var value: UInt64 = 0
+                    if cthr_rcu_flat_get(map, key, &value) != 0 && value != key &* 3 { wrong.add(1, ordering: .relaxed) }
+                    cthr_rcu_read_unlock()
+                }
+            }
+            #expect(gate.release(writers + 1))
+            for thread in writerThreads { #expect(thread?.joined(timeoutNs: 60_000_000_000) == true) }
+            #expect(reader?.joined() == true)
+            #expect(wrong.load(ordering: .relaxed) == 0)
+            var expected: [UInt64: UInt64] = [:]
+            for writer in 0..<UInt64(writers) {
+                for index in 0..<keysPerWriter {
+                    let removed = index + 8 < keysPerWriter && (index + 8) % 3 == 0 && index + 8 >= 8
+                    if !removed { expected[(writer << 32) + index] = ((writer << 32) + index) &* 3 }
+                }
+            }
+            #expect(contents(map).entries == expected)
+            #expect(cthr_rcu_flat_count(map) == expected.count)
+            barrierWithDeadline()
         }
     }
 

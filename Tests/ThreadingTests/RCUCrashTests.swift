@@ -58,11 +58,11 @@ import Threading
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let map = RCUMap<Int, Int>()
             map.update(1) { old in
-                map.set(5, forKey: 2)
+                map.set(5, forKey: 1)
                 return (old ?? 0) + 1
             }
         }
-        #expect(Self.stderr(result).contains("RCUMap.set: the map's writer lock is already held by this thread"))
+        #expect(Self.stderr(result).contains("RCUMap.set: the key's writer lock is already held by this thread"))
         #expect(Self.stderr(result).contains("an update transform must not write to the same map"))
     }
 }

@@ -16,10 +16,9 @@ import CThreading
 /// **Integer keys with such values** (`RCUMap<Int, Int>`, `RCUMap<UInt32, Double>`...; any fixed-width integer
 /// key) use a flat table instead (`cthr_rcu_flat`): open addressing over two arrays, control bytes and key-value
 /// slots, so a lookup reads one byte and one slot instead of following the hash chain's pointers, inlined into the
-/// caller. Such a map has one writer lock instead of 64 stripes; new keys fill fresh slots and removed keys leave
-/// tombstones, and when half of the slots are used a writer copies the live keys into a new array, published like
-/// any RCU pointer, the old array freed after a grace period. ``usesFlatTable`` tells which table a map uses; the
-/// API and its guarantees are the same.
+/// caller. New keys fill fresh slots and removed keys leave tombstones; when half of the slots are used a writer
+/// copies the live keys into a new array, published like any RCU pointer, the old array freed after a grace period.
+/// ``usesFlatTable`` tells which table a map uses; the API and its guarantees are the same.
 ///
 /// ```swift
 /// let cache = RCUMap<String, Int>()
@@ -31,8 +30,7 @@ import CThreading
 /// **Writers.** Every write (``set(_:forKey:)``, ``remove(_:)``, ``update(_:_:)``) takes the writer lock of the
 /// key's stripe (64 error-checking mutexes chosen by hash), so writes to one key are serialised and
 /// ``update(_:_:)`` is atomic per key (its transform sees the latest value and runs exactly once), while writes to
-/// keys on different stripes proceed in parallel. A flat-table map has a single error-checking writer lock instead,
-/// which serialises all of its writes. Readers never take these locks.
+/// keys on different stripes proceed in parallel. Readers never take these locks.
 ///
 /// **Iteration** (`for (key, value) in map`, ``snapshot()``) copies the entries in one read section; see
 /// ``snapshot()`` for exactly what it guarantees.
@@ -401,14 +399,14 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
 
     // MARK: Internals
 
-    /// ``update(_:_:)`` on the flat table: the map's writer lock is held across the read, `transform` and the write.
+    /// ``update(_:_:)`` on the flat table: the key's stripe lock is held across the read, `transform` and the write.
     @inlinable
     func updateFlat(_ key: Key, _ transform: (Value?) throws -> Value?) rethrows -> Value? {
         let flat = self.flat.unsafelyUnwrapped
-        let code = cthr_rcu_flat_lock(flat)
+        let code = cthr_rcu_flat_lock(flat, Self.keyBits(key))
         if code != 0 { flatFailure(code, "update") }
         defer {
-            let code = cthr_rcu_flat_unlock(flat)
+            let code = cthr_rcu_flat_unlock(flat, Self.keyBits(key))
             if code != 0 { flatFailure(code, "update") }
         }
         let old = get(key)
@@ -429,7 +427,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         rcuRefuseInReadOnlyChild(code, "RCUMap.\(operation)")
         if code == EDEADLK {
             threadingFatal(
-                "RCUMap.\(operation): the map's writer lock is already held by this thread "
+                "RCUMap.\(operation): the key's writer lock is already held by this thread "
                     + "(cthr_rcu_flat_lock returned EDEADLK); an update transform must not write to the same map"
             )
         }
