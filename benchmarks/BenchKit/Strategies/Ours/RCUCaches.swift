@@ -32,14 +32,15 @@ public final class RCUValueCache: CacheStrategy, Sendable {
     public func quiesce() { RCU.barrier() }
 }
 
-/// Ours: the cache as an `RCUMap<Int, Int>` (liburcu's lock-free hash table): lock-free reads and per-key writes.
+/// Ours: the cache as an `RCUMap<Int, Int>` (integer keys and values: the flat RCU table): lock-free reads and
+/// per-key writes.
 ///
 /// `Sendable`: the only state is the `RCUMap`, which is `Sendable`.
 public final class RCUMapCache: CacheStrategy, Sendable {
     public static let name = "RCUMap"
     public static let id = "rcumap"
     public static let kind = StrategyKind.ours
-    public static let summary = "Threading RCUMap<Int, Int> (lock-free hash table): RCU reads, per-key writes"
+    public static let summary = "Threading RCUMap<Int, Int> (flat RCU table): RCU reads, per-key writes"
 
     private let map: RCUMap<Int, Int>
 
