@@ -27,7 +27,7 @@ struct EngineThreadState {
     /// 0 = waiting, 1 = granted. Other threads grant with `store(1)` + wake.
     let parker: EngineWord
     /// A started item of a concurrent queue handed to this thread while it waits in that queue (parker state 3).
-    var helpItem: (core: ConcurrentCore, item: QueueItem, barrier: Bool)?
+    var helpItem: (core: ConcurrentCore, claim: EngineClaim, barrier: Bool)?
     /// The pool worker running on this thread, or nil.
     var worker: Unmanaged<EngineWorker>?
     /// Whether this is the process's main thread (or the thread tests designated as such).
@@ -179,9 +179,9 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
     /// it saw 2. A concurrent queue may offer a waiting thread an item queued *ahead of* it (state 3, see
     /// `ConcurrentCore.offerHelp`): the waiter would wait for that item anyway, so running it itself saves a pool
     /// hop; it then keeps waiting.
-    func waitGranted() {
+    func waitGranted(pauseSpins: Int = 0) {
         let parker = pointee.parker
-        for round in 0..<engineSpinRounds {
+        for round in 0..<(engineSpinRounds + pauseSpins) {
             let state = parker.load()
             if state == 1 { return }
             if state == 4 {
@@ -192,7 +192,7 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
                 help()
                 continue
             }
-            if round >= 4 { _ = cthr_thread_yield() }
+            if round >= pauseSpins + 4 { _ = cthr_thread_yield() } else { cthr_cpu_relax() }
         }
         Engine.willBlock(self)
         while true {
@@ -219,14 +219,14 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
         let offered = pointee.helpItem!
         pointee.helpItem = nil
         _ = pointee.parker.compareExchange(3, 0)
-        offered.core.runStarted(offered.item, barrier: offered.barrier, self)
+        if let item = offered.claim.claim() { offered.core.runStarted(item, barrier: offered.barrier, self) }
     }
 
     /// Granted while an offered item was pending (state 4): runs it unless `help()` already took it.
     private func helpGranted() {
         if let offered = pointee.helpItem {
             pointee.helpItem = nil
-            offered.core.runStarted(offered.item, barrier: offered.barrier, self)
+            if let item = offered.claim.claim() { offered.core.runStarted(item, barrier: offered.barrier, self) }
         }
     }
 
@@ -258,7 +258,10 @@ func engineGrant(_ waiter: EngineContext) {
 
 /// Offers `waiter` (waiting in a queue behind `item`) to run `item`; false if it is not waiting now.
 /// Called under the queue's lock, which also guards the waiter's presence in the queue.
-func engineOfferHelp(_ waiter: EngineContext, _ offer: (core: ConcurrentCore, item: QueueItem, barrier: Bool)) -> Bool {
+func engineOfferHelp(
+    _ waiter: EngineContext,
+    _ offer: (core: ConcurrentCore, claim: EngineClaim, barrier: Bool)
+) -> Bool {
     let parker = waiter.pointee.parker
     while true {
         let state = parker.load()
