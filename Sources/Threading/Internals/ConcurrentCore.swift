@@ -28,13 +28,6 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         unsafeAddress { UnsafePointer(pendingStorage) }
         unsafeMutableAddress { pendingStorage }
     }
-    /// `sync` callers waiting in `items`. Guarded by `lock`.
-    private let waiterCountStorage = UnsafeMutablePointer<Int>.allocate(capacity: 1)
-    private var waiterCount: Int {
-        unsafeAddress { UnsafePointer(waiterCountStorage) }
-        unsafeMutableAddress { waiterCountStorage }
-    }
-    static let pauseSpins = 40
     /// A barrier that owns the queue but waits for striped readers to leave. Guarded by `lock`.
     private let drainingStorage = UnsafeMutablePointer<QueueItem?>.allocate(capacity: 1)
     private var drainingItem: QueueItem? {
@@ -53,7 +46,6 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         self.width = UInt32(clamping: Swift.min(width, 1 << 23))
         pendingStorage.initialize(to: nil)
         drainingStorage.initialize(to: nil)
-        waiterCountStorage.initialize(to: 0)
         if width >= 1 << 23 && target == nil {
             // Two stripes per core (thread ids spread over them), 4 to 64: 256 bytes per queue on two cores.
             var count = 4
@@ -78,7 +70,6 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         pendingStorage.deallocate()
         drainingStorage.deinitialize(count: 1)
         drainingStorage.deallocate()
-        waiterCountStorage.deallocate()
         if let stripes {
             for index in 0...stripeMask { (stripes + index * Self.stripeStride).deinitialize(count: 1) }
             UnsafeMutableRawPointer(stripes).deallocate()
@@ -175,15 +166,13 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
             if barrier ? tryBarrierFast() : tryReadFast() { return }
             lock.lock()
         }
-        let alone = waiterCount == 0
-        waiterCount += 1
         // Only now: a barrier run above may have waited in a nested `sync`, which uses the same parker.
         context.prepareWait()
         items.append(.syncWaiter(context, barrier: barrier))
         word.bitOr(QueueState.hasItems)
         pumpLocked()
         lock.unlock()
-        context.waitGranted(pauseSpins: alone ? Self.pauseSpins : 0)
+        context.waitGranted()
     }
 
     override func releaseSync(barrier: Bool) {
@@ -258,7 +247,6 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
     /// queue. `locked`: the queue lock is held (needed to look for waiters).
     private func start(_ item: QueueItem, barrier: Bool, locked: Bool = true) {
         if case .syncWaiter(let waiter, _) = item {
-            waiterCount -= 1
             engineGrant(waiter)
         } else if let target {
             target.enqueue(.childTask(self, item, barrier: barrier))

@@ -26,7 +26,8 @@ struct EngineThreadState {
     var frames: UnsafeMutablePointer<EngineFrame>
     /// 0 = waiting, 1 = granted. Other threads grant with `store(1)` + wake.
     let parker: EngineWord
-    /// A started item of a concurrent queue handed to this thread while it waits in that queue (parker state 3).
+    /// A started item of a concurrent queue offered to this thread while it waits in that queue (parker state 3), as
+    /// a claim: the queue may also leave it to the next `sync` caller, and whoever claims first runs it.
     var helpItem: (core: ConcurrentCore, claim: EngineClaim, barrier: Bool)?
     /// The pool worker running on this thread, or nil.
     var worker: Unmanaged<EngineWorker>?
@@ -179,9 +180,9 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
     /// it saw 2. A concurrent queue may offer a waiting thread an item queued *ahead of* it (state 3, see
     /// `ConcurrentCore.offerHelp`): the waiter would wait for that item anyway, so running it itself saves a pool
     /// hop; it then keeps waiting.
-    func waitGranted(pauseSpins: Int = 0) {
+    func waitGranted() {
         let parker = pointee.parker
-        for round in 0..<(engineSpinRounds + pauseSpins) {
+        for round in 0..<engineSpinRounds {
             let state = parker.load()
             if state == 1 { return }
             if state == 4 {
@@ -192,7 +193,7 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
                 help()
                 continue
             }
-            if round >= pauseSpins + 4 { _ = cthr_thread_yield() } else { cthr_cpu_relax() }
+            if round >= 4 { _ = cthr_thread_yield() }
         }
         Engine.willBlock(self)
         while true {
