@@ -309,8 +309,9 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
 
     /// The async barrier at the head of the queue, removed, for the thread that just ran a barrier and still owns
     /// the queue; nil if the head is anything else (a task, a `sync` waiter), the queue is suspended or has a
-    /// target. Whoever runs barriers waits for (or is) everything queued behind them, and FIFO order is kept: the
-    /// next barrier runs alone because the queue stays `owned` (striped readers back off while it is set).
+    /// target. The thread is a pool worker, or a `sync` caller that would wait for these barriers anyway (they are
+    /// ahead of it: it is not queued yet, or queued behind them). FIFO order is kept, and the next barrier runs
+    /// alone because the queue stays `owned` throughout (striped readers back off while it is set).
     private func takeChainedBarrier() -> QueueItem? {
         let state = word.load()
         if state & QueueState.hasItems == 0 || state & QueueState.suspended != 0 || target != nil { return nil }
