@@ -189,6 +189,115 @@ import Testing
         #expect(log.values == [1, 2])
     }
 
+    /// Async barriers queued back to back (the thread that runs one goes on with the next) run one at a time, in
+    /// submission order, and a `sync` reader queued behind them returns only after all of them ran.
+    @Test func queuedBarriersRunAloneInOrderBeforeALaterReader() {
+        let queue = ConcurrentQueue(label: "concurrent.barrier.chain")
+        let log = QueueLog()
+        let inside = Atomic<Int>(0)
+        let overlaps = Atomic<Int>(0)
+        let count = 40
+        queue.suspend()
+        for index in 0..<count {
+            queue.async(flags: .barrier) {
+                if inside.add(1, ordering: .relaxed).newValue != 1 { overlaps.add(1, ordering: .relaxed) }
+                log.append(index)
+                inside.subtract(1, ordering: .relaxed)
+            }
+        }
+        queue.resume()
+        let seen = queue.sync { log.count }
+        #expect(seen == count)
+        #expect(log.values == Array(0..<count))
+        #expect(overlaps.load(ordering: .relaxed) == 0)
+    }
+
+    /// A barrier that suspends its own queue stops the barriers queued behind it until `resume()`, also when they
+    /// would otherwise run right after it on the same thread.
+    @Test func barrierThatSuspendsItsQueueHoldsTheNextBarriers() {
+        let queue = ConcurrentQueue(label: "concurrent.barrier.chain.suspend")
+        let log = QueueLog()
+        let first = QueueGate()
+        queue.suspend()
+        queue.async(flags: .barrier) {
+            queue.suspend()
+            log.append(1)
+            first.open()
+        }
+        queue.async(flags: .barrier) { log.append(2) }
+        queue.async(flags: .barrier) { log.append(3) }
+        queue.resume()
+        #expect(first.wait())
+        _ = cthr_sleep_ns(30_000_000)
+        #expect(log.values == [1])
+        queue.resume()
+        #expect(log.wait(for: 3))
+        #expect(log.values == [1, 2, 3])
+    }
+
+    /// Threads mixing `sync` reads with async barriers (which waiting readers may run, or claim from each other):
+    /// every barrier runs exactly once, each thread's barriers in its submission order, never beside a reader.
+    @Test func everyAsyncBarrierRunsOnceInOrderAmongSyncReaders() {
+        let queue = ConcurrentQueue(label: "concurrent.barrier.claims")
+        let threads = 4
+        let rounds = 3_000
+        let lastSeen = QueueTestLocked<[Int]>(Array(repeating: -1, count: threads))
+        let outOfOrder = Atomic<Int>(0)
+        let ran = Atomic<Int>(0)
+        let overlaps = Atomic<Int>(0)
+        let readers = Atomic<Int>(0)
+        let group = WorkGroup()
+        let arrived = Atomic<Int>(0)
+        let go = QueueGate()
+        for _ in 0..<threads { group.enter() }
+        for thread in 0..<threads {
+            queueTestDetached {
+                arrived.add(1, ordering: .relaxed)
+                _ = go.wait()
+                var random = UInt64(thread + 1) &* 0x9E37_79B9_7F4A_7C15
+                for round in 0..<rounds {
+                    random ^= random << 13
+                    random ^= random >> 7
+                    random ^= random << 17
+                    if random & 1 == 0 {
+                        queue.async(flags: .barrier) {
+                            if readers.load(ordering: .relaxed) != 0 { overlaps.add(1, ordering: .relaxed) }
+                            let previous = lastSeen.withLock { seen in
+                                defer { seen[thread] = round }
+                                return seen[thread]
+                            }
+                            if previous >= round { outOfOrder.add(1, ordering: .relaxed) }
+                            ran.add(1, ordering: .relaxed)
+                        }
+                    } else {
+                        queue.sync {
+                            readers.add(1, ordering: .relaxed)
+                            readers.subtract(1, ordering: .relaxed)
+                        }
+                    }
+                }
+                group.leave()
+            }
+        }
+        #expect(queueTestWait { arrived.load(ordering: .relaxed) == threads })
+        go.open()
+        #expect(group.wait(timeout: .seconds(60)))
+        queue.sync(flags: .barrier) {}
+        var expected = 0
+        for thread in 0..<threads {
+            var random = UInt64(thread + 1) &* 0x9E37_79B9_7F4A_7C15
+            for _ in 0..<rounds {
+                random ^= random << 13
+                random ^= random >> 7
+                random ^= random << 17
+                if random & 1 == 0 { expected += 1 }
+            }
+        }
+        #expect(ran.load(ordering: .relaxed) == expected)
+        #expect(outOfOrder.load(ordering: .relaxed) == 0)
+        #expect(overlaps.load(ordering: .relaxed) == 0)
+    }
+
     /// Dropping the last handle of a suspended concurrent queue resumes it, so its held work (barrier included) runs.
     @Test func releasingASuspendedConcurrentQueueRunsItsWork() {
         let log = QueueLog()

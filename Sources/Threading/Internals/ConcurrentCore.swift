@@ -157,7 +157,6 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
             word.add(QueueState.reader)
             return
         }
-        context.prepareWait()
         lock.lock()
         while let claim = pendingBarrier {
             // A started async barrier still sits unrun on the pool: we would wait for it, so run it here.
@@ -167,6 +166,8 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
             if barrier ? tryBarrierFast() : tryReadFast() { return }
             lock.lock()
         }
+        // Only now: a barrier run above may have waited in a nested `sync`, which uses the same parker.
+        context.prepareWait()
         items.append(.syncWaiter(context, barrier: barrier))
         word.bitOr(QueueState.hasItems)
         pumpLocked()
@@ -262,12 +263,22 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
 
     /// Hands a started async item to a thread waiting in `sync` behind it (it must wait for the item anyway), to
     /// save the pool hop; false when no waiter can take it. Queue lock held (only called from `pumpLocked`).
+    ///
+    /// A barrier offered this way is also left claimable (`pendingBarrier`): the offered waiter may be descheduled,
+    /// and the next thread that enters `sync` (it would wait for the barrier too) then runs it at once instead of
+    /// waiting for that waiter to get a CPU. Whoever claims first runs it; the other finds nothing to do.
     private func offerHelp(_ item: QueueItem, barrier: Bool) -> Bool {
         var offset = 0
         let limit = Swift.min(items.count, 8)
+        var claim: EngineClaim?
         while offset < limit {
             if case .syncWaiter(let waiter, _) = items[offset] {
-                if engineOfferHelp(waiter, (self, item, barrier)) { return true }
+                let offered = claim ?? EngineClaim(item)
+                claim = offered
+                if engineOfferHelp(waiter, (self, offered, barrier)) {
+                    if barrier { pendingBarrier = offered }
+                    return true
+                }
             }
             offset += 1
         }
@@ -275,10 +286,42 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
     }
 
     /// Runs an item whose slot `start` took, then gives the slot back.
+    ///
+    /// After a barrier, the async barriers queued right behind it run here too, without giving the queue up in
+    /// between (see ``takeChainedBarrier()``).
     func runStarted(_ item: QueueItem, barrier: Bool, _ context: EngineContext) {
         context.push(self, exclusive: barrier, entry: true)
         execute(item, context)
+        if barrier {
+            var chained = 1
+            while chained < Self.barrierChainLimit, let next = takeChainedBarrier() {
+                execute(next, context)
+                chained += 1
+            }
+        }
         context.pop()
         if barrier { releaseBarrier() } else { releaseRead() }
+    }
+
+    /// The most barriers one thread runs back to back before it gives the queue up (so the pool and waiting
+    /// threads get their turn under a steady stream of barriers).
+    static let barrierChainLimit = 16
+
+    /// The async barrier at the head of the queue, removed, for the thread that just ran a barrier and still owns
+    /// the queue; nil if the head is anything else (a task, a `sync` waiter), the queue is suspended or has a
+    /// target. The thread is a pool worker, or a `sync` caller that would wait for these barriers anyway (they are
+    /// ahead of it: it is not queued yet, or queued behind them). FIFO order is kept, and the next barrier runs
+    /// alone because the queue stays `owned` throughout (striped readers back off while it is set).
+    private func takeChainedBarrier() -> QueueItem? {
+        let state = word.load()
+        if state & QueueState.hasItems == 0 || state & QueueState.suspended != 0 || target != nil { return nil }
+        lock.lock()
+        defer { lock.unlock() }
+        guard word.load() & QueueState.suspended == 0, let front = items.first, case .barrier = front else {
+            return nil
+        }
+        _ = items.popFirst()
+        if items.isEmpty { word.bitAnd(~QueueState.hasItems) }
+        return front
     }
 }

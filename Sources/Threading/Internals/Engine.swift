@@ -84,6 +84,8 @@ final class Engine: @unchecked Sendable {
     private var spinning = 0
     /// Rounds an idle worker spins (yielding) before it parks.
     static let idleSpinRounds = 64
+    /// A yield taking longer than this ran another thread: the cores are oversubscribed.
+    static let busyYieldNanoseconds: UInt64 = 20_000
     private var idle: [EngineWorker] = []
     private var threads = 0
     private var running = 0
@@ -296,9 +298,15 @@ final class Engine: @unchecked Sendable {
             // Spin a little (yielding the CPU) before parking: work submitted meanwhile is taken without a wake-up.
             spinning += 1
             lock.unlock()
+            var before = cthr_clock_now_ns()
             for _ in 0..<Engine.idleSpinRounds {
                 if pendingHint.load(ordering: .relaxed) > 0 { break }
                 _ = cthr_thread_yield()
+                // A yield that gave the CPU away (it took long) means other threads want the cores: spinning on
+                // would only take turns from them, so park and be woken when work comes.
+                let after = cthr_clock_now_ns()
+                if after &- before > Engine.busyYieldNanoseconds { break }
+                before = after
             }
             lock.lock()
             spinning -= 1

@@ -26,8 +26,9 @@ struct EngineThreadState {
     var frames: UnsafeMutablePointer<EngineFrame>
     /// 0 = waiting, 1 = granted. Other threads grant with `store(1)` + wake.
     let parker: EngineWord
-    /// A started item of a concurrent queue handed to this thread while it waits in that queue (parker state 3).
-    var helpItem: (core: ConcurrentCore, item: QueueItem, barrier: Bool)?
+    /// A started item of a concurrent queue offered to this thread while it waits in that queue (parker state 3), as
+    /// a claim: the queue may also leave it to the next `sync` caller, and whoever claims first runs it.
+    var helpItem: (core: ConcurrentCore, claim: EngineClaim, barrier: Bool)?
     /// The pool worker running on this thread, or nil.
     var worker: Unmanaged<EngineWorker>?
     /// Whether this is the process's main thread (or the thread tests designated as such).
@@ -219,14 +220,14 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
         let offered = pointee.helpItem!
         pointee.helpItem = nil
         _ = pointee.parker.compareExchange(3, 0)
-        offered.core.runStarted(offered.item, barrier: offered.barrier, self)
+        if let item = offered.claim.claim() { offered.core.runStarted(item, barrier: offered.barrier, self) }
     }
 
     /// Granted while an offered item was pending (state 4): runs it unless `help()` already took it.
     private func helpGranted() {
         if let offered = pointee.helpItem {
             pointee.helpItem = nil
-            offered.core.runStarted(offered.item, barrier: offered.barrier, self)
+            if let item = offered.claim.claim() { offered.core.runStarted(item, barrier: offered.barrier, self) }
         }
     }
 
@@ -258,7 +259,10 @@ func engineGrant(_ waiter: EngineContext) {
 
 /// Offers `waiter` (waiting in a queue behind `item`) to run `item`; false if it is not waiting now.
 /// Called under the queue's lock, which also guards the waiter's presence in the queue.
-func engineOfferHelp(_ waiter: EngineContext, _ offer: (core: ConcurrentCore, item: QueueItem, barrier: Bool)) -> Bool {
+func engineOfferHelp(
+    _ waiter: EngineContext,
+    _ offer: (core: ConcurrentCore, claim: EngineClaim, barrier: Bool)
+) -> Bool {
     let parker = waiter.pointee.parker
     while true {
         let state = parker.load()
