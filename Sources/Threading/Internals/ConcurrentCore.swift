@@ -250,7 +250,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
             engineGrant(waiter)
         } else if let target {
             target.enqueue(.childTask(self, item, barrier: barrier))
-        } else if locked && offerHelp(item, barrier: barrier) {
+        } else if locked && barrier && offerHelp(item, barrier: barrier) {
             return
         } else if barrier {
             let claim = EngineClaim(item)
@@ -263,6 +263,10 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
 
     /// Hands a started async item to a thread waiting in `sync` behind it (it must wait for the item anyway), to
     /// save the pool hop; false when no waiter can take it. Queue lock held (only called from `pumpLocked`).
+    ///
+    /// Only barriers are offered: while one runs the queue is owned, so the waiter cannot be granted meanwhile. A
+    /// non-barrier item could run beside the waiter's own grant, and a nested `sync` inside it (which reuses the
+    /// waiter's parker) could then take that grant for its own and lose it.
     ///
     /// A barrier offered this way is also left claimable (`pendingBarrier`): the offered waiter may be descheduled,
     /// and the next thread that enters `sync` (it would wait for the barrier too) then runs it at once instead of

@@ -8,9 +8,9 @@
 /// (readers `sync`, writers barrier). On an idle queue a non-barrier `sync` is one compare-and-swap adding a
 /// reader; a barrier `sync` on an idle queue is one compare-and-swap taking it exclusively.
 ///
-/// A `sync` caller that would wait for a started async barrier (or is queued behind a started async item) may run
-/// that item itself instead of waiting for a pool worker to wake, and a thread that finishes an async barrier runs
-/// the async barriers queued right behind it too (each still alone, in order); async work has no promised thread.
+/// A `sync` caller that would wait for a started async barrier may run that barrier itself instead of waiting for a
+/// pool worker to wake, and a thread that finishes an async barrier runs the async barriers queued right behind it
+/// too (each still alone, in order); async work has no promised thread.
 ///
 /// A non-barrier `sync` from inside the same queue runs at once (it cannot wait behind a pending barrier that waits
 /// for the caller). A barrier `sync` from inside the same queue, or any `sync` from inside one of its barriers,
