@@ -123,7 +123,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @inline(__always)
     func hash(_ key: Key) -> UInt64 {
         guard Self.isIntegerKey else { return UInt64(UInt(bitPattern: key.hashValue)) }
-        let product = (Self.keyBits(key) ^ hashSeed).multipliedFullWidth(by: hashMultiplier)
+        let product = (Self.bits(key) ^ hashSeed).multipliedFullWidth(by: hashMultiplier)
         return product.high ^ product.low
     }
 
@@ -139,29 +139,6 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     /// in place (``valuesInPlace``). Fixed per `Key` and `Value`, resolved at compile time in specialized code.
     @inlinable
     public static var usesFlatTable: Bool { isIntegerKey && valuesInPlace }
-
-    /// The bits of an integer key (``isIntegerKey``), zero-extended to 64 bits: equal keys, equal bits.
-    @inlinable
-    @inline(__always)
-    static func keyBits(_ key: Key) -> UInt64 {
-        switch MemoryLayout<Key>.size {
-        case 1: return UInt64(unsafeBitCast(key, to: UInt8.self))
-        case 2: return UInt64(unsafeBitCast(key, to: UInt16.self))
-        case 4: return UInt64(unsafeBitCast(key, to: UInt32.self))
-        default: return unsafeBitCast(key, to: UInt64.self)
-        }
-    }
-
-    /// The integer key whose ``keyBits(_:)`` are `bits`.
-    @inlinable
-    static func key(fromBits bits: UInt64) -> Key {
-        switch MemoryLayout<Key>.size {
-        case 1: return unsafeBitCast(UInt8(truncatingIfNeeded: bits), to: Key.self)
-        case 2: return unsafeBitCast(UInt16(truncatingIfNeeded: bits), to: Key.self)
-        case 4: return unsafeBitCast(UInt32(truncatingIfNeeded: bits), to: Key.self)
-        default: return unsafeBitCast(bits, to: Key.self)
-        }
-    }
 
     // MARK: Reading
 
@@ -182,8 +159,8 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         defer { cthr_rcu_read_unlock() }
         if Self.usesFlatTable {
             var bits: UInt64 = 0
-            guard cthr_rcu_flat_get(flat.unsafelyUnwrapped, Self.keyBits(key), &bits) != 0 else { return nil }
-            return try body(Self.value(fromBits: bits))
+            guard cthr_rcu_flat_get(flat.unsafelyUnwrapped, Self.bits(key), &bits) != 0 else { return nil }
+            return try body(Self.fromBits(bits) as Value)
         }
         let hash = self.hash(key)
         var iterator = cthr_rcu_map_iter_t()
@@ -256,7 +233,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @inlinable
     public func set(_ value: Value, forKey key: Key) {
         if Self.usesFlatTable {
-            let code = cthr_rcu_flat_set(flat.unsafelyUnwrapped, Self.keyBits(key), Self.valueBits(value))
+            let code = cthr_rcu_flat_set(flat.unsafelyUnwrapped, Self.bits(key), Self.bits(value))
             if code != 0 { flatFailure(code, "set") }
             return
         }
@@ -288,10 +265,10 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     public func remove(_ key: Key) -> Value? {
         if Self.usesFlatTable {
             var old: UInt64 = 0
-            let code = cthr_rcu_flat_remove(flat.unsafelyUnwrapped, Self.keyBits(key), &old)
+            let code = cthr_rcu_flat_remove(flat.unsafelyUnwrapped, Self.bits(key), &old)
             if code == ENOENT { return nil }
             if code != 0 { flatFailure(code, "remove") }
-            return Self.value(fromBits: old)
+            return Self.fromBits(old) as Value
         }
         let hash = self.hash(key)
         lockStripe(hash, "remove")
@@ -383,7 +360,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
             var key: UInt64 = 0
             var value: UInt64 = 0
             for index in 0..<cthr_rcu_flat_capacity(array) where cthr_rcu_flat_slot_at(array, index, &key, &value) != 0 {
-                result[Self.key(fromBits: key)] = Self.value(fromBits: value)
+                result[Self.fromBits(key) as Key] = Self.fromBits(value) as Value
             }
             return result
         }
@@ -403,19 +380,19 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @inlinable
     func updateFlat(_ key: Key, _ transform: (Value?) throws -> Value?) rethrows -> Value? {
         let flat = self.flat.unsafelyUnwrapped
-        let code = cthr_rcu_flat_lock(flat, Self.keyBits(key))
+        let code = cthr_rcu_flat_lock(flat, Self.bits(key))
         if code != 0 { flatFailure(code, "update") }
         defer {
-            let code = cthr_rcu_flat_unlock(flat, Self.keyBits(key))
+            let code = cthr_rcu_flat_unlock(flat, Self.bits(key))
             if code != 0 { flatFailure(code, "update") }
         }
         let old = get(key)
         let new = try transform(old)
         if let new {
-            let code = cthr_rcu_flat_set_locked(flat, Self.keyBits(key), Self.valueBits(new))
+            let code = cthr_rcu_flat_set_locked(flat, Self.bits(key), Self.bits(new))
             if code != 0 { flatFailure(code, "update") }
         } else if old != nil {
-            let code = cthr_rcu_flat_remove_locked(flat, Self.keyBits(key), nil)
+            let code = cthr_rcu_flat_remove_locked(flat, Self.bits(key), nil)
             if code != 0 { flatFailure(code, "update") }
         }
         return new
@@ -463,11 +440,12 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         return (MemoryLayout<Key>.size + alignment - 1) / alignment * alignment
     }
 
-    /// The bits of an in-place value (``valuesInPlace``), zero-extended to 64 bits.
+    /// The bits of an integer key (``isIntegerKey``) or an in-place value (``valuesInPlace``): a 1, 2, 4 or 8-byte
+    /// trivial value, zero-extended to 64 bits (equal integer keys have equal bits).
     @inlinable
     @inline(__always)
-    static func valueBits(_ value: Value) -> UInt64 {
-        switch MemoryLayout<Value>.size {
+    static func bits<T>(_ value: T) -> UInt64 {
+        switch MemoryLayout<T>.size {
         case 1: return UInt64(unsafeBitCast(value, to: UInt8.self))
         case 2: return UInt64(unsafeBitCast(value, to: UInt16.self))
         case 4: return UInt64(unsafeBitCast(value, to: UInt32.self))
@@ -475,15 +453,15 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         }
     }
 
-    /// The in-place value (``valuesInPlace``) whose ``valueBits(_:)`` are `bits`.
+    /// The key or value whose ``bits(_:)`` are `bits`.
     @inlinable
     @inline(__always)
-    static func value(fromBits bits: UInt64) -> Value {
-        switch MemoryLayout<Value>.size {
-        case 1: return unsafeBitCast(UInt8(truncatingIfNeeded: bits), to: Value.self)
-        case 2: return unsafeBitCast(UInt16(truncatingIfNeeded: bits), to: Value.self)
-        case 4: return unsafeBitCast(UInt32(truncatingIfNeeded: bits), to: Value.self)
-        default: return unsafeBitCast(bits, to: Value.self)
+    static func fromBits<T>(_ bits: UInt64) -> T {
+        switch MemoryLayout<T>.size {
+        case 1: return unsafeBitCast(UInt8(truncatingIfNeeded: bits), to: T.self)
+        case 2: return unsafeBitCast(UInt16(truncatingIfNeeded: bits), to: T.self)
+        case 4: return unsafeBitCast(UInt32(truncatingIfNeeded: bits), to: T.self)
+        default: return unsafeBitCast(bits, to: T.self)
         }
     }
 
@@ -491,7 +469,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @inlinable
     @inline(__always)
     static func loadInPlace(_ entry: UnsafeRawPointer) -> Value {
-        value(fromBits: cthr_rcu_map_value_load(entry + valueOffset, MemoryLayout<Value>.size))
+        fromBits(cthr_rcu_map_value_load(entry + valueOffset, MemoryLayout<Value>.size))
     }
 
     /// A copy of the value of the published entry at `entry`, read atomically when it is an in-place value.
@@ -506,7 +484,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @inlinable
     @inline(__always)
     static func storeInPlace(_ value: Value, _ entry: UnsafeMutableRawPointer) {
-        _ = cthr_rcu_map_value_store(entry + valueOffset, valueBits(value), MemoryLayout<Value>.size)
+        _ = cthr_rcu_map_value_store(entry + valueOffset, bits(value), MemoryLayout<Value>.size)
     }
 
     /// Allocates an unpublished inline entry holding `key` and `value` (published by the caller).
