@@ -133,19 +133,21 @@ static const cthr_rcu_flat_array_t *enter(struct flat_map *map, struct flat_stri
 
 static inline void leave(struct flat_stripe *stripe) { __atomic_store_n(&stripe->active, 0, __ATOMIC_RELEASE); }
 
-static inline void lock_plain(cthr_lock_t *lock) {
-    if (!cthr_lock_fast_lock(lock)) (void)cthr_lock_lock_slow(lock, UINT64_MAX);
+// Takes `lock`: the inline fast path, then the slow one. Returns 0 or EDEADLK (the caller holds it).
+static inline int take(cthr_lock_t *lock) {
+    return cthr_lock_fast_lock(lock) ? 0 : cthr_lock_lock_slow(lock, UINT64_MAX);
 }
 
-static inline void unlock_plain(cthr_lock_t *lock) {
-    if (!cthr_lock_fast_unlock(lock)) (void)cthr_lock_unlock_slow(lock);
+// Releases `lock`. Returns 0 or EPERM (the caller does not hold it).
+static inline int release(cthr_lock_t *lock) {
+    return cthr_lock_fast_unlock(lock) ? 0 : cthr_lock_unlock_slow(lock);
 }
 
 // Replaces `seen` (unless another rebuild already did) with a new array holding the live keys, four slots per key,
 // and retires it. Called by a writer that may hold a stripe but is not inside `enter`. Returns 0, or ENOMEM when no
 // new array could be made, or none would help (at the size limit with no tombstone); nothing changes then.
 static int rebuild(struct flat_map *map, const cthr_rcu_flat_array_t *seen) {
-    lock_plain(&map->rebuild_lock);
+    (void)take(&map->rebuild_lock);
     const cthr_rcu_flat_array_t *old = __atomic_load_n(&map->head.array, __ATOMIC_RELAXED);
     struct flat_array *retired = NULL;
     int rc = 0;
@@ -179,7 +181,7 @@ static int rebuild(struct flat_map *map, const cthr_rcu_flat_array_t *seen) {
         }
         __atomic_store_n(&map->rebuilding, 0, __ATOMIC_RELEASE);
     }
-    unlock_plain(&map->rebuild_lock);
+    (void)release(&map->rebuild_lock);
     if (retired != NULL) {
         CTHR_TSAN_RELEASE(retired);
         (void)cthr_rcu_ensure_registered_inline();
@@ -243,21 +245,25 @@ static inline struct flat_stripe *key_stripe(struct flat_map *map, uint64_t key,
     return stripe_of(map, *hash);
 }
 
+// Takes the stripe of `key` for a write: the stripe goes to *stripe and the key's hash to *hash. Returns 0, EDEADLK,
+// or ENOTRECOVERABLE in a read-only forked child.
+static int lock_key(struct flat_map *map, uint64_t key, uint64_t *hash, struct flat_stripe **stripe) {
+    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
+    *stripe = key_stripe(map, key, hash);
+    return take(&(*stripe)->lock);
+}
+
 int cthr_rcu_flat_lock(cthr_rcu_flat_t *map, uint64_t key) {
     if (map == NULL) return EINVAL;
-    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     uint64_t hash;
-    struct flat_stripe *stripe = key_stripe(impl(map), key, &hash);
-    if (cthr_lock_fast_lock(&stripe->lock)) return 0;
-    return cthr_lock_lock_slow(&stripe->lock, UINT64_MAX);
+    struct flat_stripe *stripe;
+    return lock_key(impl(map), key, &hash, &stripe);
 }
 
 int cthr_rcu_flat_unlock(cthr_rcu_flat_t *map, uint64_t key) {
     if (map == NULL) return EINVAL;
     uint64_t hash;
-    struct flat_stripe *stripe = key_stripe(impl(map), key, &hash);
-    if (cthr_lock_fast_unlock(&stripe->lock)) return 0;
-    return cthr_lock_unlock_slow(&stripe->lock);
+    return release(&key_stripe(impl(map), key, &hash)->lock);
 }
 
 // Reserves a slot for a claim unless that would make more than `limit` slots used. Returns whether it did.
@@ -340,21 +346,23 @@ int cthr_rcu_flat_remove_locked(cthr_rcu_flat_t *map, uint64_t key, uint64_t *ol
 }
 
 int cthr_rcu_flat_set(cthr_rcu_flat_t *map, uint64_t key, uint64_t value) {
-    int rc = cthr_rcu_flat_lock(map, key);
-    if (rc != 0) return rc;
+    if (map == NULL) return EINVAL;
     uint64_t hash;
-    struct flat_stripe *stripe = key_stripe(impl(map), key, &hash);
+    struct flat_stripe *stripe;
+    int rc = lock_key(impl(map), key, &hash, &stripe);
+    if (rc != 0) return rc;
     rc = set_held(impl(map), stripe, key, hash, value);
-    unlock_plain(&stripe->lock);
+    (void)release(&stripe->lock);
     return rc;
 }
 
 int cthr_rcu_flat_remove(cthr_rcu_flat_t *map, uint64_t key, uint64_t *old) {
-    int rc = cthr_rcu_flat_lock(map, key);
-    if (rc != 0) return rc;
+    if (map == NULL) return EINVAL;
     uint64_t hash;
-    struct flat_stripe *stripe = key_stripe(impl(map), key, &hash);
+    struct flat_stripe *stripe;
+    int rc = lock_key(impl(map), key, &hash, &stripe);
+    if (rc != 0) return rc;
     rc = remove_held(impl(map), stripe, key, hash, old);
-    unlock_plain(&stripe->lock);
+    (void)release(&stripe->lock);
     return rc;
 }
