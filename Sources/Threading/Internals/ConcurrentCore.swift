@@ -63,6 +63,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
             stripeMask = 0
         }
         super.init(label: label, qos: qos, target: target, isMain: false)
+        EngineFork.register(self, isQueue: true)
     }
 
     deinit {
@@ -77,6 +78,19 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
     }
 
     override var isSerial: Bool { false }
+
+    /// A forked child: the parent's started barrier and the barrier waiting for readers are abandoned (never run,
+    /// never released), and the readers of the parent's threads are gone, unless the forking thread itself reads
+    /// (then the stripes stay as they were: see the fork rules in the Misuse article).
+    override func resetForChild(heldByForkingThread held: Bool) {
+        pendingStorage.initialize(to: nil)
+        drainingStorage.initialize(to: nil)
+        if let stripes, !held {
+            for index in 0...stripeMask {
+                (stripes + index * Self.stripeStride).pointee.store(0, ordering: .relaxed)
+            }
+        }
+    }
 
     // MARK: Fast paths
 

@@ -102,36 +102,33 @@ final class Engine: @unchecked Sendable {
     init() {
         cores = Int(cthr_cpu_count())
         maxThreads = Swift.max(40, 4 * cores + 32)
-        // fork(): the child gets a working (empty) pool. See `forkChild()`. If registration fails (ENOMEM), a
-        // forked child's first submission may wait forever, as with libdispatch.
-        _ = pthread_atfork(
-            {
-                EngineTimer.shared.forkPrepare()
-                Engine.shared.lock.lock()
-            },
-            {
-                Engine.shared.lock.unlock()
-                EngineTimer.shared.forkParent()
-            },
-            {
-                Engine.shared.forkChild()
-                EngineTimer.shared.forkChild()
-            }
-        )
+        // fork(): the child gets an empty pool and none of the parent's units (see `EngineFork`).
+        EngineFork.install()
     }
 
-    /// In a forked child (one thread, the engine lock held by `prepare`): none of the parent's pool, monitor or
-    /// timer threads exist here, so the pool restarts empty and grows again on the next submission. Pending units
-    /// are kept (they run once the child submits anything). Queues that were running a task at the moment of the
-    /// fork stay busy in the child (the thread running it is gone); see the Queues article.
-    private func forkChild() {
+    /// `fork()` prepare handler (see ``EngineFork``): holds the engine lock across the fork.
+    func forkPrepare() { lock.lock() }
+
+    /// `fork()` handler in the parent.
+    func forkParent() { lock.unlock() }
+
+    /// `fork()` handler in the child (one thread, the engine lock held by `forkPrepare`): none of the parent's pool
+    /// or monitor threads exist here, and none of the units the parent accepted may run here, so the pool restarts
+    /// empty with no pending work and grows again on the child's first submission. The dropped units are abandoned,
+    /// never released (see ``EngineFork``). If the forking thread is itself a pool worker, it stays one: it counts as
+    /// the pool's one running thread.
+    func forkChild(_ forking: EngineContext) {
+        for lane in lanes.indices { lanes[lane].abandon() }
+        skips = [Int](repeating: 0, count: QoS.allCases.count)
+        pending = 0
         idle.removeAll()
-        threads = 0
-        running = 0
+        let isWorker = forking.pointee.worker != nil
+        threads = isWorker ? 1 : 0
+        running = isWorker ? 1 : 0
         spinning = 0
         blockedCount = 0
         extraSlots = 0
-        peakThreads = 0
+        peakThreads = threads
         monitorStarted = false
         monitorSleeping = false
         monitorWord.store(0)

@@ -77,6 +77,12 @@ struct EngineRing<Element> {
         head = 0
     }
 
+    /// Forgets the elements and the buffer without destroying or freeing them: a forked child's copy of work its
+    /// parent accepted, which must not run there, not even as deinitializers (see `EngineFork`). Empty afterwards.
+    mutating func abandon() {
+        self = EngineRing()
+    }
+
     private mutating func grow() {
         let newCapacity = Swift.max(16, capacity * 2)
         let newBuffer = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)

@@ -53,8 +53,16 @@ final class EngineTimer: @unchecked Sendable {
     /// `fork()` handler in the parent.
     func forkParent() { lock.unlock() }
 
-    /// `fork()` handler in the child: the timer thread does not exist there; the next `schedule` starts one.
+    /// `fork()` handler in the child: the timer thread does not exist there; the next `schedule` starts one. The
+    /// parent's timers never fire here: each is cancelled (``QueueTimer/isCancelled`` says so in the child) and
+    /// abandoned, never released (see ``EngineFork``).
     func forkChild() {
+        for entry in heap {
+            entry.cancelled.store(true, ordering: .relaxed)
+            entry.scheduled = false
+        }
+        EngineFork.abandon(heap)
+        heap = []
         started = false
         lock.unlock()
     }

@@ -11,7 +11,7 @@ import CThreading
 ///
 /// Lock order: `lock` may be held while taking `JobGraph.lock`, never the reverse; no user code runs under either.
 /// `@unchecked Sendable`: all mutable state is guarded by `lock`, except `idle`, an atomic futex word.
-final class JobQueueCore: @unchecked Sendable, CustomStringConvertible {
+final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineForkParticipant {
     let name: String
     let qos: QoS
 
@@ -37,6 +37,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible {
         self.name = name
         self.qos = qos
         self.maxValue = maxConcurrentJobs
+        EngineFork.register(self, isQueue: false)
     }
 
     deinit {
@@ -141,6 +142,28 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible {
         let starting = startLocked()
         lock.unlock()
         submit(starting)
+    }
+
+    // MARK: fork()
+
+    /// `fork()` prepare handler (see ``EngineFork``): holds the queue lock across the fork.
+    func forkPrepare() { lock.lock() }
+
+    /// `fork()` handler in the parent.
+    func forkParent() { lock.unlock() }
+
+    /// `fork()` handler in the child (one thread; this lock and `JobGraph.lock` held by the prepare handlers): the
+    /// parent's jobs never run here. They leave the queue, which is then empty and idle, and are marked so that an
+    /// untimed wait for one of them stops with a message instead of hanging; they are abandoned, never released
+    /// (see ``EngineFork``).
+    func forkChild(_ forking: EngineContext) {
+        for job in members.values where !job.stateValue.isEnded { job.abandonedByFork = true }
+        EngineFork.abandon(members)
+        members = [:]
+        for index in ready.indices { ready[index].abandon() }
+        running = 0
+        idle.storeRelaxed(1)
+        lock.unlock()
     }
 
     // MARK: Engine hooks

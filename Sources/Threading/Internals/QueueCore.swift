@@ -37,7 +37,7 @@ enum QueueItem {
 /// Lifetime: the public queue object holds its core; every scheduled unit holds it too, so a queue released with
 /// pending work stays alive until that work ran. `@unchecked Sendable`: mutable state is guarded by `lock` or is
 /// the atomic `word`.
-class QueueCore: @unchecked Sendable {
+class QueueCore: @unchecked Sendable, EngineForkParticipant {
     let label: String
     let qos: QoS
     let target: QueueCore?
@@ -121,6 +121,34 @@ class QueueCore: @unchecked Sendable {
     }
 
     func didResume() {}
+
+    // MARK: fork()
+
+    /// `fork()` prepare handler (see ``EngineFork``): holds the queue lock across the fork.
+    final func forkPrepare() { lock.lock() }
+
+    /// `fork()` handler in the parent.
+    final func forkParent() { lock.unlock() }
+
+    /// `fork()` handler in the child (one thread; the queue lock held by `forkPrepare`): drops the items the parent
+    /// queued (abandoned, never released) and the claims of the parent's dead threads on the queue, so the queue
+    /// is idle and usable. A suspension stays (it is the user's). Kept only when the forking thread itself is
+    /// running the queue (it goes on and releases it): its drain lock, barrier or reader counts.
+    final func forkChild(_ forking: EngineContext) {
+        let held = forking.frame(holding: self) != nil
+        items.abandon()
+        var kept: UInt32 = suspendCount > 0 ? QueueState.suspended : 0
+        if held {
+            let transient = QueueState.hasItems | QueueState.parked | QueueState.draining | QueueState.suspended
+            kept |= word.loadRelaxed() & ~transient
+        }
+        word.storeRelaxed(kept)
+        resetForChild(heldByForkingThread: held)
+        lock.unlock()
+    }
+
+    /// The subclass's part of ``forkChild(_:)`` (queue lock held, one thread).
+    func resetForChild(heldByForkingThread held: Bool) {}
 
     /// Lifts every outstanding `suspend()` because the queue's last public handle is gone: nobody can call
     /// `resume()` any more, so the held work (and any child queue targeting this one) would otherwise never run.

@@ -37,6 +37,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         self.isMain = isMain
         spareStorage.initialize(to: EngineRing())
         super.init(label: label, qos: qos, target: target, isMain: isMain)
+        EngineFork.register(self, isQueue: true)
     }
 
     deinit {
@@ -44,6 +45,13 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         spareStorage.pointee.release()
         spareStorage.deinitialize(count: 1)
         spareStorage.deallocate()
+    }
+
+    /// A forked child: no drain of the parent's is pending, and the batch a drainer had taken is the parent's (the
+    /// forking thread's own drain, if it was draining, finds it empty and stops after its current item).
+    override func resetForChild(heldByForkingThread held: Bool) {
+        drainClaim.storeRelaxed(0)
+        spare.abandon()
     }
 
     // MARK: Fast paths

@@ -57,6 +57,8 @@ open class Job: @unchecked Sendable, CustomStringConvertible {
     var completionHandlers: [@Sendable (Job) -> Void] = []
     var stateObservers: [@Sendable (Job, State) -> Void] = []
     var priorityValue: Priority
+    /// Set in a forked child for a job its parent had added to a queue and that had not ended: it never runs here.
+    var abandonedByFork = false
     var qosValue: QoS?
     let body: (@Sendable (Job) throws -> Void)?
 
@@ -224,10 +226,19 @@ open class Job: @unchecked Sendable, CustomStringConvertible {
     /// On a worker of the pool the wait lets the pool start another worker, so jobs that wait for jobs do not
     /// starve it.
     ///
+    /// In a `fork()`ed child, a job that the parent had added to a queue and that had not ended never runs (see
+    /// <doc:Misuse>): a wait with a timeout returns false, and a wait without one traps with a message saying so.
+    ///
     /// - Parameter timeout: The longest wait; nil waits as long as needed.
     /// - Returns: True when the job ended, false on timeout.
     public func waitUntilFinished(timeout: Duration? = nil) -> Bool {
-        jobWait(done, timeout: timeout)
+        if timeout == nil && done.load() == 0 && JobGraph.lock.withLock({ abandonedByFork && !stateValue.isEnded }) {
+            threadingFatal(
+                "\(self).waitUntilFinished(): this process is a fork()ed child and the job belonged to a queue of the "
+                    + "parent when it forked; the parent's jobs never run in a child, so this wait would never end"
+            )
+        }
+        return jobWait(done, timeout: timeout)
     }
 
     /// Runs a ready job that belongs to no queue on the calling thread, and returns when its body returned (an

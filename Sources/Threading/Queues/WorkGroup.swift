@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 import CThreading
+import Synchronization
 
 /// Counts outstanding work so a thread can wait for all of it, or be notified when it is done.
 ///
@@ -17,6 +18,9 @@ public final class WorkGroup: @unchecked Sendable {
     private let lock = EngineLock()
     /// Guarded by `lock`.
     private var notifications: [(QueueCore?, @Sendable () -> Void)] = []
+    /// ``EngineFork/epoch`` when the count last left zero: a larger epoch now means the outstanding work was
+    /// entered by a parent process before a `fork()`.
+    private let enteredEpoch = Atomic<UInt32>(0)
 
     /// Creates an empty group.
     public init() {}
@@ -25,7 +29,7 @@ public final class WorkGroup: @unchecked Sendable {
 
     /// Counts one more piece of outstanding work.
     public func enter() {
-        count.add(1)
+        if count.add(1) == 0 { enteredEpoch.store(EngineFork.epoch.load(ordering: .relaxed), ordering: .relaxed) }
     }
 
     /// Marks one piece of work done. At zero, wakes the waiters and submits the notifications.
@@ -53,10 +57,21 @@ public final class WorkGroup: @unchecked Sendable {
 
     /// Waits until the count is zero, or `timeout` passed.
     ///
+    /// In a `fork()`ed child, work the parent had entered before the fork never leaves (its tasks do not run in the
+    /// child; see <doc:Misuse>): a wait with a timeout returns false, and a wait without one traps with a message
+    /// saying so instead of hanging.
+    ///
     /// - Parameter timeout: The longest wait; nil waits as long as needed.
     /// - Returns: True when the count reached zero, false on timeout.
     public func wait(timeout: Duration? = nil) -> Bool {
         if count.load() == 0 { return true }
+        if timeout == nil && enteredEpoch.load(ordering: .relaxed) != EngineFork.epoch.load(ordering: .relaxed) {
+            queueFatal(
+                "WorkGroup.wait(): this process is a fork()ed child and the group still counts \(count.load()) "
+                    + "piece(s) of work entered by the parent before it forked; the parent's tasks never run in a "
+                    + "child, so this wait would never end"
+            )
+        }
         let deadline = timeout.map { engineDeadline(after: $0) } ?? .max
         let context = EngineThread.current
         Engine.willBlock(context)

@@ -276,15 +276,25 @@ func faultRefusalScenario() -> Int32 {
         }
     }
 
-    // 2. The pool keeps serving: blocking tasks make it want more threads (it is refused).
+    // 2. The pool keeps serving: blocking tasks make it want more threads (it is refused). Half of them block in a
+    // wait the engine sees (a group that never empties, with a timeout): each such wait frees its worker's slot
+    // while tasks are pending and no worker is idle, so the pool asks for a thread at once, whatever the timing.
+    // (The monitor's stall detection, which the other half exercises, depends on timing: under a loaded
+    // ThreadSanitizer run it could miss every tick, and the refusal this test needs would never come.)
     let ran = Atomic<Int>(0)
     let order = LockedValue<[Int]>([])
     let group = WorkGroup()
+    let never = WorkGroup()
+    never.enter()
     let concurrent = ConcurrentQueue(label: "fault.concurrent")
     let serial = SerialQueue(label: "fault.serial")
     for index in 0..<24 {
         concurrent.async(group: group) {
-            _ = cthr_sleep_ns(30_000_000)  // blocking the engine cannot see: the monitor asks for threads
+            if index.isMultiple(of: 2) {
+                _ = never.wait(timeout: .milliseconds(30))  // blocking the engine sees: it asks for a thread
+            } else {
+                _ = cthr_sleep_ns(30_000_000)  // blocking the engine cannot see: the monitor asks for threads
+            }
             ran.add(1, ordering: .relaxed)
         }
         serial.async(group: group) { order.withLock { $0.append(index) } }

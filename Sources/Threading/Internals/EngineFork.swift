@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// An engine object with state that a forked child must not inherit: queue cores and job queue cores.
+///
+/// The three calls happen inside `pthread_atfork` handlers, in the order ``EngineFork`` gives them. `forkPrepare`
+/// takes the object's lock (so the child's copy is consistent), `forkParent` gives it back, and `forkChild` runs in
+/// the child with nothing else running: it drops every piece of work the parent accepted, makes the object usable
+/// again, and gives the lock back. No user code may run in any of them.
+protocol EngineForkParticipant: AnyObject {
+    func forkPrepare()
+    func forkParent()
+    func forkChild(_ forking: EngineContext)
+}
+
+/// The clean-child rule of the queue engine: after `fork()`, the child holds no work its parent accepted.
+///
+/// Every queue core and job queue core registers here while it lives. The `pthread_atfork` handlers (installed once,
+/// when the first engine object is made) take the registry lock, every registered object's lock, the job graph's,
+/// the timer's and the pool's, in that order, so that nothing is half-changed at the fork. In the child they drop
+/// the pool's pending units, the timers, every queue's pending items and every job queue's jobs, then release the
+/// locks.
+///
+/// What is dropped is never released in the child: releasing a closure runs the deinitializers of the values it
+/// captured, which are the parent's (a buffered writer would flush twice). The memory stays allocated, as a copy of
+/// the parent's pages, until the child exits or `exec`s.
+///
+/// ``epoch`` counts the forks this process descends from; objects that outlive a fork compare it to tell the
+/// parent's work from the child's (``WorkGroup``, ``Job``).
+///
+/// Lock order (the prepare handler's): registry, then queue cores newest first (a queue's target is older than the
+/// queue, and a queue may take its target's lock while holding its own), then job queue cores, then `JobGraph.lock`,
+/// the timer lock and the engine lock. The registry holds its objects weakly and a deinitializer never takes the
+/// registry lock (dead entries are swept when objects register), so a thread that frees a queue while holding one
+/// of those locks cannot deadlock with a fork; only creation takes the registry lock, and nothing is created under
+/// an engine lock.
+enum EngineFork {
+    /// A registered object, held weakly: one that is being deinitialized reads as nil and is skipped.
+    private struct Entry {
+        let isQueue: Bool
+        weak var participant: (any EngineForkParticipant)?
+    }
+
+    private static let lock = EngineLock()
+    /// Guarded by `lock`: the registered objects, oldest first (dead ones until the next sweep).
+    nonisolated(unsafe) private static var entries: [Entry] = []
+    /// Guarded by `lock`: `entries.count` after the last sweep.
+    nonisolated(unsafe) private static var sweptCount = 0
+    /// Guarded by `lock` between prepare and parent/child: the live objects in lock order, retained.
+    nonisolated(unsafe) private static var prepared: [any EngineForkParticipant] = []
+    /// What forked children dropped (kept so it is never released; see the type's comment).
+    nonisolated(unsafe) private static var abandoned: [Any] = []
+
+    /// The number of forks between the process's first ancestor that used Threading and this process (0 there).
+    static let epoch = Atomic<UInt32>(0)
+
+    /// Installs the handlers once (the first engine object does it). If `pthread_atfork` fails (ENOMEM), a forked
+    /// child keeps the parent's state; the failure is reported on stderr.
+    private static let installed: Bool = {
+        let code = pthread_atfork(
+            { EngineFork.prepare() },
+            { EngineFork.parent() },
+            { EngineFork.child() }
+        )
+        if code != 0 {
+            let message =
+                "Threading: pthread_atfork failed (\(errnoName(code))); a forked child may run work its parent "
+                + "accepted\n"
+            message.utf8CString.withUnsafeBufferPointer { bytes in _ = write(2, bytes.baseAddress, bytes.count - 1) }
+        }
+        return code == 0
+    }()
+
+    /// Installs the handlers if no engine object did yet (the engine calls it when it starts).
+    static func install() { _ = installed }
+
+    /// Registers `object` (at the end of its initializer; it stays registered until it is deinitialized).
+    /// `isQueue`: a queue core (locked before job queues).
+    ///
+    /// - Complexity: Amortized O(1): dead entries are swept when the list has doubled since the last sweep.
+    static func register(_ object: some EngineForkParticipant, isQueue: Bool) {
+        _ = installed
+        lock.lock()
+        if entries.count >= 2 * sweptCount + 64 {
+            entries.removeAll { $0.participant == nil }
+            sweptCount = entries.count
+        }
+        entries.append(Entry(isQueue: isQueue, participant: object))
+        lock.unlock()
+    }
+
+    /// Keeps `value` alive for good: work a forked child dropped (called from `forkChild` handlers only).
+    static func abandon(_ value: Any) {
+        abandoned.append(value)
+    }
+
+    // MARK: The pthread_atfork handlers
+
+    private static func prepare() {
+        lock.lock()
+        let live = entries.reversed().compactMap { entry in entry.participant.map { (entry.isQueue, $0) } }
+        prepared = live.filter { $0.0 }.map(\.1) + live.filter { !$0.0 }.map(\.1)
+        for participant in prepared { participant.forkPrepare() }
+        JobGraph.lock.lock()
+        EngineTimer.shared.forkPrepare()
+        Engine.shared.forkPrepare()
+    }
+
+    private static func parent() {
+        Engine.shared.forkParent()
+        EngineTimer.shared.forkParent()
+        JobGraph.lock.unlock()
+        for participant in prepared.reversed() { participant.forkParent() }
+        let retained = prepared
+        prepared = []
+        lock.unlock()
+        _ = retained  // a last reference may go here, outside every lock
+    }
+
+    private static func child() {
+        epoch.add(1, ordering: .relaxed)
+        let forking = EngineThread.current
+        Engine.shared.forkChild(forking)
+        EngineTimer.shared.forkChild()
+        for participant in prepared.reversed() { participant.forkChild(forking) }
+        JobGraph.lock.unlock()
+        let retained = prepared
+        prepared = []
+        lock.unlock()
+        _ = retained  // a last reference may go here, outside every lock
+    }
+}
