@@ -27,6 +27,8 @@ public final class WorkItem: @unchecked Sendable {
     private var cancelled = false
     private var notifications: [(QueueCore, @Sendable () -> Void)] = []
     private var timer: EngineTimerEntry?
+    /// ``EngineFork/epoch`` when the item was last submitted to a queue, or nil if it never was.
+    private var submittedEpoch: UInt32?
     private let done = EngineWord.allocate()
 
     /// Creates an item.
@@ -74,10 +76,23 @@ public final class WorkItem: @unchecked Sendable {
 
     /// Waits until the item finished (ran, or was cancelled before starting), or `timeout` passed.
     ///
+    /// In a `fork()`ed child, an item the parent submitted and that had not finished never runs from its queue (see
+    /// <doc:Misuse>): a wait with a timeout returns false, and a wait without one traps with a message saying so.
+    ///
     /// - Parameter timeout: The longest wait; nil waits as long as needed.
     /// - Returns: True when finished, false on timeout.
     public func wait(timeout: Duration? = nil) -> Bool {
         if done.load() == 1 { return true }
+        if timeout == nil {
+            let epoch = EngineFork.epoch.load(ordering: .relaxed)
+            let parents = lock.withLock { state != .finished && submittedEpoch.map { $0 != epoch } == true }
+            if parents {
+                queueFatal(
+                    "WorkItem.wait(): this process is a fork()ed child and the item was submitted by the parent "
+                        + "before it forked; the parent's tasks never run in a child, so this wait would never end"
+                )
+            }
+        }
         let deadline = timeout.map { engineDeadline(after: $0) } ?? .max
         let context = EngineThread.current
         Engine.willBlock(context)
@@ -105,6 +120,12 @@ public final class WorkItem: @unchecked Sendable {
         }
         notifications.append((core, work))
         lock.unlock()
+    }
+
+    /// Records a submission to a queue (for the fork rule of ``wait(timeout:)``).
+    func markSubmitted() {
+        let epoch = EngineFork.epoch.load(ordering: .relaxed)
+        lock.withLock { submittedEpoch = epoch }
     }
 
     func attachTimer(_ entry: EngineTimerEntry) {

@@ -73,6 +73,7 @@ extension WorkQueue {
     ///
     /// - Parameter item: The item.
     public func async(execute item: WorkItem) {
+        item.markSubmitted()
         if item.flags.contains(.barrier) {
             engineCore.enqueue(.barrier { item.perform() })
         } else {
@@ -106,6 +107,7 @@ extension WorkQueue {
     ///   - item: The item.
     public func asyncAfter(deadline: ContinuousClock.Instant, execute item: WorkItem) {
         let core = engineCore
+        item.markSubmitted()
         let entry = EngineTimerEntry(deadline: engineDeadline(deadline), interval: 0) {
             core.enqueue(item.flags.contains(.barrier) ? .barrier { item.perform() } : .task { item.perform() })
         }

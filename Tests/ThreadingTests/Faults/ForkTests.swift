@@ -71,6 +71,29 @@ import Testing
         #expect(errors.contains("WorkGroup.wait(): this process is a fork()ed child"), "stderr: \(errors)")
     }
 
+    /// An untimed `WorkItem.wait()` in the child for an item the parent submitted stops with a message; a timed one
+    /// returns false.
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan without die_after_fork=0 kills forked children"))
+    func untimedWaitForTheParentsWorkItemTrapsInTheChild() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            let gate = ForkGate()
+            let queue = SerialQueue(label: "fork.item")
+            queue.async { gate.pass() }
+            let item = WorkItem {}
+            queue.async(execute: item)
+            let status = faultRunForked {
+                guard !item.wait(timeout: .milliseconds(20)) else { return 2 }
+                _ = item.wait()
+                return 0  // not reached
+            }
+            gate.open()
+            guard item.wait(timeout: .seconds(20)) else { exit(2) }
+            exit(status >= 70 && status < 99 ? 0 : 3)
+        }
+        let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(errors.contains("WorkItem.wait(): this process is a fork()ed child"), "stderr: \(errors)")
+    }
+
     /// An untimed `Job.waitUntilFinished()` in the child for a job of the parent's queue stops with a message.
     @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan without die_after_fork=0 kills forked children"))
     func untimedWaitForTheParentsJobTrapsInTheChild() async {
