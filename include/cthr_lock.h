@@ -4,52 +4,54 @@
 // A futex-based mutex whose word holds the owner's thread id, and a futex condition that works with any lock.
 //
 // The lock is the engine of Threading's `MutexLock`. Its uncontended paths are `static inline` here so Swift
-// inlines them: locking is one compare-exchange, unlocking is a plain release store followed by a plain load of
-// `waiters` (no atomic read-modify-write, no fence). Owning the lock means the word holds your kernel thread id,
-// so relocking and unlocking by a non-owner are detected for free. Word layout:
+// inlines them: locking is one compare-exchange, unlocking is one compare-exchange (owner id to 0) followed by a
+// load of `waiters`. Owning the lock means the word holds your kernel thread id, so relocking and unlocking by a
+// non-owner are detected for free. Word layout:
 //   bits 0-29  owner thread id (0 = free; Linux thread ids stay below 2^22)
-//   bit  30    SLOW: every fast path fails and the caller takes its slow path (statistics, other kinds, fenced
-//              mode); only changed by the owner (or at init), since only the owner writes the word while it is held
+//   bit  30    SLOW: every fast path fails and the caller takes its slow path (statistics, other kinds); only
+//              changed by the owner, since only the owner writes the word while it is held
 //
 // Sleeping. Threads that find the lock held spin briefly (only while nobody sleeps on it), then register in
 // `waiters` (a count) and sleep on that field with a futex. Its top bit, WAKING, means "a woken thread is awake and
 // will look at the lock again": an unlock that reads `waiters` as a nonzero count with WAKING clear sets WAKING
 // with a read-modify-write and, if it set it, wakes one sleeper; an unlock that reads WAKING set does nothing more
-// (no fence, no system call). The woken thread spins for the lock for a while (WAKING still set, so under heavy
-// contention one thread at a time spins and the others sleep, as in WebKit's ParkingLot); if it takes the lock it
-// clears WAKING as it leaves the waiters; if it gives up it clears WAKING and goes back through the sleep step.
+// (no system call). The woken thread spins for the lock for a while (WAKING still set, so under heavy contention
+// one thread at a time spins and the others sleep, as in WebKit's ParkingLot); if it takes the lock it clears
+// WAKING as it leaves the waiters; if it gives up it clears WAKING and goes back through the sleep step.
 //
 // The sleep step, for a registered thread: (1) a read-modify-write of `waiters` that leaves WAKING clear (the
 // registration itself, or the clear after a wake-up), whose result is `seen`; (2) the barrier B; (3) load the
 // word and take the lock if free; (4) futex-wait on `waiters` while it still equals `seen` (the kernel compares
 // atomically with the sleep, so any later change of `waiters` makes the wait return at once).
 //
-// Why no wake-up is lost. The unlock is a store S (word = 0) and, after it in program order with only a compiler
-// barrier, a load R of `waiters`. B is `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which runs a full memory
-// barrier on every CPU currently running a thread of the process (a thread not running passes one when it is
-// switched in), so it acts as a fence placed somewhere in the unlocker's instruction stream during the call. If
-// that point is before R, R reads the value step (1) wrote or a later one; if it is after S, S is visible to step
-// (3); as S precedes R, one of the two holds (this is liburcu's urcu-memb argument, with the fence moved to the
-// side that is about to pay for a system call anyway). So for a sleeper X whose step (3) saw the lock held, the
-// unlock's R reads X's step-(1) value or a later one. Let P be R's value if it has WAKING set (the unlock then
-// stops), else the unlock's own read-modify-write (which sets WAKING, or finds it set), and let W be the last
-// setting of WAKING at or before P in `waiters`' modification order. W comes after X's step (1), and no clear of
-// WAKING lies between W and P, so every clear after W comes after P. Whoever set W then woke one sleeper, so some
-// thread answers for W: the sleeper it woke, or, if none slept yet, every registered thread whose futex wait
-// compares afterwards (its `seen` has WAKING clear, so the wait returns at once), X among them. An answering
-// thread either takes the lock (after S, since the unlocker held it until then) or clears WAKING in a step (1)
-// after P. If P is the unlock's read-modify-write, that clear is ordered after S and the thread's step (3) sees
-// the lock free; if P is R, R did not read that clear, so by the membarrier argument with that thread in X's
-// place its step (3) sees the lock free.
+// Why no wake-up is lost. The unlock is a release S (word = 0) and, after it, a load R of `waiters`. The sleeper
+// needs: if its step (3) saw the lock held, R reads its step-(1) value or a later one. Two ways to get it:
+//   - Default: S is a sequentially consistent compare-exchange, R and step (3) are sequentially consistent loads,
+//     and B is a sequentially consistent fence: in the single total order either R comes after step (1) or step
+//     (3) comes after S (Dekker's pairing; the read-modify-write is what glibc's and the standard library's
+//     mutexes pay too). No system call, no cost outside the two threads.
+//   - Membarrier mode (opt-in, `cthr_lock_use_membarrier`): S is a plain release store with only a compiler
+//     barrier before R, and B is `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which runs a full memory barrier
+//     on every CPU currently running a thread of the process, so it acts as a fence placed somewhere in the
+//     unlocker's instruction stream during the call (liburcu's urcu-memb argument, with the fence moved to the
+//     side that is about to pay for a system call anyway). The unlock is cheaper; every sleeper interrupts every
+//     CPU running the process, and the kernel serialises these calls on one host-wide lock, so the cost grows
+//     with the core count and reaches other processes. Only for a process that has measured it.
+// Either way, for a sleeper X whose step (3) saw the lock held, R reads X's step-(1) value or a later one. Let P
+// be R's value if it has WAKING set (the unlock then stops), else the unlock's own read-modify-write (which sets
+// WAKING, or finds it set), and let W be the last setting of WAKING at or before P in `waiters`' modification
+// order. W comes after X's step (1), and no clear of WAKING lies between W and P, so every clear after W comes
+// after P. Whoever set W then woke one sleeper, so some thread answers for W: the sleeper it woke, or, if none
+// slept yet, every registered thread whose futex wait compares afterwards (its `seen` has WAKING clear, so the
+// wait returns at once), X among them. An answering thread either takes the lock (after S, since the unlocker held
+// it until then) or clears WAKING in a step (1) after P. If P is the unlock's read-modify-write, that clear is
+// ordered after S and the thread's step (3) sees the lock free; if P is R, R did not read that clear, so by the
+// pairing above with that thread in X's place its step (3) sees the lock free.
 // Every exit keeps this: a thread that takes the lock leaves the waiters with WAKING cleared (the bit may have
 // been set for it; clearing one set for another only costs an extra wake), and a thread that times out sets
-// WAKING and wakes one sleeper if others remain, passing on a wake it may have consumed.
-//
-// Fenced mode. Where membarrier is unavailable (old kernel, seccomp), detected once before main, B is a full
-// fence, every lock is created with SLOW set, and `cthr_lock_unlock_slow` puts a full fence between S and R:
-// the classic store-buffering pairing. (`cthr_lock_use_fenced_unlock` switches to it for tests.) Should a
-// membarrier call fail after a successful registration, that sleeper sleeps 1 ms at most before looking again,
-// so a wake-up the failure let slip costs latency, never a hang.
+// WAKING and wakes one sleeper if others remain, passing on a wake it may have consumed. Should a membarrier call
+// fail after a successful registration, that sleeper sleeps 1 ms at most before looking again, so a wake-up the
+// failure let slip costs latency, never a hang.
 //
 #ifndef CTHREADING_LOCK_H
 #define CTHREADING_LOCK_H
@@ -68,17 +70,26 @@ extern "C" {
 #define CTHR_LOCK_WAITER_MASK 0x7fffffffu
 #define CTHR_LOCK_WAKING 0x80000000u
 
-// A lock: initialise it with `cthr_lock_init` (or `word` = `cthr_lock_initial_word()`, `waiters` = 0; all zero is
-// a free lock only outside fenced mode). Must not move while in use.
+// A lock: initialise it with `cthr_lock_init`, or with all fields zero (a free lock). Must not move while in use.
 typedef struct cthr_lock {
     uint32_t word;     // owner id | SLOW
     uint32_t waiters;  // threads registered to sleep (count) | WAKING; the futex sleepers wait on
 } cthr_lock_t;
 
-// Switches the process to fenced mode, as when membarrier is unavailable: locks created afterwards start SLOW and
-// sleepers fence instead of calling membarrier. Only safe before any lock is created (tests, or a process that
-// must not send membarrier interrupts). Returns 0.
-int cthr_lock_use_fenced_unlock(void);
+// Nonzero when the process opted in to the membarrier unlock (see the header comment); read by the inline unlock.
+extern int cthr_lock_membarrier_mode;
+
+// Opts the process in to the membarrier unlock: registers for expedited private membarriers and switches every
+// lock's unlock to a plain store, their sleepers to `membarrier`. Only safe before any lock is used (at the start
+// of main); setting THREADING_LOCK_MEMBARRIER=1 in the environment does the same before main. Returns 0, or the
+// errno of the refused registration (ENOSYS, EINVAL, EPERM: the process stays in the default mode).
+int cthr_lock_use_membarrier(void);
+
+// Whether the process unlocks in membarrier mode (1) or in the default mode (0).
+int cthr_lock_uses_membarrier(void);
+
+// How many `membarrier` calls the locks of this process made (sleepers in membarrier mode); 0 in the default mode.
+uint64_t cthr_lock_membarrier_calls(void);
 
 // Called by an unlock after releasing, when its load of `waiters` found sleepers and WAKING clear: sets WAKING and
 // wakes one sleeper unless another unlock set it first.
@@ -99,9 +110,6 @@ static inline uint32_t cthr_lock_self(void) {
 // Initializes *lock as free. Returns 0 or EINVAL (NULL).
 int cthr_lock_init(cthr_lock_t *_Nullable lock);
 
-// The word of a free lock: 0, or SLOW in fenced mode (no membarrier), where every unlock must take the slow path.
-uint32_t cthr_lock_initial_word(void);
-
 // Takes a free lock with one compare-exchange (acquire). Returns false when the lock is held or its SLOW bit is
 // set: the caller then calls `cthr_lock_lock_slow` (or `cthr_lock_trylock`).
 static inline bool cthr_lock_fast_lock(cthr_lock_t *_Nonnull lock) {
@@ -110,16 +118,21 @@ static inline bool cthr_lock_fast_lock(cthr_lock_t *_Nonnull lock) {
                                        __ATOMIC_RELAXED);
 }
 
-// Releases a lock the caller holds (without the SLOW bit): one release store, then a load of `waiters`, waking a
-// sleeper when some are registered and no woken thread is awake (WAKING clear). Returns false without changing
-// anything when the word is not exactly the caller's id (not the owner, or SLOW set): the caller then calls
-// `cthr_lock_unlock_slow`.
+// Releases a lock the caller holds (without the SLOW bit): one compare-exchange from the caller's id to 0 (a
+// release store in membarrier mode), then a load of `waiters`, waking a sleeper when some are registered and no
+// woken thread is awake (WAKING clear). Returns false without changing anything when the word is not exactly the
+// caller's id (not the owner, or SLOW set): the caller then calls `cthr_lock_unlock_slow`.
 static inline bool cthr_lock_fast_unlock(cthr_lock_t *_Nonnull lock) {
-    if (__atomic_load_n(&lock->word, __ATOMIC_RELAXED) != cthr_lock_self()) return false;
-    __atomic_store_n(&lock->word, 0, __ATOMIC_RELEASE);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);  // the sleeper's membarrier orders the store before the load
+    uint32_t self = cthr_lock_self();
+    if (__builtin_expect(__atomic_load_n(&cthr_lock_membarrier_mode, __ATOMIC_RELAXED) != 0, 0)) {
+        if (__atomic_load_n(&lock->word, __ATOMIC_RELAXED) != self) return false;
+        __atomic_store_n(&lock->word, 0, __ATOMIC_RELEASE);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);  // the sleeper's membarrier orders the store before the load
+    } else if (!__atomic_compare_exchange_n(&lock->word, &self, 0, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+        return false;
+    }
     // Positive: waiters registered and WAKING clear (WAKING is the sign bit).
-    if ((int32_t)__atomic_load_n(&lock->waiters, __ATOMIC_RELAXED) > 0) cthr_lock_wake_one(lock);
+    if ((int32_t)__atomic_load_n(&lock->waiters, __ATOMIC_SEQ_CST) > 0) cthr_lock_wake_one(lock);
     return true;
 }
 
@@ -146,9 +159,8 @@ uint32_t cthr_lock_load(const cthr_lock_t *_Nullable lock);
 // (relaxed load: a snapshot).
 uint32_t cthr_lock_waiter_count(const cthr_lock_t *_Nullable lock);
 
-// Sets (`on` true) or clears the SLOW bit, which sends every lock and unlock to the slow paths; in fenced mode
-// clearing leaves it set (the bit is then `cthr_lock_initial_word()`, as every lock there must stay SLOW). The caller
-// must hold the lock (only the owner writes a held word). Returns 0, EINVAL (NULL) or EPERM (the caller does not
+// Sets (`on` true) or clears the SLOW bit, which sends every lock and unlock to the slow paths. The caller must
+// hold the lock (only the owner writes a held word). Returns 0, EINVAL (NULL) or EPERM (the caller does not
 // hold it; nothing changes).
 int cthr_lock_set_slow(cthr_lock_t *_Nullable lock, bool on);
 

@@ -9,6 +9,8 @@
 #include <linux/futex.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,12 +20,10 @@
 
 __thread uint32_t cthr_lock_cached_tid __attribute__((tls_model("initial-exec"))) = 0;
 
-// Nonzero in fenced mode (no membarrier): locks are created SLOW, so every unlock fences in its slow path.
-static int cthr_lock_unlock_needs_fence = 0;
+int cthr_lock_membarrier_mode = 0;
 
-// Whether this process registered for expedited private membarriers (set once, before main) and sleepers may
-// rely on them; cleared by `cthr_lock_use_fenced_unlock`, after which sleepers fence instead.
-static int cthr_lock_membarrier_ready = 0;
+// Membarrier calls made by sleepers (membarrier mode only).
+static uint64_t cthr_lock_membarrier_count = 0;
 
 // A thread that finds the lock held tries this many times (with `pause`) before it sleeps, as long as nobody
 // sleeps on the lock already (then it queues at once: the woken thread is the one that spins). Few: a spinner
@@ -51,48 +51,51 @@ static int cthr_lock_membarrier_ready = 0;
 #define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (1 << 4)
 #endif
 
-// Registers the process for expedited private membarriers; without them, locks are created SLOW and unlock in
-// `cthr_lock_unlock_slow`, which fences.
-static void cthr_lock_register_membarrier(void) {
+int cthr_lock_use_membarrier(void) {
 #ifdef SYS_membarrier
-    if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
-        __atomic_store_n(&cthr_lock_membarrier_ready, 1, __ATOMIC_RELAXED);
-        return;
-    }
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0) return errno;
+    __atomic_store_n(&cthr_lock_membarrier_mode, 1, __ATOMIC_SEQ_CST);
+    return 0;
+#else
+    return ENOSYS;
 #endif
-    __atomic_store_n(&cthr_lock_membarrier_ready, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&cthr_lock_unlock_needs_fence, 1, __ATOMIC_RELAXED);
+}
+
+int cthr_lock_uses_membarrier(void) { return __atomic_load_n(&cthr_lock_membarrier_mode, __ATOMIC_RELAXED); }
+
+uint64_t cthr_lock_membarrier_calls(void) {
+    return __atomic_load_n(&cthr_lock_membarrier_count, __ATOMIC_RELAXED);
 }
 
 // In a forked child (one thread): forget the parent's cached thread id. The membarrier registration is inherited
-// with the address space (the kernel resets it only on exec); registering again is harmless, and the mode is not
-// changed here, because the locks the child inherited were created for the parent's mode.
+// with the address space (the kernel resets it only on exec); registering again is harmless.
 static void cthr_lock_after_fork_in_child(void) {
     cthr_lock_cached_tid = 0;
 #ifdef SYS_membarrier
-    if (__atomic_load_n(&cthr_lock_membarrier_ready, __ATOMIC_RELAXED)) {
+    if (__atomic_load_n(&cthr_lock_membarrier_mode, __ATOMIC_RELAXED)) {
         (void)syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
     }
 #endif
 }
 
-// Runs before main, so the unlock mode is fixed before any lock is created.
+// Runs before main, so the unlock mode is fixed before any lock is used.
 __attribute__((constructor)) static void cthr_lock_setup(void) {
-    cthr_lock_register_membarrier();
+    const char *opt_in = getenv("THREADING_LOCK_MEMBARRIER");
+    if (opt_in != NULL && strcmp(opt_in, "1") == 0) (void)cthr_lock_use_membarrier();
     // If this fails (ENOMEM), a forked child keeps the parent's cached id (still unique while the parent lives).
     (void)pthread_atfork(NULL, NULL, cthr_lock_after_fork_in_child);
 }
 
-// The sleeper's half of the asymmetric barrier: after it, every fast unlock either has its release store visible
-// to this thread or reads `waiters` as this thread last wrote it (or later). Returns false when that is not
-// guaranteed: registered, but the membarrier call failed (not seen in practice; the kernel may refuse to
-// allocate). The caller then sleeps for a bounded time only, so a missed wake-up costs latency, not a hang.
+// The sleeper's half of the pairing (see the header): a sequentially consistent fence, or in membarrier mode a
+// membarrier call. Returns false when the pairing is not guaranteed: membarrier mode, but the call failed (not
+// seen in practice; the kernel may refuse to allocate). The caller then sleeps for a bounded time only, so a
+// missed wake-up costs latency, not a hang.
 static bool cthr_lock_barrier(void) {
-    if (!__atomic_load_n(&cthr_lock_membarrier_ready, __ATOMIC_RELAXED)) {
-        // Fenced mode: every lock is SLOW and `cthr_lock_unlock_slow` fences between its store and its load.
+    if (!__atomic_load_n(&cthr_lock_membarrier_mode, __ATOMIC_RELAXED)) {
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         return true;
     }
+    __atomic_fetch_add(&cthr_lock_membarrier_count, 1, __ATOMIC_RELAXED);
 #ifdef SYS_membarrier
     if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return true;
 #endif
@@ -134,12 +137,6 @@ uint32_t cthr_lock_self_slow(void) {
     return tid;
 }
 
-int cthr_lock_use_fenced_unlock(void) {
-    __atomic_store_n(&cthr_lock_unlock_needs_fence, 1, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&cthr_lock_membarrier_ready, 0, __ATOMIC_SEQ_CST);
-    return 0;
-}
-
 // Called by an unlock whose load of `waiters` found sleepers and WAKING clear. The read-modify-write orders the
 // release store before it; if WAKING was still clear, the wake is this thread's to send.
 void cthr_lock_wake_one(cthr_lock_t *lock) {
@@ -149,13 +146,9 @@ void cthr_lock_wake_one(cthr_lock_t *lock) {
 
 int cthr_lock_init(cthr_lock_t *lock) {
     if (lock == NULL) return EINVAL;
-    __atomic_store_n(&lock->word, cthr_lock_initial_word(), __ATOMIC_RELAXED);
+    __atomic_store_n(&lock->word, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&lock->waiters, 0, __ATOMIC_RELAXED);
     return 0;
-}
-
-uint32_t cthr_lock_initial_word(void) {
-    return __atomic_load_n(&cthr_lock_unlock_needs_fence, __ATOMIC_RELAXED) ? CTHR_LOCK_SLOW : 0;
 }
 
 // Takes the lock if its owner field is 0, keeping the SLOW bit; returns 0, EBUSY or EDEADLK and updates *word.
@@ -264,11 +257,11 @@ int cthr_lock_unlock_slow(cthr_lock_t *lock) {
     uint32_t self = cthr_lock_self();
     uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
     if ((word & CTHR_LOCK_OWNER_MASK) != self) return EPERM;
-    // Only the owner writes a held word, so a plain release store keeps the SLOW bit safely. The full fence
-    // stands in for the membarrier where there is none (fenced mode: every lock is SLOW).
-    __atomic_store_n(&lock->word, word & CTHR_LOCK_SLOW, __ATOMIC_RELEASE);
+    // Only the owner writes a held word, so a store keeps the SLOW bit safely; sequentially consistent store and
+    // load pair with the sleeper's fence in either mode.
+    __atomic_store_n(&lock->word, word & CTHR_LOCK_SLOW, __ATOMIC_SEQ_CST);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if ((int32_t)__atomic_load_n(&lock->waiters, __ATOMIC_RELAXED) > 0) cthr_lock_wake_one(lock);
+    if ((int32_t)__atomic_load_n(&lock->waiters, __ATOMIC_SEQ_CST) > 0) cthr_lock_wake_one(lock);
     return 0;
 }
 
@@ -291,8 +284,7 @@ int cthr_lock_set_slow(cthr_lock_t *lock, bool on) {
     if (lock == NULL) return EINVAL;
     uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
     if ((word & CTHR_LOCK_OWNER_MASK) != cthr_lock_self()) return EPERM;
-    uint32_t slow = on ? CTHR_LOCK_SLOW : cthr_lock_initial_word();  // fenced mode keeps every lock SLOW
-    __atomic_store_n(&lock->word, (word & ~CTHR_LOCK_SLOW) | slow, __ATOMIC_RELAXED);
+    __atomic_store_n(&lock->word, (word & ~CTHR_LOCK_SLOW) | (on ? CTHR_LOCK_SLOW : 0), __ATOMIC_RELAXED);
     return 0;
 }
 

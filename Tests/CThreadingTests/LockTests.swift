@@ -63,7 +63,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
 
     @Test func initLeavesAFreeLockWithTheInitialWord() {
         let lock = makeLock()
-        #expect(cthr_lock_load(lock.pointer) == cthr_lock_initial_word())
+        #expect(cthr_lock_load(lock.pointer) == 0)
         #expect(cthr_lock_owner(lock.pointer) == 0)
         #expect(cthr_lock_waiter_count(lock.pointer) == 0)
         #expect(lock.pointer.pointee.waiters == 0)
@@ -72,13 +72,28 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(cond.pointer.pointee.waiters == 0)
     }
 
-    /// The initial word is 0 when the process registered for expedited private membarriers (which the kernel offers
-    /// when its query lists MEMBARRIER_CMD_PRIVATE_EXPEDITED), and SLOW in fenced mode otherwise. No test of this
-    /// process switches to fenced mode.
-    @Test func initialWordMatchesTheKernelsMembarrier() {
-        let mask = cthr_test_membarrier_query()
-        let expedited = mask >= 0 && mask & Int32(CTHR_TEST_MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0
-        #expect(cthr_lock_initial_word() == (expedited ? 0 : CTHR_LOCK_SLOW), "MEMBARRIER_CMD_QUERY answered \(mask)")
+    /// By default no lock operation issues `membarrier`: the process is not in membarrier mode, and contended locks
+    /// that put threads to sleep leave the call count at 0. (The opt-in is tested in a process of its own:
+    /// `LockStressTests.membarrierMode`.)
+    @Test func defaultModeMakesNoMembarrierCalls() throws {
+        #expect(cthr_lock_uses_membarrier() == 0)
+        let lock = makeLock()
+        #expect(cthr_lock_trylock(lock.pointer) == 0)
+        let acquired = SharedCell<Int32>(-1)
+        let thread = try #require(
+            spawnVoid {
+                acquired.pointer.pointee = cthr_lock_lock_slow(lock.pointer, cthr_clock_deadline_after(generousTimeoutNs))
+                _ = cthr_lock_unlock_slow(lock.pointer)
+            }
+        )
+        // Let the other thread register and sleep (a few ms; the test holds either way), then release.
+        let deadline = cthr_clock_deadline_after(generousTimeoutNs)
+        while cthr_lock_waiter_count(lock.pointer) == 0 && cthr_clock_now_ns() < deadline { _ = cthr_thread_yield() }
+        _ = cthr_sleep_ns(5_000_000)
+        #expect(unlock(lock.pointer) == 0)
+        #expect(thread.joined())
+        #expect(acquired.pointer.pointee == 0)
+        #expect(cthr_lock_membarrier_calls() == 0)
     }
 
     @Test func selfIsTheCachedKernelThreadId() throws {
@@ -101,12 +116,12 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         let me = cthr_lock_self()
         #expect(cthr_lock_trylock(lock.pointer) == 0)
         #expect(cthr_lock_owner(lock.pointer) == me)
-        #expect(cthr_lock_load(lock.pointer) == me | cthr_lock_initial_word())
+        #expect(cthr_lock_load(lock.pointer) == me)
         #expect(cthr_lock_trylock(lock.pointer) == EDEADLK)
         #expect(!cthr_lock_fast_lock(lock.pointer))
         // Held by the caller: EDEADLK at once (the deadline only bounds a wrong answer).
         #expect(cthr_lock_lock_slow(lock.pointer, cthr_clock_deadline_after(generousTimeoutNs)) == EDEADLK)
-        #expect(cthr_lock_load(lock.pointer) == me | cthr_lock_initial_word())
+        #expect(cthr_lock_load(lock.pointer) == me)
 
         let seen = SharedCell<[Int32]>([])
         let seenOwner = SharedCell<UInt32>(0)
@@ -126,16 +141,16 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(seenOwner.pointer.pointee == me)
         #expect(!fastUnlocked.pointer.pointee)
         #expect(seen.pointer.pointee == [EBUSY, EPERM, EPERM])
-        #expect(cthr_lock_load(lock.pointer) == me | cthr_lock_initial_word())  // nothing changed
+        #expect(cthr_lock_load(lock.pointer) == me)  // nothing changed
 
         #expect(unlock(lock.pointer) == 0)
         #expect(cthr_lock_owner(lock.pointer) == 0)
-        #expect(cthr_lock_load(lock.pointer) == cthr_lock_initial_word())
+        #expect(cthr_lock_load(lock.pointer) == 0)
         // A free lock has no owner to unlock it or change it.
         #expect(cthr_lock_unlock_slow(lock.pointer) == EPERM)
         #expect(!cthr_lock_fast_unlock(lock.pointer))
         #expect(cthr_lock_set_slow(lock.pointer, true) == EPERM)
-        #expect(cthr_lock_load(lock.pointer) == cthr_lock_initial_word())
+        #expect(cthr_lock_load(lock.pointer) == 0)
     }
 
     /// The timed slow path gives up with ETIMEDOUT at its deadline on a held lock (and leaves the waiters), and
@@ -166,7 +181,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(cthr_lock_lock_slow(lock.pointer, 0) == 0)
         #expect(cthr_lock_owner(lock.pointer) == cthr_lock_self())
         #expect(cthr_lock_unlock_slow(lock.pointer) == 0)
-        #expect(cthr_lock_load(lock.pointer) == cthr_lock_initial_word())
+        #expect(cthr_lock_load(lock.pointer) == 0)
     }
 
     /// A thread that finds the lock held registers as a waiter (counted by `cthr_lock_waiter_count`) and sleeps; the
@@ -189,7 +204,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(outcome.pointer.pointee.code == 0)
         #expect(outcome.pointer.pointee.owned)
         #expect(cthr_lock_waiter_count(lock.pointer) == 0)
-        #expect(cthr_lock_load(lock.pointer) == cthr_lock_initial_word())
+        #expect(cthr_lock_load(lock.pointer) == 0)
     }
 
     /// With SLOW set, the inline fast paths refuse (and change nothing), the slow paths work and keep the bit;
@@ -210,10 +225,10 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(cthr_lock_trylock(lock.pointer) == 0)  // whatever the SLOW bit
         #expect(cthr_lock_load(lock.pointer) == me | CTHR_LOCK_SLOW)
         #expect(cthr_lock_set_slow(lock.pointer, false) == 0)
-        #expect(cthr_lock_load(lock.pointer) == me | cthr_lock_initial_word())
+        #expect(cthr_lock_load(lock.pointer) == me)
         #expect(unlock(lock.pointer) == 0)
-        #expect(cthr_lock_load(lock.pointer) == cthr_lock_initial_word())
-        if cthr_lock_initial_word() == 0 {
+        #expect(cthr_lock_load(lock.pointer) == 0)
+        if 0 == 0 {
             // Outside fenced mode the fast paths work again.
             #expect(cthr_lock_fast_lock(lock.pointer))
             #expect(cthr_lock_owner(lock.pointer) == me)

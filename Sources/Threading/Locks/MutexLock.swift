@@ -14,8 +14,8 @@ import Musl
 ///
 /// The normal and error-checking kinds run on CThreading's futex lock (`cthr_lock_t`): the lock word holds the
 /// owner's kernel thread id; when uncontended, `lock()` is one inlined compare-exchange and `unlock()` one
-/// release store plus a load (no atomic read-modify-write: a thread going to sleep pays for that with a
-/// `membarrier` system call instead); a contended `lock()` spins briefly (unless threads already sleep on the
+/// compare-exchange plus a load, with no system call and nothing that touches other cores (see <doc:Locks> for
+/// the opt-in `membarrier` unlock, ``usesMembarrier``); a contended `lock()` spins briefly (unless threads already sleep on the
 /// lock) and then sleeps on the futex, and an unlock wakes one sleeper, which spins for the lock while the others
 /// stay asleep, so under heavy contention one thread at a time competes with the holder. Because the owner is in
 /// the word, the ownership checks cost nothing on the fast path, so both kinds check (the error-checking kind
@@ -37,6 +37,24 @@ import Musl
 /// `MutexLock` is a reference type (copies of the reference share one lock) and `Sendable`: all of its state is
 /// the C lock word, changed only by atomic operations, and immutable configuration.
 public final class MutexLock: @unchecked Sendable {
+    /// Whether this process unlocks in `membarrier` mode (the opt-in) rather than the default mode.
+    ///
+    /// Default: an unlock is a compare-exchange (an atomic read-modify-write, as glibc's and the standard library's
+    /// mutexes do) and a thread going to sleep on a contended lock only fences: nothing reaches other cores or
+    /// processes. Membarrier mode, chosen by starting the process with `THREADING_LOCK_MEMBARRIER=1` in its
+    /// environment: an unlock is a plain store (cheaper uncontended), and every thread that goes to sleep on a
+    /// contended lock calls `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which interrupts every CPU running a
+    /// thread of the process and takes a host-wide kernel lock. Choose it only after measuring it on the target
+    /// host (`bench locks` reports both modes and the calls per second); see <doc:Locks>.
+    ///
+    /// The corresponding C function is `cthr_lock_uses_membarrier`.
+    public static var usesMembarrier: Bool { cthr_lock_uses_membarrier() != 0 }
+
+    /// How many `membarrier` calls the locks of this process made so far (always 0 in the default mode).
+    ///
+    /// The corresponding C function is `cthr_lock_membarrier_calls`.
+    public static var membarrierCalls: UInt64 { cthr_lock_membarrier_calls() }
+
     /// The behaviour of a ``MutexLock``.
     public enum Kind: Sendable, Hashable, CustomStringConvertible {
         /// The fast futex lock; misuse is diagnosed because the owner is known for free.
@@ -78,7 +96,7 @@ public final class MutexLock: @unchecked Sendable {
         self.name = name
         self.kind = .normal
         self.word = .allocate(capacity: 1)
-        self.word.initialize(to: cthr_lock_t(word: cthr_lock_initial_word(), waiters: 0))
+        self.word.initialize(to: cthr_lock_t(word: 0, waiters: 0))
         self.pthreadMutex = nil
     }
 
@@ -105,7 +123,7 @@ public final class MutexLock: @unchecked Sendable {
             self.word.initialize(to: cthr_lock_t(word: CTHR_LOCK_SLOW, waiters: 0))
             self.pthreadMutex = mutex
         } else {
-            self.word.initialize(to: cthr_lock_t(word: cthr_lock_initial_word(), waiters: 0))
+            self.word.initialize(to: cthr_lock_t(word: 0, waiters: 0))
             self.pthreadMutex = nil
         }
     }

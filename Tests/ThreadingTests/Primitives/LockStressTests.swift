@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+import CTestSupport
 import CThreading
 import Testing
 
@@ -94,17 +95,21 @@ struct LockStressTests {
         #expect(order.withLock { $0 } == Array(0..<(6 * (Self.rounds / 100))))
     }
 
-    @Test("without membarrier (fenced unlock fallback) the lock stays exact under contention")
-    func fencedFallback() async {
+    /// The opt-in membarrier mode (a plain-store unlock, sleepers call `membarrier`) keeps the lock exact under
+    /// contention too, and its sleepers do make the calls. The default mode is what every other test runs.
+    @Test("in membarrier mode the lock stays exact under contention")
+    func membarrierMode() async {
         await #expect(processExitsWith: .success) {
             // A fresh child process: nothing has used a lock yet, so switching the unlock mode is safe here.
-            _ = cthr_lock_use_fenced_unlock()
+            guard cthr_lock_use_membarrier() == 0, MutexLock.usesMembarrier else {
+                exit(cthr_test_membarrier_query() & Int32(CTHR_TEST_MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0 ? 0 : 3)
+            }
             let watchdog = try! PosixThread {
                 PosixThread.sleep(for: .seconds(30))
                 exit(2)  // a deadlock fails the test instead of hanging it
             }
             watchdog.detach()
-            let lock = MutexLock(name: "fenced")
+            let lock = MutexLock(name: "membarrier")
             let counter = Shared(0)
             let threads = (0..<6).map { index in
                 try! PosixThread {
@@ -118,6 +123,15 @@ struct LockStressTests {
             }
             for thread in threads { thread.join() }
             if counter.value != 6 * 20_000 { exit(1) }
+            // A thread that registers to sleep on a held lock passes the sleeper's barrier: one membarrier call.
+            lock.lock()
+            let sleeper = try! PosixThread { lock.withLock {} }
+            let deadline = ContinuousClock.now + .seconds(20)
+            while cthr_lock_waiter_count(lock.word) == 0 && ContinuousClock.now < deadline { PosixThread.yield() }
+            PosixThread.sleep(for: .milliseconds(5))
+            lock.unlock()
+            sleeper.join()
+            if MutexLock.membarrierCalls == 0 { exit(4) }
         }
     }
 }
