@@ -121,7 +121,8 @@ final class Engine: @unchecked Sendable {
         for lane in lanes.indices { lanes[lane].abandon() }
         skips = [Int](repeating: 0, count: QoS.allCases.count)
         pending = 0
-        idle.removeAll()
+        for worker in idle { _ = Unmanaged.passRetained(worker) }  // their threads are gone; nothing is freed here
+        idle.removeAll(keepingCapacity: true)
         let isWorker = forking.pointee.worker != nil
         threads = isWorker ? 1 : 0
         running = isWorker ? 1 : 0

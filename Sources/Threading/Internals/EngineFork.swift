@@ -34,6 +34,10 @@ protocol EngineForkParticipant: AnyObject {
 /// captured, which are the parent's (a buffered writer would flush twice). The memory stays allocated, as a copy of
 /// the parent's pages, until the child exits or `exec`s.
 ///
+/// The child handler runs while the parent's other threads are gone, possibly in the middle of something that held
+/// a lock of the Swift runtime or of a library: it allocates nothing it can avoid, instantiates no new generic
+/// metadata, boxes nothing into existentials, and runs no deinitializer.
+///
 /// ``epoch`` counts the forks this process descends from; objects that outlive a fork compare it to tell the
 /// parent's work from the child's (``WorkGroup``, ``Job``).
 ///
@@ -57,8 +61,6 @@ enum EngineFork {
     nonisolated(unsafe) private static var sweptCount = 0
     /// Guarded by `lock` between prepare and parent/child: the live objects in lock order, retained.
     nonisolated(unsafe) private static var prepared: [any EngineForkParticipant] = []
-    /// What forked children dropped (kept so it is never released; see the type's comment).
-    nonisolated(unsafe) private static var abandoned: [Any] = []
 
     /// The number of forks between the process's first ancestor that used Threading and this process (0 there).
     static let epoch = Atomic<UInt32>(0)
@@ -98,17 +100,17 @@ enum EngineFork {
         lock.unlock()
     }
 
-    /// Keeps `value` alive for good: work a forked child dropped (called from `forkChild` handlers only).
-    static func abandon(_ value: Any) {
-        abandoned.append(value)
-    }
-
     // MARK: The pthread_atfork handlers
 
     private static func prepare() {
         lock.lock()
-        let live = entries.reversed().compactMap { entry in entry.participant.map { (entry.isQueue, $0) } }
-        prepared = live.filter { $0.0 }.map(\.1) + live.filter { !$0.0 }.map(\.1)
+        var queues: [any EngineForkParticipant] = []
+        var jobQueues: [any EngineForkParticipant] = []
+        for entry in entries.reversed() {
+            guard let participant = entry.participant else { continue }
+            if entry.isQueue { queues.append(participant) } else { jobQueues.append(participant) }
+        }
+        prepared = queues + jobQueues
         for participant in prepared { participant.forkPrepare() }
         JobGraph.lock.lock()
         EngineTimer.shared.forkPrepare()
@@ -133,9 +135,8 @@ enum EngineFork {
         EngineTimer.shared.forkChild()
         for participant in prepared.reversed() { participant.forkChild(forking) }
         JobGraph.lock.unlock()
-        let retained = prepared
-        prepared = []
+        // `prepared` keeps its references: releasing one here could run a deinitializer inside the handler. The next
+        // fork's prepare handler replaces them.
         lock.unlock()
-        _ = retained  // a last reference may go here, outside every lock
     }
 }

@@ -60,8 +60,8 @@ final class EngineTimer: @unchecked Sendable {
         for entry in heap {
             entry.cancelled.store(true, ordering: .relaxed)
             entry.scheduled = false
+            _ = Unmanaged.passRetained(entry)  // abandoned: the entry and its closure are never released here
         }
-        EngineFork.abandon(heap)
         heap = []
         started = false
         lock.unlock()

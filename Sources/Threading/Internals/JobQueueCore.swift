@@ -157,8 +157,10 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
     /// untimed wait for one of them stops with a message instead of hanging; they are abandoned, never released
     /// (see ``EngineFork``).
     func forkChild(_ forking: EngineContext) {
-        for job in members.values where !job.stateValue.isEnded { job.abandonedByFork = true }
-        EngineFork.abandon(members)
+        for job in members.values {
+            if !job.stateValue.isEnded { job.abandonedByFork = true }
+            _ = Unmanaged.passRetained(job)  // abandoned: the job and its closure are never released here
+        }
         members = [:]
         for index in ready.indices { ready[index].abandon() }
         running = 0

@@ -15,7 +15,9 @@ import Musl
 /// Built on `pthread_rwlock_t`. By default readers are preferred (glibc's default: a stream of readers can starve a
 /// writer); `preferWriters: true` makes a waiting writer block new readers
 /// (`PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP`), so a thread must then never take a read hold it already holds.
-/// The writer's thread id is recorded (relaxed atomic) to diagnose misuse.
+/// The writer's thread id is recorded (relaxed atomic) and each thread's read holds are tracked in a small
+/// thread-local table (no shared counter, so readers on different cores still write nothing in common) to diagnose
+/// misuse in every build.
 ///
 /// ```swift
 /// let rw = ReadWriteLock(name: "routes")
@@ -23,10 +25,10 @@ import Musl
 /// rw.withWriteLock { table[path] = handler }
 /// ```
 ///
-/// Traps (each message names the lock): a write or read acquisition by the thread holding the write hold;
-/// `unlock()` by a thread other than the writer while a writer holds it; `unlock()` of a lock nobody holds (debug
-/// builds, which count read holds; glibc cannot detect it); deinitialization while held. A read hold upgraded to a
-/// write hold on the same thread deadlocks (POSIX gives no way to detect it cheaply): release first.
+/// Traps (each message names the lock), in release builds too: a write or read acquisition by the thread holding
+/// the write hold; a write acquisition by a thread holding a read hold (an upgrade, which would wait for itself;
+/// `tryWriteLock()` returns `false` instead); `unlock()` by a thread other than the writer while a writer holds it;
+/// `unlock()` by a thread that holds neither a read nor the write hold; deinitialization while held.
 ///
 /// A reference type and `Sendable`: its state is the pthread lock and an `Atomic` writer id.
 public final class ReadWriteLock: @unchecked Sendable {
@@ -38,8 +40,6 @@ public final class ReadWriteLock: @unchecked Sendable {
 
     let rwlock: UnsafeMutablePointer<cthr_rwlock_t>
     let writer = Atomic<UInt32>(0)
-    /// Read holds outstanding; counted in debug builds only, to catch an unlock of a lock nobody holds.
-    let readers = Atomic<Int>(0)
     let recorder = LockStatisticsRecorder()
 
     /// Creates a free reader-writer lock.
@@ -76,7 +76,6 @@ public final class ReadWriteLock: @unchecked Sendable {
             ? recorder.acquire(attempt: { cthr_rwlock_tryrdlock(rwlock) }, wait: { cthr_rwlock_rdlock(rwlock) })
             : cthr_rwlock_rdlock(rwlock)
         check(code, "readLock()")
-        countReader()
     }
 
     /// Takes the exclusive (write) hold, waiting while anyone holds the lock.
@@ -103,7 +102,6 @@ public final class ReadWriteLock: @unchecked Sendable {
         let code = cthr_rwlock_tryrdlock(rwlock)
         guard code == 0 else { return false }
         if recorder.isEnabled { recorder.recordUncontended() }
-        countReader()
         return true
     }
 
@@ -139,7 +137,6 @@ public final class ReadWriteLock: @unchecked Sendable {
             : cthr_rwlock_timedrdlock(rwlock, deadline)
         if code == ETIMEDOUT { return false }
         check(code, "readLock(timeout:)")
-        countReader()
         return true
     }
 
@@ -180,13 +177,13 @@ public final class ReadWriteLock: @unchecked Sendable {
                 holder == 0,
                 "\(describe()): unlock() on thread \(me), which does not hold it (thread \(holder) holds the write lock)"
             )
-            #if DEBUG
-            let before = readers.wrappingSubtract(1, ordering: .relaxed).oldValue
-            if before <= 0 {
-                readers.wrappingAdd(1, ordering: .relaxed)
-                threadingFatal("\(describe()): unlock() on thread \(me), which does not hold it (it is not locked)")
+            // A read unlock: the C layer checks, per thread, that this thread holds a read hold (in every build).
+            let code = cthr_rwlock_rdunlock(rwlock)
+            if code == EPERM {
+                threadingFatal("\(describe()): unlock() on thread \(me), which does not hold it (no read or write hold)")
             }
-            #endif
+            check(code, "unlock()")
+            return
         }
         check(cthr_rwlock_unlock(rwlock), "unlock()")
     }
@@ -230,13 +227,6 @@ public final class ReadWriteLock: @unchecked Sendable {
     func describe() -> String { lockDescription("ReadWriteLock", name, self) }
 
     @inline(__always)
-    private func countReader() {
-        #if DEBUG
-        readers.wrappingAdd(1, ordering: .relaxed)
-        #endif
-    }
-
-    @inline(__always)
     private func checkNotWriter(_ operation: StaticString) {
         let me = currentThreadID
         require(
@@ -254,6 +244,11 @@ public final class ReadWriteLock: @unchecked Sendable {
     @inline(never)
     private func fail(_ code: CInt, _ operation: StaticString) -> Never {
         switch code {
+        case EDEADLK where cthr_rwlock_read_holds(rwlock) > 0:
+            threadingFatal(
+                "\(describe()): \(operation) on thread \(currentThreadID), which holds a read lock on it: a read-to-write "
+                    + "upgrade would wait for itself (release the read lock first)"
+            )
         case EDEADLK:
             threadingFatal("\(describe()): \(operation) on thread \(currentThreadID) would deadlock (EDEADLK)")
         case EPERM:
