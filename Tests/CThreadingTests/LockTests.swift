@@ -82,7 +82,10 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         let acquired = SharedCell<Int32>(-1)
         let thread = try #require(
             spawnVoid {
-                acquired.pointer.pointee = cthr_lock_lock_slow(lock.pointer, cthr_clock_deadline_after(generousTimeoutNs))
+                acquired.pointer.pointee = cthr_lock_lock_slow(
+                    lock.pointer,
+                    cthr_clock_deadline_after(generousTimeoutNs)
+                )
                 _ = cthr_lock_unlock_slow(lock.pointer)
             }
         )

@@ -33,6 +33,8 @@ struct EngineThreadState {
     var worker: Unmanaged<EngineWorker>?
     /// Whether this is the process's main thread (or the thread tests designated as such).
     var isMainThread: Bool
+    /// The group of the `async(group:)` task this thread is running, innermost (for ``MainThreadWait``).
+    var group: Unmanaged<WorkGroup>?
 }
 
 typealias EngineContext = UnsafeMutablePointer<EngineThreadState>
@@ -73,7 +75,8 @@ enum EngineThread {
                 parker: .allocate(),
                 helpItem: nil,
                 worker: nil,
-                isMainThread: isMainThread
+                isMainThread: isMainThread,
+                group: nil
             )
         )
         let code = cthr_tsd_set(key, state)

@@ -219,6 +219,17 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant {
         rescue: (any Error) throws -> R
     ) rethrows -> R {
         _ = checkDeadlock(context, requested: self, barrier: barrier)
+        return try MainThreadWait.syncing(context) {
+            try relayAndWait(context, barrier: barrier, body, rescue: rescue)
+        }
+    }
+
+    private final func relayAndWait<R>(
+        _ context: EngineContext,
+        barrier: Bool,
+        _ body: () throws -> R,
+        rescue: (any Error) throws -> R
+    ) rethrows -> R {
         typealias Slot = (work: (() throws -> R)?, result: Result<R, any Error>?)
         let box = UnsafeMutablePointer<Slot>.allocate(capacity: 1)
         defer { box.deallocate() }
@@ -231,6 +242,7 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant {
                 let box = slot.value
                 box.pointee.result = Result { try box.pointee.work!() }
                 box.pointee.work = nil  // drop the borrowed closure before the caller returns
+                if self.needsMainThread { MainThreadWait.served(waiter) }
                 engineGrant(waiter)
             }
             enqueue(barrier ? .barrier(closure) : .task(closure))

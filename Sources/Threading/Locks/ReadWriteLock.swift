@@ -180,7 +180,9 @@ public final class ReadWriteLock: @unchecked Sendable {
             // A read unlock: the C layer checks, per thread, that this thread holds a read hold (in every build).
             let code = cthr_rwlock_rdunlock(rwlock)
             if code == EPERM {
-                threadingFatal("\(describe()): unlock() on thread \(me), which does not hold it (no read or write hold)")
+                threadingFatal(
+                    "\(describe()): unlock() on thread \(me), which does not hold it (no read or write hold)"
+                )
             }
             check(code, "unlock()")
             return

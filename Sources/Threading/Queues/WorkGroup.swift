@@ -57,6 +57,9 @@ public final class WorkGroup: @unchecked Sendable {
 
     /// Waits until the count is zero, or `timeout` passed.
     ///
+    /// On the main thread, an untimed wait for a group one of whose tasks is blocked in a `sync` onto the main queue
+    /// (or blocks in one during the wait) would never return: the program stops with a message naming both.
+    ///
     /// In a `fork()`ed child, work the parent had entered before the fork never leaves (its tasks do not run in the
     /// child; see <doc:Misuse>): a wait with a timeout returns false, and a wait without one traps with a message
     /// saying so instead of hanging.
@@ -72,7 +75,11 @@ public final class WorkGroup: @unchecked Sendable {
                     + "child, so this wait would never end"
             )
         }
-        let deadline = timeout.map { engineDeadline(after: $0) } ?? .max
+        guard let timeout else { return MainThreadWait.recording(.group(ObjectIdentifier(self))) { waitCount(.max) } }
+        return waitCount(engineDeadline(after: timeout))
+    }
+
+    private func waitCount(_ deadline: UInt64) -> Bool {
         let context = EngineThread.current
         Engine.willBlock(context)
         defer { Engine.didUnblock(context) }
@@ -83,6 +90,15 @@ public final class WorkGroup: @unchecked Sendable {
                 return count.load() == 0
             }
         }
+    }
+
+    /// Runs `work`, a task of `group`, with the group recorded as the calling thread's (for ``MainThreadWait``).
+    static func running(_ group: WorkGroup, _ work: () -> Void) {
+        let context = EngineThread.current
+        let outer = context.pointee.group
+        context.pointee.group = Unmanaged.passUnretained(group)
+        work()
+        context.pointee.group = outer
     }
 
     /// Submits `work` to `queue` once the count is zero (at once if it is zero now).

@@ -48,7 +48,7 @@ extension WorkQueue {
     public func async(group: WorkGroup, execute work: @escaping @Sendable () -> Void) {
         group.enter()
         async {
-            work()
+            WorkGroup.running(group, work)
             group.leave()
         }
     }
@@ -63,7 +63,7 @@ extension WorkQueue {
     public func async(group: WorkGroup, flags: QueueTaskFlags, execute work: @escaping @Sendable () -> Void) {
         group.enter()
         let body: () -> Void = {
-            work()
+            WorkGroup.running(group, work)
             group.leave()
         }
         engineCore.enqueue(flags.contains(.barrier) ? .barrier(body) : .task(body))

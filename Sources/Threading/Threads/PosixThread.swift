@@ -94,6 +94,9 @@ public final class PosixThread<Result>: @unchecked Sendable {
 
     /// Waits for the thread to finish and returns what its body returned.
     ///
+    /// On the main thread, a join of a thread that is blocked in a `sync` onto the main queue (or that blocks in one
+    /// while joined) would never return: the program stops with a message naming both (see <doc:Misuse>).
+    ///
     /// - Returns: The body's result.
     /// - Precondition: The handle was neither joined nor detached before, and this is not the thread itself
     ///   (traps).
@@ -101,7 +104,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
     /// The corresponding C function is `pthread_join`.
     public func join() -> sending Result {
         claim("join()", as: 1)
-        let code = cthr_thread_join(handle, nil)
+        let code = MainThreadWait.recording(.join(handle, name: name)) { cthr_thread_join(handle, nil) }
         require(
             code != EDEADLK,
             "PosixThread\(describeName).join(): called on thread \(currentThreadID) for itself (this would deadlock)"

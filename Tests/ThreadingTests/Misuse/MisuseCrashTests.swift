@@ -53,6 +53,46 @@ import Testing
         #expect(Self.text(result).contains("which does not hold it"), "\(Self.text(result))")
     }
 
+    /// A read hold upgraded to a write hold on the same thread would wait for itself: it traps, in release builds too.
+    @Test func readWriteLockUpgradeTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let lock = ReadWriteLock(name: "routes")
+            lock.readLock()
+            lock.writeLock()
+        }
+        #expect(Self.text(result).contains("ReadWriteLock \"routes\": writeLock()"), "\(Self.text(result))")
+        #expect(Self.text(result).contains("holds a read lock on it: a read-to-write upgrade would wait for itself"))
+    }
+
+    /// `tryWriteLock()` by a reader of the same lock is an upgrade too: it returns false, and the read hold stays.
+    @Test func readWriteLockTryUpgradeFails() {
+        let lock = ReadWriteLock(name: "try-upgrade")
+        lock.readLock()
+        #expect(!lock.tryWriteLock())
+        lock.unlock()
+        #expect(lock.tryWriteLock())
+        lock.unlock()
+    }
+
+    /// A thread that holds no read hold unlocks while another thread reads: refused with a trap, instead of
+    /// releasing the other thread's hold (which corrupted the lock in release builds).
+    @Test func readWriteLockStrayUnlockWhileAnotherThreadReadsTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let lock = ReadWriteLock(name: "stray")
+            let reading = Semaphore()
+            let reader = try! PosixThread {
+                lock.readLock()
+                reading.signal()
+                PosixThread.sleep(for: .seconds(20))
+            }
+            reader.detach()
+            _ = reading.wait(timeout: .seconds(20))
+            lock.unlock()
+        }
+        #expect(Self.text(result).contains("ReadWriteLock \"stray\": unlock() on thread"), "\(Self.text(result))")
+        #expect(Self.text(result).contains("which does not hold it (no read or write hold)"))
+    }
+
     @Test func lockedValueReentryTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let value = LockedValue(0, name: "reentered")
@@ -98,6 +138,65 @@ import Testing
     }
 
     // MARK: Queues
+
+    /// A server's main thread joins a worker that then syncs onto the main queue: neither can go on. Whichever blocks
+    /// second stops the program with a message naming both (the worker signals first, then syncs, while the main
+    /// thread joins; either may block first).
+    @Test func mainQueueSyncWhileTheMainThreadJoinsTheSyncingThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            EngineThread.designateMainForTesting()
+            let watchdog = try! PosixThread {
+                PosixThread.sleep(for: .seconds(20))
+                exit(3)  // no diagnosis: fails the test on its missing message instead of hanging it
+            }
+            watchdog.detach()
+            let started = Semaphore()
+            let worker = try! PosixThread(name: "handler") {
+                started.signal()
+                MainQueue.shared.sync {}
+            }
+            _ = started.wait(timeout: .seconds(20))
+            worker.join()
+        }
+        let text = Self.text(result)
+        #expect(text.contains("Threading: deadlock: a sync onto the main queue from thread 'handler'"), "\(text)")
+        #expect(text.contains("blocked in PosixThread \"handler\".join() of that thread"), "\(text)")
+    }
+
+    /// The main thread waits (no deadline) for a group whose task syncs onto the main queue: the same diagnosis.
+    @Test func mainQueueSyncFromATaskOfTheGroupTheMainThreadWaitsForTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            EngineThread.designateMainForTesting()
+            let watchdog = try! PosixThread {
+                PosixThread.sleep(for: .seconds(20))
+                exit(3)
+            }
+            watchdog.detach()
+            let group = WorkGroup()
+            ConcurrentQueue(label: "requests").async(group: group) { MainQueue.shared.sync {} }
+            _ = group.wait()
+        }
+        let text = Self.text(result)
+        #expect(text.contains("Threading: deadlock: a sync onto the main queue from thread"), "\(text)")
+        #expect(text.contains("blocked in WorkGroup.wait() for the group of the task that thread is running"))
+    }
+
+    /// The same shapes that do complete are left alone: the main thread joins a worker whose main-queue sync it
+    /// serves first, and waits with a deadline for a group whose task syncs (the wait times out, then the main queue
+    /// runs the sync).
+    @Test func mainQueueSyncThatCanCompleteIsNotDiagnosed() async {
+        await #expect(processExitsWith: .success) {
+            EngineThread.designateMainForTesting()
+            let worker = try! PosixThread { MainQueue.shared.sync { 7 } }
+            while !MainQueue.drain(until: .now + .milliseconds(5)) {}
+            guard worker.join() == 7 else { exit(1) }
+            let group = WorkGroup()
+            ConcurrentQueue(label: "timed").async(group: group) { MainQueue.shared.sync {} }
+            _ = group.wait(timeout: .milliseconds(20))
+            while !group.wait(timeout: .zero) { _ = MainQueue.drain(until: .now + .milliseconds(5)) }
+            exit(0)
+        }
+    }
 
     @Test func zeroWidthConcurrentQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {

@@ -5,11 +5,11 @@ import CTestSupport
 import CThreading
 import Testing
 
+@testable import Threading
+
 #if canImport(Glibc)
 import Glibc
 #endif
-
-@testable import Threading
 
 /// Mixed lock operations under contention: short by default, long with `-Xswiftc -DTHREADING_LONG_TESTS`.
 @Suite("Lock stress", .serialized)
