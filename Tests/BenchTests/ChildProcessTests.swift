@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-import BenchKit
 import Foundation
 import Testing
+
+@testable import BenchKit
 
 @Suite("Child-process runs", .serialized)
 struct ChildProcessTests {
@@ -67,5 +68,23 @@ struct ChildProcessTests {
             text.hasPrefix("crashed (signal") || text.hasPrefix("corrupt (") || text.hasPrefix("hung")
                 || text.hasPrefix("failed (exit status 66)") || text.hasPrefix("failed (exit status 1)")
         )
+    }
+
+    /// `MutexLock`'s membarrier mode is per process: the locks family runs it in a child bench process started with
+    /// `THREADING_LOCK_MEMBARRIER=1`. The counter stays exact, the child reports its membarrier calls (eight threads
+    /// on this machine's cores must sleep), and the default mode, in this process, makes none.
+    @Test("the membarrier-mode MutexLock runs in a child bench process and reports its calls")
+    func membarrierModeLockInAChild() throws {
+        let bench = Self.benchExecutable
+        try #require(FileManager.default.isExecutableFile(atPath: bench.path), "build the bench product first")
+        let entry = Locks.Entry(membarrierModeOf: OursMutexLock.self, runner: ChildProcessRunner(executable: bench))
+        #expect(entry.id == "mutexlock-membarrier")
+        let sample = entry.run(8, 0.3)
+        #expect(sample.abnormalOutcome == nil)
+        #expect(sample.operations > 0)
+        #expect(sample.badOperations == 0)
+        #expect(sample.membarrierCallsPerSecond > 0)
+        let local = Locks.runWorkload(OursMutexLock.self, threads: 8, seconds: 0.1)
+        #expect(local.membarrierCallsPerSecond == 0)
     }
 }

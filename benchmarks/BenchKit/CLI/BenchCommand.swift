@@ -44,6 +44,7 @@ public struct BenchCommand: ParsableCommand {
         subcommands: [
             CacheCommand.self, LocksCommand.self, ThreadsCommand.self, HandoffCommand.self, QueuesCommand.self,
             RCUCommand.self, RenderCommand.self, ChildCacheCommand.self, ChildBlockedQueuesCommand.self,
+            ChildLocksCommand.self,
         ],
         defaultSubcommand: CacheCommand.self
     )
@@ -193,6 +194,33 @@ public struct ChildCacheCommand: ParsableCommand {
         let parameters = CacheContention.Parameters(keyCount: keys, readRatio: readRatio)
         let sample = entry.runInProcess(parameters, threads, seconds)
         let data = try JSONEncoder().encode(ChildRunReport(sample))
+        print(String(decoding: data, as: UTF8.self))
+    }
+}
+
+/// Hidden: runs one lock of the `locks` family in this process and prints a one-line JSON report; the parent bench
+/// runs it in a child process to measure a lock mode that is fixed per process (`MutexLock`'s membarrier mode).
+public struct ChildLocksCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "child-locks",
+        abstract: "Internal: one locks run in a child process.",
+        shouldDisplay: false
+    )
+
+    /// The lock to run (its in-process identifier).
+    @Option public var lock: String
+    /// Worker threads.
+    @Option public var threads: Int
+    /// Measured seconds.
+    @Option public var seconds: Double
+
+    public init() {}
+
+    public func run() throws {
+        guard let entry = Locks.catalog.first(where: { $0.id == lock }) else {
+            throw ValidationError("unknown lock \(lock)")
+        }
+        let data = try JSONEncoder().encode(ChildRunReport(entry.run(threads, seconds)))
         print(String(decoding: data, as: UTF8.self))
     }
 }

@@ -37,6 +37,8 @@ public enum CacheContention {
         public var summary: String
         /// Where it runs.
         public var isolation: Isolation
+        /// Extra environment of the child process (`isolation == .childProcess`).
+        public var environment: [String: String] = [:]
         /// Runs the workload in this process.
         public var runInProcess: @Sendable (Parameters, _ threads: Int, _ seconds: Double) -> RunSample
 
@@ -50,6 +52,15 @@ public enum CacheContention {
             runInProcess = { parameters, threads, seconds in
                 runWorkload(S.self, parameters: parameters, threads: threads, seconds: seconds)
             }
+        }
+
+        /// The strategy run in a child process started in `MutexLock`'s opt-in membarrier mode (for the locks it
+        /// uses), side by side with the default mode.
+        public init<S: CacheStrategy>(membarrierModeOf type: S.Type) {
+            self.init(S.self, isolation: .childProcess)
+            name += " (membarrier)"
+            id += "-membarrier"
+            environment = ChildProcessRunner.membarrierMode
         }
     }
 
@@ -86,10 +97,17 @@ public enum CacheContention {
                 }
             case .childProcess:
                 let id = entry.id
+                let environment = entry.environment
                 return BenchCase(name: entry.name, id: entry.id, kind: entry.kind, isolation: .childProcess) {
                     threads,
                     seconds in
-                    childRunner.runCache(strategy: id, parameters: parameters, threads: threads, seconds: seconds)
+                    childRunner.runCache(
+                        strategy: id,
+                        parameters: parameters,
+                        threads: threads,
+                        seconds: seconds,
+                        environment: environment
+                    )
                 }
             }
         }

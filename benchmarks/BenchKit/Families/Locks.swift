@@ -47,11 +47,27 @@ public enum Locks {
             kind = L.kind
             run = { threads, seconds in runWorkload(L.self, threads: threads, seconds: seconds) }
         }
+
+        /// The same lock run in a child process started in `MutexLock`'s opt-in membarrier mode, side by side with
+        /// the default mode (the mode is per process and fixed before `main`).
+        public init<L: BenchLock>(membarrierModeOf type: L.Type, runner: ChildProcessRunner = ChildProcessRunner()) {
+            name = L.name + " (membarrier)"
+            id = L.id + "-membarrier"
+            kind = L.kind
+            run = { threads, seconds in
+                runner.runLocks(
+                    lock: L.id,
+                    threads: threads,
+                    seconds: seconds,
+                    environment: ChildProcessRunner.membarrierMode
+                )
+            }
+        }
     }
 
     /// Every lock: ours, then the peers, then the C floor.
     public static let catalog: [Entry] = [
-        Entry(OursMutexLock.self), Entry(OursRecursiveLock.self), Entry(OursSpinLock.self),
+        Entry(OursMutexLock.self), Entry(membarrierModeOf: OursMutexLock.self), Entry(OursRecursiveLock.self), Entry(OursSpinLock.self),
         Entry(OursReadWriteLock.self), Entry(OursSemaphore.self),
         Entry(PeerNSLock.self), Entry(PeerNSRecursiveLock.self), Entry(PeerSynchronizationMutex.self),
         Entry(PeerNIOLock.self), Entry(PeerDispatchSemaphore.self), Entry(PeerPthreadMutex.self),

@@ -21,6 +21,8 @@ public struct ChildRunReport: Codable, Sendable, Equatable {
     public var p50Ns: UInt64
     /// 99th percentile sampled latency.
     public var p99Ns: UInt64
+    /// `membarrier` calls per second made by the child's locks (nil from a child that did not report it).
+    public var membarrierCallsPerSecond: Double?
 
     /// Creates a report from a sample.
     public init(_ sample: RunSample) {
@@ -31,6 +33,7 @@ public struct ChildRunReport: Codable, Sendable, Equatable {
         operations = sample.operations
         p50Ns = sample.latency.totalCount > 0 ? sample.latency.valueAtPercentile(50) : 0
         p99Ns = sample.latency.totalCount > 0 ? sample.latency.valueAtPercentile(99) : 0
+        membarrierCallsPerSecond = sample.membarrierCallsPerSecond
     }
 }
 
@@ -106,19 +109,20 @@ public struct ChildProcessRunner: Sendable {
     }
 
     /// Runs `arguments` in a child process and classifies how it ended.
-    public func run(arguments: [String], timeout: Double) -> ChildOutcome {
-        switch runDecoding(ChildRunReport.self, arguments: arguments, timeout: timeout) {
+    public func run(arguments: [String], timeout: Double, environment: [String: String] = [:]) -> ChildOutcome {
+        switch runDecoding(ChildRunReport.self, arguments: arguments, timeout: timeout, environment: environment) {
         case .success(let report): return .finished(report)
         case .failure(let failure): return failure.outcome
         }
     }
 
-    /// Runs `arguments` in a child process and decodes the last line it printed as `T` (JSON); a child that crashed,
-    /// failed, hung or printed no such line is the failure.
+    /// Runs `arguments` in a child process (with `environment` added to this process's) and decodes the last line it
+    /// printed as `T` (JSON); a child that crashed, failed, hung or printed no such line is the failure.
     public func runDecoding<T: Decodable & Sendable>(
         _ type: T.Type,
         arguments: [String],
-        timeout: Double
+        timeout: Double,
+        environment extra: [String: String] = [:]
     ) -> Result<T, ChildFailure> {
         let process = Process()
         process.executableURL = executable
@@ -129,6 +133,7 @@ public struct ChildProcessRunner: Sendable {
         // A crash must end the child at once: the Swift runtime's backtracer would otherwise symbolicate for seconds.
         var environment = ProcessInfo.processInfo.environment
         environment["SWIFT_BACKTRACE"] = "enable=no"
+        environment.merge(extra) { _, new in new }
         process.environment = environment
         do {
             try process.run()
@@ -168,7 +173,8 @@ public struct ChildProcessRunner: Sendable {
         strategy: String,
         parameters: CacheContention.Parameters,
         threads: Int,
-        seconds: Double
+        seconds: Double,
+        environment: [String: String] = [:]
     ) -> RunSample {
         let arguments = Self.cacheArguments(
             strategy: strategy,
@@ -176,9 +182,21 @@ public struct ChildProcessRunner: Sendable {
             threads: threads,
             seconds: seconds
         )
-        let outcome = run(arguments: arguments, timeout: seconds + grace)
+        let outcome = run(arguments: arguments, timeout: seconds + grace, environment: environment)
         return Self.sample(from: outcome)
     }
+
+    /// Runs lock strategy `lock` of the `locks` family in a child process and converts the outcome to a sample.
+    public func runLocks(lock: String, threads: Int, seconds: Double, environment: [String: String]) -> RunSample {
+        let arguments = [
+            ChildLocksCommand.configuration.commandName ?? "child-locks", "--lock", lock, "--threads", String(threads),
+            "--seconds", String(seconds),
+        ]
+        return Self.sample(from: run(arguments: arguments, timeout: seconds + grace, environment: environment))
+    }
+
+    /// The environment that starts a child process in `MutexLock`'s opt-in membarrier mode (read before `main`).
+    public static let membarrierMode = ["THREADING_LOCK_MEMBARRIER": "1"]
 
     /// A sample carrying the child's numbers when it finished, and its verdict when it did not.
     public static func sample(from outcome: ChildOutcome) -> RunSample {
@@ -198,6 +216,7 @@ public struct ChildProcessRunner: Sendable {
             sample.operations = report.operations
             if report.p50Ns > 0 { _ = sample.latency.record(report.p50Ns) }
             if report.p99Ns > 0 { _ = sample.latency.record(report.p99Ns) }
+            sample.membarrierCallsPerSecond = report.membarrierCallsPerSecond ?? 0
         }
         sample.abnormalOutcome = outcome.abnormalDescription
         return sample

@@ -154,7 +154,7 @@ func makeCell(_ benchCase: BenchCase, threads: Int, samples: [RunSample]) -> Cel
         outcome = "ok"
     }
     let hasLatency = latency.totalCount > 0
-    return CellResult(
+    var cell = CellResult(
         strategy: benchCase.name,
         id: benchCase.id,
         kind: benchCase.kind,
@@ -169,4 +169,6 @@ func makeCell(_ benchCase: BenchCase, threads: Int, samples: [RunSample]) -> Cel
         outcome: outcome,
         repeats: samples.map(\.operationsPerSecond)
     )
+    if median.membarrierCallsPerSecond > 0 { cell.membarrierCallsPerSecond = median.membarrierCallsPerSecond }
+    return cell
 }

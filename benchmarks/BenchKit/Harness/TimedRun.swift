@@ -5,6 +5,7 @@ import CBenchSupport
 import Glibc
 import Histogram
 import Synchronization
+import Threading
 
 /// The start line and stop flag shared by the threads of one timed run.
 ///
@@ -81,6 +82,9 @@ public struct RunSample: Sendable {
     public var latency: Histogram<UInt64>
     /// A non-nil description when the run ended abnormally (a child process that crashed, hung, ...).
     public var abnormalOutcome: String?
+    /// `membarrier` calls per second that this process's locks made during the run (`MutexLock.membarrierCalls`):
+    /// 0 in the default lock mode, the host-wide cost of the opt-in membarrier mode otherwise.
+    public var membarrierCallsPerSecond: Double = 0
 
     /// Creates a sample from its parts.
     public init(
@@ -127,6 +131,7 @@ public func runTimed(
     while gate.arrived.load(ordering: .acquiring) < threads {
         sched_yield()
     }
+    let membarriersBefore = MutexLock.membarrierCalls
     let start = cthr_bench_now_ns()
     gate.go.store(true, ordering: .releasing)
     sleepNanoseconds(UInt64(max(seconds, 0) * 1e9))
@@ -156,7 +161,7 @@ public func runTimed(
     }
     let elapsed = Double(max(end - start, 1)) / 1e9
     let mean = Double(operations) / Double(threads)
-    return RunSample(
+    var sample = RunSample(
         operationsPerSecond: Double(operations) / elapsed,
         cpuNanosecondsPerOperation: operations > 0 ? Double(cpu) / Double(operations) : 0,
         fairness: mean > 0 ? Double(slowest) / mean : 0,
@@ -164,6 +169,8 @@ public func runTimed(
         operations: operations,
         latency: latency
     )
+    sample.membarrierCallsPerSecond = Double(MutexLock.membarrierCalls &- membarriersBefore) / elapsed
+    return sample
 }
 
 /// Per-thread result slots written once by each worker and read by the coordinator after the join.

@@ -35,6 +35,8 @@ public struct CellResult: Codable, Sendable, Equatable {
     public var repeats: [Double]
     /// The thread census of the blocked-queues study; nil in every other study.
     public var census: ThreadCensus?
+    /// `membarrier` calls per second by the locks of the process that ran the cell (median run); nil when none.
+    public var membarrierCallsPerSecond: Double?
 
     /// Creates a cell.
     public init(
@@ -226,6 +228,13 @@ public struct StudyResult: Codable, Sendable, Equatable {
             }
             parts.append(part)
         }
+        let membarriers = results.compactMap { cell -> String? in
+            guard let rate = cell.membarrierCallsPerSecond, rate > 0 else { return nil }
+            return "\(cell.strategy) T=\(cell.threads) \(formatCallRate(rate))"
+        }
+        if !membarriers.isEmpty {
+            parts.append("membarrier calls: " + membarriers.joined(separator: ", ") + " (every other row: none)")
+        }
         return "SUMMARY \(title): " + parts.joined(separator: " | ")
     }
 
@@ -292,6 +301,11 @@ public func formatRate(_ opsPerSecond: Double) -> String {
     if opsPerSecond >= 1e6 { return String(format: "%.2f Mops/s", opsPerSecond / 1e6) }
     if opsPerSecond >= 1e3 { return String(format: "%.1f Kops/s", opsPerSecond / 1e3) }
     return String(format: "%.0f ops/s", opsPerSecond)
+}
+
+/// `3300 calls/s`, `12.5K calls/s`.
+public func formatCallRate(_ perSecond: Double) -> String {
+    perSecond >= 1e4 ? String(format: "%.1fK/s", perSecond / 1e3) : String(format: "%.0f/s", perSecond)
 }
 
 /// `3.41x`.

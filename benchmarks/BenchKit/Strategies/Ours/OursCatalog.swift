@@ -5,6 +5,7 @@ extension CacheContention {
     /// Our strategies, each built on the public Threading API only.
     static let oursEntries: [Entry] = [
         Entry(MutexLockCache.self),
+        Entry(membarrierModeOf: MutexLockCache.self),
         Entry(RecursiveLockCache.self),
         Entry(SpinLockCache.self),
         Entry(ReadWriteLockCache.self),
