@@ -67,7 +67,8 @@ public enum Locks {
 
     /// Every lock: ours, then the peers, then the C floor.
     public static let catalog: [Entry] = [
-        Entry(OursMutexLock.self), Entry(membarrierModeOf: OursMutexLock.self), Entry(OursRecursiveLock.self), Entry(OursSpinLock.self),
+        Entry(OursMutexLock.self), Entry(membarrierModeOf: OursMutexLock.self), Entry(OursRecursiveLock.self),
+        Entry(OursSpinLock.self),
         Entry(OursReadWriteLock.self), Entry(OursSemaphore.self),
         Entry(PeerNSLock.self), Entry(PeerNSRecursiveLock.self), Entry(PeerSynchronizationMutex.self),
         Entry(PeerNIOLock.self), Entry(PeerDispatchSemaphore.self), Entry(PeerPthreadMutex.self),
