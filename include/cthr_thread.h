@@ -47,6 +47,11 @@ int cthr_thread_create(pthread_t *_Nullable out, const cthr_thread_attr_t *_Null
 // the Swift layer makes it impossible.
 int cthr_thread_join(pthread_t thread, void *_Nullable *_Nullable result);
 
+// Like cthr_thread_join, but waits at most until `deadline_ns` on CLOCK_MONOTONIC (UINT64_MAX: forever; a deadline
+// already passed: one check). Returns 0, ETIMEDOUT (the thread is still running and stays joinable), EDEADLK,
+// EINVAL or ESRCH.
+int cthr_thread_join_until(pthread_t thread, void *_Nullable *_Nullable result, uint64_t deadline_ns);
+
 // Marks a joinable `thread` detached. Returns 0, EINVAL (already detached) or ESRCH.
 int cthr_thread_detach(pthread_t thread);
 

@@ -12,7 +12,7 @@
 
 #include "cthr_rcu.h"
 
-#ifdef CTHR_RCU_TSAN
+#ifdef CTHR_TSAN
 char cthr_rcu_tsan_grace_period;
 char cthr_rcu_tsan_callbacks_done;
 #endif

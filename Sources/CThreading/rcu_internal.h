@@ -10,16 +10,9 @@
 #define _LGPL_SOURCE
 #include <urcu/urcu-memb.h>
 
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define CTHR_RCU_TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define CTHR_RCU_TSAN 1
-#endif
+#include "cthr_tsan.h"
 
-#ifdef CTHR_RCU_TSAN
+#ifdef CTHR_TSAN
 // Under ThreadSanitizer, read lock and unlock call liburcu's out-of-line versions instead of inlining them: its
 // futex wake-up handshake uses volatile accesses (not C11 atomics) that TSan would report if they were compiled
 // into instrumented code. The ordering they provide is modelled by the annotations below instead.
@@ -29,20 +22,14 @@ extern void urcu_memb_read_lock(void);
 extern void urcu_memb_read_unlock(void);
 #define CTHR_RCU_READ_LOCK() urcu_memb_read_lock()
 #define CTHR_RCU_READ_UNLOCK() urcu_memb_read_unlock()
-void __tsan_acquire(void *addr);
-void __tsan_release(void *addr);
 // Every read unlock releases this; every grace-period end acquires it, so TSan sees that a reader's accesses happen
 // before the memory it read is reclaimed.
 extern char cthr_rcu_tsan_grace_period;
 // Every deferred callback releases this when it has run; rcu_barrier's return acquires it.
 extern char cthr_rcu_tsan_callbacks_done;
-#define CTHR_TSAN_ACQUIRE(addr) __tsan_acquire((void *)(addr))
-#define CTHR_TSAN_RELEASE(addr) __tsan_release((void *)(addr))
 #else
 #define CTHR_RCU_READ_LOCK() _urcu_memb_read_lock()
 #define CTHR_RCU_READ_UNLOCK() _urcu_memb_read_unlock()
-#define CTHR_TSAN_ACQUIRE(addr) ((void)0)
-#define CTHR_TSAN_RELEASE(addr) ((void)0)
 #endif
 
 #include <pthread.h>

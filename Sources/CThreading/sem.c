@@ -9,6 +9,7 @@
 
 #include "cthr_clock.h"
 #include "cthr_sem.h"
+#include "cthr_tsan.h"
 
 unsigned int cthr_sem_value_max(void) {
     return (unsigned int)SEM_VALUE_MAX;
@@ -62,6 +63,9 @@ int cthr_sem_timedwait(cthr_sem_t *sem, uint64_t deadline_ns) {
             return errno;
         }
     }
+    // ThreadSanitizer does not intercept sem_clockwait, so it would not see that the unit taken here was posted
+    // after the poster's writes: acquire what cthr_sem_post released.
+    CTHR_TSAN_ACQUIRE(sem);
     return 0;
 }
 
@@ -69,6 +73,8 @@ int cthr_sem_post(cthr_sem_t *sem) {
     if (sem == NULL) {
         return EINVAL;
     }
+    // Paired with the acquire in cthr_sem_timedwait (the intercepted sem_wait and sem_trywait need no help).
+    CTHR_TSAN_RELEASE(sem);
     return sem_post(&sem->raw) == 0 ? 0 : errno;
 }
 

@@ -10,8 +10,10 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "cthr_clock.h"
 #include "cthr_thread.h"
 
 // What the new thread needs before it runs `body`: allocated by the creator, freed by whichever side ends up
@@ -100,6 +102,44 @@ int cthr_thread_join(pthread_t thread, void **result) {
         *result = value;
     }
     return error;
+}
+
+// pthread_timedjoin_np measures its deadline on CLOCK_REALTIME, which can be stepped. The wait is cut into slices of
+// at most this long, each re-checked against the monotonic deadline, so a step of the wall clock moves the end of
+// the wait by one slice at most. (pthread_clockjoin_np takes CLOCK_MONOTONIC, but ThreadSanitizer does not intercept
+// it and would then miss the join.)
+#define CTHR_JOIN_SLICE_NS 100000000ull
+
+int cthr_thread_join_until(pthread_t thread, void **result, uint64_t deadline_ns) {
+    if (deadline_ns == UINT64_MAX) {
+        return cthr_thread_join(thread, result);
+    }
+    for (;;) {
+        uint64_t now = cthr_clock_now_ns();
+        uint64_t slice = now >= deadline_ns ? 0 : deadline_ns - now;
+        if (slice > CTHR_JOIN_SLICE_NS) {
+            slice = CTHR_JOIN_SLICE_NS;
+        }
+        struct timespec until;
+        (void)clock_gettime(CLOCK_REALTIME, &until);
+        uint64_t nanoseconds = (uint64_t)until.tv_nsec + slice;
+        until.tv_sec += (time_t)(nanoseconds / 1000000000ull);
+        until.tv_nsec = (long)(nanoseconds % 1000000000ull);
+        void *value = NULL;
+        int error = pthread_timedjoin_np(thread, &value, &until);
+        if (error == 0) {
+            if (result != NULL) {
+                *result = value;
+            }
+            return 0;
+        }
+        if (error != ETIMEDOUT) {
+            return error;
+        }
+        if (cthr_clock_now_ns() >= deadline_ns) {
+            return ETIMEDOUT;
+        }
+    }
 }
 
 int cthr_thread_detach(pthread_t thread) {

@@ -23,6 +23,21 @@ struct JobCrashTests {
         #expect(message.contains("already belongs to JobQueue \"first\""), "\(message)")
     }
 
+    @Test("a batch holding the same job twice traps on the second, naming the job and addJobs")
+    func batchWithAJobTwice() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = JobQueue(name: "batch")
+            let job = Job(name: "twice") { _ in }
+            queue.addJobs([job, job], waitUntilFinished: false)
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(
+            message.contains("JobQueue \"batch\".addJobs(_:waitUntilFinished:): cannot add Job \"twice\""),
+            "\(message)"
+        )
+        #expect(message.contains("already belongs to JobQueue \"batch\""), "\(message)")
+    }
+
     @Test("start() on a job that waits for a dependency traps")
     func startWaiting() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {

@@ -200,4 +200,50 @@ struct JobQueueTests {
         #expect(held.waitUntilFinished(timeout: .seconds(10)))
         #expect(held.queue == nil)
     }
+
+    @Test("addOperations(_:waitUntilFinished:): normal, low, veryHigh, veryLow at once on width 1 run veryHigh first")
+    func batchAddLetsPriorityDecide() throws {
+        let queue = JobQueue(name: "batch", maxConcurrentJobs: 1)
+        let log = JobLog()
+        let priorities: [Job.Priority] = [.normal, .low, .veryHigh, .veryLow]
+        let jobs = priorities.enumerated().map { index, priority in
+            Job(name: "batch-\(index)", priority: priority) { _ in log.append(index) }
+        }
+        // `waitUntilFinished: true` has no deadline of its own: the adding thread's join gives it one.
+        let adder = try PosixThread(name: "adder") { queue.addJobs(jobs, waitUntilFinished: true) }
+        #expect(adder.join(timeout: testDeadline) != nil)
+        #expect(log.values == [2, 0, 1, 3])
+        #expect(queue.jobCount == 0)
+    }
+
+    @Test("jobCount counts no ended job right after a wait returns (on the job, its queue, or a dependent's queue)")
+    func jobCountIsExactAfterWaits() throws {
+        var miscounts: [String] = []
+        for round in 0..<200 {
+            let first = JobQueue(name: "first")
+            let dependentQueue = JobQueue(name: "dependent")
+            let job = Job(name: "job") { _ in }
+            let dependent = Job(name: "dependent") { _ in }
+            try dependent.addDependency(job)
+            dependentQueue.addJob(dependent)
+            first.addJob(job)
+            guard dependentQueue.waitUntilAllFinished(timeout: testDeadline) else {
+                Issue.record("round \(round): the dependent queue did not finish")
+                return
+            }
+            if first.jobCount != 0 { miscounts.append("round \(round): first queue after the dependent queue") }
+            if dependentQueue.jobCount != 0 { miscounts.append("round \(round): dependent queue after its wait") }
+
+            let single = JobQueue(name: "single")
+            let alone = single.addJob(name: "alone") { _ in }
+            guard alone.waitUntilFinished(timeout: testDeadline) else {
+                Issue.record("round \(round): the job did not finish")
+                return
+            }
+            if single.jobCount != 0 { miscounts.append("round \(round): queue after waiting for its job") }
+            guard single.waitUntilAllFinished(timeout: testDeadline) else { return }
+            if single.jobCount != 0 { miscounts.append("round \(round): queue after its own wait") }
+        }
+        #expect(miscounts.count == 0, "first miscounts: \(miscounts.prefix(5))")
+    }
 }

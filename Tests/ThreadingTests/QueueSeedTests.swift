@@ -129,6 +129,37 @@ import Testing
         #expect(results.values == [1, 2, 3, 4, 5, 6])
     }
 
+    /// RxSwift's `MainScheduler` ported to this library (the code the Queues article shows): it runs an action
+    /// inline only on behalf of the main queue. On the main thread outside a main-queue task it queues the action
+    /// behind the main queue's earlier work instead of jumping ahead of it; from another thread it hands the action
+    /// to the main queue.
+    @Test func mainQueueSchedulerRunsInlineOnlyOnBehalfOfTheMainQueue() {
+        let log = QueueLog()
+        let ranInlineOutsideTheMainQueue = QueueLog()
+        queueTestOnDesignatedMainThread {
+            let scheduler = MainQueueScheduler.instance
+            MainQueue.shared.async { log.append(1) }
+            // Main thread, no main-queue task: not inline (a check of the *thread* would run it now, before 1).
+            scheduler.schedule { log.append(EngineThread.isMainThread && MainQueue.shared.isCurrent ? 2 : -2) }
+            if log.count != 0 { ranInlineOutsideTheMainQueue.append(1) }
+            // Inside a main-queue task: inline, before the rest of the task.
+            MainQueue.shared.async {
+                scheduler.schedule { log.append(3) }
+                log.append(4)
+            }
+            // Another thread: handed to the main queue.
+            SerialQueue(label: "scheduler.background").async {
+                scheduler.schedule { log.append(EngineThread.isMainThread && MainQueue.shared.isCurrent ? 5 : -5) }
+            }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while log.count < 5 && ContinuousClock.now < deadline {
+                MainQueue.drain(until: .now + .milliseconds(20))
+            }
+        }
+        #expect(ranInlineOutsideTheMainQueue.count == 0)
+        #expect(log.values == [1, 2, 3, 4, 5])
+    }
+
     /// Main-queue tasks run on the main thread, where the current queue is the main queue (and the specific set on
     /// it is visible, also from a queue that targets it); `sync` from another thread runs on the main thread.
     @Test func mainQueueTasksRunOnMainThread() {
@@ -177,5 +208,23 @@ import Testing
         }
         #expect(done.wait())
         #expect(log.values == [1, 2])
+    }
+}
+
+// The example of the Queues article ("A main-queue scheduler"), kept here verbatim so that it is compiled and tested.
+
+/// Runs actions on the main queue, the way RxSwift's `MainScheduler` does with libdispatch: at once when the caller
+/// already runs on behalf of the main queue, otherwise queued there, behind the main queue's earlier work.
+final class MainQueueScheduler: Sendable {
+    static let instance = MainQueueScheduler()
+
+    func schedule(_ action: @escaping @Sendable () -> Void) {
+        // Ask about the *queue*, not the thread: on the main thread outside a main-queue task, running the action
+        // now would jump ahead of the work already queued on the main queue.
+        if MainQueue.shared.isCurrent {
+            action()
+        } else {
+            MainQueue.shared.async(execute: action)
+        }
     }
 }

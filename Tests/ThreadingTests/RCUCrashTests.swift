@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+import CThreading
 import Testing
 import Threading
 
@@ -41,6 +42,26 @@ import Threading
             value.update { old in value.update { $0 + 1 } + old }
         }
         #expect(Self.stderr(result).contains("must not write to the RCUValue it is updating"))
+    }
+
+    @Test func compareExchangeWritingTheSameValueTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let value = RCUValue(1)
+            value.compareExchange(expected: 1, desired: 2) { current, expected in
+                value.store(3)
+                return current == expected
+            }
+        }
+        #expect(Self.stderr(result).contains("must not write to the RCUValue it is updating"))
+    }
+
+    @Test func barrierInsideAGracePeriodCallbackTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            RCU.callAfterGracePeriod { RCU.barrier() }
+            RCU.barrier()
+            _ = cthr_sleep_ns(20_000_000_000)
+        }
+        #expect(Self.stderr(result).contains("RCU.barrier() called inside an RCU read section or a deferred release"))
     }
 
     @Test func mapUpdateWritingSameKeyTraps() async {

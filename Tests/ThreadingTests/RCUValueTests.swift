@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+import CThreading
 import Synchronization
 import Testing
 
@@ -77,6 +78,104 @@ final class RCUTracked: Sendable {
         #expect(seen == 2)
         #expect(!RCU.isInReadSection)
         #expect(value.load() == 2)
+    }
+
+    /// swift-atomics' `compareExchange(expected:desired:)` and liburcu's `rcu_cmpxchg_pointer`: it publishes only
+    /// when the current value is the expected one, and returns what was current either way.
+    @Test func compareExchangePublishesOnlyOverTheExpectedValue() {
+        let value = RCUValue(10)
+        let won = value.compareExchange(expected: 10, desired: 11)
+        #expect(won.exchanged && won.original == 10)
+        let lost = value.compareExchange(expected: 10, desired: 99)
+        #expect(!lost.exchanged && lost.original == 11)
+        #expect(value.load() == 11)
+        // Value equality, not identity: an equal copy made elsewhere matches.
+        let names = RCUValue(["a", "b"])
+        #expect(names.compareExchange(expected: ["a"] + ["b"], desired: ["c"]).exchanged)
+        #expect(names.load() == ["c"])
+    }
+
+    /// The CAS loop of the atomics' users: threads increment a shared counter with compare-and-exchange only, and
+    /// no increment is lost.
+    @Test func compareExchangeLoopsLoseNoIncrement() {
+        let counter = RCUValue(0)
+        let ok = runTogether(4) { _ in
+            for _ in 0..<500 {
+                var seen = counter.load()
+                while true {
+                    let (exchanged, original) = counter.compareExchange(expected: seen, desired: seen + 1)
+                    if exchanged { break }
+                    seen = original
+                }
+            }
+        }
+        #expect(ok)
+        #expect(counter.load() == 2_000)
+    }
+
+    /// `rcu_cmpxchg_pointer` compares pointers: for class values, `compareExchange(expected:desired:by: ===)`
+    /// compares identity, and an equal but distinct object does not match.
+    @Test func compareExchangeByIdentityForClassValues() {
+        let live = RCUTestSupport.Counter()
+        let first = RCUTracked(1, live: live)
+        let value = RCUValue(first)
+        let lookalike = RCUTracked(1, live: live)
+        let refused = value.compareExchange(expected: lookalike, desired: RCUTracked(2, live: live), by: ===)
+        #expect(!refused.exchanged && refused.original === first)
+        let accepted = value.compareExchange(expected: first, desired: RCUTracked(3, live: live), by: ===)
+        #expect(accepted.exchanged && accepted.original === first)
+        #expect(value.read { $0.generation } == 3)
+    }
+
+    /// liburcu's `call_rcu`: a callback queued while a reader still sees the old value runs only after that reader
+    /// left its read section; `RCU.barrier()` waits for it.
+    @Test func callbackRunsAfterTheGracePeriod() {
+        let value = RCUValue(1)
+        let inside = RCUTestSupport.Flag()
+        let leave = RCUTestSupport.Flag()
+        let sawOld = RCUTestSupport.Flag()
+        let reader = RCUTestSupport.start {
+            value.read { old in
+                inside.set()
+                RCUTestSupport.waitUntil(within: 20) { leave.isSet }
+                sawOld.set(old == 1)
+            }
+        }
+        RCUTestSupport.waitUntil(within: 20) { inside.isSet }
+        value.store(2)
+        let ran = RCUTestSupport.Flag()
+        let ranWhileReading = RCUTestSupport.Flag()
+        RCU.callAfterGracePeriod {
+            ranWhileReading.set(!leave.isSet)
+            ran.set()
+        }
+        // The reader still holds its read section: the callback must not have run (checked for a while; a callback
+        // that ran too early is also caught by `ranWhileReading`).
+        for _ in 0..<20 where !ran.isSet { _ = cthr_sleep_ns(1_000_000) }
+        #expect(!ran.isSet)
+        leave.set()
+        RCUTestSupport.join(reader, within: 20)
+        RCU.barrier()
+        #expect(ran.isSet)
+        #expect(!ranWhileReading.isSet)
+        #expect(sawOld.isSet)
+    }
+
+    /// A callback may be queued from inside a read section (it never waits), and what it captured is released
+    /// once it ran.
+    @Test func callbackQueuedInAReadSectionRunsAndIsReleased() {
+        let live = RCUTestSupport.Counter()
+        let value = RCUValue(0)
+        let ran = RCUTestSupport.Counter()
+        do {
+            let captured = RCUTracked(1, live: live)
+            value.read { _ in
+                RCU.callAfterGracePeriod { ran.add(captured.generation) }
+            }
+        }
+        RCU.barrier()
+        #expect(ran.value == 1)
+        #expect(live.value == 0)
     }
 
     @Test func oldValuesAreReleasedAfterGracePeriod() {

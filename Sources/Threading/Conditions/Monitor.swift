@@ -27,6 +27,10 @@ import Musl
 /// let item = buffer.withLock(when: { !$0.isEmpty }) { $0.removeFirst() }
 /// ```
 ///
+/// The try forms (``withLockIfAvailable(_:)``, ``withLockIfAvailable(when:_:)``, what `NSConditionLock`'s
+/// `tryLock()` and `tryLock(whenCondition:)` do) and a zero or negative timeout never wait: not for the predicate,
+/// and not for a thread that holds the lock either.
+///
 /// Predicates run on whichever thread changed the state, while holding the lock: keep them fast and free of side
 /// effects. Every `withLock` counts as a change (the monitor does not compare states), which costs nothing when
 /// nobody waits.
@@ -99,12 +103,16 @@ public final class Monitor<State> {
 
     /// Waits at most `timeout` until `predicate` holds, then runs `body` with exclusive access to the state.
     ///
+    /// The timeout covers the whole call: acquiring the lock (another thread may hold it) and waiting for the
+    /// predicate. A zero or negative timeout makes one attempt at the lock, without waiting for its holder, and
+    /// one check of the predicate, as ``withLockIfAvailable(when:_:)`` does.
+    ///
     /// - Parameters:
     ///   - predicate: The condition to wait for; evaluated under the lock, possibly on other threads.
-    ///   - timeout: The longest time to wait on the monotonic clock (zero or negative: just check; huge: forever).
+    ///   - timeout: The longest time to wait on the monotonic clock (zero or negative: just try; huge: forever).
     ///   - body: Runs once `predicate` holds, without releasing the lock in between.
-    /// - Returns: What `body` returns, or `nil` when the timeout expired with the predicate still false (`body`
-    ///   did not run).
+    /// - Returns: What `body` returns, or `nil` when the timeout expired first, with the lock still held by
+    ///   another thread or the predicate still false (`body` did not run).
     /// - Throws: What `body` throws.
     @inlinable
     public func withLock<Result, Failure: Error>(
@@ -113,17 +121,66 @@ public final class Monitor<State> {
         _ body: (inout State) throws(Failure) -> Result
     ) throws(Failure) -> Result? {
         let deadline = monotonicDeadline(after: timeout)
-        lock.lock()
+        guard lock.lock(deadline: deadline) else { return nil }
         defer { unlockAfterChange() }
         guard predicate(state) || waitLocked(for: predicate, deadline: deadline) else { return nil }
         return try body(&state)
     }
 
+    /// Runs `body` with exclusive access to the state if the lock is free, without waiting.
+    ///
+    /// The try form of ``withLock(_:)`` (`NSConditionLock.tryLock()`): when another thread holds the lock it
+    /// returns `nil` at once. When `body` ran, the waiters whose predicate now holds are woken, as after
+    /// ``withLock(_:)``. Called from inside a `withLock` body of the same monitor it returns `nil` (the lock is
+    /// held, by the caller), where ``withLock(_:)`` would trap.
+    ///
+    /// - Parameter body: Reads or changes the state.
+    /// - Returns: What `body` returns, or `nil` when the lock was held (`body` did not run).
+    /// - Throws: What `body` throws.
+    ///
+    /// The corresponding C function is `pthread_mutex_trylock`.
+    @inlinable
+    public func withLockIfAvailable<Result, Failure: Error>(
+        _ body: (inout State) throws(Failure) -> Result
+    ) throws(Failure) -> Result? {
+        guard lock.tryLock() else { return nil }
+        defer { unlockAfterChange() }
+        return try body(&state)
+    }
+
+    /// Runs `body` with exclusive access to the state if the lock is free and `predicate` holds, without waiting
+    /// for either.
+    ///
+    /// The try form of ``withLock(when:_:)`` (`NSConditionLock.tryLock(whenCondition:)`); the same as
+    /// ``withLock(when:timeout:_:)`` with a zero timeout.
+    ///
+    /// - Parameters:
+    ///   - predicate: The condition to check, once, under the lock.
+    ///   - body: Runs when `predicate` holds, without releasing the lock in between.
+    /// - Returns: What `body` returns, or `nil` when the lock was held or the predicate was false (`body` did not
+    ///   run).
+    /// - Throws: What `body` throws.
+    ///
+    /// The corresponding C function is `pthread_mutex_trylock`.
+    @inlinable
+    public func withLockIfAvailable<Result, Failure: Error>(
+        when predicate: (State) -> Bool,
+        _ body: (inout State) throws(Failure) -> Result
+    ) throws(Failure) -> Result? {
+        guard lock.tryLock() else { return nil }
+        defer { unlockAfterChange() }
+        guard predicate(state) else { return nil }
+        return try body(&state)
+    }
+
     /// Waits at most `timeout` until `predicate` holds.
+    ///
+    /// As with ``withLock(when:timeout:_:)``, the timeout covers acquiring the lock too: zero or negative never
+    /// waits for a thread that holds it.
     ///
     /// - Parameters:
     ///   - predicate: The condition to wait for.
-    ///   - timeout: The longest time to wait (zero or negative: just check; huge: forever).
+    ///   - timeout: The longest time to wait (zero or negative: just try; huge: forever).
     /// - Returns: Whether the predicate held before the timeout expired.
     public func wait(until predicate: (State) -> Bool, timeout: Duration) -> Bool {
         withLock(when: predicate, timeout: timeout) { _ in () } != nil

@@ -104,18 +104,32 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
 
     /// Adds `job` (see `JobQueue.addJob(_:)`); traps when it belongs to a queue or already started.
     func add(_ job: Job) {
+        add([job], operation: "addJob(_:)")
+    }
+
+    /// Adds `jobs` under one hold of the lock, then starts what may start: none of them can start before the last
+    /// one is in, so priority decides among them (see `JobQueue.addJobs(_:waitUntilFinished:)`). Traps like
+    /// `add(_:)`, naming `operation` and the first job that cannot be added.
+    func add(_ jobs: [Job], operation: StaticString = "addJobs(_:waitUntilFinished:)") {
         lock.lock()
+        for job in jobs { addLocked(job, operation) }
+        let starting = startLocked()
+        lock.unlock()
+        submit(starting)
+    }
+
+    /// Makes `job` a member (ready ones go to their ring), unless it was cancelled before. `lock` held.
+    private func addLocked(_ job: Job, _ operation: StaticString) {
         JobGraph.lock.lock()
         if job.stateValue.isEnded && job.cancelled {
             JobGraph.lock.unlock()
-            lock.unlock()
             return
         }
         guard job.owner == nil, job.stateValue == .waiting || job.stateValue == .ready else {
             let why = job.owner.map { "it already belongs to \($0)" } ?? "it is already \(job.stateValue)"
             JobGraph.lock.unlock()
             lock.unlock()
-            threadingFatal("\(self).addJob(_:): cannot add \(job) because \(why)")
+            threadingFatal("\(self).\(operation): cannot add \(job) because \(why)")
         }
         job.owner = self
         let isReady = job.stateValue == .ready
@@ -127,9 +141,6 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
             idle.store(0)
         }
         if isReady { ready[priority.index].append(job) }
-        let starting = startLocked()
-        lock.unlock()
-        submit(starting)
     }
 
     func suspend() {
@@ -184,12 +195,15 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
         submit(starting)
     }
 
-    /// A job of this queue ended (ran, or was cancelled before it started).
+    /// A job of this queue ended (ran, or was cancelled before it started): the first half, before anyone waiting
+    /// for the job is woken, so that ``jobCount`` and `waitUntilAllFinished` never count an ended job. It leaves the
+    /// members (and frees its slot); the queue goes idle when it was the last. Starting the next jobs waits for
+    /// `startAfterJobEnded()`, after the job's dependents became ready, so that they compete by priority for the
+    /// freed slot.
     func jobEnded(_ job: Job, wasRunning: Bool) {
         lock.lock()
         if wasRunning { running -= 1 }
         members[ObjectIdentifier(job)] = nil
-        let starting = startLocked()
         var released: JobQueueCore?
         let nowIdle = members.isEmpty
         if nowIdle {
@@ -201,9 +215,17 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
         }
         lock.unlock()
         if nowIdle { idle.wake(Int32.max) }
-        submit(starting)
-        // The last reference may go here, after the lock was given back.
+        // The last reference may go here, after the lock was given back (the caller holds one more until
+        // `startAfterJobEnded()`).
         _ = released
+    }
+
+    /// The second half of a job's end: starts the ready jobs the freed slot allows.
+    func startAfterJobEnded() {
+        lock.lock()
+        let starting = startLocked()
+        lock.unlock()
+        submit(starting)
     }
 
     /// Claims ready jobs while slots are free. `lock` held.

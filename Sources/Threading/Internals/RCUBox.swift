@@ -26,6 +26,21 @@ let rcuReleaseObject: @convention(c) (UnsafeMutableRawPointer?) -> Void = { cont
     Unmanaged<AnyObject>.fromOpaque(context).release()
 }
 
+/// A callback queued by ``RCU/callAfterGracePeriod(_:)``, retained once for liburcu's queue.
+final class RCUCallbackBox {
+    let callback: @Sendable () -> Void
+
+    init(_ callback: @escaping @Sendable () -> Void) {
+        self.callback = callback
+    }
+}
+
+/// Runs (on the call_rcu thread) and releases the ``RCUCallbackBox`` that `context` points to.
+let rcuRunCallback: @convention(c) (UnsafeMutableRawPointer?) -> Void = { context in
+    guard let context else { return }
+    Unmanaged<RCUCallbackBox>.fromOpaque(context).takeRetainedValue().callback()
+}
+
 /// Schedules the release of one retained object after a grace period.
 ///
 /// Traps if liburcu cannot queue the callback (out of memory); releasing early would hand readers freed memory.

@@ -305,12 +305,16 @@ open class Job: @unchecked Sendable, CustomStringConvertible {
         var observers: [@Sendable (Job, State) -> Void]
         var owner: JobQueueCore?
 
+        /// The queue counts the job out first, so whoever the job's end wakes (its waiters, observers, dependents,
+        /// a `waitUntilAllFinished`) never sees it in ``JobQueue/jobCount``; the queue starts its next jobs once the
+        /// dependents are ready, so they compete by priority for the freed slot.
         func deliver(_ job: Job, wasRunning: Bool) {
+            owner?.jobEnded(job, wasRunning: wasRunning)
             job.done.store(1)
             job.done.wake(Int32.max)
             for observer in observers { observer(job, state) }
             for entry in dependents { entry.job?.dependencyEnded() }
-            owner?.jobEnded(job, wasRunning: wasRunning)
+            owner?.startAfterJobEnded()
             for handler in handlers { handler(job) }
         }
     }

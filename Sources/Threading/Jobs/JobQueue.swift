@@ -81,6 +81,9 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// How many jobs the queue holds: added and not yet ended (waiting, ready or executing).
+    ///
+    /// A job leaves the count before anything its end wakes runs (its waiters, observers, dependents and completion
+    /// handlers, and ``waitUntilAllFinished(timeout:)``), so right after those return it no longer counts.
     public var jobCount: Int { core.jobCount }
 
     /// The jobs the queue holds now, in no particular order.
@@ -121,14 +124,21 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
         return job
     }
 
-    /// Adds `jobs` in order and, if asked, waits until all of them ended.
+    /// Adds `jobs` at once and, if asked, waits until all of them ended.
+    ///
+    /// The batch is added atomically: none of its jobs starts before all of them are in the queue, so among those
+    /// that are ready, priority decides the order, as with `OperationQueue.addOperations(_:waitUntilFinished:)`.
+    /// Adding four ready jobs of priorities normal, low, very high and very low to a queue of width 1 runs the very
+    /// high one first and the very low one last. (Adding them one by one with ``addJob(_:)`` starts the first at
+    /// once, before the others arrive.) Jobs cancelled before the call are skipped, as in ``addJob(_:)``.
     ///
     /// - Parameters:
-    ///   - jobs: The jobs (each as in ``addJob(_:)``).
+    ///   - jobs: The jobs (each as in ``addJob(_:)``; traps, naming the job, when one belongs to a queue or already
+    ///     started).
     ///   - waitUntilFinished: Whether to return only after every one of them ended (without a deadline: use
     ///     ``Job/waitUntilFinished(timeout:)`` or ``waitUntilAllFinished(timeout:)`` for one).
     public func addJobs(_ jobs: [Job], waitUntilFinished: Bool) {
-        for job in jobs { addJob(job) }
+        core.add(jobs)
         if waitUntilFinished {
             for job in jobs { _ = job.waitUntilFinished(timeout: nil) }
         }
@@ -157,8 +167,10 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
 
     /// Waits until the queue holds no jobs, or `timeout` passed.
     ///
-    /// Jobs added meanwhile are waited for too. On a pool worker, the wait lets the pool start another worker.
-    /// Called from one of this queue's own jobs it waits for that job as well, so it can only time out.
+    /// Jobs added meanwhile are waited for too. When it returns true, ``jobCount`` counts no ended job: a queue
+    /// counts a job out before anyone waiting for it is woken. On a pool worker, the wait lets the pool start
+    /// another worker. Called from one of this queue's own jobs it waits for that job as well, so it can only time
+    /// out.
     ///
     /// - Parameter timeout: The longest wait; nil waits as long as needed.
     /// - Returns: True when the queue was empty, false on timeout.

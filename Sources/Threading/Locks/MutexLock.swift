@@ -194,6 +194,14 @@ public final class MutexLock: @unchecked Sendable {
         return lockSlow(deadline: monotonicDeadline(after: timeout))
     }
 
+    /// Acquires the lock, waiting at most until `deadline` (nanoseconds on `CLOCK_MONOTONIC`; `.max`: forever; a
+    /// deadline already passed: one attempt). For callers that share one deadline among several waits.
+    @inlinable
+    func lock(deadline: UInt64) -> Bool {
+        if _fastPath(cthr_lock_fast_lock(word)) { return true }
+        return lockSlow(deadline: deadline)
+    }
+
     /// Runs `body` while holding the lock.
     ///
     /// - Parameter body: The critical section.

@@ -53,6 +53,44 @@ public enum RCU {
         )
     }
 
+    /// Runs `callback` once, after a grace period: when every read section that was running at the time of the
+    /// call has ended.
+    ///
+    /// liburcu's `call_rcu`, for any clean-up that must wait until no reader can still see something (an object
+    /// unlinked from your own RCU-published structure, a slot that may be reused once nobody reads it). The call
+    /// never waits: it queues the callback and returns, also inside a read section. ``barrier()`` waits until every
+    /// callback queued before it has run.
+    ///
+    /// ```swift
+    /// let old = table.exchange(newTable)
+    /// RCU.callAfterGracePeriod { old.closeFiles() }  // no reader of `table` can still be using `old`
+    /// ```
+    ///
+    /// The contract of `callback`:
+    /// - It runs on liburcu's call_rcu worker thread, outside any read section, in no particular order with other
+    ///   callbacks, and it holds up every deferred release of the process while it runs (the old values of
+    ///   ``RCUValue`` and ``RCUMap`` included). Keep it short and never block in it: no waiting for a lock another
+    ///   thread may hold for long, no queue `sync`, no ``synchronize()``.
+    /// - It must not call ``barrier()`` (that traps: it would wait for itself). It may read and write RCU data and
+    ///   queue further callbacks.
+    /// - Whatever it captured is released after it ran, on the call_rcu thread.
+    ///
+    /// - Parameter callback: The work to run after the grace period.
+    /// - Precondition: Not in a read-only forked child (see ``writersAvailable``): traps, and the callback never
+    ///   runs. liburcu cannot queue it (out of memory): traps.
+    ///
+    /// The corresponding C function is `cthr_rcu_call` (liburcu's `call_rcu`).
+    public static func callAfterGracePeriod(_ callback: @escaping @Sendable () -> Void) {
+        let box = Unmanaged.passRetained(RCUCallbackBox(callback)).toOpaque()
+        let code = cthr_rcu_call(rcuRunCallback, box)
+        if code != 0 { Unmanaged<RCUCallbackBox>.fromOpaque(box).release() }
+        rcuRefuseInReadOnlyChild(code, "RCU.callAfterGracePeriod(_:)")
+        require(
+            code == 0,
+            "RCU.callAfterGracePeriod(_:): \(ThreadingError(code: code, operation: "cthr_rcu_call"))"
+        )
+    }
+
     /// Whether this process can write RCU data (run grace periods).
     ///
     /// `false` only in a child forked from a process where other threads had used RCU (the queue pool's workers

@@ -8,8 +8,8 @@ import CThreading
 /// ``read(_:)`` enters an RCU read section (a few instructions with `membarrier`, see ``RCU/usesMembarrier``), loads
 /// the current value's pointer and hands the value to the closure borrowed: no lock, no atomic read-modify-write and
 /// no reference-count traffic on the shared object, so readers on different cores never write to a shared cache line.
-/// Writers publish a new value with ``update(_:)``, ``store(_:)`` or ``exchange(_:)``; the old value is released
-/// after a grace period (liburcu's `call_rcu`), never while a reader can still see it.
+/// Writers publish a new value with ``update(_:)``, ``store(_:)``, ``exchange(_:)`` or
+/// ``compareExchange(expected:desired:)``; the old value is released after a grace period (liburcu's `call_rcu`), never while a reader can still see it.
 ///
 /// ```swift
 /// let config = RCUValue(Config.default)
@@ -117,6 +117,68 @@ public final class RCUValue<Value: Sendable>: @unchecked Sendable {
     @inlinable
     public func store(_ newValue: Value) {
         exchange(newValue)
+    }
+
+    /// Publishes `desired` if the current value equals `expected`, atomically with respect to other writers.
+    ///
+    /// The compare-and-exchange of `ManagedAtomic.compareExchange(expected:desired:ordering:)` and liburcu's
+    /// `rcu_cmpxchg_pointer`, for a value rather than a pointer: under the writer lock (so no other writer can
+    /// change the value between the comparison and the exchange) it compares the current value with `expected`
+    /// using `Value`'s `==`, that is value equality, not identity: two equal copies match, and for a class `Value`
+    /// its own `==` decides. (To compare a class value by identity, use ``compareExchange(expected:desired:by:)``
+    /// with `===`.) Readers are never blocked; the replaced value is reclaimed after a grace period. When the
+    /// values differ, nothing is published.
+    ///
+    /// ```swift
+    /// let leader = RCUValue("none")
+    /// let (won, previous) = leader.compareExchange(expected: "none", desired: "worker-3")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - expected: The value the caller believes is current.
+    ///   - desired: The value to publish when it is.
+    /// - Returns: Whether `desired` was published, and the value that was current before the call (equal to
+    ///   `expected` when `exchanged` is true).
+    /// - Precondition: `==` must not write to this same `RCUValue` (traps: the writer lock is not recursive).
+    ///   Not in a read-only forked child (see ``RCU/writersAvailable``): traps.
+    @discardableResult
+    public func compareExchange(
+        expected: Value,
+        desired: Value
+    ) -> (exchanged: Bool, original: Value) where Value: Equatable {
+        compareExchange(expected: expected, desired: desired, by: ==)
+    }
+
+    /// Publishes `desired` if `matches(current, expected)` holds, atomically with respect to other writers.
+    ///
+    /// The general form of ``compareExchange(expected:desired:)``: `matches` decides what "the expected value"
+    /// means. Pass `===` to compare class values by identity (the pointer comparison of `rcu_cmpxchg_pointer`).
+    ///
+    /// ```swift
+    /// let session = RCUValue(Session())
+    /// let seen = session.load()
+    /// session.compareExchange(expected: seen, desired: Session(renewing: seen), by: ===)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - expected: The value the caller believes is current.
+    ///   - desired: The value to publish when `matches` says the current value is the expected one.
+    ///   - matches: Called once, with the current value and `expected`, under the writer lock and outside any read
+    ///     section; it must not write to this same `RCUValue` (traps).
+    /// - Returns: Whether `desired` was published, and the value that was current before the call.
+    /// - Precondition: Not in a read-only forked child (see ``RCU/writersAvailable``): traps.
+    @discardableResult
+    public func compareExchange(
+        expected: Value,
+        desired: Value,
+        by matches: (Value, Value) -> Bool
+    ) -> (exchanged: Bool, original: Value) {
+        lockWriter("compareExchange")
+        defer { unlockWriter() }
+        let current = load()
+        guard matches(current, expected) else { return (false, current) }
+        publish(desired)
+        return (true, current)
     }
 
     /// Waits until no reader can still see a value this `RCUValue` (or any RCU structure) replaced before the call.

@@ -29,10 +29,17 @@ import Musl
 /// Facts about the calling thread (``isMainThread``, ``currentID``, ``currentName``, ``currentStackSize()``,
 /// ``sleep(for:)``, ``yield()``) are static members on `PosixThread` (that is, `PosixThread<Void>`).
 ///
-/// Traps: a second `join()` or `detach()` (or one after the other); `join()` on the thread itself.
+/// ``join(timeout:)`` waits with a deadline and leaves the thread joinable when the deadline passes first.
+///
+/// The thread lets go of its body, and of everything the body captured, as soon as the body returned (so a joined
+/// or detached thread keeps nothing alive, even while its handle lives on); a detached thread's result is released
+/// when the thread finishes.
+///
+/// Traps: a second `join()` or `detach()` (or one after the other, or a `join(timeout:)` after either, or any of them
+/// while a `join(timeout:)` waits on another thread); `join()` or `join(timeout:)` on the thread itself.
 ///
 /// `Sendable`: the pthread handle is immutable, the state is an `Atomic`, and the result is handed over by
-/// `pthread_join`, which orders the thread's write before the joiner's read; at most one `join()` gets it.
+/// `pthread_join`, which orders the thread's write before the joiner's read; at most one join gets it.
 public final class PosixThread<Result>: @unchecked Sendable {
     /// The pthread handle.
     public let handle: pthread_t
@@ -42,7 +49,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
 
     let box: PosixThreadBox<Result>
 
-    /// 0 = joinable, 1 = joined, 2 = detached.
+    /// 0 = joinable, 1 = joined, 2 = detached, 3 = a `join(timeout:)` is waiting.
     let state = Atomic<UInt8>(0)
 
     /// Starts a new thread running `body`.
@@ -105,11 +112,35 @@ public final class PosixThread<Result>: @unchecked Sendable {
     public func join() -> sending Result {
         claim("join()", as: 1)
         let code = MainThreadWait.recording(.join(handle, name: name)) { cthr_thread_join(handle, nil) }
-        require(
-            code != EDEADLK,
-            "PosixThread\(describeName).join(): called on thread \(currentThreadID) for itself (this would deadlock)"
-        )
-        require(code == 0, "PosixThread\(describeName).join(): pthread_join failed with \(errnoName(code))")
+        requireJoined(code, "join()", "pthread_join")
+        nonisolated(unsafe) let result = box.result.take()!
+        return result
+    }
+
+    /// Waits at most `timeout` for the thread to finish and returns what its body returned, or `nil` when the
+    /// thread is still running at the deadline.
+    ///
+    /// After a timeout the thread stays joinable: call `join()`, `join(timeout:)` or `detach()` later (or release
+    /// the handle, which detaches it). After a successful timed join the handle is joined, as after ``join()``.
+    /// The wait is measured on the monotonic clock.
+    ///
+    /// When `Result` is itself optional, a body that returned `nil` gives `.some(nil)`, which is not a timeout.
+    ///
+    /// - Parameter timeout: The longest time to wait (zero or negative: one check, no waiting; huge: forever).
+    /// - Returns: The body's result, or `nil` when the timeout expired first.
+    /// - Precondition: The handle was neither joined nor detached before, no other `join(timeout:)` is waiting on
+    ///   it, and this is not the thread itself (traps).
+    ///
+    /// The corresponding C function is `pthread_timedjoin_np`.
+    public func join(timeout: Duration) -> sending Result? {
+        claim("join(timeout:)", as: 3)
+        let code = cthr_thread_join_until(handle, nil, monotonicDeadline(after: timeout))
+        if code == ETIMEDOUT {
+            state.store(0, ordering: .releasing)
+            return nil
+        }
+        requireJoined(code, "join(timeout:)", "pthread_timedjoin_np")
+        state.store(1, ordering: .releasing)
         nonisolated(unsafe) let result = box.result.take()!
         return result
     }
@@ -124,6 +155,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
         claim("detach()", as: 2)
         let code = cthr_thread_detach(handle)
         require(code == 0, "PosixThread\(describeName).detach(): pthread_detach failed with \(errnoName(code))")
+        box.detached()
     }
 
     /// Whether this handle names the calling thread.
@@ -131,12 +163,28 @@ public final class PosixThread<Result>: @unchecked Sendable {
 
     private var describeName: String { name.map { " \"\($0)\"" } ?? "" }
 
-    /// Moves the state from joinable to `next`, trapping if it was already joined or detached.
+    /// Moves the state from joinable to `next`, trapping if it was already joined or detached, or a timed join
+    /// waits on it.
     private func claim(_ operation: String, as next: UInt8) {
         let (exchanged, previous) = state.compareExchange(expected: 0, desired: next, ordering: .acquiringAndReleasing)
         if !exchanged {
-            let what = previous == 1 ? "joined" : "detached"
-            threadingFatal("PosixThread\(describeName).\(operation): the thread was already \(what)")
+            let what =
+                switch previous {
+                case 1: "was already joined"
+                case 2: "was already detached"
+                default: "is being joined by a join(timeout:) on another thread"
+                }
+            threadingFatal("PosixThread\(describeName).\(operation): the thread \(what)")
         }
+    }
+
+    /// Traps unless a join returned 0: `EDEADLK` (the thread joining itself) gets its own message.
+    private func requireJoined(_ code: CInt, _ operation: String, _ function: String) {
+        require(
+            code != EDEADLK,
+            "PosixThread\(describeName).\(operation): called on thread \(currentThreadID) for itself (this would "
+                + "deadlock)"
+        )
+        require(code == 0, "PosixThread\(describeName).\(operation): \(function) failed with \(errnoName(code))")
     }
 }

@@ -88,9 +88,23 @@ public final class ThreadLocal<Value>: @unchecked Sendable {
     }
 
     /// Whether the calling thread currently holds a value (without creating one).
+    ///
+    /// False on a thread that never read nor set the value, and after ``removeValue()``: this is the "unset" state
+    /// that a bare `pthread_getspecific` reports as `NULL`. Reading ``value`` or calling ``withValue(_:)`` creates
+    /// the default and makes it true.
     public var hasValue: Bool {
-        guard let pointer = cthr_tsd_get(key) else { return false }
-        return Unmanaged<ThreadLocalTypedCell<Value>>.fromOpaque(pointer).takeUnretainedValue().value != nil
+        valueIfSet != nil
+    }
+
+    /// The calling thread's value if it holds one, or `nil`, without creating the default.
+    ///
+    /// Use it to ask "has this thread set it?" and get the value in one step; unlike ``value`` it never runs the
+    /// default maker. (When `Value` is itself optional, a thread that stored `nil` gets `.some(nil)`.)
+    ///
+    /// The corresponding C function is `pthread_getspecific`.
+    public var valueIfSet: Value? {
+        guard let pointer = cthr_tsd_get(key) else { return nil }
+        return Unmanaged<ThreadLocalTypedCell<Value>>.fromOpaque(pointer).takeUnretainedValue().value
     }
 
     /// Releases the calling thread's value now; the next access makes a new one from the default.

@@ -117,10 +117,21 @@ import Testing
                 _ = RCUMap<Int, Int>()
                 return 0  // not reached: a flat map's writes would need grace periods
             }
+            let compareExchange = faultForkAfterPoolUsedRCU(value) {
+                value.compareExchange(expected: 1, desired: 2)
+                return 0  // not reached: a compare-and-exchange is a write
+            }
+            let callback = faultForkAfterPoolUsedRCU(value) {
+                RCU.callAfterGracePeriod {}
+                return 0  // not reached: the callback would wait for a grace period that cannot run
+            }
             // Each child must die of the trap (70 + signal), neither return nor hang (99).
-            exit([update, newMap, newFlatMap].allSatisfy { $0 > 70 && $0 < 99 } ? 0 : 1)
+            let children = [update, newMap, newFlatMap, compareExchange, callback]
+            exit(children.allSatisfy { $0 > 70 && $0 < 99 } ? 0 : 1)
         }
         let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(errors.contains("RCUValue.compareExchange: RCU writes are unavailable in this forked child"))
+        #expect(errors.contains("RCU.callAfterGracePeriod(_:): RCU writes are unavailable in this forked child"))
         #expect(errors.contains("RCUValue.update: RCU writes are unavailable in this forked child"), "\(errors)")
         #expect(errors.contains("RCUMap(): RCU writes are unavailable in this forked child"), "\(errors)")
     }

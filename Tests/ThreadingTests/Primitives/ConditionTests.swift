@@ -69,6 +69,74 @@ struct ConditionTests {
         #expect(stage.waiters.isEmpty)
     }
 
+    @Test("NSConditionLock's tryLock() and tryLock(whenCondition:) return at once on a held lock; so does timeout 0")
+    func tryFormsDoNotWaitForTheHolder() throws {
+        let stage = Monitor(0, name: "stage")
+        let holding = Semaphore()
+        let release = Semaphore()
+        let holder = try PosixThread(name: "holder") {
+            stage.withLock { _ in
+                holding.signal()
+                _ = release.wait(timeout: testDeadline)
+            }
+        }
+        #expect(holding.wait(timeout: testDeadline))
+        // The lock is held by `holder`: no try form waits for it, and none runs its body.
+        #expect(stage.withLockIfAvailable { $0 = 9 } == nil)
+        #expect(stage.withLockIfAvailable(when: { $0 == 0 }, { $0 = 9 }) == nil)
+        #expect(stage.withLock(when: { $0 == 0 }, timeout: .zero, { $0 = 9 }) == nil)
+        #expect(stage.withLock(when: { _ in true }, timeout: .seconds(-1), { $0 = 9 }) == nil)
+        #expect(!stage.wait(until: { _ in true }, timeout: .zero))
+        release.signal()
+        holder.join()
+        #expect(stage.withLock { $0 } == 0)
+
+        // The lock is free: the try forms run the body when the condition holds, and wake satisfied waiters.
+        let waiter = try PosixThread(name: "waiter") {
+            stage.withLock(when: { $0 == 2 }, timeout: testDeadline) { $0 = 3 }
+        }
+        #expect(stage.withLockIfAvailable(when: { $0 == 5 }, { _ in true }) == nil)
+        #expect(stage.withLockIfAvailable { $0 = 1 } != nil)
+        let moved = stage.withLockIfAvailable(
+            when: { $0 == 1 },
+            { state -> Int in
+                state = 2
+                return state
+            }
+        )
+        #expect(moved == 2)
+        #expect(waiter.join() != nil)
+        #expect(stage.withLock { $0 } == 3)
+        // From inside its own body the lock is held (by the caller): the try form says so instead of trapping.
+        #expect(stage.withLock { _ in stage.withLockIfAvailable { _ in true } } == nil)
+        #expect(stage.waiters.isEmpty)
+    }
+
+    @Test("a timed hand-off through Semaphore.wait(timeout:) orders the producer's plain writes before the reader")
+    func timedSemaphoreHandOff() throws {
+        // Under ThreadSanitizer this is the check that matters: `wait(timeout:)` uses `sem_clockwait`, which TSan
+        // does not intercept; without the C layer's annotation the plain reads below are reported as a race.
+        let ready = Semaphore()
+        let consumed = Semaphore()
+        let shared = Shared([Int]())
+        let producer = try PosixThread(name: "producer") {
+            for round in 0..<50 {
+                shared.value = [round, round * 2]  // plain, non-atomic writes
+                ready.signal()
+                guard consumed.wait(timeout: testDeadline) else { return false }
+            }
+            return true
+        }
+        var seen: [[Int]] = []
+        for _ in 0..<50 {
+            guard ready.wait(timeout: testDeadline) else { break }
+            seen.append(shared.value)  // plain read, ordered only by the timed wait
+            consumed.signal()
+        }
+        #expect(producer.join(timeout: testDeadline) == true)
+        #expect(seen == (0..<50).map { [$0, $0 * 2] })
+    }
+
     @Test("a condition variable wakes a waiter; a timed wait without a signal times out")
     func conditionVariable() throws {
         let lock = MutexLock(name: "cv")

@@ -74,6 +74,13 @@ final class Tracked: @unchecked Sendable {
     deinit { Tracked.live.withLock { $0 -= 1 } }
 }
 
+/// Signals `released` from its `deinit`: a release that happens on another thread can be waited for with a deadline.
+final class ReleaseProbe: Sendable {
+    let released: Semaphore
+    init(_ released: Semaphore) { self.released = released }
+    deinit { released.signal() }
+}
+
 /// A weak reference that can cross threads (the tests read it after a join or under a lock).
 final class WeakBox<Object: AnyObject>: @unchecked Sendable {
     weak var object: Object?

@@ -66,6 +66,87 @@ struct ThreadTests {
         #expect(done.wait(timeout: testDeadline))
     }
 
+    @Test("a joined thread keeps nothing its body captured alive, though its handle lives on")
+    func joinReleasesWhatTheBodyCaptured() throws {
+        let before = Tracked.live.withLock { $0 }
+        let weak = WeakBox<Tracked>()
+        var captured: Tracked? = Tracked(1)
+        weak.object = captured
+        let thread = try PosixThread { [captured] in captured!.id }
+        captured = nil
+        #expect(thread.join() == 1)
+        // The handle is still alive here; what the body captured is not.
+        #expect(weak.object == nil)
+        #expect(Tracked.live.withLock { $0 } == before)
+        withExtendedLifetime(thread) {}
+    }
+
+    @Test("a detached thread releases what its body captured, and its result, when it finishes")
+    func detachReleasesTheBodyAndTheResult() throws {
+        let released = Semaphore()
+        let go = Semaphore()
+        // Detached while the body still runs: the thread releases both when it finishes.
+        var captured: ReleaseProbe? = ReleaseProbe(released)
+        let early = try PosixThread { [captured] () -> ReleaseProbe in
+            _ = go.wait(timeout: testDeadline)
+            withExtendedLifetime(captured) {}
+            return ReleaseProbe(released)
+        }
+        captured = nil
+        early.detach()
+        go.signal()
+        #expect(released.wait(timeout: testDeadline))
+        #expect(released.wait(timeout: testDeadline))
+        // Detached once the body (most likely) returned: `detach()` or the thread, whichever is second, releases.
+        let finished = Semaphore()
+        captured = ReleaseProbe(released)
+        let late = try PosixThread { [captured] () -> ReleaseProbe in
+            withExtendedLifetime(captured) {}
+            finished.signal()
+            return ReleaseProbe(released)
+        }
+        captured = nil
+        #expect(finished.wait(timeout: testDeadline))
+        late.detach()
+        #expect(released.wait(timeout: testDeadline))
+        #expect(released.wait(timeout: testDeadline))
+        // Both handles are still alive here.
+        withExtendedLifetime((early, late)) {}
+    }
+
+    @Test("join(timeout:), as libuv, NIO and Foundation users wait: nil while the thread runs, joinable afterwards")
+    func joinWithTimeout() throws {
+        let go = Semaphore()
+        let worker = try PosixThread(name: "slow") { () -> String in
+            _ = go.wait(timeout: testDeadline)
+            return "done"
+        }
+        #expect(worker.join(timeout: .milliseconds(20)) == nil)
+        #expect(worker.join(timeout: .zero) == nil)
+        #expect(worker.join(timeout: .seconds(-1)) == nil)
+        go.signal()
+        #expect(worker.join(timeout: testDeadline) == "done")
+
+        // After a timeout, a plain join() still gets the result ...
+        let second = try PosixThread { () -> Int in
+            _ = go.wait(timeout: testDeadline)
+            return 7
+        }
+        #expect(second.join(timeout: .zero) == nil)
+        go.signal()
+        #expect(second.join() == 7)
+        // ... and detach() still lets the thread go.
+        let third = try PosixThread { go.wait(timeout: testDeadline) }
+        #expect(third.join(timeout: .milliseconds(1)) == nil)
+        third.detach()
+        go.signal()
+        // A body that returns nil is not a timeout.
+        let optional = try PosixThread { () -> Int? in nil }
+        let joined = optional.join(timeout: testDeadline)
+        #expect(joined != nil)
+        #expect(joined! == nil)
+    }
+
     @Test("sleep and yield")
     func sleepAndYield() {
         let start = ContinuousClock.now
@@ -130,6 +211,41 @@ struct ThreadTests {
         #expect(!local.hasValue)
         #expect(local.value.id == 0)
         #expect(made.withLock { $0 } == 2)
+    }
+
+    @Test("ThreadLocal's unset state, as pthread_getspecific's NULL: asking never creates the default")
+    func unsetState() throws {
+        let made = LockedValue(0)
+        let local = try ThreadLocal { () -> Int in
+            made.withLock { $0 += 1 }
+            return 42
+        }
+        // "Has this thread set it?" on a fresh thread: no, and asking twice does not change the answer.
+        let fresh = try PosixThread { () -> (Bool, Int?, Bool, Int?) in
+            (local.hasValue, local.valueIfSet, local.hasValue, local.valueIfSet)
+        }
+        let answers = fresh.join()
+        #expect(answers.0 == false && answers.1 == nil && answers.2 == false && answers.3 == nil)
+        #expect(made.withLock { $0 } == 0)
+        // Set on this thread: the value, without the default maker.
+        local.value = 7
+        #expect(local.valueIfSet == 7)
+        #expect(local.hasValue)
+        #expect(made.withLock { $0 } == 0)
+        // Other threads are still unset.
+        let other = try PosixThread { local.valueIfSet }
+        #expect(other.join() == nil)
+        // Removed: unset again; reading `value` makes the default, once.
+        local.removeValue()
+        #expect(local.valueIfSet == nil)
+        #expect(local.value == 42)
+        #expect(local.valueIfSet == 42)
+        #expect(made.withLock { $0 } == 1)
+        // An optional value that was set to nil is set (.some(nil)), not unset.
+        let optional = try ThreadLocal<Int?> { 1 }
+        optional.value = nil
+        #expect(optional.hasValue)
+        #expect(optional.valueIfSet.map { $0 == nil } == true)
     }
 
     @Test("dropping a ThreadLocal releases the values of threads that are still running, once")
