@@ -152,6 +152,15 @@ check "parker MUTANT_NO_ANNOUNCE" parker.pml safety fail -DMUTANT_NO_ANNOUNCE
 check "parker MUTANT_NO_ANNOUNCE" parker.pml ltl fail -DMUTANT_NO_ANNOUNCE
 check "parker MUTANT_OFFER_NO_WAKE" parker.pml safety fail -DMUTANT_OFFER_NO_WAKE
 
+# The concurrent queue's barrier grant with striped readers (formal/barrier.pml).
+check "barrier 1 striped reader, sync+async barrier" barrier.pml safety pass
+check "barrier 1 striped reader, sync+async barrier" barrier.pml ltl pass
+check "barrier 2 striped readers, sync barrier" barrier.pml safety pass -DNREADERS=2 -DNASYNC=0
+check "barrier MUTANT_NO_RECHECK" barrier.pml safety fail -DMUTANT_NO_RECHECK
+check "barrier MUTANT_LEAVE_NO_PUMP" barrier.pml safety fail -DMUTANT_LEAVE_NO_PUMP
+check "barrier MUTANT_LEAVE_NO_PUMP" barrier.pml ltl fail -DMUTANT_LEAVE_NO_PUMP
+check "barrier MUTANT_IGNORE_ITEMS" barrier.pml safety fail -DMUTANT_IGNORE_ITEMS
+
 end=$(date +%s)
 echo "verify: $runs run(s), $bad failed, $((end - start)) s"
 [ "$bad" = 0 ]
