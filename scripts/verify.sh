@@ -8,7 +8,7 @@
 # with apt-get when they are missing and we may (root, or passwordless sudo); otherwise, or when apt-get fails,
 # stops with one line saying what to install. Works in a temporary folder: no pan files are left in the tree.
 #
-# VERIFY_ONLY=<regex>   run only the lines whose name matches (e.g. VERIFY_ONLY=lock)
+# VERIFY_ONLY=<regex>   run only the lines whose "model file: name" matches (e.g. VERIFY_ONLY=^lock.pml)
 # VERIFY_TRAILS=1       print the last steps of each mutant's counterexample (spin -t)
 # VERIFY_KEEP=1         keep the temporary folder (its path is printed)
 set -euo pipefail
@@ -72,7 +72,7 @@ runs=0
 check() {
     local name="$1" model="$2" mode="$3" expect="$4"
     shift 4
-    if [ -n "${VERIFY_ONLY:-}" ] && ! [[ "$name" =~ $VERIFY_ONLY ]]; then return 0; fi
+    if [ -n "${VERIFY_ONLY:-}" ] && ! [[ "$model: $name" =~ $VERIFY_ONLY ]]; then return 0; fi
     runs=$((runs + 1))
     local dir="$work/$runs-${name//[^A-Za-z0-9_.-]/_}"
     mkdir -p "$dir"
@@ -160,6 +160,13 @@ check "barrier MUTANT_NO_RECHECK" barrier.pml safety fail -DMUTANT_NO_RECHECK
 check "barrier MUTANT_LEAVE_NO_PUMP" barrier.pml safety fail -DMUTANT_LEAVE_NO_PUMP
 check "barrier MUTANT_LEAVE_NO_PUMP" barrier.pml ltl fail -DMUTANT_LEAVE_NO_PUMP
 check "barrier MUTANT_IGNORE_ITEMS" barrier.pml safety fail -DMUTANT_IGNORE_ITEMS
+
+# WorkGroup notification and waiting (formal/workgroup.pml).
+check "workgroup" workgroup.pml safety pass
+check "workgroup" workgroup.pml ltl pass
+check "workgroup MUTANT_NOTIFY_NO_LOCK" workgroup.pml safety fail -DMUTANT_NOTIFY_NO_LOCK
+check "workgroup MUTANT_WAKE_EARLY" workgroup.pml safety fail -DMUTANT_WAKE_EARLY
+check "workgroup MUTANT_WAKE_EARLY" workgroup.pml ltl fail -DMUTANT_WAKE_EARLY
 
 end=$(date +%s)
 echo "verify: $runs run(s), $bad failed, $((end - start)) s"
