@@ -152,6 +152,12 @@ check "parker MUTANT_NO_ANNOUNCE" parker.pml safety fail -DMUTANT_NO_ANNOUNCE
 check "parker MUTANT_NO_ANNOUNCE" parker.pml ltl fail -DMUTANT_NO_ANNOUNCE
 check "parker MUTANT_OFFER_NO_WAKE" parker.pml safety fail -DMUTANT_OFFER_NO_WAKE
 
+# The pool worker's parker (formal/pool.pml).
+check "pool 2 workers, 2 units" pool.pml safety pass
+check "pool 2 workers, 2 units" pool.pml ltl pass
+check "pool MUTANT_STORE_AFTER_UNLOCK" pool.pml safety fail -DMUTANT_STORE_AFTER_UNLOCK
+check "pool MUTANT_STORE_AFTER_UNLOCK" pool.pml ltl fail -DMUTANT_STORE_AFTER_UNLOCK
+
 # The concurrent queue's barrier grant with striped readers (formal/barrier.pml).
 check "barrier 1 striped reader, sync+async barrier" barrier.pml safety pass
 check "barrier 1 striped reader, sync+async barrier" barrier.pml ltl pass
