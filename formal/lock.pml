@@ -4,7 +4,8 @@
 /*
  * The futex mutex's sleep and wake-up: include/cthr_lock.h and Sources/CThreading/lock.c.
  *
- * Modelled steps, per thread (NTHREADS threads, ROUNDS lock/unlock rounds each; no deadlines, no SLOW bit):
+ * Modelled steps, per thread (NTHREADS threads, ROUNDS lock/unlock rounds each; deadlines with -DTIMEOUTS; no
+ * SLOW bit, no fenced mode):
  *   lock    cthr_lock_fast_lock        one CAS word 0 -> id (a locked instruction: drains the thread's store buffer)
  *           cthr_lock_lock_slow        phase 1: cthr_lock_spin as a newcomer (SPINS attempts, stops as soon as the
  *                                      waiter count is nonzero); phase 2: register (RMW of `waiters`: count + 1,
@@ -37,6 +38,13 @@
  *                          LDAXR/STLXR then LDR does it): must fail. So the RMW mode needs the load of `waiters`
  *                          seq_cst (or a fence), not relaxed.
  *   MUTANT_KEEP_WAKING     a woken thread that gives up does not clear WAKING: must fail (unlocks wake nobody)
+ *   TIMEOUTS=n             up to n futex waits (in all) end at their deadline while asleep: cthr_lock_lock_slow's
+ *                          timeout path (one last attempt; else leave the waiters keeping WAKING and, when others
+ *                          remain, set WAKING and wake one, passing on a wake this thread may have consumed); the
+ *                          round then ends without the lock. (Removing the pass-on was not refuted: with 3
+ *                          threads, 1 round, 1 timeout exhaustively, and 2 rounds in a bitstate search. Under Linux
+ *                          futex semantics a woken waiter returns 0, not ETIMEDOUT, and a thread that consumed a
+ *                          wake clears WAKING itself before it can time out; so it is not used as a mutant.)
  *
  * Properties: mutual exclusion (assertion in the critical section); no lost wake-up: no thread sleeps forever
  * (invalid end states in the safety run) and the LTL property `progress` (every thread finishes its rounds) under
@@ -64,6 +72,7 @@ bit asleep[NTHREADS + 1];    /* futex sleepers on `waiters` */
 bit buffered[NTHREADS + 1];  /* thread t's store buffer holds `word = 0` */
 byte inside = 0;             /* threads in the critical section */
 byte finished = 0;
+byte timeouts = 0;           /* TIMEOUTS: deadlines that passed so far */
 
 /* Drains thread t's store buffer (in one step). */
 inline drain(t) {
@@ -124,6 +133,7 @@ proctype Thread(byte me) {
     bit before;
     byte seen_count;
     bit seen_waking;
+    byte after;
     do
     :: round < ROUNDS ->
         got = 0;
@@ -163,7 +173,30 @@ sleep_step:
             :: else -> skip
             fi
         }
+#ifdef TIMEOUTS
+        /* woken (or the value differed), or, while asleep, the deadline passes (at most TIMEOUTS times in all) */
+        if
+        :: !asleep[me]
+        :: atomic { asleep[me] && timeouts < TIMEOUTS -> asleep[me] = 0; timeouts++ };
+            /* ETIMEDOUT: one last attempt, else leave the waiters without the lock */
+            attempt();
+            if
+            :: got -> goto leave
+            :: else
+            fi;
+            atomic { drain(me); wcount--; after = wcount };
+            /* pass on a wake this thread may have consumed */
+            if
+            :: after != 0 ->
+                atomic { drain(me); waking = 1 };
+                futex_wake_one()
+            :: else
+            fi;
+            goto next_round
+        fi;
+#else
         !asleep[me];
+#endif
         /* awake: cthr_lock_spin(newcomer: false) */
         tries = 0;
         do
@@ -208,6 +241,7 @@ critical:
             fi
         :: else
         fi;
+next_round:
         round++
     :: else -> break
     od;

@@ -132,6 +132,9 @@ check "lock membarrier" lock.pml ltl pass
 check "lock membarrier 2 threads x 2 rounds" lock.pml safety pass -DNTHREADS=2 -DROUNDS=2
 check "lock exchange" lock.pml safety pass -DRMW_UNLOCK
 check "lock exchange" lock.pml ltl pass -DRMW_UNLOCK
+check "lock membarrier, a deadline passes" lock.pml safety pass -DTIMEOUTS=1
+check "lock membarrier, a deadline passes" lock.pml ltl pass -DTIMEOUTS=1
+check "lock exchange, a deadline passes" lock.pml safety pass -DRMW_UNLOCK -DTIMEOUTS=1
 check "lock MUTANT_NO_BARRIER" lock.pml safety fail -DMUTANT_NO_BARRIER
 check "lock MUTANT_NO_BARRIER" lock.pml ltl fail -DMUTANT_NO_BARRIER
 check "lock MUTANT_RMW_RELAXED" lock.pml safety fail -DMUTANT_RMW_RELAXED
