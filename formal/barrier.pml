@@ -16,8 +16,8 @@
  *   Barrier B1 (sync, barrier: true): tryBarrierFast: stripesBusy (one seq_cst load per stripe), CAS 0 -> owned,
  *       stripesBusy again (busy: releaseBarrier and fail); else the slow path as above. Release: releaseBarrier
  *       (bitAnd ~owned, pump() when hasItems was set).
- *   Barrier B2 (async; present when NASYNC = 1): enqueue: under the lock items.append, bitOr hasItems, pumpLocked; a pool worker
- *       runs it when started (runStarted), then releaseBarrier.
+ *   Barrier B2 (async; present when NASYNC = 1): enqueue: under the lock items.append, bitOr hasItems,
+ *       pumpLocked; a pool worker runs it when started (runStarted), then releaseBarrier.
  *   pumpLocked (queue lock held): when draining, startDrainedBarrier first (return when the stripes are busy); then
  *       from the FIFO's head: a barrier needs neither owned nor readers, a reader needs no owned; CAS the word; pop;
  *       clear hasItems when empty; a barrier becomes drainingItem, bitOr draining (seq_cst), startDrainedBarrier
