@@ -2,6 +2,7 @@
 # SPDX-FileCopyrightText: 2026 The Threading authors
 #
 # The two commands of the README: `make test` and `make bench`. Both install liburcu-dev first when missing.
+# `make verify` checks the SPIN models of formal/ (installs spin and a C compiler first when missing).
 
 SWIFT ?= swift
 # Extra flags for `swift test` / `swift build` (CI passes -Xswiftc -warnings-as-errors).
@@ -11,7 +12,7 @@ ARGS ?=
 # Seconds the soak runs (`make soak SOAK_SECONDS=600`); `make torture` runs it for 60 s.
 SOAK_SECONDS ?= 600
 
-.PHONY: deps test bench build release torture soak
+.PHONY: deps test bench build release torture soak verify
 
 deps:
 	@./scripts/ensure-liburcu.sh
@@ -37,3 +38,8 @@ torture: deps
 # after the warm-up the live heap (mallinfo2) may grow by 160 KiB at most and the trimmed resident set by 8 MiB.
 soak: deps
 	SOAK_SECONDS=$(SOAK_SECONDS) $(SWIFT) test $(SWIFT_FLAGS) -Xswiftc -DTHREADING_LONG_TESTS --filter SoakTorture
+
+# The Promela models of formal/ checked with SPIN: every model must verify and every mutant must be refuted (see
+# formal/README.md). A few minutes on two cores.
+verify:
+	@./scripts/verify.sh
