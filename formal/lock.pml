@@ -31,7 +31,7 @@
  * Variants (-D):
  *   (default)              plain-store unlock + membarrier on the sleeper's side (cthr_lock.h's "membarrier mode")
  *   RMW_UNLOCK             the unlock stores with an atomic exchange (a locked instruction) and the sleeper runs
- *                          no membarrier: issue 15 point 2's default mode
+ *                          no membarrier: the default mode
  *   MUTANT_NO_BARRIER      plain-store unlock, the sleeper's barrier B removed: must fail (lost wake-up)
  *   MUTANT_RMW_RELAXED     RMW_UNLOCK where the exchange's store may still be passed by the following relaxed load
  *                          of `waiters` (C11 allows it for a seq_cst exchange followed by a relaxed load; ARMv8

@@ -140,7 +140,14 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
     @inline(__always)
     func tryBarrierFast() -> Bool {
         if stripes != nil && stripesBusy() { return false }
-        guard word.compareExchange(0, QueueState.owned).exchanged else { return false }
+        // Sequentially consistent: the barrier's half of the Dekker pairing with `enterStriped` (set `owned`, then
+        // load the stripes); acquire-release would not order the store before the loads in the language's model.
+        let taken = word.pointer.pointee.compareExchange(
+            expected: 0,
+            desired: QueueState.owned,
+            ordering: .sequentiallyConsistent
+        )
+        guard taken.exchanged else { return false }
         if stripes != nil && stripesBusy() {
             // A reader came in between the checks: give the queue back and take the slow path.
             releaseBarrier()
