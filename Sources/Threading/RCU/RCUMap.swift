@@ -59,6 +59,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     /// - Parameter minimumCapacity: About how many entries to make room for before the first resize (the table
     ///   grows and shrinks on its own; this only avoids early resizes).
     public init(minimumCapacity: Int = 0) {
+        _ = RCU.liburcuChecked
         require(MemoryLayout<Slot>.alignment <= 16, "RCUMap: key-value pairs aligned beyond 16 bytes")
         require(
             MemoryLayout<Slot>.offset(of: \Slot.value) == Self.valueOffset,

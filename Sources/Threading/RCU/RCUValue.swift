@@ -32,6 +32,7 @@ public final class RCUValue<Value: Sendable>: @unchecked Sendable {
     ///
     /// - Parameter initial: The first value readers see.
     public init(_ initial: Value) {
+        _ = RCU.liburcuChecked
         let box = Unmanaged.passRetained(RCUBox(initial)).toOpaque()
         var cell: OpaquePointer?
         let code = cthr_rcu_cell_create(box, &cell)
