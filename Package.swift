@@ -39,6 +39,8 @@ let package = Package(
                 .linkedLibrary("urcu-cds"),
                 .linkedLibrary("urcu-common"),
                 .linkedLibrary("pthread"),
+                // dladdr1 (the liburcu version check) lives in libdl before glibc 2.34.
+                .linkedLibrary("dl"),
             ]
         ),
         .target(name: "Threading", dependencies: ["CThreading"], path: "Sources/Threading"),
