@@ -5,7 +5,7 @@
 // wrapper over liburcu-cds's lock-free RCU hash table, and a flat RCU table of 64-bit keys and values. liburcu's
 // headers are included only by the .c files, so its macro name maps never reach Swift or the users of this header.
 //
-// The RCU rules, in short (the DocC article "RCU" has them in full):
+// The RCU rules, in short (the DocC article RCURules.md has them in full):
 // - a read section (cthr_rcu_read_lock .. cthr_rcu_read_unlock) must not block for long and must not call
 //   cthr_rcu_synchronize or cthr_rcu_barrier (both return EDEADLK there instead of deadlocking);
 // - a pointer read with cthr_rcu_dereference is valid only until the read section that read it ends;

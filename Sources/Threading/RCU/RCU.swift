@@ -14,7 +14,7 @@ import Musl
 ///
 /// You rarely need these: ``RCUValue`` and ``RCUMap`` register threads and reclaim old values on their own. Use
 /// ``synchronize()`` or ``barrier()`` when you must know that old values are gone (tests, shutdown), and the fork
-/// hooks around a `fork()` that is not followed at once by `exec`. See <doc:RCU> for the rules.
+/// hooks around a `fork()` that is not followed at once by `exec`. See <doc:RCURules> for the rules.
 ///
 /// The first use of RCU in a process (creating an ``RCUValue`` or ``RCUMap``, or calling ``synchronize()``,
 /// ``barrier()`` or ``registerCurrentThread()``) checks that the liburcu loaded at run time matches the liburcu
