@@ -50,7 +50,7 @@ docs: deps
 
 # Compiles every ```swift block of README.md and the DocC articles against the library, in Swift 6 mode.
 samples: deps
-	./scripts/check-samples.sh
+	./scripts/check-samples.py
 
 # Depends on a tagged clone of this checkout by version, as a user would, and checks what it resolves and builds.
 consumer-check: deps

@@ -12,10 +12,12 @@ toolchain="$(dirname "$(readlink -f "$(command -v swift)")")"
 docc="${DOCC:-$toolchain/docc}"
 [ -x "$docc" ] || { echo "build-docs: no docc next to swift ($toolchain); set DOCC=/path/to/docc" >&2; exit 1; }
 
-# A scratch path of its own: the symbol-graph flags would otherwise invalidate the regular build.
+# A scratch path of its own: the symbol-graph flags would otherwise invalidate the regular build. Started afresh each
+# time (about 15 s): SwiftPM 6.3 fails a second `--target` build in the same scratch path with "unknown build
+# description".
 scratch=.build-docs
 graphs="$scratch/symbol-graphs"
-rm -rf "$graphs"
+rm -rf "$scratch"
 mkdir -p "$graphs"
 swift build --scratch-path "$scratch" --target Threading \
     -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs" \
