@@ -157,7 +157,7 @@ struct ExamplesTests {
         #expect(output.contains("with the nested action disposed: [1, 2]"), "\(output)")
     }
 
-    @Test("sync-async: the eight cases print orders the seed allows; the deadlock is diagnosed in a child")
+    @Test("sync-async: the eight cases print the orders the queues allow; the deadlock is diagnosed in a child")
     func syncAsync() {
         let (status, output) = runExamples(["sync-async"])
         #expect(status == 0, "\(output)")
