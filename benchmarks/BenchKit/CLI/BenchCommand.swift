@@ -18,7 +18,8 @@ public struct BenchCommand: ParsableCommand {
             report.txt and one SVG chart per study go to bench-results/
             (bench-results/<family>/ for the other families, bench-results/quick/
             with --quick; --output DIR chooses the folder, --no-output skips it).
-            Always build in release: swift run -c release bench.
+            Always build in release: swift run -c release bench (in benchmarks/;
+            from the repository root add --package-path benchmarks, or run make bench).
             Flags of the default study: swift run -c release bench cache --help
 
             Examples:
