@@ -5,8 +5,8 @@
 # Uses Threading as a new user would: copies this checkout (its working tree, committed or not) into a fresh git
 # repository, tags it with the version in Sources/Threading/ThreadingVersion.swift, and builds and runs a tiny package
 # that depends on it with `.package(url: "file://...", from: "<version>")` and the `Threading` product. Fails if the
-# build reports unsafe flags, if the consumer resolves any package besides Threading, or if the program's output is
-# wrong. Works offline. `KEEP=1` keeps the temporary folder and prints its path.
+# build reports unsafe flags, if the consumer resolves any package besides Threading, if the program's output is
+# wrong, or if the program does not stop with one line when liburcu's layout differs. Works offline. `KEEP=1` keeps the temporary folder and prints its path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -71,7 +71,7 @@ if ! (cd "$consumer" && swift build 2>&1) >"$log"; then
     cat "$log" >&2
     fail "the consumer does not build"
 fi
-if grep -qi "unsafe" "$log"; then
+if grep -qiE "unsafe (build )?flags" "$log"; then
     cat "$log" >&2
     fail "the build reports unsafe flags"
 fi
@@ -86,5 +86,23 @@ dependencies="$(cd "$consumer" && swift package show-dependencies --format flatl
 [ -z "$dependencies" ] || [ "$(echo "$dependencies" | sort -u)" = "threading" ] ||
     fail "show-dependencies lists more than Threading: $dependencies"
 
+# 4. The liburcu check, end to end: a preloaded object that takes the place of liburcu's grace-period state with
+# another size (as a liburcu with another layout would) must stop the program before its first RCU use, with status 1
+# and one line.
+toolchain="$(dirname "$(readlink -f "$(command -v swift)")")"
+printf 'struct imposter { char bytes[4096]; } urcu_memb_gp __attribute__((aligned(128)));\n' >"$work/imposter.c"
+"$toolchain/clang" -shared -fPIC -o "$work/libimposter.so" "$work/imposter.c"
+set +e
+mismatch="$(LD_PRELOAD="$work/libimposter.so" "$consumer/.build/debug/consumer" 2>&1)"
+code=$?
+set -e
+[ "$code" -eq 1 ] || fail "with another liburcu layout the program exited with $code: $mismatch"
+[ "$(printf '%s\n' "$mismatch" | wc -l)" -eq 1 ] || fail "the liburcu mismatch took more than one line: $mismatch"
+case "$mismatch" in
+"Threading: the liburcu loaded at run time"*"does not match"*) ;;
+*) fail "unexpected liburcu mismatch line: $mismatch" ;;
+esac
+
 echo "consumer-check: $output"
 echo "consumer-check: Package.resolved pins: $pins(Threading $version, tag $version); no unsafe flags"
+echo "consumer-check: with another liburcu layout: $mismatch"
