@@ -12,17 +12,26 @@ toolchain="$(dirname "$(readlink -f "$(command -v swift)")")"
 docc="${DOCC:-$toolchain/docc}"
 [ -x "$docc" ] || { echo "build-docs: no docc next to swift ($toolchain); set DOCC=/path/to/docc" >&2; exit 1; }
 
-# A scratch path of its own: the symbol-graph flags would otherwise invalidate the regular build. Started afresh each
-# time (about 15 s): SwiftPM 6.3 fails a second `--target` build in the same scratch path with "unknown build
-# description".
-scratch=.build-docs
+# A scratch path of its own, so the symbol-graph flags do not invalidate the regular build. It lives inside .build/:
+# CThreading's target path is the package root, so a scratch folder anywhere else in it would count as part of that
+# target and SwiftPM 6.3 then fails the next build in it with "unknown build description".
+scratch=.build/docs-scratch
+# The graphs are written whenever the module is (re)built, so a build with nothing to do keeps the current ones.
 graphs="$scratch/symbol-graphs"
-rm -rf "$scratch"
 mkdir -p "$graphs"
-swift build --scratch-path "$scratch" --target Threading \
-    -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs" \
-    -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public >"$scratch/build.log" 2>&1 ||
-    { cat "$scratch/build.log" >&2; exit 1; }
+build_symbol_graphs() {
+    mkdir -p "$graphs"
+    swift build --scratch-path "$scratch" --target Threading \
+        -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs" \
+        -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public >"$scratch/build.log" 2>&1 ||
+        { cat "$scratch/build.log" >&2; exit 1; }
+}
+build_symbol_graphs
+# A module that was up to date while its graphs were gone: build it again from scratch.
+if [ ! -f "$graphs/Threading.symbols.json" ]; then
+    rm -rf "$scratch"
+    build_symbol_graphs
+fi
 # Only the Threading module's graphs (and its extensions of other modules' types), not CThreading's.
 find "$graphs" -name '*.symbols.json' ! -name 'Threading.symbols.json' ! -name 'Threading@*.symbols.json' -delete
 

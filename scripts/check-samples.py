@@ -3,7 +3,7 @@
 # SPDX-FileCopyrightText: 2026 The Threading authors
 """Compiles every ```swift block of README.md and the DocC articles against the library, in Swift 6 mode.
 
-`make samples` runs it; CI too. Each block becomes one module of a scratch package in .build-samples/ that depends
+`make samples` runs it; CI too. Each block becomes one module of a scratch package in .build/samples/ that depends
 on this checkout by path: its `import` lines go to the top of the file, the rest becomes the body of a function
 (`async throws` when it awaits), so fragments compile as written. Names a fragment uses but does not define (the
 `url` it downloads, the `Pixels` type it decodes) come from an HTML comment right above the block, which neither
@@ -25,7 +25,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRATCH = os.path.join(ROOT, ".build-samples")
+SCRATCH = os.path.join(ROOT, ".build", "samples")
 FILES = ["README.md"] + sorted(glob.glob("Sources/Threading/Threading.docc/*.md"))
 
 
