@@ -3,41 +3,69 @@
 #
 # The two commands of the README: `make test` and `make bench`. Both install liburcu-dev first when missing.
 # `make verify` checks the SPIN models of formal/ (installs spin and a C compiler first when missing).
+# The library is the root package; the benchmark, the runnable examples and their tests are the nested package in
+# `benchmarks/` (so that their dependencies never reach a package that depends on Threading).
 
 SWIFT ?= swift
 # Extra flags for `swift test` / `swift build` (CI passes -Xswiftc -warnings-as-errors).
 SWIFT_FLAGS ?=
+# Warnings for the C targets. They live here and in CI, not in Package.swift: SwiftPM refuses `unsafeFlags` in a
+# package that is used as a versioned dependency.
+C_WARNINGS ?= -Xcc -Wall -Xcc -Wextra -Xcc -Werror=implicit-function-declaration
+# Extra C flags for the root package only; CI passes `-Xcc -Werror` so that any C warning fails it. (SwiftPM 6.3 stops
+# with an internal error on `-Xcc -Werror` in a package with remote dependencies, such as the nested one.)
+C_STRICT ?=
 # Arguments for the benchmark, e.g. `make bench ARGS="--quick"`.
 ARGS ?=
 # Seconds the soak runs (`make soak SOAK_SECONDS=600`); `make torture` runs it for 60 s.
 SOAK_SECONDS ?= 600
+BENCHMARKS = --package-path benchmarks
 
-.PHONY: deps test bench build release torture soak verify
+.PHONY: deps test bench examples build release torture soak docs samples consumer-check verify
 
 deps:
 	@./scripts/ensure-liburcu.sh
 
+# Every test: the library's (root package), then the benchmark's and the examples' (nested package).
 test: deps
-	$(SWIFT) test $(SWIFT_FLAGS)
+	$(SWIFT) test $(C_WARNINGS) $(C_STRICT) $(SWIFT_FLAGS)
+	$(SWIFT) test $(BENCHMARKS) $(C_WARNINGS) $(SWIFT_FLAGS)
 
+# The cache-contention study with every peer: `swift run --package-path benchmarks -c release bench`.
 bench: deps
-	$(SWIFT) run -c release $(SWIFT_FLAGS) bench $(ARGS)
+	$(SWIFT) run $(BENCHMARKS) -c release $(C_WARNINGS) $(SWIFT_FLAGS) bench $(ARGS)
+
+# The runnable lessons: `make examples ARGS=--list`, `make examples ARGS=tickets`.
+examples: deps
+	$(SWIFT) run $(BENCHMARKS) $(C_WARNINGS) $(SWIFT_FLAGS) examples $(ARGS)
 
 build: deps
-	$(SWIFT) build $(SWIFT_FLAGS)
+	$(SWIFT) build $(C_WARNINGS) $(C_STRICT) $(SWIFT_FLAGS)
 
 release: deps
-	$(SWIFT) build -c release $(SWIFT_FLAGS)
+	$(SWIFT) build -c release $(C_WARNINGS) $(C_STRICT) $(SWIFT_FLAGS)
+
+# The DocC catalog, with zero warnings allowed (writes .build/docs/Threading.doccarchive).
+docs: deps
+	./scripts/build-docs.sh
+
+# Compiles every ```swift block of README.md and the DocC articles against the library, in Swift 6 mode.
+samples: deps
+	./scripts/check-samples.py
+
+# Depends on a tagged clone of this checkout by version, as a user would, and checks what it resolves and builds.
+consumer-check: deps
+	./scripts/consumer-check.sh
 
 # The torture suites in their long mode (rcutorture-style RCU, every lock, queues, job DAGs, a 60 s soak); each
 # prints a `torture ...:` summary line with its figures. Replay a failure with TORTURE_SEED=<seed from the line>.
 torture: deps
-	$(SWIFT) test $(SWIFT_FLAGS) -Xswiftc -DTHREADING_LONG_TESTS --filter Torture
+	$(SWIFT) test $(C_WARNINGS) $(SWIFT_FLAGS) -Xswiftc -DTHREADING_LONG_TESTS --filter Torture
 
 # The soak alone, for SOAK_SECONDS: a mixed load in five stretches (the first a warm-up) in a process of its own;
 # after the warm-up the live heap (mallinfo2) may grow by 160 KiB at most and the trimmed resident set by 8 MiB.
 soak: deps
-	SOAK_SECONDS=$(SOAK_SECONDS) $(SWIFT) test $(SWIFT_FLAGS) -Xswiftc -DTHREADING_LONG_TESTS --filter SoakTorture
+	SOAK_SECONDS=$(SOAK_SECONDS) $(SWIFT) test $(C_WARNINGS) $(SWIFT_FLAGS) -Xswiftc -DTHREADING_LONG_TESTS --filter SoakTorture
 
 # The Promela models of formal/ checked with SPIN: every model must verify and every mutant must be refuted (see
 # formal/README.md). A few minutes on two cores.

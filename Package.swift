@@ -4,64 +4,50 @@
 
 import PackageDescription
 
+// What a consumer builds: the `Threading` library, its C layer and the system liburcu. No dependencies and no unsafe
+// flags (SwiftPM refuses those in a version-based dependency): the C warning flags live in the Makefile and CI. The
+// benchmark and the runnable examples are a nested package in `benchmarks/` with their own dependencies.
 let package = Package(
     name: "Threading",
     products: [
+        // The API: `import Threading`.
         .library(name: "Threading", targets: ["Threading"]),
+        // The C layer's plain C (and C++-compatible) headers in `include/`, for C and C++ servers; from Swift an
+        // implementation detail whose API may change.
         .library(name: "CThreading", targets: ["CThreading"]),
-        .executable(name: "bench", targets: ["bench"]),
-        .executable(name: "examples", targets: ["examples"]),
-    ],
-    dependencies: [
-        // Benchmark only: the command line, the NIO peers (NIOLock, NIOLockedValueBox) and latency histograms.
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
+        // liburcu (memb flavour, lock-free hash table): SwiftPM asks pkg-config for its flags and, when it is
+        // missing, tells the user which package to install.
+        .systemLibrary(
+            name: "CURCU",
+            path: "Sources/CURCU",
+            pkgConfig: "liburcu-cds",
+            providers: [.apt(["liburcu-dev"]), .yum(["userspace-rcu-devel"])]
+        ),
         // The C layer: every system call of the runtime. Public headers live in the top-level `include/` so C and
-        // C++ servers can use them directly; liburcu (memb flavour and the lock-free hash table) is linked here.
+        // C++ servers can use them directly.
         .target(
             name: "CThreading",
+            dependencies: ["CURCU"],
             path: ".",
             sources: ["Sources/CThreading"],
             publicHeadersPath: "include",
-            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Werror=implicit-function-declaration"])],
+            // The memb flavour is not in liburcu-cds' pkg-config libraries, so it is named here (a safe setting).
             linkerSettings: [
                 .linkedLibrary("urcu-memb"),
                 .linkedLibrary("urcu-cds"),
                 .linkedLibrary("urcu-common"),
                 .linkedLibrary("pthread"),
+                // dladdr1 (the liburcu version check) lives in libdl before glibc 2.34.
+                .linkedLibrary("dl"),
             ]
         ),
         .target(name: "Threading", dependencies: ["CThreading"], path: "Sources/Threading"),
-        // The benchmark: a thin executable over BenchKit (workloads, strategies, harness, output), which the tests use.
-        .target(
-            name: "CBenchSupport",
-            path: "benchmarks/CBenchSupport",
-            cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]
-        ),
-        .target(
-            name: "BenchKit",
-            dependencies: [
-                "Threading",
-                "CBenchSupport",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ],
-            path: "benchmarks/BenchKit"
-        ),
-        .executableTarget(name: "bench", dependencies: ["BenchKit"], path: "benchmarks/bench"),
         .testTarget(name: "CThreadingTests", dependencies: ["CThreading", "CTestSupport"]),
         // C helpers for the tests (heap statistics for the soak, the kernel's membarrier answer).
-        .target(name: "CTestSupport", path: "Tests/CTestSupport", cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]),
+        .target(name: "CTestSupport", path: "Tests/CTestSupport"),
         .testTarget(name: "ThreadingTests", dependencies: ["Threading", "CThreading", "CTestSupport"]),
-        .testTarget(name: "BenchTests", dependencies: ["BenchKit"]),
-        // The source documents' lessons, runnable: `swift run examples --list`.
-        .executableTarget(name: "examples", dependencies: ["Threading", "CThreading"], path: "Examples"),
-        // Runs the `examples` binary (the dependency makes `swift test` build it) and checks its output.
-        .testTarget(name: "ExamplesTests", dependencies: ["examples"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,8 +4,10 @@
 """Pastes the latest bench results into BENCHMARKS.md.
 
 Usage (from the repository root):
-    swift run -c release bench --output benchmarks/results
-    for f in locks queues rcu handoff threads; do swift run -c release bench $f --output benchmarks/results/$f; done
+    swift run --package-path benchmarks -c release bench --output benchmarks/results
+    for f in locks queues rcu handoff threads; do
+        swift run --package-path benchmarks -c release bench $f --output benchmarks/results/$f
+    done
     python3 benchmarks/update_benchmarks_md.py [benchmarks/results]
 
 Reads report.json and report.txt from the results folder, computes the issue's goal ratios from the JSON (the

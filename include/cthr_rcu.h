@@ -5,7 +5,7 @@
 // wrapper over liburcu-cds's lock-free RCU hash table, and a flat RCU table of 64-bit keys and values. liburcu's
 // headers are included only by the .c files, so its macro name maps never reach Swift or the users of this header.
 //
-// The RCU rules, in short (the DocC article "RCU" has them in full):
+// The RCU rules, in short (the DocC article RCURules.md has them in full):
 // - a read section (cthr_rcu_read_lock .. cthr_rcu_read_unlock) must not block for long and must not call
 //   cthr_rcu_synchronize or cthr_rcu_barrier (both return EDEADLK there instead of deadlocking);
 // - a pointer read with cthr_rcu_dereference is valid only until the read section that read it ends;
@@ -47,6 +47,36 @@ int cthr_rcu_ensure_registered(void);
 
 // 1 if the calling thread is registered with liburcu, else 0.
 int cthr_rcu_is_registered(void);
+
+// MARK: - liburcu version check
+
+// What the probe saw: CThreading inlines liburcu's read-side fast paths, so the liburcu loaded at run time must lay
+// out its reader and grace-period state as the headers it was compiled with did. Each flag is 1 when the two agree.
+typedef struct cthr_rcu_abi_observation {
+    size_t gp_size_compiled;  // sizeof(urcu_memb_gp) in the headers CThreading was compiled with
+    size_t gp_size_loaded;    // its size in the loaded library's symbol table (0 when the loader cannot say)
+    int registered_seen;      // the inlined code saw the library's registration of the thread
+    int tid_seen;             // ... and the thread id the library recorded
+    int inline_lock_seen;     // the library saw a read section entered by the inlined fast path
+    int inline_unlock_seen;   // ... and saw it end
+    int library_lock_seen;    // the inlined code saw a read section entered by the library
+} cthr_rcu_abi_observation_t;
+
+// Bits of cthr_rcu_abi_verdict's result.
+#define CTHR_RCU_ABI_GP_SIZE 1       // urcu_memb_gp has another size in the loaded library
+#define CTHR_RCU_ABI_REGISTRATION 2  // the reader's registration fields moved
+#define CTHR_RCU_ABI_READ_SECTION 4  // the reader's nesting counter moved or changed meaning
+
+// Fills `out` by registering a new thread with liburcu and entering and leaving a read section once through the
+// inlined fast path and once through the library. Returns 0, ECANCELED in a read-only forked child (nothing probed),
+// or the pthread_create / pthread_join error.
+int cthr_rcu_abi_probe(cthr_rcu_abi_observation_t *out);
+
+// 0 when `observation` shows that the loaded liburcu matches the headers, else a mask of CTHR_RCU_ABI_* bits.
+int cthr_rcu_abi_verdict(const cthr_rcu_abi_observation_t *observation);
+
+// The file name under which the loader found liburcu-memb (e.g. /lib/x86_64-linux-gnu/liburcu-memb.so.8), or NULL.
+const char *cthr_rcu_abi_library_path(void);
 
 // MARK: - Read side
 

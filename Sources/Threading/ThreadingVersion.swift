@@ -4,5 +4,5 @@
 /// The version of the Threading library.
 public enum ThreadingVersion {
     /// The version as `major.minor.patch`.
-    public static let string = "0.1.0"
+    public static let string = "1.0.0"
 }

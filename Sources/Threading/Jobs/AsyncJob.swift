@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-/// A ``Job`` that ends when its body says so: seed 002's `AsyncOperation`.
+/// A ``Job`` that ends when its body says so: the usual `AsyncOperation` subclass of `Operation`, built in.
 ///
 /// The body (the closure, or ``main()`` in a subclass) starts the work — a callback API, another queue — and
 /// returns; the job stays ``Job/State/executing``, holding its slot of the queue's ``JobQueue/maxConcurrentJobs``,

@@ -4,7 +4,7 @@
 import Synchronization
 
 /// A trampoline that runs actions on the calling thread, one after another, never recursively: RxSwift's
-/// `CurrentThreadScheduler` (seed 001).
+/// `CurrentThreadScheduler`.
 ///
 /// The first ``schedule(_:)`` on a thread runs its action at once. A `schedule` made while an action is running on
 /// that thread does not run (and cannot recurse): its action is queued on the thread and runs after the running

@@ -13,7 +13,7 @@ extension Job {
     /// The two jobs may belong to different queues, or to none yet. Adding the same dependency twice changes
     /// nothing. An edge that would close a cycle — the job itself, or a job that already depends on this one
     /// directly or through others — is refused and the graph stays exactly as it was: Foundation accepts such an
-    /// edge and both operations then wait for each other forever (seed 002's deadlock).
+    /// edge and both operations then wait for each other forever.
     ///
     /// - Parameter dependency: The job to wait for. The job keeps a strong reference to it (so it can read its
     ///   result); the dependency keeps only a weak one back.
@@ -97,8 +97,9 @@ extension Job {
     /// The outcome of the first dependency that produces an `Output` (a ``ResultJob`` of that type or a subclass),
     /// or nil when there is none or it has not ended.
     ///
-    /// This is the typed replacement of seed 002's provider protocols (`dependencies.filter { $0 is
-    /// ImageDecodeOperationDataProvider }.first`): the decode job asks for `Data`, the filter job for an `Image`.
+    /// This is the typed replacement of the provider protocols `Operation` pipelines use to pass data along
+    /// (`dependencies.filter { $0 is ImageDecodeOperationDataProvider }.first`): the decode job asks for `Data`,
+    /// the filter job for an `Image`.
     ///
     /// - Parameter type: The output type to look for.
     /// - Returns: The dependency's result: its output, its error, or `CancellationError` when it was cancelled.

@@ -3,8 +3,8 @@
 
 import CThreading
 
-/// A unit of work with a life cycle, dependencies, cooperative cancellation and completion handlers: the
-/// `Operation` of the source documents, named so it never clashes with Foundation's.
+/// A unit of work with a life cycle, dependencies, cooperative cancellation and completion handlers, in the
+/// manner of Foundation's `Operation` and named so it never clashes with it.
 ///
 /// Make one from a closure, or subclass and override ``main()``:
 ///

@@ -3,8 +3,8 @@
 
 import CThreading
 
-/// Runs ``Job``s on the engine's shared worker pool once their dependencies ended: the `OperationQueue` of the
-/// source documents, named so it never clashes with Foundation's.
+/// Runs ``Job``s on the engine's shared worker pool once their dependencies ended, in the manner of
+/// Foundation's `OperationQueue` and named so it never clashes with it.
 ///
 /// ```swift
 /// let queue = JobQueue(name: "images", maxConcurrentJobs: 2)

@@ -12,7 +12,7 @@
 ///
 /// A synchronous result job returns its output from its body (or from ``produce()`` in a subclass); an
 /// asynchronous one (``init(name:priority:qos:asynchronous:)``) calls ``finish(returning:)`` or
-/// ``finish(throwing:)`` later, from any thread — seed 002's `DataLoadOperation` on top of an `AsyncOperation`.
+/// ``finish(throwing:)`` later, from any thread, like an `Operation` subclass that finishes when a download calls back.
 ///
 /// ``result`` is nil until the job ended, then the output, the error, or `CancellationError` for a cancelled job
 /// (its output, if any, is not trusted).

@@ -8,12 +8,11 @@ import CThreading
 /// Linux has no run loop that drains it for you: the main thread runs main-queue tasks while it is inside
 /// ``run()`` (a server's last call, never returns), ``drain(until:)`` or ``runUntilIdle()`` (tools and tests).
 ///
-/// "Main thread" and "main queue" are different questions (seeds 000 and 003): ``PosixThread/isMainThread`` asks which thread
-/// runs; `MainQueue.shared.isCurrent` asks which queue the running code was submitted to. Inside
-/// `serial.sync { }` called on the main thread the first is true and the second false, because `sync` runs the
-/// closure on the calling thread on behalf of `serial`. To mark the main queue the way RxSwift's
-/// `DispatchQueue.isMain` does, set a ``QueueKey`` on it and read ``QueueKey/current``: that lookup also follows
-/// target queues.
+/// "Main thread" and "main queue" are different questions: ``PosixThread/isMainThread`` asks which thread runs;
+/// `MainQueue.shared.isCurrent` asks which queue the running code was submitted to. Inside `serial.sync { }` called
+/// on the main thread the first is true and the second false, because `sync` runs the closure on the calling thread
+/// on behalf of `serial`. To mark the main queue the way RxSwift's `DispatchQueue.isMain` does, set a ``QueueKey`` on
+/// it and read ``QueueKey/current``: that lookup also follows target queues.
 ///
 /// `sync` from another thread hands the closure to the main thread and waits; `sync` on the main thread outside a
 /// main-queue task runs the earlier main-queue tasks, then the closure, inline; `sync` from inside a main-queue

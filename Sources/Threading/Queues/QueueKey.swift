@@ -5,8 +5,8 @@
 ///
 /// ``current`` answers "what does the current execution context say": it looks the key up on the queue the running
 /// code was submitted to, then along that queue's target chain, as `dispatch_get_specific` does. Marking a queue
-/// with a key and testing ``current`` is the reliable "am I on that queue" test (seed 000: RxSwift's
-/// `DispatchQueue.isMain`; seed 004: FMDB's guard against `sync` onto its own queue).
+/// with a key and testing ``current`` is the reliable "am I on that queue" test (RxSwift's
+/// `DispatchQueue.isMain` and FMDB's guard against `sync` onto its own queue both work this way).
 ///
 /// Values are released when replaced, cleared (set to nil) or when their queue is deallocated.
 ///

@@ -4,13 +4,13 @@
 import CThreading
 import Synchronization
 
-/// A fixed set of serial queues of one ``QoS``, handed out round-robin (YYDispatchQueuePool, seed 004).
+/// A fixed set of serial queues of one ``QoS``, handed out round-robin, after YYKit's YYDispatchQueuePool.
 ///
 /// Code that wants "a serial queue for this job" without creating a queue per job takes ``next()``: jobs given the
 /// same queue stay ordered, jobs on different queues run in parallel, and the number of queues (hence of workers
 /// those jobs can occupy at once) is bounded.
 ///
-/// Size: the default is ``defaultCount`` = `cthr_cpu_count() + 1`, clamped to 2...32. Seed 004 argues for it: with
+/// Size: the default is ``defaultCount`` = `cthr_cpu_count() + 1`, clamped to 2...32. The reasoning: with
 /// CPU-bound work the best number of concurrently running serial streams is the core count, plus one so a core is
 /// not wasted when a job briefly stalls (a page fault, a short lock wait); YYDispatchQueuePool caps at 32, which we
 /// keep as the upper bound. (On libdispatch every busy serial queue can mean a thread; here the queues share the

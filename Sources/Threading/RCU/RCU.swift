@@ -14,7 +14,11 @@ import Musl
 ///
 /// You rarely need these: ``RCUValue`` and ``RCUMap`` register threads and reclaim old values on their own. Use
 /// ``synchronize()`` or ``barrier()`` when you must know that old values are gone (tests, shutdown), and the fork
-/// hooks around a `fork()` that is not followed at once by `exec`. See <doc:RCU> for the rules.
+/// hooks around a `fork()` that is not followed at once by `exec`. See <doc:RCURules> for the rules.
+///
+/// The first use of RCU in a process (creating an ``RCUValue`` or ``RCUMap``, or calling ``synchronize()``,
+/// ``barrier()`` or ``registerCurrentThread()``) checks that the liburcu loaded at run time matches the liburcu
+/// headers Threading was compiled with; on a mismatch the process stops with one line on standard error saying so.
 public enum RCU {
     /// Waits until every read section that was running when it was called has ended (a grace period).
     ///
@@ -27,6 +31,7 @@ public enum RCU {
     ///
     /// The corresponding C function is `cthr_rcu_synchronize` (liburcu's `synchronize_rcu`).
     public static func synchronize() {
+        _ = liburcuChecked
         let code = cthr_rcu_synchronize()
         rcuRefuseInReadOnlyChild(code, "RCU.synchronize()")
         require(
@@ -44,6 +49,7 @@ public enum RCU {
     ///
     /// The corresponding C function is `cthr_rcu_barrier` (liburcu's `rcu_barrier`).
     public static func barrier() {
+        _ = liburcuChecked
         let code = cthr_rcu_barrier()
         rcuRefuseInReadOnlyChild(code, "RCU.barrier()")
         require(
@@ -133,7 +139,8 @@ public enum RCU {
     /// The corresponding C function is `cthr_rcu_register_thread`.
     @discardableResult
     public static func registerCurrentThread() -> Bool {
-        cthr_rcu_register_thread() != EEXIST
+        _ = liburcuChecked
+        return cthr_rcu_register_thread() != EEXIST
     }
 
     /// Unregisters the calling thread before it exits (it would be unregistered at exit anyway).

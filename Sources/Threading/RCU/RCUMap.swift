@@ -37,7 +37,7 @@ import CThreading
 ///
 /// `RCUMap` is a reference type. It is `Sendable` because the table is only reached through RCU (readers) and the
 /// stripe locks plus liburcu's atomic operations (writers); `Key` and `Value` are `Sendable` because entries are
-/// shared by every thread that reads them. Rules for read sections: <doc:RCU>.
+/// shared by every thread that reads them. Rules for read sections: <doc:RCURules>.
 public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
     @usableFromInline
     typealias Slot = RCUMapSlot<Key, Value>
@@ -59,6 +59,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     /// - Parameter minimumCapacity: About how many entries to make room for before the first resize (the table
     ///   grows and shrinks on its own; this only avoids early resizes).
     public init(minimumCapacity: Int = 0) {
+        _ = RCU.liburcuChecked
         require(MemoryLayout<Slot>.alignment <= 16, "RCUMap: key-value pairs aligned beyond 16 bytes")
         require(
             MemoryLayout<Slot>.offset(of: \Slot.value) == Self.valueOffset,
@@ -135,8 +136,8 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
             || Key.self == Int8.self || Key.self == UInt8.self
     }
 
-    /// Whether this map uses the flat table (`cthr_rcu_flat`): integer keys (``isIntegerKey``) and values rewritten
-    /// in place (``valuesInPlace``). Fixed per `Key` and `Value`, resolved at compile time in specialized code.
+    /// Whether this map uses the flat table (`cthr_rcu_flat`): integer keys (`isIntegerKey`) and values rewritten
+    /// in place (`valuesInPlace`). Fixed per `Key` and `Value`, resolved at compile time in specialized code.
     @inlinable
     public static var usesFlatTable: Bool { isIntegerKey && valuesInPlace }
 

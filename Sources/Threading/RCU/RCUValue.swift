@@ -18,7 +18,7 @@ import CThreading
 /// ```
 ///
 /// Threads are registered with liburcu automatically on first use and unregistered when they exit. The rules of
-/// read sections (do not block in them, do not call ``RCU/synchronize()`` in them) are in <doc:RCU>.
+/// read sections (do not block in them, do not call ``RCU/synchronize()`` in them) are in <doc:RCURules>.
 ///
 /// `RCUValue` is a reference type: copies of a reference share the value. It is `Sendable` because every access to
 /// the shared pointer goes through RCU (readers) or the writer lock plus an atomic exchange (writers), and `Value`
@@ -32,6 +32,7 @@ public final class RCUValue<Value: Sendable>: @unchecked Sendable {
     ///
     /// - Parameter initial: The first value readers see.
     public init(_ initial: Value) {
+        _ = RCU.liburcuChecked
         let box = Unmanaged.passRetained(RCUBox(initial)).toOpaque()
         var cell: OpaquePointer?
         let code = cthr_rcu_cell_create(box, &cell)
@@ -52,7 +53,7 @@ public final class RCUValue<Value: Sendable>: @unchecked Sendable {
     /// a writer replaces it meanwhile (the old value is reclaimed only after this read section ends). Copying it out
     /// (returning it) is fine: the copy is yours.
     ///
-    /// Rules for `body` (see <doc:RCU>): keep it short and non-blocking, since a long read section delays the
+    /// Rules for `body` (see <doc:RCURules>): keep it short and non-blocking, since a long read section delays the
     /// reclamation of every old value; never call ``RCU/synchronize()`` or ``RCU/barrier()`` in it (they trap there).
     /// Nested reads and updates are allowed.
     ///

@@ -10,15 +10,16 @@ public struct BenchCommand: ParsableCommand {
         commandName: "bench",
         abstract: "Compare Threading's synchronization strategies with the peers you would otherwise use.",
         discussion: """
-            With no subcommand, runs the cache-contention study (seed 004's shared
-            cache): every strategy at 1, 2, 4 and 8 threads and at 95%, 50% and
+            With no subcommand, runs the cache-contention study (a shared
+            dictionary cache): every strategy at 1, 2, 4 and 8 threads and at 95%, 50% and
             100% reads, 3 repeats of 0.2 s each (median reported). It takes about
             3 to 4 minutes on a 2-core machine. Progress goes to standard error.
             The table goes to standard output; report.json, report.csv,
             report.txt and one SVG chart per study go to bench-results/
             (bench-results/<family>/ for the other families, bench-results/quick/
             with --quick; --output DIR chooses the folder, --no-output skips it).
-            Always build in release: swift run -c release bench.
+            Always build in release: swift run -c release bench (in benchmarks/;
+            from the repository root add --package-path benchmarks, or run make bench).
             Flags of the default study: swift run -c release bench cache --help
 
             Examples:

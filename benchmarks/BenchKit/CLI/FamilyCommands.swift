@@ -186,7 +186,7 @@ public struct QueuesCommand: ParsableCommand {
     /// Default thread counts (producers): one, and more than the cores.
     public static let defaultThreads = [1, 4]
 
-    /// Default serial queues in the blocked-queues census (seed 004: 64 blocked serial queues, 64 threads).
+    /// Default serial queues in the blocked-queues census (64 blocked serial queues: 64 threads on libdispatch).
     public static let defaultBlockedQueues = 64
     /// Default seconds a blocked task waits for the others.
     public static let defaultBlockSeconds = 2.0

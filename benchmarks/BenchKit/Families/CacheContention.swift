@@ -3,7 +3,7 @@
 
 import Foundation
 
-/// The cache-contention workload: seed 004's shared cache, made measurable.
+/// The cache-contention workload: a dictionary shared by threads, made measurable.
 ///
 /// T threads, started together, each loop for a fixed duration: pick a key uniformly in `0..<keyCount`, then read
 /// it (with probability `readRatio`) or write it. Every value ever written for key k is `k + keyCount * r` for a

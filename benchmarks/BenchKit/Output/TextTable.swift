@@ -33,7 +33,7 @@ public enum TextTable {
     public static let debugBanner = """
         ************************************************************************
         *  WARNING: this is a DEBUG build. Its numbers are meaningless.        *
-        *  Run:  swift run -c release bench                                    *
+        *  Run:  swift run --package-path benchmarks -c release bench          *
         ************************************************************************
         """
 

@@ -34,7 +34,7 @@ public final class DispatchSemaphoreCache: CacheStrategy, @unchecked Sendable {
     }
 }
 
-/// Peer: the cache confined to a serial `DispatchQueue`, every access through `sync` (seed 004's fix).
+/// Peer: the cache confined to a serial `DispatchQueue`, every access through `sync` (the usual fix).
 ///
 /// `@unchecked Sendable`: `storage` is only touched by blocks running on `queue`, which runs one at a time.
 public final class DispatchSerialSyncCache: CacheStrategy, @unchecked Sendable {

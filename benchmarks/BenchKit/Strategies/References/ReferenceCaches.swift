@@ -42,17 +42,17 @@ public final class CASSpinCache: CacheStrategy, @unchecked Sendable {
     }
 }
 
-/// Reference: the cache with no synchronization at all, seed 004's crashing shared cache.
+/// Reference: the cache with no synchronization at all, the shared cache that crashes.
 ///
 /// It is a data race by construction, so the benchmark only ever runs it in a child process and reports what
 /// happened to that process (crashed, corrupt reads, or survived). The `@unchecked Sendable` is a deliberate lie
-/// that the child process pays for. The dictionary is a plain class `var`, exactly what seed 004's code (and a
+/// that the child process pays for. The dictionary is a plain class `var`, exactly what naive code (and a
 /// user who forgot the lock) would write.
 public final class UnsynchronizedCache: CacheStrategy, @unchecked Sendable {
     public static let name = "unsynchronized (child)"
     public static let id = "unsynchronized"
     public static let kind = StrategyKind.reference
-    public static let summary = "no synchronization (seed 004's crashing cache); runs in a child process only"
+    public static let summary = "no synchronization (the crashing cache); runs in a child process only"
 
     private var storage: [Int: Int]
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-// Seed 002's image pipeline as jobs: load (asynchronous, like the seed's AsyncOperation) -> decode -> filter, for
+// An image pipeline as jobs: load (asynchronous, like an AsyncOperation subclass) -> decode -> filter, for
 // several generated "images". Each stage reads the previous stage's output in a typed way (`job.input(T.self)`
-// instead of the seed's provider protocols). One image's decode is cancelled in the middle: its filter still runs
-// (a cancelled dependency lets dependents go) and sees the cancellation. Finally, the seed's deadlock of two
+// instead of provider protocols). One image's decode is cancelled in the middle: its filter still runs
+// (a cancelled dependency lets dependents go) and sees the cancellation. Finally, the deadlock of two
 // operations depending on each other is refused when the edge is added.
 
 import Threading
@@ -36,7 +36,7 @@ let pipelineExample = Example(
                 }
             }
         )
-        // Decode: bytes -> pixels, checking cancellation as the seed's operations do.
+        // Decode: bytes -> pixels, checking cancellation as Operation subclasses do.
         let decode = ResultJob<Pixels>(name: "decode-\(image)") { job in
             let bytes = try job.input([UInt8].self)
             if image == 3 {
@@ -75,7 +75,7 @@ let pipelineExample = Example(
         }
     }
 
-    // Seed 002: "operationA.addDependency(operationB); operationB.addDependency(operationA)" deadlocks forever in
+    // Foundation: "operationA.addDependency(operationB); operationB.addDependency(operationA)" deadlocks forever in
     // Foundation. Here the second edge is refused and both jobs stay usable.
     let a = Job(name: "operationA") { _ in }
     let b = Job(name: "operationB") { _ in }

@@ -145,7 +145,7 @@ func runChild(_ name: String, timeoutSeconds: Int = 20) -> ChildOutcome {
     return ChildOutcome(output: output, exitStatus: (status >> 8) & 0xff, signal: nil, timedOut: false)
 }
 
-/// A thread-safe log of what the seed's code `print`s, read back in order.
+/// A thread-safe log of what the lessons' code `print`s, read back in order.
 final class PrintLog: Sendable {
     private let entries = Mutex<[String]>([])
 

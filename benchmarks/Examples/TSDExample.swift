@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-// Seed 001's thread-specific data: one key, a different value per thread, and a destructor that releases a
+// Thread-specific data: one key, a different value per thread, and a destructor that releases a
 // thread's value when the thread exits (pthread_key_create with a destructor).
 
 import Synchronization

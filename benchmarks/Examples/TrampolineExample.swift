@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-// Seed 001: RxSwift's CurrentThreadScheduler. A thread-specific flag (a pthread key) says whether an action is
+// RxSwift's CurrentThreadScheduler. A thread-specific flag (a pthread key) says whether an action is
 // already running on this thread; a nested `schedule` is queued instead of recursing, and runs after the current
-// action returned. The seed's test prints 1, 2, 3, 4, 5.
+// action returned. RxSwift's own test prints 1, 2, 3, 4, 5.
 
 import Threading
 

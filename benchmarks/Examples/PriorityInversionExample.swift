@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-// Seed 002's priority inversion: a low-QoS thread holds a lock; a high-QoS thread waits for it; medium-priority
+// Priority inversion: a low-QoS thread holds a lock; a high-QoS thread waits for it; medium-priority
 // threads keep the CPUs busy, so the holder barely runs and the high-QoS waiter waits far longer than the holder's
 // work takes. Then the same with a priority-inheriting mutex (PTHREAD_PRIO_INHERIT).
 //
 // What Linux does with it: QoS here is a nice value (SCHED_OTHER). The kernel's priority inheritance boosts
 // real-time priorities (SCHED_FIFO/SCHED_RR); it does not lend a nice value, so under SCHED_OTHER both runs
-// show the inversion. The example measures instead of claiming: it prints both waits. The seed's own advice —
+// show the inversion. The example measures instead of claiming: it prints both waits. The usual advice —
 // give everything that shares a lock the same QoS — is the third run.
 
 import CThreading
@@ -94,6 +94,6 @@ let priorityInversionExample = Example(
     }
 
     let same = measure(lock: MutexLock(name: "same-qos"), holderQoS: .userInteractive)
-    print("holder at the waiter's QoS (seed's advice): high-QoS waiter waited \(milliseconds(same)) ms")
+    print("holder at the waiter's QoS (the usual advice): high-QoS waiter waited \(milliseconds(same)) ms")
     print("(PI boosts real-time priorities only; nice-based QoS is not inherited on Linux)")
 }

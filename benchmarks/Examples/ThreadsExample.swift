@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-// Seed 004's pthread section: joinable threads hand back an exit value (pthread_exit / pthread_join), detached
+// POSIX threads: joinable threads hand back an exit value (pthread_exit / pthread_join), detached
 // threads cannot be joined and clean up on their own, and the stack size is an attribute of creation.
 
 import Threading

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-// Seed 004's YYDispatchQueuePool: a fixed set of serial queues per QoS handed out round-robin. Work given the same
+// YYKit's YYDispatchQueuePool: a fixed set of serial queues per QoS handed out round-robin. Work given the same
 // queue stays ordered; different queues run in parallel; the number of queues bounds how many workers the pool's
 // work can occupy, instead of one thread per queue.
 

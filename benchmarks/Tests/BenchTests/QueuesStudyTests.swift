@@ -117,7 +117,7 @@ struct QueuesStudyTests {
         #expect(study.summary.contains("within cap"))
         #expect(study.summary.contains("DispatchQueue (serial) (peer) 64/64 ran, 64 at once, peak 67 threads"))
         let report = BenchReport(
-            version: "0.1.0", build: "release", date: "2026-11-21T00:00:00Z", cpus: 2, system: "Linux",
+            version: "1.0.0", build: "release", date: "2026-11-21T00:00:00Z", cpus: 2, system: "Linux",
             command: "bench queues", studies: [study]
         )
         let table = TextTable.render(report)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-// Seeds 000 and 003: "main thread" and "main queue" are different questions. `isMainThread` asks which thread is
+// "Main thread" and "main queue" are different questions. `isMainThread` asks which thread is
 // running; `MainQueue.shared.isCurrent` (or a QueueKey set on the main queue, RxSwift's `DispatchQueue.isMain`)
 // asks which queue the running code was submitted to. `serial.sync { }` called on the main thread runs the closure
 // on the main thread on behalf of `serial`: main thread yes, main queue no.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-// Seed 002's eight cases: serial/concurrent queue x sync/async x nesting, each printing the digits the article
-// prints. `sync` runs on the calling thread and returns after the closure; `async` returns at once. The one
+// Eight cases, serial/concurrent queue x sync/async x nesting, each printing digits in the order the queue allows.
+// `sync` runs on the calling thread and returns after the closure; `async` returns at once. The one
 // deadlock (serial, sync in async: the queue waits for itself) is run in a child process, where the engine stops
 // it with a diagnostic naming the queue and the thread instead of hanging (libdispatch gives a bare SIGILL).
 
@@ -10,7 +10,7 @@ import Threading
 
 let syncAsyncExample = Example(
     name: "sync-async",
-    summary: "the eight serial/concurrent x sync/async cases of seed 002"
+    summary: "the eight serial/concurrent x sync/async cases, nested"
 ) {
     let serial = SerialQueue(label: "serial")
     let concurrent = ConcurrentQueue(label: "concurrent")

@@ -50,7 +50,7 @@ struct OutputTests {
     )
 
     static let report = BenchReport(
-        version: "0.1.0",
+        version: "1.0.0",
         build: "release",
         date: "2026-11-21T00:00:00Z",
         cpus: 2,

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-// Seed 004's ticket office: three sellers share 10 tickets; each checks "any left?", takes a moment, then sells.
-// Without a lock two sellers see the same last ticket and both sell it (the seed's output ends at -1 and -2).
+// A ticket office: three sellers share 10 tickets; each checks "any left?", takes a moment, then sells.
+// Without a lock two sellers see the same last ticket and both sell it (the count can end at -1 or -2).
 // The race needs two sellers inside the window at the end, which the scheduler decides: the unlocked round is
 // repeated (at most 20 times) until it oversells, and the line says how many rounds that took.
 // With the check and the sale inside one critical section, exactly 10 are sold, whichever lock guards it.
@@ -29,7 +29,7 @@ private func sellRound(guarded: @escaping @Sendable (() -> Void) -> Void) -> (so
         while more {
             guarded {
                 if office.remaining > 0 {
-                    usleep(1000)  // the seed's sleep(1), shortened: the window between check and sale
+                    usleep(1000)  // a short pause: the window between check and sale
                     office.remaining -= 1
                     office.sold[seller] += 1
                 } else {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-// Seed 004's shared cache: threads set and read one dictionary. Unsynchronized, a Swift dictionary written by two
+// A shared cache: threads set and read one dictionary. Unsynchronized, a Swift dictionary written by two
 // threads at once corrupts its storage: the process crashes (a double free, a bad pointer) or the cache silently
 // loses entries. That run happens in a child process so this example survives it; the child repeats the workload
 // until the race shows (on two cores it nearly always does in the first round), within a bound of rounds and
@@ -92,7 +92,7 @@ let cacheCrashExample = Example(
         print("\(label.padding(26))\(count) entries of \(expected): \(count == expected ? "ok" : "WRONG")")
     }
 
-    // 1. A serial queue: every access is a sync on it (the seed's dispatch_sync(SerialQueue())).
+    // 1. A serial queue: every access is a sync on it (the classic dispatch_sync onto a serial queue).
     let serial = SerialQueue(label: "cache.serial")
     var cache = UnsafeCache()
     report(
@@ -100,12 +100,12 @@ let cacheCrashExample = Example(
         hammer(read: { serial.sync(execute: $0) }, write: { serial.sync(execute: $0) }, cache: cache) {}
     )
 
-    // 2. A mutex (the seed's pthread_mutex).
+    // 2. A mutex (as with pthread_mutex).
     let mutex = MutexLock(name: "cache")
     cache = UnsafeCache()
     report("MutexLock:", hammer(read: { mutex.withLock($0) }, write: { mutex.withLock($0) }, cache: cache) {})
 
-    // 3. A semaphore of value 1 (the seed's dispatch_semaphore).
+    // 3. A semaphore of value 1 (as with dispatch_semaphore).
     let semaphore = Semaphore(value: 1)
     let exclusive: @Sendable (() -> Void) -> Void = { body in
         semaphore.wait()

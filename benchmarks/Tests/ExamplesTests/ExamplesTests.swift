@@ -10,7 +10,8 @@ import Musl
 #endif
 
 /// Finds the `examples` binary: `$THREADING_EXAMPLES` if set, else next to the running test bundle (SwiftPM puts
-/// both in `.build/<triple>/<configuration>/`), else `.build/debug/examples` under the working directory.
+/// both in `.build/<triple>/<configuration>/`), else `.build/debug/examples` under the working directory (the nested
+/// `benchmarks` package, or the repository root with `--package-path benchmarks`).
 func examplesBinary() -> String? {
     if let path = getenv("THREADING_EXAMPLES").map({ String(cString: $0) }), access(path, X_OK) == 0 { return path }
     var buffer = [CChar](repeating: 0, count: 4096)
@@ -26,7 +27,11 @@ func examplesBinary() -> String? {
             if directory.hasSuffix("/.build") { break }
         }
     }
-    for candidate in [".build/debug/examples", ".build/release/examples"] where access(candidate, X_OK) == 0 {
+    let candidates = [
+        ".build/debug/examples", ".build/release/examples",
+        "benchmarks/.build/debug/examples", "benchmarks/.build/release/examples",
+    ]
+    for candidate in candidates where access(candidate, X_OK) == 0 {
         return candidate
     }
     return nil
@@ -152,7 +157,7 @@ struct ExamplesTests {
         #expect(output.contains("with the nested action disposed: [1, 2]"), "\(output)")
     }
 
-    @Test("sync-async: the eight cases print orders the seed allows; the deadlock is diagnosed in a child")
+    @Test("sync-async: the eight cases print the orders the queues allow; the deadlock is diagnosed in a child")
     func syncAsync() {
         let (status, output) = runExamples(["sync-async"])
         #expect(status == 0, "\(output)")

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# SPDX-FileCopyrightText: 2026 The Threading authors
+"""Compiles every ```swift block of README.md and the DocC articles against the library, in Swift 6 mode.
+
+`make samples` runs it; CI too. Each block becomes one module of a scratch package in .build/samples/ that depends
+on this checkout by path: its `import` lines go to the top of the file, the rest becomes the body of a function
+(`async throws` when it awaits), so fragments compile as written. Names a fragment uses but does not define (the
+`url` it downloads, the `Pixels` type it decodes) come from an HTML comment right above the block, which neither
+GitHub nor DocC renders:
+
+    <!-- sample-context
+    struct Pixels { ... }
+    -->
+
+Context goes at file scope, before the function. A block whose first line is `// Package.swift` is a manifest
+fragment: it is placed in `Package(name:...)` and evaluated with `swift package dump-package`. A block that must not
+compile is fenced as ```swift-nocompile (none is, today). Errors point at the Markdown file and line.
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRATCH = os.path.join(ROOT, ".build", "samples")
+FILES = ["README.md"] + sorted(glob.glob("Sources/Threading/Threading.docc/*.md"))
+
+
+def blocks(path):
+    """Yields (line of the first code line, code, context) for each ```swift block of `path`."""
+    lines = open(os.path.join(ROOT, path), encoding="utf-8").read().split("\n")
+    index = 0
+    while index < len(lines):
+        if lines[index].strip() == "```swift":
+            context = []
+            back = index - 1
+            if back >= 0 and lines[back].strip() == "-->":
+                start = back
+                while start >= 0 and not lines[start].strip().startswith("<!-- sample-context"):
+                    start -= 1
+                if start >= 0:
+                    context = lines[start + 1:back]
+            end = index + 1
+            while not lines[end].strip().startswith("```"):
+                end += 1
+            yield index + 2, lines[index + 1:end], context
+            index = end
+        index += 1
+
+
+def swift_module(path, line, code, context):
+    imports = ["import Threading"]
+    body = []
+    for text in code:
+        if re.match(r"^\s*import \w+\s*$", text):
+            if text.strip() not in imports:
+                imports.append(text.strip())
+            body.append("")  # keep the line numbers
+        else:
+            body.append(text)
+    effects = "async throws" if re.search(r"\bawait\b", "\n".join(code)) else "throws"
+    out = imports + ["", "// Context for the sample (from its sample-context comment)."] + context
+    out += [f"func sample() {effects} {{", f'#sourceLocation(file: "{path}", line: {line})']
+    out += body + ["#sourceLocation()", "}", ""]
+    return "\n".join(out)
+
+
+def main():
+    shutil.rmtree(os.path.join(SCRATCH, "Sources"), ignore_errors=True)
+    os.makedirs(SCRATCH, exist_ok=True)
+    targets, manifests, count = [], [], 0
+    for path in FILES:
+        for line, code, context in blocks(path):
+            count += 1
+            if code and code[0].strip() == "// Package.swift":
+                manifests.append((path, line, code))
+                continue
+            name = "Sample%02d" % count
+            os.makedirs(os.path.join(SCRATCH, "Sources", name))
+            with open(os.path.join(SCRATCH, "Sources", name, "sample.swift"), "w", encoding="utf-8") as out:
+                out.write(swift_module(path, line, code, context))
+            targets.append(name)
+    target_lines = ",\n".join(
+        f'        .target(name: "{name}", dependencies: [.product(name: "Threading", package: "Threading")])'
+        for name in targets
+    )
+    with open(os.path.join(SCRATCH, "Package.swift"), "w", encoding="utf-8") as out:
+        out.write(
+            "// swift-tools-version:6.1\nimport PackageDescription\n\n"
+            "let package = Package(\n"
+            '    name: "Samples",\n'
+            f'    dependencies: [.package(name: "Threading", path: "{ROOT}")],\n'
+            f"    targets: [\n{target_lines}\n    ],\n"
+            "    swiftLanguageModes: [.v6]\n)\n"
+        )
+    failed = False
+    result = subprocess.run(["swift", "build", "--package-path", SCRATCH], capture_output=True, text=True)
+    if result.returncode != 0:
+        print(result.stdout + result.stderr, file=sys.stderr)
+        failed = True
+    for path, line, code in manifests:
+        folder = os.path.join(SCRATCH, "manifest-%d" % line)
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder)
+        with open(os.path.join(folder, "Package.swift"), "w", encoding="utf-8") as out:
+            out.write("// swift-tools-version:6.1\nimport PackageDescription\n\nlet package = Package(\n")
+            out.write('    name: "MyServer",\n' + "\n".join(code[1:]) + "\n)\n")
+        check = subprocess.run(["swift", "package", "dump-package"], cwd=folder, capture_output=True, text=True)
+        if check.returncode != 0:
+            print(f"{path}:{line}: the manifest fragment does not compile\n{check.stderr}", file=sys.stderr)
+            failed = True
+    print(f"check-samples: {count} samples ({len(targets)} Swift, {len(manifests)} manifest) from {len(FILES)} files: "
+          + ("FAILED" if failed else "all compile"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)
+    sys.exit(main())
