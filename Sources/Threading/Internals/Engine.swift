@@ -56,7 +56,8 @@ final class EngineWorker: @unchecked Sendable {
 ///
 /// - One FIFO lane per ``QoS``; a worker takes the highest non-empty lane, except that a lane passed over
 ///   ``QoS/agingLimit`` times is served next (aging, so no lane starves).
-/// - At most `cores + extraSlots` workers run at once (`cores` = `cthr_cpu_count()`). A worker that blocks in one of
+/// - At most `cores + extraSlots` workers run at once (`cores` = `cthr_cpu_effective_count()`: the affinity mask
+///   lowered to the cgroup CPU quota). A worker that blocks in one of
 ///   the engine's own waits (`sync` on a busy queue, `WorkGroup.wait`, `WorkItem.wait`) leaves the running count
 ///   (``willBlock(_:)``), so another worker is woken or created while work is pending. Blocking the engine cannot
 ///   see (a foreign lock, `sleep`) is caught by a monitor thread: every 10 ms, if work is pending, every slot is
@@ -100,7 +101,7 @@ final class Engine: @unchecked Sendable {
     let niceChanges = Atomic<Int>(0)
 
     init() {
-        cores = Int(cthr_cpu_count())
+        cores = Int(cthr_cpu_effective_count())
         maxThreads = Swift.max(40, 4 * cores + 32)
         // fork(): the child gets an empty pool and none of the parent's units (see `EngineFork`).
         EngineFork.install()

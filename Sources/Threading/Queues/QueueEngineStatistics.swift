@@ -19,7 +19,7 @@ public struct QueueEngineStatistics: Sendable, Hashable {
     public let idle: Int
     /// The cap on pool threads: `max(40, 4 × cores + 32)`.
     public let maxThreads: Int
-    /// The core count the pool is sized from (`cthr_cpu_count()`).
+    /// The core count the pool is sized from (`cthr_cpu_effective_count()`: the affinity mask lowered to the cgroup CPU quota).
     public let cores: Int
     /// Times a worker changed its nice value for a lane.
     public let niceChanges: Int
