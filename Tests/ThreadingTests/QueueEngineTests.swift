@@ -5,11 +5,11 @@ import CThreading
 import Synchronization
 import Testing
 
+@testable import Threading
+
 #if canImport(Glibc)
 import Glibc
 #endif
-
-@testable import Threading
 
 /// The shared pool: growth when workers block, the thread cap, lanes, groups, items, specifics, the queue pool.
 @Suite(.serialized) struct QueueEngineTests {
@@ -147,21 +147,6 @@ import Glibc
         let highRunsBefore = highRunsWhenLowRan.load(ordering: .relaxed)
         #expect(ranWhileFlooded, "the background task never ran while the interactive lane was flooded")
         #expect(highRunsBefore >= 64, "the background task ran after \(highRunsBefore) interactive tasks")
-    }
-
-    /// Lane workers run at the lane's nice value where the system allows it (refusals are counted instead).
-    @Test func laneWorkersUseTheLaneNiceValue() {
-        let nice = QueueTestLocked<Int32>(99)
-        let ran = QueueGate()
-        SerialQueue(label: "engine.nice", qos: .background).async {
-            var value: Int32 = 0
-            _ = cthr_thread_get_nice(&value)
-            nice.withLock { $0 = value }
-            ran.open()
-        }
-        #expect(ran.wait())
-        let observed = nice.withLock { $0 }
-        #expect(observed == QoS.background.niceValue || QueueEngineStatistics.current.niceRefusals > 0)
     }
 
     // MARK: WorkGroup

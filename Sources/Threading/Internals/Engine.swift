@@ -46,8 +46,6 @@ final class EngineWorker: @unchecked Sendable {
     /// 0 = idle, 1 = a unit was assigned (set under the engine lock).
     let parker = EngineWord.allocate()
     var assigned: (unit: EngineUnit, lane: Int)?
-    /// The nice value this thread runs at (only touched by the thread itself).
-    var nice: Int32 = 0
     /// Whether the thread is inside a blocking hook (guarded by the engine lock).
     var blocked = false
 
@@ -137,8 +135,6 @@ final class Engine: @unchecked Sendable {
 
     /// Counts a firing not queued because the pool was shut down.
     func countCancelledFiring() { cancelledFirings.add(1, ordering: .relaxed) }
-    let niceRefusals = Atomic<Int>(0)
-    let niceChanges = Atomic<Int>(0)
 
     /// The pool's life: running, draining (shutdown began), stopped (threads exit).
     enum Life: Int {
@@ -439,8 +435,7 @@ final class Engine: @unchecked Sendable {
 
     @inline(__always)
     private func run(_ unit: EngineUnit, lane: Int, worker: EngineWorker, context: EngineContext) {
-        let nice = QoS(rawValue: lane)!.niceValue
-        if worker.nice != nice { applyNice(nice, worker: worker) }
+        // QoS is the lane's priority inside the pool only: a worker never changes its nice value (see ``QoS``).
         switch unit {
         case .drain(let core):
             core.runScheduledDrain(context)
@@ -450,22 +445,6 @@ final class Engine: @unchecked Sendable {
             if let item = claim.claim() { core.runStarted(item, barrier: true, context) }
         case .job(let body):
             body()
-        }
-    }
-
-    private func applyNice(_ nice: Int32, worker: EngineWorker) {
-        let code = cthr_thread_set_nice(nice)
-        if code == 0 {
-            worker.nice = nice
-            niceChanges.add(1, ordering: .relaxed)
-        } else {
-            // EPERM/EACCES: raising priority is not allowed here. Keep running at the current value; counted.
-            niceRefusals.add(1, ordering: .relaxed)
-            var current: Int32 = 0
-            if cthr_thread_get_nice(&current) == 0 { worker.nice = current }
-            if worker.nice != nice && code != EPERM && code != EACCES {
-                worker.nice = nice  // unexpected error: do not retry for every unit
-            }
         }
     }
 

@@ -25,10 +25,6 @@ public struct QueueEngineStatistics: Sendable, Hashable {
     /// The most tasks running at once (``WorkerPool/threadCount``; for the shared pool
     /// `cthr_cpu_effective_count()`: the affinity mask lowered to the cgroup CPU quota).
     public let cores: Int
-    /// Times a worker changed its nice value for a lane.
-    public let niceChanges: Int
-    /// Times the system refused a nice value (`EPERM`/`EACCES` when raising priority without privilege).
-    public let niceRefusals: Int
     /// Timer and `asyncAfter` firings not queued because the pool was shut down before their deadline.
     public let cancelledFirings: Int
 
@@ -43,8 +39,6 @@ public struct QueueEngineStatistics: Sendable, Hashable {
         idle = snapshot.idle
         maxThreads = engine.maxThreads
         cores = engine.cores
-        niceChanges = engine.niceChanges.load(ordering: .relaxed)
-        niceRefusals = engine.niceRefusals.load(ordering: .relaxed)
         cancelledFirings = engine.cancelledFirings.load(ordering: .relaxed) + snapshot.droppedAfterStop
     }
 
