@@ -130,6 +130,19 @@ final class Engine: @unchecked Sendable {
     private var joinerGone = false
     /// Units submitted internally after the pool stopped (a timed shutdown left their work behind).
     private var droppedAfterStop = 0
+    /// When the current saturation began (0: not saturated), whether it was counted, and when the last warning was
+    /// printed (guarded by the lock; only the monitor touches them).
+    private var saturatedSince: UInt64 = 0
+    private var saturationCounted = false
+    private var lastSaturationWarning: UInt64 = 0
+    /// Saturation episodes that outlasted the grace period, and warnings printed for them (guarded by the lock).
+    private var saturations = 0
+    private var saturationWarnings = 0
+    /// How long a pool stays saturated before it counts and says so.
+    static let saturationGraceNanoseconds: UInt64 = 500_000_000
+    /// The least time between two saturation warnings of one pool.
+    static let saturationWarningIntervalNanoseconds: UInt64 = 10_000_000_000
+
     /// Timer and `asyncAfter` firings not queued because the pool was shut down.
     let cancelledFirings = Atomic<Int>(0)
 
@@ -332,9 +345,7 @@ final class Engine: @unchecked Sendable {
         let message =
             "Threading: the system refused a new \(what) thread (pthread_create: \(errnoName(code))); the queue "
             + "engine keeps serving with its \(threads) pool thread(s) and retries later (reported once)\n"
-        message.utf8CString.withUnsafeBufferPointer { bytes in
-            _ = write(2, bytes.baseAddress, bytes.count - 1)
-        }
+        writeToStandardError(message)
     }
 
     private func workerMain(_ worker: EngineWorker) {
@@ -549,8 +560,10 @@ final class Engine: @unchecked Sendable {
                 extraSlots -= 1
             }
             lastCompleted = completed
+            let warning = checkSaturationLocked()
             lock.unlock()
             actions.perform(self)
+            if let warning { Engine.writeToStandardError(warning) }
         }
     }
 
@@ -662,6 +675,45 @@ final class Engine: @unchecked Sendable {
         return after == before
     }
 
+    // MARK: Saturation
+
+    /// Tracks saturation (monitor tick, lock held): work waits while every thread the pool may have is busy. After
+    /// the grace period it counts the episode and returns the warning to print, at most one per episode and one per
+    /// ``saturationWarningIntervalNanoseconds``.
+    private func checkSaturationLocked() -> String? {
+        guard pending > 0 && threads >= maxThreads && running + blockedCount >= threads else {
+            saturatedSince = 0
+            saturationCounted = false
+            return nil
+        }
+        let now = cthr_clock_now_ns()
+        if saturatedSince == 0 {
+            saturatedSince = now
+            return nil
+        }
+        guard !saturationCounted && now &- saturatedSince >= Engine.saturationGraceNanoseconds else { return nil }
+        saturationCounted = true
+        saturations += 1
+        guard lastSaturationWarning == 0 || now &- lastSaturationWarning >= Engine.saturationWarningIntervalNanoseconds
+        else { return nil }
+        lastSaturationWarning = now
+        saturationWarnings += 1
+        let advice =
+            isBlocking
+            ? "raise its cap (WorkerPool(threads:kind: .blocking)) or make fewer blocking calls at once"
+            : "raise its cap (WorkerPool(threads:)) or move blocking work to a blocking pool (WorkerPool.blocking, "
+                + "WorkerPool.withBlockingRegion)"
+        return "Threading: worker pool '\(label)' is saturated: all \(threads) of its \(maxThreads) threads (its cap) "
+            + "are busy and \(pending) unit(s) wait; \(advice) (said at most every 10 s)\n"
+    }
+
+    /// Writes `text` to stderr (a server's log) in one call where it can.
+    static func writeToStandardError(_ text: String) {
+        text.utf8CString.withUnsafeBufferPointer { bytes in
+            _ = write(2, bytes.baseAddress, bytes.count - 1)
+        }
+    }
+
     // MARK: Statistics
 
     struct Snapshot {
@@ -672,6 +724,8 @@ final class Engine: @unchecked Sendable {
         var pending: Int
         var idle: Int
         var droppedAfterStop: Int
+        var saturations: Int
+        var saturationWarnings: Int
     }
 
     func snapshot() -> Snapshot {
@@ -683,7 +737,9 @@ final class Engine: @unchecked Sendable {
                 blocked: blockedCount,
                 pending: pending,
                 idle: idle.count,
-                droppedAfterStop: droppedAfterStop
+                droppedAfterStop: droppedAfterStop,
+                saturations: saturations,
+                saturationWarnings: saturationWarnings
             )
         }
     }

@@ -25,8 +25,14 @@ public struct QueueEngineStatistics: Sendable, Hashable {
     /// The most tasks running at once (``WorkerPool/threadCount``; for the shared pool
     /// `cthr_cpu_effective_count()`: the affinity mask lowered to the cgroup CPU quota).
     public let cores: Int
-    /// Timer and `asyncAfter` firings not queued because the pool was shut down before their deadline.
+    /// Timer and `asyncAfter` firings not queued because the pool was shut down before their deadline, and units
+    /// a timed shutdown left behind that were submitted after the pool stopped.
     public let cancelledFirings: Int
+    /// Times the pool was saturated (work waiting while every thread it may have was busy) for longer than the
+    /// grace period (0.5 s).
+    public let saturations: Int
+    /// Saturation warnings printed on stderr (at most one per episode and one every 10 s).
+    public let saturationWarnings: Int
 
     init(_ engine: Engine) {
         let snapshot = engine.snapshot()
@@ -40,6 +46,8 @@ public struct QueueEngineStatistics: Sendable, Hashable {
         maxThreads = engine.maxThreads
         cores = engine.cores
         cancelledFirings = engine.cancelledFirings.load(ordering: .relaxed) + snapshot.droppedAfterStop
+        saturations = snapshot.saturations
+        saturationWarnings = snapshot.saturationWarnings
     }
 
     /// The shared pool's state now (``WorkerPool/shared``).

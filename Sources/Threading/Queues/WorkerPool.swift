@@ -18,6 +18,11 @@ import CThreading
 ///   ``threadCount`` threads at most, made on demand, and idle ones exit after 2 s. ``blocking`` is the process-wide
 ///   one.
 ///
+/// Saturation is never silent: when work has waited for longer than a short grace period (0.5 s) while every
+/// thread the pool may have is busy, the pool prints one line on stderr naming itself, its cap, the queued count and
+/// the advice (raise the cap, or use a blocking pool), at most once per episode and once every 10 s, and counts it
+/// in ``QueueEngineStatistics/saturations``.
+///
 /// ``shutdown()`` stops the pool: it takes no more submissions from other threads, runs every task it accepted,
 /// and joins its threads. A submission to a queue of a shut-down pool traps with a message naming the pool and the
 /// queue: it is a programming error, never a silent drop. A pool that is never shut down keeps its threads (they
