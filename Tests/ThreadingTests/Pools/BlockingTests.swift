@@ -77,7 +77,7 @@ import Testing
         group.leave()
         #expect(done.wait(timeout: .seconds(20)))
         if wait != .join { thread.join() }
-        pool.shutdown()
+        #expect(poolTestShutDown(pool))
     }
 
     /// The key-value server shape, at CI size: 64 connections, each with a handler on the blocking pool that blocks
@@ -135,7 +135,7 @@ import Testing
             close(connection.write)
         }
         #expect(io.statistics.saturations == 0)
-        io.shutdown()
-        cpu.shutdown()
+        #expect(poolTestShutDown(io))
+        #expect(poolTestShutDown(cpu))
     }
 }

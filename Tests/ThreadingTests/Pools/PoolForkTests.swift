@@ -47,7 +47,7 @@ private func poolForkScenario() -> Int32 {
             faultLog("pool fork: the child ran the parent's tasks\n")
             return 2
         }
-        poolTestShutDown(pool)
+        _ = poolTestShutDown(pool)
         return 0
     }
     gate.open()
@@ -55,7 +55,7 @@ private func poolForkScenario() -> Int32 {
         faultLog("pool fork: the parent's tasks did not run\n")
         return 3
     }
-    poolTestShutDown(pool)
+    _ = poolTestShutDown(pool)
     if status != 0 { faultLog("pool fork: the child exited with \(status)\n") }
     return status == 0 ? 0 : 10 + status
 }

@@ -46,7 +46,7 @@ private func poolNiceScenario() -> Int32 {
             faultLog("pool nice: the tasks did not finish\n")
             return 2
         }
-        poolTestShutDown(pool)
+        _ = poolTestShutDown(pool)
         let values = niceValues.withLock { $0 }
         guard values.count == 50, values.allSatisfy({ $0 == start }) else {
             faultLog("pool nice: default tasks ran at \(Set(values)), the process at \(start)\n")

@@ -56,7 +56,7 @@ private func poolSaturationScenario() -> Int32 {
         faultLog("saturation scenario: counters \(statistics.saturations) \(statistics.saturationWarnings)\n")
         return 3
     }
-    poolTestShutDown(pool)
-    poolTestShutDown(calm)
+    _ = poolTestShutDown(pool)
+    _ = poolTestShutDown(calm)
     return 0
 }

@@ -36,7 +36,9 @@ func poolTestThreadCount(named name: String) -> Int {
     return count
 }
 
-/// `pool.shutdown()` from a synchronous context (exit-test bodies are asynchronous; `shutdown()` is `noasync`).
-func poolTestShutDown(_ pool: WorkerPool) {
-    pool.shutdown()
+/// Shuts `pool` down with a deadline (30 s, so a stuck task fails the test instead of hanging it); returns whether
+/// the shutdown completed. Callable from exit-test bodies, which are asynchronous (`shutdown` is `noasync`).
+@discardableResult
+func poolTestShutDown(_ pool: WorkerPool) -> Bool {
+    pool.shutdown(timeout: .seconds(30)).isComplete
 }

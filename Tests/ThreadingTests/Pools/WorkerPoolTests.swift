@@ -22,8 +22,8 @@ import Testing
         #expect(WorkerPool.defaultThreadCount == Int(cthr_cpu_effective_count()))
         #expect(WorkerPool.shared.threadCount == WorkerPool.defaultThreadCount)
         #expect(WorkerPool.blocking.maxThreads == WorkerPool.defaultBlockingThreadCount)
-        cpu.shutdown()
-        blocking.shutdown()
+        #expect(poolTestShutDown(cpu))
+        #expect(poolTestShutDown(blocking))
     }
 
     /// Every task accepted before `shutdown()` runs, and afterwards none of the pool's threads is left.
@@ -42,7 +42,7 @@ import Testing
         }
         for _ in 0..<20 { jobs.addJob(Job { _ in ran.add(1, ordering: .relaxed) }) }
         #expect(queueTestWait { poolTestThreadCount(named: "wp.join") >= 1 })
-        pool.shutdown()
+        #expect(poolTestShutDown(pool))
         #expect(ran.load(ordering: .relaxed) == 320)
         #expect(pool.isShutDown)
         #expect(pool.statistics.threads == 0)
@@ -65,7 +65,7 @@ import Testing
             _ = cthr_sleep_ns(20_000_000)
             gate.open()
         }
-        pool.shutdown()
+        #expect(poolTestShutDown(pool))
         #expect(log.values.sorted() == [1, 2])
         opener.join()
     }
@@ -99,7 +99,7 @@ import Testing
     @Test func idlePoolShutsDownAndRepeatedShutdownReturns() {
         let pool = WorkerPool(label: "wp.idle")
         #expect(pool.shutdown(timeout: .seconds(10)) == .init(isComplete: true, tasksNotRun: 0, busyThreads: 0))
-        pool.shutdown()
+        #expect(poolTestShutDown(pool))
         #expect(pool.isShutDown)
     }
 
@@ -125,7 +125,7 @@ import Testing
         #expect(job.waitUntilFinished(timeout: .seconds(20)))
         #expect(names.withLock { $0 } == Array(repeating: "wp.chosen", count: 4))
         _ = timer
-        pool.shutdown()
+        #expect(poolTestShutDown(pool))
     }
 
     /// Two pools are independent: with every thread of one blocked and work queued behind them, the other runs
@@ -155,8 +155,8 @@ import Testing
         #expect(blocked.load(ordering: .relaxed) == 2)
         gate.open()
         _ = timer
-        saturated.shutdown()
-        other.shutdown()
+        #expect(poolTestShutDown(saturated))
+        #expect(poolTestShutDown(other))
     }
 
     /// Delayed work whose deadline is after the shutdown never runs and is counted.
@@ -165,7 +165,7 @@ import Testing
         let queue = SerialQueue(label: "wp.delayed.q", pool: pool)
         let ran = Atomic<Bool>(false)
         queue.asyncAfter(delay: .milliseconds(100)) { ran.store(true, ordering: .relaxed) }
-        pool.shutdown()
+        #expect(poolTestShutDown(pool))
         #expect(queueTestWait { pool.statistics.cancelledFirings == 1 })
         let ranAnyway = ran.load(ordering: .relaxed)
         #expect(!ranAnyway)
