@@ -381,16 +381,29 @@ static int cthr_quota_cpus(uint64_t quota, uint64_t period) {
     return cpus > INT_MAX ? INT_MAX : (int)cpus;
 }
 
+// Reads the file `name` of the cgroup directory `dir` into `text`. Returns 0, or nonzero when it is absent or
+// unreadable (a path too long counts as absent).
+static int cthr_cgroup_read(const char *dir, const char *name, char *text, size_t capacity) {
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) {
+        return ENAMETOOLONG;
+    }
+    return cthr_read_small_file(path, text, capacity);
+}
+
+// Parses "<number><blank>" at `cursor` into *out. Returns 0 or EINVAL.
+static int cthr_parse_last_u64(const char *cursor, uint64_t *out) {
+    return cthr_parse_u64(&cursor, out) == 0 && cthr_rest_is_blank(cursor) ? 0 : EINVAL;
+}
+
 // Reads one cgroup directory's quota: *cpus = CPUs (0 = no quota, or no file here). Returns 0 or EINVAL.
 static int cthr_cgroup_level_limit(const char *dir, int v1, int *cpus) {
-    char path[PATH_MAX];
     char text[128];
     *cpus = 0;
+    uint64_t quota = 0;
+    uint64_t period = 0;
     if (v1) {
-        if (snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir) >= (int)sizeof path) {
-            return 0;
-        }
-        if (cthr_read_small_file(path, text, sizeof text) != 0) {
+        if (cthr_cgroup_read(dir, "cpu.cfs_quota_us", text, sizeof text) != 0) {
             return 0;
         }
         const char *cursor = text;
@@ -401,43 +414,31 @@ static int cthr_cgroup_level_limit(const char *dir, int v1, int *cpus) {
             // -1: no quota at this level.
             return cursor[1] == '1' && cthr_rest_is_blank(cursor + 2) ? 0 : EINVAL;
         }
-        uint64_t quota = 0;
-        if (cthr_parse_u64(&cursor, &quota) != 0 || !cthr_rest_is_blank(cursor)) {
+        if (cthr_parse_last_u64(cursor, &quota) != 0) {
             return EINVAL;
         }
-        if (snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir) >= (int)sizeof path) {
-            return 0;
-        }
-        if (cthr_read_small_file(path, text, sizeof text) != 0) {
-            return EINVAL;  // a quota without a period cannot be read
-        }
-        cursor = text;
-        uint64_t period = 0;
-        if (cthr_parse_u64(&cursor, &period) != 0 || !cthr_rest_is_blank(cursor) || period == 0) {
+        // A quota without a readable period cannot be read.
+        if (cthr_cgroup_read(dir, "cpu.cfs_period_us", text, sizeof text) != 0
+            || cthr_parse_last_u64(text, &period) != 0 || period == 0) {
             return EINVAL;
         }
         *cpus = cthr_quota_cpus(quota, period);
         return 0;
     }
-    if (snprintf(path, sizeof path, "%s/cpu.max", dir) >= (int)sizeof path) {
-        return 0;
-    }
-    if (cthr_read_small_file(path, text, sizeof text) != 0) {
+    if (cthr_cgroup_read(dir, "cpu.max", text, sizeof text) != 0) {
         return 0;
     }
     const char *cursor = text;
     while (*cursor == ' ') {
         cursor++;
     }
-    uint64_t quota = 0;
     int unlimited = strncmp(cursor, "max", 3) == 0;
     if (unlimited) {
         cursor += 3;
     } else if (cthr_parse_u64(&cursor, &quota) != 0) {
         return EINVAL;
     }
-    uint64_t period = 0;
-    if (cthr_parse_u64(&cursor, &period) != 0 || !cthr_rest_is_blank(cursor) || period == 0) {
+    if (cthr_parse_last_u64(cursor, &period) != 0 || period == 0) {
         return EINVAL;
     }
     *cpus = unlimited ? 0 : cthr_quota_cpus(quota, period);

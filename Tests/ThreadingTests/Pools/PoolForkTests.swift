@@ -23,17 +23,9 @@ import Testing
 /// A pool whose one thread is blocked, with three tasks waiting behind it, forks: the child runs its own work on the
 /// pool (which restarted empty) and none of the three, and can shut the pool down; the parent runs the three once.
 private func poolForkScenario() -> Int32 {
-    let pool = WorkerPool(label: "fork.pool", threads: 1, kind: .blocking)
-    let blocker = SerialQueue(label: "fork.pool.blocker", pool: pool)
+    guard let (pool, gate) = poolTestBlockedPool(label: "fork.pool") else { return 1 }
     let queue = SerialQueue(label: "fork.pool.q", pool: pool)
-    let gate = QueueGate()
-    let started = QueueGate()
     let ran = Atomic<Int>(0)
-    blocker.async {
-        started.open()
-        _ = gate.wait(seconds: 30)
-    }
-    guard started.wait() else { return 1 }
     for _ in 0..<3 { queue.async { ran.add(1, ordering: .relaxed) } }
     let status = faultRunForked {
         let fresh = QueueGate()

@@ -42,3 +42,16 @@ func poolTestThreadCount(named name: String) -> Int {
 func poolTestShutDown(_ pool: WorkerPool) -> Bool {
     pool.shutdown(timeout: .seconds(30)).isComplete
 }
+
+/// A one-thread blocking pool whose thread is blocked until `gate` opens (at most `seconds`), so that work submitted
+/// to it waits; nil if the blocking task did not start.
+func poolTestBlockedPool(label: String, seconds: Double = 30) -> (pool: WorkerPool, gate: QueueGate)? {
+    let pool = WorkerPool(label: label, threads: 1, kind: .blocking)
+    let gate = QueueGate()
+    let started = QueueGate()
+    SerialQueue(label: "\(label).blocker", pool: pool).async {
+        started.open()
+        _ = gate.wait(seconds: seconds)
+    }
+    return started.wait() ? (pool, gate) : nil
+}

@@ -71,18 +71,10 @@ import Testing
     }
 
     /// A shutdown bounded by a timeout reports the tasks that never ran and the thread still busy.
-    @Test func timedShutdownReportsWhatIsLeft() {
-        let pool = WorkerPool(label: "wp.timed", threads: 1, kind: .blocking)
-        let blocker = SerialQueue(label: "wp.timed.blocker", pool: pool)
+    @Test func timedShutdownReportsWhatIsLeft() throws {
+        let (pool, gate) = try #require(poolTestBlockedPool(label: "wp.timed"))
         let queue = SerialQueue(label: "wp.timed.q", pool: pool)
-        let gate = QueueGate()
-        let started = QueueGate()
         let ran = Atomic<Int>(0)
-        blocker.async {
-            started.open()
-            _ = gate.wait(seconds: 20)
-        }
-        #expect(started.wait())
         // The pool's one thread is busy: these wait in the queue, whose drain waits in the pool.
         for _ in 0..<5 { queue.async { ran.add(1, ordering: .relaxed) } }
         let result = pool.shutdown(timeout: .milliseconds(50))
