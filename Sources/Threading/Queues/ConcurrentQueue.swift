@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-/// A queue that runs up to `width` tasks at once on the engine's shared worker pool, with barriers.
+/// A queue that runs up to `width` tasks at once on a worker pool (``WorkerPool/shared`` unless
+/// given another), with barriers.
 ///
 /// Tasks start in submission order. A barrier (`async(flags: .barrier)`, `sync(flags: .barrier)`) waits for all
 /// earlier tasks, runs alone, and only then lets later tasks start: the reader-writer pattern of a shared cache

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-/// A queue that runs one task at a time, in submission order, on the engine's shared worker pool.
+/// A queue that runs one task at a time, in submission order, on a worker pool
+/// (``WorkerPool/shared`` unless given another).
 ///
 /// A serial queue is not a thread: its tasks run on whichever pool worker drains it (never a thread per queue), and
 /// ``sync(execute:)`` runs its closure on the calling thread once the queue is free. On an idle queue `sync` is a
