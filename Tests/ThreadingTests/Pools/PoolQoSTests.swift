@@ -35,7 +35,10 @@ private func poolNiceScenario() -> Int32 {
         let niceValues = QueueTestLocked<[Int32]>([])
         let done = WorkGroup()
         for _ in 0..<50 {
-            background.async(group: done) { for _ in 0..<100 { _ = cthr_thread_yield() } }
+            background.async(group: done) {
+                var value: Int32 = 0
+                _ = cthr_thread_get_nice(&value)  // a system call, as background work makes
+            }
             normal.async(group: done) {
                 var value: Int32 = -100
                 _ = cthr_thread_get_nice(&value)
