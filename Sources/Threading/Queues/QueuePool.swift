@@ -38,11 +38,17 @@ public final class QueuePool: Sendable {
     ///   - label: The pool's label.
     ///   - qos: The queues' quality of service.
     ///   - count: How many queues (default ``defaultCount``; must be ≥ 1).
-    public init(label: String, qos: QoS = .default, count: Int = QueuePool.defaultCount) {
+    ///   - pool: The worker pool the queues run on (default ``WorkerPool/shared``).
+    public init(
+        label: String,
+        qos: QoS = .default,
+        count: Int = QueuePool.defaultCount,
+        pool: WorkerPool = .shared
+    ) {
         require(count >= 1, "QueuePool(label: \"\(label)\", count: \(count)): count must be ≥ 1")
         self.label = label
         self.qos = qos
-        self.queues = (0..<count).map { SerialQueue(label: "\(label).\($0)", qos: qos) }
+        self.queues = (0..<count).map { SerialQueue(label: "\(label).\($0)", qos: qos, pool: pool) }
     }
 
     /// The next queue, round-robin.

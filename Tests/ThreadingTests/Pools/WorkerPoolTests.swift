@@ -107,7 +107,7 @@ import Testing
         #expect(pool.isShutDown)
     }
 
-    /// Queues, a target chain, a timer and a job queue run on the pool they were given.
+    /// Queues, a target chain, a timer, a job queue and a queue pool run on the pool they were given.
     @Test func workRunsOnTheChosenPool() {
         let pool = WorkerPool(label: "wp.chosen", threads: 2)
         let root = SerialQueue(label: "wp.chosen.root", pool: pool)
@@ -125,9 +125,10 @@ import Testing
         }
         let job = Job { _ in record() }
         jobs.addJob(job)
+        QueuePool(label: "wp.chosen.queues", count: 2, pool: pool).next().async(group: done) { record() }
         #expect(done.wait(timeout: .seconds(20)))
         #expect(job.waitUntilFinished(timeout: .seconds(20)))
-        #expect(names.withLock { $0 } == Array(repeating: "wp.chosen", count: 4))
+        #expect(names.withLock { $0 } == Array(repeating: "wp.chosen", count: 5))
         _ = timer
         #expect(poolTestShutDown(pool))
     }
