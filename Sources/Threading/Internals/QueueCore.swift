@@ -221,6 +221,14 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
         if needsMainThread && !context.pointee.isMainThread {
             return try relaySync(context, barrier: barrier, body, rescue: { throw $0 })
         }
+        if engine.isStopped && word.load() & QueueState.hasItems != 0 {
+            // A timed shutdown left tasks in this queue: they never run, so a sync behind them would never start.
+            queueFatal(
+                "Threading: sync on queue '\(label)': its worker pool '\(engine.label)' was shut down with tasks of "
+                    + "this queue left behind (shutdown(timeout:) timed out); they never run, so this sync could "
+                    + "never start"
+            )
+        }
         acquireSync(context, barrier: barrier, requestedOn: self)
         context.push(self, exclusive: barrier || isSerial, entry: true)
         var acquired = 1
