@@ -101,6 +101,21 @@ int cthr_thread_get_affinity(pthread_t thread, int *_Nullable cpus, size_t capac
 // mask unless someone pinned this thread), at least 1. Falls back to the online CPU count if the mask is unreadable.
 int cthr_cpu_count(void);
 
+// Reads the CPU quota of the cgroup the process runs in. `proc_cgroup` is the file that names the process's cgroups
+// (normally "/proc/self/cgroup"), `fs_root` the cgroup file system's mount point (normally "/sys/fs/cgroup"); tests
+// point both at fixtures. With a cgroup v1 line for the `cpu` controller it reads `cpu.cfs_quota_us` and
+// `cpu.cfs_period_us` under `fs_root/<controllers>/<path>` (or `fs_root/cpu/<path>`), otherwise the v2 line's
+// `fs_root/<path>/cpu.max` ("max 100000", "150000 100000"), at the process's cgroup and every ancestor up to the
+// root; missing files are skipped. Stores in *out the smallest quota found, in CPUs rounded up (at least 1), or 0
+// when no level sets one. Returns 0, EINVAL (NULL argument, or a quota file that does not parse) or the error of
+// opening `proc_cgroup` (ENOENT when there is none).
+int cthr_cgroup_cpu_limit(const char *_Nullable proc_cgroup, const char *_Nullable fs_root, int *_Nullable out);
+
+// Number of CPUs the process can use: `cthr_cpu_count()` (the affinity mask) lowered to the cgroup CPU quota of
+// "/proc/self/cgroup" under "/sys/fs/cgroup" when there is one (`cthr_cgroup_cpu_limit`), at least 1. Where the
+// cgroup files are missing or unreadable, the affinity count alone.
+int cthr_cpu_effective_count(void);
+
 // Sets the calling thread's nice value (-20...19; Linux applies it per thread). Returns 0, EINVAL (out of range),
 // or EACCES/EPERM when raising priority is not allowed.
 int cthr_thread_set_nice(int nice_value);

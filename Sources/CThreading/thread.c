@@ -3,7 +3,10 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -307,6 +310,258 @@ int cthr_cpu_count(void) {
     }
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     return online > 0 ? (int)(online > INT_MAX ? INT_MAX : online) : 1;
+}
+
+// Reads the whole (small) file at `path` into `buffer` (NUL-terminated). Returns 0 or the error of open/read;
+// ERANGE when it does not fit.
+static int cthr_read_small_file(const char *path, char *buffer, size_t capacity) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return errno;
+    }
+    size_t used = 0;
+    while (used + 1 < capacity) {
+        ssize_t got = read(fd, buffer + used, capacity - 1 - used);
+        if (got < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            int code = errno;
+            close(fd);
+            return code;
+        }
+        if (got == 0) {
+            break;
+        }
+        used += (size_t)got;
+    }
+    int full = used + 1 >= capacity;
+    close(fd);
+    buffer[used] = '\0';
+    return full ? ERANGE : 0;
+}
+
+// Parses a non-negative decimal integer at *cursor (leading spaces skipped), advancing it. Returns 0 or EINVAL.
+static int cthr_parse_u64(const char **cursor, uint64_t *out) {
+    const char *p = *cursor;
+    while (*p == ' ' || *p == '\t') {
+        p++;
+    }
+    if (*p < '0' || *p > '9') {
+        return EINVAL;
+    }
+    uint64_t value = 0;
+    while (*p >= '0' && *p <= '9') {
+        uint64_t digit = (uint64_t)(*p - '0');
+        if (value > (UINT64_MAX - digit) / 10) {
+            return EINVAL;
+        }
+        value = value * 10 + digit;
+        p++;
+    }
+    *cursor = p;
+    *out = value;
+    return 0;
+}
+
+// Whether only white space follows.
+static int cthr_rest_is_blank(const char *p) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') {
+        p++;
+    }
+    return *p == '\0';
+}
+
+// CPUs of a quota (rounded up, at least 1, saturating at INT_MAX). `period` must be positive.
+static int cthr_quota_cpus(uint64_t quota, uint64_t period) {
+    uint64_t cpus = quota / period + (quota % period != 0);
+    if (cpus == 0) {
+        cpus = 1;
+    }
+    return cpus > INT_MAX ? INT_MAX : (int)cpus;
+}
+
+// Reads the file `name` of the cgroup directory `dir` into `text`. Returns 0, or nonzero when it is absent or
+// unreadable (a path too long counts as absent).
+static int cthr_cgroup_read(const char *dir, const char *name, char *text, size_t capacity) {
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) {
+        return ENAMETOOLONG;
+    }
+    return cthr_read_small_file(path, text, capacity);
+}
+
+// Parses "<number><blank>" at `cursor` into *out. Returns 0 or EINVAL.
+static int cthr_parse_last_u64(const char *cursor, uint64_t *out) {
+    return cthr_parse_u64(&cursor, out) == 0 && cthr_rest_is_blank(cursor) ? 0 : EINVAL;
+}
+
+// Reads one cgroup directory's quota: *cpus = CPUs (0 = no quota, or no file here). Returns 0 or EINVAL.
+static int cthr_cgroup_level_limit(const char *dir, int v1, int *cpus) {
+    char text[128];
+    *cpus = 0;
+    uint64_t quota = 0;
+    uint64_t period = 0;
+    if (v1) {
+        if (cthr_cgroup_read(dir, "cpu.cfs_quota_us", text, sizeof text) != 0) {
+            return 0;
+        }
+        const char *cursor = text;
+        while (*cursor == ' ') {
+            cursor++;
+        }
+        if (*cursor == '-') {
+            // -1: no quota at this level.
+            return cursor[1] == '1' && cthr_rest_is_blank(cursor + 2) ? 0 : EINVAL;
+        }
+        if (cthr_parse_last_u64(cursor, &quota) != 0) {
+            return EINVAL;
+        }
+        // A quota without a readable period cannot be read.
+        if (cthr_cgroup_read(dir, "cpu.cfs_period_us", text, sizeof text) != 0
+            || cthr_parse_last_u64(text, &period) != 0 || period == 0) {
+            return EINVAL;
+        }
+        *cpus = cthr_quota_cpus(quota, period);
+        return 0;
+    }
+    if (cthr_cgroup_read(dir, "cpu.max", text, sizeof text) != 0) {
+        return 0;
+    }
+    const char *cursor = text;
+    while (*cursor == ' ') {
+        cursor++;
+    }
+    int unlimited = strncmp(cursor, "max", 3) == 0;
+    if (unlimited) {
+        cursor += 3;
+    } else if (cthr_parse_u64(&cursor, &quota) != 0) {
+        return EINVAL;
+    }
+    if (cthr_parse_last_u64(cursor, &period) != 0 || period == 0) {
+        return EINVAL;
+    }
+    *cpus = unlimited ? 0 : cthr_quota_cpus(quota, period);
+    return 0;
+}
+
+// Walks from `dir` (= root + relative path) up to `root`, keeping the smallest quota. Returns 0 or EINVAL.
+static int cthr_cgroup_walk(const char *root, const char *relative, int v1, int *out) {
+    char dir[PATH_MAX];
+    size_t root_length = strlen(root);
+    while (root_length > 1 && root[root_length - 1] == '/') {
+        root_length--;
+    }
+    if (snprintf(dir, sizeof dir, "%.*s%s%s", (int)root_length, root, relative[0] == '/' ? "" : "/", relative)
+        >= (int)sizeof dir) {
+        return EINVAL;
+    }
+    size_t length = strlen(dir);
+    while (length > root_length && dir[length - 1] == '/') {
+        dir[--length] = '\0';
+    }
+    int best = 0;
+    while (1) {
+        int cpus = 0;
+        int code = cthr_cgroup_level_limit(dir, v1, &cpus);
+        if (code != 0) {
+            return code;
+        }
+        if (cpus > 0 && (best == 0 || cpus < best)) {
+            best = cpus;
+        }
+        if (length <= root_length) {
+            break;
+        }
+        while (length > root_length && dir[length - 1] != '/') {
+            length--;
+        }
+        while (length > root_length && dir[length - 1] == '/') {
+            length--;
+        }
+        dir[length] = '\0';
+    }
+    *out = best;
+    return 0;
+}
+
+// Whether the comma-separated controller list [list, end) names `cpu`.
+static int cthr_lists_cpu(const char *list, const char *end) {
+    const char *p = list;
+    while (p < end) {
+        const char *comma = memchr(p, ',', (size_t)(end - p));
+        const char *stop = comma ? comma : end;
+        if (stop - p == 3 && strncmp(p, "cpu", 3) == 0) {
+            return 1;
+        }
+        p = stop + 1;
+    }
+    return 0;
+}
+
+int cthr_cgroup_cpu_limit(const char *proc_cgroup, const char *fs_root, int *out) {
+    if (proc_cgroup == NULL || fs_root == NULL || out == NULL) {
+        return EINVAL;
+    }
+    char text[4096];
+    int code = cthr_read_small_file(proc_cgroup, text, sizeof text);
+    if (code != 0 && code != ERANGE) {
+        return code;
+    }
+    // Lines are "id:controllers:path"; v2 is "0::path". A v1 `cpu` controller wins (hybrid hierarchies put the cpu
+    // controller there).
+    char v1_dir[PATH_MAX] = {0};
+    char v1_alt[PATH_MAX] = {0};
+    char v1_path[PATH_MAX] = {0};
+    char v2_path[PATH_MAX] = {0};
+    int have_v1 = 0;
+    int have_v2 = 0;
+    char *line = text;
+    while (*line != '\0') {
+        char *newline = strchr(line, '\n');
+        if (newline != NULL) {
+            *newline = '\0';
+        }
+        char *first = strchr(line, ':');
+        char *second = first ? strchr(first + 1, ':') : NULL;
+        if (second != NULL) {
+            const char *path = second + 1;
+            if (first + 1 == second && !have_v2) {
+                have_v2 = snprintf(v2_path, sizeof v2_path, "%s", path) < (int)sizeof v2_path;
+            } else if (!have_v1 && cthr_lists_cpu(first + 1, second)) {
+                int list_length = (int)(second - first - 1);
+                have_v1 = snprintf(v1_dir, sizeof v1_dir, "%s/%.*s", fs_root, list_length, first + 1)
+                          < (int)sizeof v1_dir;
+                have_v1 = have_v1 && snprintf(v1_alt, sizeof v1_alt, "%s/cpu", fs_root) < (int)sizeof v1_alt;
+                have_v1 = have_v1 && snprintf(v1_path, sizeof v1_path, "%s", path) < (int)sizeof v1_path;
+            }
+        }
+        if (newline == NULL) {
+            break;
+        }
+        line = newline + 1;
+    }
+    if (have_v1) {
+        // The controllers' own mount, or the conventional `cpu` link to it.
+        if (access(v1_dir, F_OK) != 0) {
+            return cthr_cgroup_walk(v1_alt, v1_path, 1, out);
+        }
+        return cthr_cgroup_walk(v1_dir, v1_path, 1, out);
+    }
+    if (have_v2) {
+        return cthr_cgroup_walk(fs_root, v2_path, 0, out);
+    }
+    *out = 0;
+    return 0;
+}
+
+int cthr_cpu_effective_count(void) {
+    int count = cthr_cpu_count();
+    int limit = 0;
+    if (cthr_cgroup_cpu_limit("/proc/self/cgroup", "/sys/fs/cgroup", &limit) == 0 && limit > 0 && limit < count) {
+        count = limit;
+    }
+    return count < 1 ? 1 : count;
 }
 
 int cthr_thread_set_nice(int nice_value) {

@@ -5,18 +5,21 @@ import CThreading
 import Synchronization
 import Testing
 
+@testable import Threading
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
-@testable import Threading
-
-/// The shared pool: growth when workers block, the thread cap, lanes, groups, items, specifics, the queue pool.
+/// The engine: growth when workers block, the thread cap, lanes, groups, items, specifics, the queue pool. Every
+/// test that inspects pool state uses a ``WorkerPool`` of its own, so other suites cannot disturb it.
 @Suite(.serialized) struct QueueEngineTests {
     /// 32 serial queues whose tasks all wait for each other (through a group the engine sees) all run.
     @Test func thirtyTwoMutuallyWaitingQueuesAllRun() {
         let count = 32
-        let queues = (0..<count).map { SerialQueue(label: "engine.mutual.\($0)") }
+        let pool = WorkerPool(label: "engine.mutual", threads: 2)
+        defer { poolTestShutDown(pool) }
+        let queues = (0..<count).map { SerialQueue(label: "engine.mutual.\($0)", pool: pool) }
         let arrivals = WorkGroup()
         for _ in 0..<count { arrivals.enter() }
         let succeeded = Atomic<Int>(0)
@@ -29,13 +32,15 @@ import Glibc
         }
         #expect(finished.wait(timeout: .seconds(30)))
         #expect(succeeded.load(ordering: .relaxed) == count)
-        #expect(QueueEngineStatistics.current.threads <= QueueEngineStatistics.current.maxThreads)
+        #expect(pool.statistics.peakThreads <= pool.maxThreads)
     }
 
     /// The same with `Semaphore.wait`, which tells the engine it blocks.
     @Test func mutuallyWaitingQueuesOnASemaphoreAllRun() {
         let count = 32
-        let queues = (0..<count).map { SerialQueue(label: "engine.semaphore.\($0)") }
+        let pool = WorkerPool(label: "engine.semaphore", threads: 2)
+        defer { poolTestShutDown(pool) }
+        let queues = (0..<count).map { SerialQueue(label: "engine.semaphore.\($0)", pool: pool) }
         let gate = Semaphore(value: 0)
         let arrived = Atomic<Int>(0)
         let succeeded = Atomic<Int>(0)
@@ -55,7 +60,9 @@ import Glibc
     /// The same with waits the engine cannot see (polling a flag): the monitor grows the pool.
     @Test func mutuallyWaitingQueuesWithForeignWaitsAllRun() {
         let count = 16
-        let queues = (0..<count).map { SerialQueue(label: "engine.foreign.\($0)") }
+        let pool = WorkerPool(label: "engine.foreign", threads: 2)
+        defer { poolTestShutDown(pool) }
+        let queues = (0..<count).map { SerialQueue(label: "engine.foreign.\($0)", pool: pool) }
         let arrived = Atomic<Int>(0)
         let succeeded = Atomic<Int>(0)
         let finished = WorkGroup()
@@ -73,38 +80,40 @@ import Glibc
 
     /// 64 blocked serial queues never make more threads than the documented cap, and all finish once released.
     @Test func blockedSerialQueuesStayUnderTheCap() {
-        QueueEngineStatistics.resetPeak()
+        let pool = WorkerPool(label: "engine.blocked", threads: 2)
+        defer { poolTestShutDown(pool) }
         let gate = QueueGate()
         let finished = WorkGroup()
-        let queues = (0..<64).map { SerialQueue(label: "engine.blocked.\($0)") }
+        let queues = (0..<64).map { SerialQueue(label: "engine.blocked.\($0)", pool: pool) }
         for queue in queues {
             queue.async(group: finished) { _ = gate.wait(seconds: 20) }
         }
+        // The 64 waits are declared, so the pool grows to its cap (40 threads for 2) and no further.
+        #expect(queueTestWait { pool.statistics.threads == pool.maxThreads })
         _ = cthr_sleep_ns(50_000_000)
-        let statistics = QueueEngineStatistics.current
-        #expect(statistics.peakThreads <= statistics.maxThreads)
+        let statistics = pool.statistics
+        #expect(statistics.peakThreads == pool.maxThreads)
+        #expect(statistics.pending > 0)
         gate.open()
         #expect(finished.wait(timeout: .seconds(30)))
     }
 
-    /// Idle workers above the core count exit (after the 2 s idle timeout).
-    ///
-    /// It counts the pool's threads, so it runs in a process of its own: in the test process the other suites keep
-    /// the same pool busy, and on a loaded machine their work kept idle workers alive past any deadline.
-    @Test func poolShrinksWhenIdle() async {
-        await #expect(processExitsWith: .success) {
-            let gate = QueueGate()
-            let finished = WorkGroup()
-            for index in 0..<16 {
-                SerialQueue(label: "engine.shrink.\(index)").async(group: finished) { _ = gate.wait(seconds: 20) }
+    /// Idle workers above the thread count exit (after the 2 s idle timeout). The pool is the test's own, so other
+    /// suites' work cannot keep its idle workers alive.
+    @Test func poolShrinksWhenIdle() {
+        let pool = WorkerPool(label: "engine.shrink", threads: 2)
+        defer { poolTestShutDown(pool) }
+        let gate = QueueGate()
+        let finished = WorkGroup()
+        for index in 0..<16 {
+            SerialQueue(label: "engine.shrink.\(index)", pool: pool).async(group: finished) {
+                _ = gate.wait(seconds: 20)
             }
-            guard queueTestWait({ QueueEngineStatistics.current.threads >= 8 }) else { exit(1) }
-            gate.open()
-            guard finished.wait(timeout: .seconds(20)) else { exit(2) }
-            let cores = QueueEngineStatistics.current.cores
-            guard queueTestWait(seconds: 15, { QueueEngineStatistics.current.threads <= cores }) else { exit(3) }
-            exit(0)
         }
+        #expect(queueTestWait { pool.statistics.threads >= 8 })
+        gate.open()
+        #expect(finished.wait(timeout: .seconds(20)))
+        #expect(queueTestWait(seconds: 15) { pool.statistics.threads <= pool.threadCount })
     }
 
     /// A lower lane is served even while a higher lane is flooded (aging).
@@ -113,8 +122,10 @@ import Glibc
     /// background task has run or the deadline passed. So the background task can only run because the engine
     /// serves the lower lane while the higher one is non-empty.
     @Test func lowerLaneIsNotStarved() {
-        let high = ConcurrentQueue.global(qos: .userInteractive)
-        let low = ConcurrentQueue.global(qos: .background)
+        let pool = WorkerPool(label: "engine.aging", threads: 2)
+        defer { poolTestShutDown(pool) }
+        let high = ConcurrentQueue(label: "engine.aging.high", qos: .userInteractive, pool: pool)
+        let low = ConcurrentQueue(label: "engine.aging.low", qos: .background, pool: pool)
         let lowRan = Atomic<Bool>(false)
         let highRuns = Atomic<Int>(0)
         let highRunsWhenLowRan = Atomic<Int>(-1)
@@ -147,21 +158,6 @@ import Glibc
         let highRunsBefore = highRunsWhenLowRan.load(ordering: .relaxed)
         #expect(ranWhileFlooded, "the background task never ran while the interactive lane was flooded")
         #expect(highRunsBefore >= 64, "the background task ran after \(highRunsBefore) interactive tasks")
-    }
-
-    /// Lane workers run at the lane's nice value where the system allows it (refusals are counted instead).
-    @Test func laneWorkersUseTheLaneNiceValue() {
-        let nice = QueueTestLocked<Int32>(99)
-        let ran = QueueGate()
-        SerialQueue(label: "engine.nice", qos: .background).async {
-            var value: Int32 = 0
-            _ = cthr_thread_get_nice(&value)
-            nice.withLock { $0 = value }
-            ran.open()
-        }
-        #expect(ran.wait())
-        let observed = nice.withLock { $0 }
-        #expect(observed == QoS.background.niceValue || QueueEngineStatistics.current.niceRefusals > 0)
     }
 
     // MARK: WorkGroup
@@ -293,7 +289,7 @@ import Glibc
         #expect(handed[0] === handed[3] && handed[1] === handed[4] && handed[2] === handed[5])
         #expect(handed[0] !== handed[1] && handed[1] !== handed[2])
         #expect(handed.allSatisfy { $0.qos == .utility })
-        #expect(QueuePool.defaultCount == min(32, max(2, QueueEngineStatistics.current.cores + 1)))
+        #expect(QueuePool.defaultCount == min(32, max(2, WorkerPool.defaultThreadCount + 1)))
         #expect(QueuePool.shared(for: .background).queues.count == QueuePool.defaultCount)
         #expect(QueuePool.shared(for: .background) === QueuePool.shared(for: .background))
     }

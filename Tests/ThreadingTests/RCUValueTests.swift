@@ -254,14 +254,16 @@ final class RCUTracked: Sendable {
                 line.arriveAndWait()
                 var last = 0
                 var count = 0
-                while !writerDone.isSet {
+                // At least one read each: on a loaded machine a reader may get its first CPU only after the writer
+                // finished its swaps (then `reads` was 0 and the test failed, 2 runs in 10 under load).
+                repeat {
                     value.read { current in
                         if !current.isAlive { deadSeen.add() }
                         if current.generation < last { backwardsSeen.add() }
                         last = current.generation
                     }
                     count += 1
-                }
+                } while !writerDone.isSet
                 reads.add(count)
             }
         }

@@ -5,7 +5,8 @@
 // threads keep the CPUs busy, so the holder barely runs and the high-QoS waiter waits far longer than the holder's
 // work takes. Then the same with a priority-inheriting mutex (PTHREAD_PRIO_INHERIT).
 //
-// What Linux does with it: QoS here is a nice value (SCHED_OTHER). The kernel's priority inheritance boosts
+// What Linux does with it: the example gives each QoS a nice value of its own (`exampleNice`; the queue engine
+// never renices its workers) under SCHED_OTHER. The kernel's priority inheritance boosts
 // real-time priorities (SCHED_FIFO/SCHED_RR); it does not lend a nice value, so under SCHED_OTHER both runs
 // show the inversion. The example measures instead of claiming: it prints both waits. The usual advice —
 // give everything that shares a lock the same QoS — is the third run.
@@ -19,6 +20,17 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+
+/// The nice value this example runs a QoS's thread at (the engine itself never changes nice values).
+private func exampleNice(_ qos: QoS) -> Int32 {
+    switch qos {
+    case .userInteractive: -4
+    case .userInitiated: -2
+    case .default: 0
+    case .utility: 5
+    case .background: 10
+    }
+}
 
 /// The calling thread's CPU time in nanoseconds.
 private func threadCPUTime() -> Int {
@@ -40,7 +52,7 @@ private func measure(lock: MutexLock, holderQoS: QoS) -> Duration {
     let done = Semaphore()
 
     let holder = try! PosixThread(name: "low-holder") {
-        _ = cthr_thread_set_nice(holderQoS.niceValue)
+        _ = cthr_thread_set_nice(exampleNice(holderQoS))
         lock.lock()
         holding.signal()
         burnCPU(milliseconds: 10)
@@ -51,14 +63,14 @@ private func measure(lock: MutexLock, holderQoS: QoS) -> Duration {
     let cores = Int(cthr_cpu_count())
     for index in 0..<cores {
         let hog = try! PosixThread(name: "medium-\(index)") {
-            _ = cthr_thread_set_nice(QoS.default.niceValue)
+            _ = cthr_thread_set_nice(exampleNice(.default))
             while !stop.load(ordering: .relaxed) { burnCPU(milliseconds: 1) }
             done.signal()
         }
         hog.detach()
     }
     let waiter = try! PosixThread<Duration>(name: "high-waiter") {
-        _ = cthr_thread_set_nice(QoS.userInteractive.niceValue)
+        _ = cthr_thread_set_nice(exampleNice(.userInteractive))
         let start = ContinuousClock.now
         lock.lock()
         let waited = ContinuousClock.now - start

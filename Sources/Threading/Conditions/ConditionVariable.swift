@@ -95,7 +95,8 @@ public final class ConditionVariable: @unchecked Sendable {
         }
         let sequence = cthr_lock_cond_begin(cond)
         lock.unlock()
-        let code = cthr_lock_cond_wait(cond, sequence, deadline)
+        // A pool worker gives its slot up while it waits (see `WorkerPool.withBlockingRegion`).
+        let code = Engine.blocking { cthr_lock_cond_wait(cond, sequence, deadline) }
         _ = cthr_lock_cond_end(cond)
         lock.lock()
         return code == 0

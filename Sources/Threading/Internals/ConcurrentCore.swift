@@ -42,7 +42,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
     /// `UInt32`s per stripe: one 64-byte cache line each.
     static let stripeStride = 16
 
-    init(label: String, qos: QoS, target: QueueCore?, width: Int) {
+    init(label: String, qos: QoS, target: QueueCore?, width: Int, engine: Engine) {
         self.width = UInt32(clamping: Swift.min(width, 1 << 23))
         pendingStorage.initialize(to: nil)
         drainingStorage.initialize(to: nil)
@@ -62,7 +62,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
             stripes = nil
             stripeMask = 0
         }
-        super.init(label: label, qos: qos, target: target, isMain: false)
+        super.init(label: label, qos: qos, target: target, isMain: false, engine: engine)
         EngineFork.register(self, isQueue: true)
     }
 
@@ -276,9 +276,9 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         } else if barrier {
             let claim = EngineClaim(item)
             pendingBarrier = claim
-            Engine.shared.submit(.claimedBarrier(self, claim), lane: lane)
+            engine.submit(.claimedBarrier(self, claim), lane: lane)
         } else {
-            Engine.shared.submit(.concurrent(self, item, barrier: barrier), lane: lane)
+            engine.submit(.concurrent(self, item, barrier: barrier), lane: lane)
         }
     }
 

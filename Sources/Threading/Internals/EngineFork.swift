@@ -26,8 +26,8 @@ protocol EngineForkParticipant: AnyObject {
 ///
 /// Every queue core and job queue core registers here while it lives. The `pthread_atfork` handlers (installed once,
 /// when the first engine object is made) take the registry lock, every registered object's lock, the job graph's,
-/// the timer's and the pool's, in that order, so that nothing is half-changed at the fork. In the child they drop
-/// the pool's pending units, the timers, every queue's pending items and every job queue's jobs, then release the
+/// the timer's and every live pool's (oldest first), in that order, so that nothing is half-changed at the fork. In the child they drop
+/// every pool's pending units, the timers, every queue's pending items and every job queue's jobs, then release the
 /// locks.
 ///
 /// What is dropped is never released in the child: releasing a closure runs the deinitializers of the values it
@@ -43,7 +43,7 @@ protocol EngineForkParticipant: AnyObject {
 ///
 /// Lock order (the prepare handler's): registry, then queue cores newest first (a queue's target is older than the
 /// queue, and a queue may take its target's lock while holding its own), then job queue cores, then `JobGraph.lock`,
-/// the timer lock and the engine lock. The registry holds its objects weakly and a deinitializer never takes the
+/// the timer lock and the pools' engine locks, oldest pool first. The registry holds its objects weakly and a deinitializer never takes the
 /// registry lock (dead entries are swept when objects register), so a thread that frees a queue while holding one
 /// of those locks cannot deadlock with a fork; only creation takes the registry lock, and nothing is created under
 /// an engine lock.
@@ -59,6 +59,10 @@ enum EngineFork {
     nonisolated(unsafe) private static var entries: [Entry] = []
     /// Guarded by `lock`: `entries.count` after the last sweep.
     nonisolated(unsafe) private static var sweptCount = 0
+    /// Guarded by `lock`: the worker pools, oldest first, held weakly (a stopped pool that nobody references goes).
+    nonisolated(unsafe) private static var pools: [WeakEngine] = []
+    /// Guarded by `lock` between prepare and parent/child: the live pools, oldest first, retained.
+    nonisolated(unsafe) private static var preparedPools: [Engine] = []
     /// Guarded by `lock` between prepare and parent/child: the live objects in lock order, retained.
     nonisolated(unsafe) private static var prepared: [any EngineForkParticipant] = []
 
@@ -100,6 +104,26 @@ enum EngineFork {
         lock.unlock()
     }
 
+    /// Registers a worker pool (from its initializer): every live pool takes part in every fork.
+    static func registerPool(_ engine: Engine) {
+        _ = installed
+        lock.lock()
+        pools.removeAll { $0.engine == nil }
+        pools.append(WeakEngine(engine: engine))
+        lock.unlock()
+    }
+
+    /// The live queue cores and job queue cores (for a pool's shutdown, which looks for work they still hold).
+    static func poolMembers() -> [any EnginePoolMember] {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries.compactMap { $0.participant as? any EnginePoolMember }
+    }
+
+    private struct WeakEngine {
+        weak var engine: Engine?
+    }
+
     // MARK: The pthread_atfork handlers
 
     private static func prepare() {
@@ -114,11 +138,14 @@ enum EngineFork {
         for participant in prepared { participant.forkPrepare() }
         JobGraph.lock.lock()
         EngineTimer.shared.forkPrepare()
-        Engine.shared.forkPrepare()
+        preparedPools = pools.compactMap(\.engine)
+        for pool in preparedPools { pool.forkPrepare() }
     }
 
     private static func parent() {
-        Engine.shared.forkParent()
+        for pool in preparedPools.reversed() { pool.forkParent() }
+        let retainedPools = preparedPools
+        preparedPools = []
         EngineTimer.shared.forkParent()
         JobGraph.lock.unlock()
         for participant in prepared.reversed() { participant.forkParent() }
@@ -126,12 +153,13 @@ enum EngineFork {
         prepared = []
         lock.unlock()
         _ = retained  // a last reference may go here, outside every lock
+        _ = retainedPools
     }
 
     private static func child() {
         epoch.add(1, ordering: .relaxed)
         let forking = EngineThread.current
-        Engine.shared.forkChild(forking)
+        for pool in preparedPools { pool.forkChild(forking) }
         EngineTimer.shared.forkChild()
         for participant in prepared.reversed() { participant.forkChild(forking) }
         JobGraph.lock.unlock()

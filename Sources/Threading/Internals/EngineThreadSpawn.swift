@@ -12,8 +12,19 @@ func spawnDetachedEngineThread(
     context: UnsafeMutableRawPointer? = nil,
     _ body: cthr_thread_body_t
 ) -> CInt {
+    spawnEngineThread(named: name, context: context, detached: true, body)
+}
+
+/// Starts an engine thread as ``spawnDetachedEngineThread(named:context:_:)`` does, joinable unless `detached`: a
+/// pool's worker and monitor threads are joined by `shutdown` or detach themselves when they exit otherwise.
+func spawnEngineThread(
+    named name: String,
+    context: UnsafeMutableRawPointer? = nil,
+    detached: Bool = false,
+    _ body: cthr_thread_body_t
+) -> CInt {
     var attributes = cthr_thread_attr_t()
-    attributes.detached = 1
+    attributes.detached = detached ? 1 : 0
     return name.withCString { cName in
         attributes.name = cName
         var handle = pthread_t()

@@ -11,9 +11,11 @@ import CThreading
 ///
 /// Lock order: `lock` may be held while taking `JobGraph.lock`, never the reverse; no user code runs under either.
 /// `@unchecked Sendable`: all mutable state is guarded by `lock`, except `idle`, an atomic futex word.
-final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineForkParticipant {
+final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineForkParticipant, EnginePoolMember {
     let name: String
     let qos: QoS
+    /// The pool the jobs run on.
+    let engine: Engine
 
     let lock = EngineLock()
     // Guarded by `lock`.
@@ -33,9 +35,10 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
     /// 1 while the queue has no jobs (a futex word for `waitUntilAllFinished`).
     let idle = EngineWord.allocate(1)
 
-    init(name: String, qos: QoS, maxConcurrentJobs: Int) {
+    init(name: String, qos: QoS, maxConcurrentJobs: Int, engine: Engine = .shared) {
         self.name = name
         self.qos = qos
+        self.engine = engine
         self.maxValue = maxConcurrentJobs
         EngineFork.register(self, isQueue: false)
     }
@@ -98,6 +101,9 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
 
     var jobCount: Int { lock.withLock { members.count } }
 
+    /// Jobs accepted and not ended (for the pool's shutdown).
+    var pendingTaskCount: Int { jobCount }
+
     var jobs: [Job] { lock.withLock { Array(members.values) } }
 
     var isSuspended: Bool { lock.withLock { suspended } }
@@ -111,6 +117,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
     /// one is in, so priority decides among them (see `JobQueue.addJobs(_:waitUntilFinished:)`). Traps like
     /// `add(_:)`, naming `operation` and the first job that cannot be added.
     func add(_ jobs: [Job], operation: StaticString = "addJobs(_:waitUntilFinished:)") {
+        engine.requireAccepting("\(self).\(operation)")
         lock.lock()
         for job in jobs { addLocked(job, operation) }
         let starting = startLocked()
@@ -253,7 +260,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
 
     private func submit(_ starting: [(Job, QoS)]) {
         for (job, lane) in starting {
-            Engine.shared.submit(.job { job.execute() }, lane: lane.rawValue)
+            engine.submit(.job { job.execute() }, lane: lane.rawValue)
         }
     }
 }

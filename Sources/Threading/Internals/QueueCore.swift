@@ -37,10 +37,12 @@ enum QueueItem {
 /// Lifetime: the public queue object holds its core; every scheduled unit holds it too, so a queue released with
 /// pending work stays alive until that work ran. `@unchecked Sendable`: mutable state is guarded by `lock` or is
 /// the atomic `word`.
-class QueueCore: @unchecked Sendable, EngineForkParticipant {
+class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
     let label: String
     let qos: QoS
     let target: QueueCore?
+    /// The pool that runs this queue's work (its target's, when it has one).
+    let engine: Engine
     let word = EngineWord.allocate()
     let lock = EngineLock()
     /// Pending items and the suspend count live in fixed heap storage reached through addressors: plain class
@@ -68,12 +70,13 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant {
     /// Lane of the shared pool (the root queue's QoS when there is a target).
     var lane: Int { qos.rawValue }
 
-    init(label: String, qos: QoS, target: QueueCore?, isMain: Bool) {
+    init(label: String, qos: QoS, target: QueueCore?, isMain: Bool, engine: Engine) {
         itemsStorage.initialize(to: EngineRing())
         suspendStorage.initialize(to: 0)
         self.label = label
         self.qos = qos
         self.target = target
+        self.engine = target?.engine ?? engine
         self.needsMainThread = isMain || (target?.needsMainThread ?? false)
     }
 
@@ -86,6 +89,37 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant {
     }
 
     var isSerial: Bool { true }
+
+    /// Tasks queued here and not started (a child queue's drain is counted in the child).
+    final var pendingTaskCount: Int {
+        lock.withLock {
+            var count = 0
+            for index in 0..<items.count {
+                switch items[index] {
+                case .task, .barrier, .childTask: count += 1
+                case .syncWaiter, .childDrain: break
+                }
+            }
+            return count
+        }
+    }
+
+    /// Queues a timer's or `asyncAfter`'s firing (on the timer thread). Once the pool was shut down it is not
+    /// queued: delayed work whose deadline had not passed at shutdown never runs (counted in the pool's
+    /// statistics, see <doc:Pools>).
+    final func enqueueFiring(_ item: QueueItem) {
+        if engine.isShutDown {
+            engine.countCancelledFiring()
+            return
+        }
+        enqueue(item)
+    }
+
+    /// Queues a task the user submits (`async`, a timer's firing): traps when the queue's pool was shut down.
+    final func submit(_ item: QueueItem, _ operation: @autoclosure () -> String) {
+        engine.requireAccepting("\(operation()) on queue '\(label)'")
+        enqueue(item)
+    }
 
     // MARK: Subclass interface
 
@@ -186,6 +220,14 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant {
     final func syncSlow<R>(_ context: EngineContext, barrier: Bool, _ body: () throws -> R) rethrows -> R {
         if needsMainThread && !context.pointee.isMainThread {
             return try relaySync(context, barrier: barrier, body, rescue: { throw $0 })
+        }
+        if engine.isStopped && word.load() & QueueState.hasItems != 0 {
+            // A timed shutdown left tasks in this queue: they never run, so a sync behind them would never start.
+            queueFatal(
+                "Threading: sync on queue '\(label)': its worker pool '\(engine.label)' was shut down with tasks of "
+                    + "this queue left behind (shutdown(timeout:) timed out); they never run, so this sync could "
+                    + "never start"
+            )
         }
         acquireSync(context, barrier: barrier, requestedOn: self)
         context.push(self, exclusive: barrier || isSerial, entry: true)

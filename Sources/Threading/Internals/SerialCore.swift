@@ -33,10 +33,10 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     /// The most items one drain takes from the queue per lock round trip.
     static let maxBatch = 256
 
-    init(label: String, qos: QoS, target: QueueCore?, main isMain: Bool = false) {
+    init(label: String, qos: QoS, target: QueueCore?, main isMain: Bool = false, engine: Engine = .shared) {
         self.isMain = isMain
         spareStorage.initialize(to: EngineRing())
-        super.init(label: label, qos: qos, target: target, isMain: isMain)
+        super.init(label: label, qos: qos, target: target, isMain: isMain, engine: engine)
         EngineFork.register(self, isQueue: true)
     }
 
@@ -203,7 +203,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
             target.enqueue(.childDrain(self))
         } else {
             drainClaim.store(1)
-            Engine.shared.submit(.drain(self), lane: lane)
+            engine.submit(.drain(self), lane: lane)
         }
     }
 
@@ -243,6 +243,11 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         var lingered = false
         outer: while true {
             lock.lock()
+            if engine.isStopped {
+                // A timed shutdown stopped the pool: what is still queued never runs.
+                lock.unlock()
+                break
+            }
             if suspendCount > 0 || items.isEmpty {
                 let suspended = suspendCount > 0
                 lock.unlock()
@@ -272,7 +277,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
                     putBack()
                     break outer
                 }
-                if count >= SerialCore.batch && !isMain && !untilGranted && Engine.shared.hasPendingWork {
+                if count >= SerialCore.batch && !isMain && !untilGranted && engine.hasPendingWork {
                     putBack()
                     if word.load() & QueueState.hasItems != 0 {
                         // Yield the worker to other queues; keep the drain lock and come back at the lane's tail.
@@ -294,7 +299,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     private func linger() -> Bool {
         for round in 0..<SerialCore.lingerRounds {
             if word.load() & QueueState.hasItems != 0 { return true }
-            if Engine.shared.hasPendingWork { return false }
+            if engine.hasPendingWork { return false }
             if round >= 2 { _ = cthr_thread_yield() }
         }
         return word.load() & QueueState.hasItems != 0

@@ -50,12 +50,19 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
     ///   - name: A name for diagnostics.
     ///   - qos: The pool lane of jobs without their own QoS (default ``QoS/default``).
     ///   - maxConcurrentJobs: The most jobs executing at once; 1 for a serial queue. Must be ≥ 1.
-    public init(name: String = "JobQueue", qos: QoS = .default, maxConcurrentJobs: Int = JobQueue.unlimited) {
+    ///   - pool: The worker pool the jobs run on (default ``WorkerPool/shared``). Adding jobs after the pool was shut
+    ///     down traps (see <doc:Pools>).
+    public init(
+        name: String = "JobQueue",
+        qos: QoS = .default,
+        maxConcurrentJobs: Int = JobQueue.unlimited,
+        pool: WorkerPool = .shared
+    ) {
         require(
             maxConcurrentJobs >= 1,
             "JobQueue(name: \"\(name)\", maxConcurrentJobs: \(maxConcurrentJobs)): maxConcurrentJobs must be ≥ 1"
         )
-        core = JobQueueCore(name: name, qos: qos, maxConcurrentJobs: maxConcurrentJobs)
+        core = JobQueueCore(name: name, qos: qos, maxConcurrentJobs: maxConcurrentJobs, engine: pool.engine)
         core.adopt(self)
     }
 

@@ -26,9 +26,10 @@ extension ConcurrentQueue {
                 body.deallocate()
             }
             let state = PerformState(iterations: iterations, body: body)
-            let helpers = Swift.min(iterations, Engine.shared.cores) - 1
+            let engine = Engine.shared
+            let helpers = Swift.min(iterations, engine.cores) - 1
             for _ in 0..<Swift.max(0, helpers) {
-                Engine.shared.submit(.job { state.participate() }, lane: qos.rawValue)
+                engine.submit(.job { state.participate() }, lane: qos.rawValue)
             }
             state.participate()
             state.waitAll()

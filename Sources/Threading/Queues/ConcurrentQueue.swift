@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-/// A queue that runs up to `width` tasks at once on the engine's shared worker pool, with barriers.
+/// A queue that runs up to `width` tasks at once on a worker pool (``WorkerPool/shared`` unless
+/// given another), with barriers.
 ///
 /// Tasks start in submission order. A barrier (`async(flags: .barrier)`, `sync(flags: .barrier)`) waits for all
 /// earlier tasks, runs alone, and only then lets later tasks start: the reader-writer pattern of a shared cache
@@ -36,9 +37,24 @@ public final class ConcurrentQueue: WorkQueue {
     ///   - qos: The pool lane (default ``QoS/default``).
     ///   - width: The most non-barrier tasks running at once; nil for no limit other than the pool's. Must be ≥ 1.
     ///   - target: A queue this queue's work runs on behalf of.
-    public init(label: String, qos: QoS = .default, width: Int? = nil, target: (any WorkQueue)? = nil) {
+    ///   - pool: The worker pool that runs the queue's work (default: ``WorkerPool/shared``). A queue with a target
+    ///     runs on its target's pool: naming another pool as well traps. Submitting after the pool was shut down
+    ///     traps (see <doc:Pools>).
+    public init(
+        label: String,
+        qos: QoS = .default,
+        width: Int? = nil,
+        target: (any WorkQueue)? = nil,
+        pool: WorkerPool? = nil
+    ) {
         require((width ?? 1) >= 1, "ConcurrentQueue(label: \"\(label)\", width: \(width ?? 0)): width must be ≥ 1")
-        core = ConcurrentCore(label: label, qos: qos, target: engineTarget(target), width: width ?? (1 << 23))
+        core = ConcurrentCore(
+            label: label,
+            qos: qos,
+            target: engineTarget(target),
+            width: width ?? (1 << 23),
+            engine: enginePool(pool, target: target, "ConcurrentQueue(label: \"\(label)\")")
+        )
     }
 
     deinit { core.releaseSuspension() }
@@ -59,7 +75,7 @@ public final class ConcurrentQueue: WorkQueue {
     ///
     /// - Parameter work: The closure; it is released after it ran.
     public func async(execute work: @escaping @Sendable () -> Void) {
-        core.enqueue(.task(work))
+        core.submit(.task(work), "async")
     }
 
     /// Submits `work` with flags: with `.barrier` it runs alone, after earlier tasks and before later ones.
@@ -68,7 +84,7 @@ public final class ConcurrentQueue: WorkQueue {
     ///   - flags: Submission flags.
     ///   - work: The closure.
     public func async(flags: QueueTaskFlags, execute work: @escaping @Sendable () -> Void) {
-        core.enqueue(flags.contains(.barrier) ? .barrier(work) : .task(work))
+        core.submit(flags.contains(.barrier) ? .barrier(work) : .task(work), "async")
     }
 
     /// Runs `work` on the calling thread once it may start (after earlier barriers), and returns its result.

@@ -1,50 +1,61 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-/// A snapshot of the queue engine's shared worker pool, for benchmarks, tests and diagnostics.
+/// A snapshot of a worker pool (``WorkerPool/statistics``; ``current`` is the shared pool's), for benchmarks, tests
+/// and diagnostics.
 ///
 /// A value type, so it is `Sendable`.
 public struct QueueEngineStatistics: Sendable, Hashable {
+    /// The pool's label.
+    public let label: String
     /// Pool threads alive now.
     public let threads: Int
     /// The most pool threads alive at once since start (or since ``resetPeak()``).
     public let peakThreads: Int
     /// Workers running work now (not blocked).
     public let running: Int
-    /// Workers blocked in an engine wait (`sync`, `WorkGroup.wait`, `WorkItem.wait`).
+    /// Workers blocked in an engine wait (`sync`, `WorkGroup.wait`, `WorkItem.wait`, a blocking region).
     public let blocked: Int
     /// Units waiting for a worker.
     public let pending: Int
     /// Idle workers.
     public let idle: Int
-    /// The cap on pool threads: `max(40, 4 × cores + 32)`.
+    /// The cap on pool threads (``WorkerPool/maxThreads``).
     public let maxThreads: Int
-    /// The core count the pool is sized from (`cthr_cpu_count()`).
+    /// The most tasks running at once (``WorkerPool/threadCount``; for the shared pool
+    /// `cthr_cpu_effective_count()`: the affinity mask lowered to the cgroup CPU quota).
     public let cores: Int
-    /// Times a worker changed its nice value for a lane.
-    public let niceChanges: Int
-    /// Times the system refused a nice value (`EPERM`/`EACCES` when raising priority without privilege).
-    public let niceRefusals: Int
+    /// Timer and `asyncAfter` firings not queued because the pool was shut down before their deadline, and units
+    /// a timed shutdown left behind that were submitted after the pool stopped.
+    public let cancelledFirings: Int
+    /// Times the pool was saturated (work waiting while every thread it may have was busy) for longer than the
+    /// grace period (0.5 s).
+    public let saturations: Int
+    /// Saturation warnings printed on stderr (at most one per episode and one every 10 s).
+    public let saturationWarnings: Int
 
-    /// The engine's state now.
-    public static var current: QueueEngineStatistics {
-        let engine = Engine.shared
+    init(_ engine: Engine) {
         let snapshot = engine.snapshot()
-        return QueueEngineStatistics(
-            threads: snapshot.threads,
-            peakThreads: snapshot.peakThreads,
-            running: snapshot.running,
-            blocked: snapshot.blocked,
-            pending: snapshot.pending,
-            idle: snapshot.idle,
-            maxThreads: engine.maxThreads,
-            cores: engine.cores,
-            niceChanges: engine.niceChanges.load(ordering: .relaxed),
-            niceRefusals: engine.niceRefusals.load(ordering: .relaxed)
-        )
+        label = engine.label
+        threads = snapshot.threads
+        peakThreads = snapshot.peakThreads
+        running = snapshot.running
+        blocked = snapshot.blocked
+        pending = snapshot.pending
+        idle = snapshot.idle
+        maxThreads = engine.maxThreads
+        cores = engine.cores
+        cancelledFirings = engine.cancelledFirings.load(ordering: .relaxed) + snapshot.droppedAfterStop
+        saturations = snapshot.saturations
+        saturationWarnings = snapshot.saturationWarnings
     }
 
-    /// Restarts ``peakThreads`` from the current thread count.
+    /// The shared pool's state now (``WorkerPool/shared``).
+    public static var current: QueueEngineStatistics {
+        QueueEngineStatistics(.shared)
+    }
+
+    /// Restarts the shared pool's ``peakThreads`` from its current thread count.
     public static func resetPeak() {
         Engine.shared.resetPeak()
     }

@@ -10,7 +10,8 @@ import Synchronization
 /// same queue stay ordered, jobs on different queues run in parallel, and the number of queues (hence of workers
 /// those jobs can occupy at once) is bounded.
 ///
-/// Size: the default is ``defaultCount`` = `cthr_cpu_count() + 1`, clamped to 2...32. The reasoning: with
+/// Size: the default is ``defaultCount`` = `cthr_cpu_effective_count() + 1` (the CPUs the affinity mask and the
+/// cgroup CPU quota allow), clamped to 2...32. The reasoning: with
 /// CPU-bound work the best number of concurrently running serial streams is the core count, plus one so a core is
 /// not wasted when a job briefly stalls (a page fault, a short lock wait); YYDispatchQueuePool caps at 32, which we
 /// keep as the upper bound. (On libdispatch every busy serial queue can mean a thread; here the queues share the
@@ -26,9 +27,9 @@ public final class QueuePool: Sendable {
     public let queues: [SerialQueue]
     private let cursor = Atomic<Int>(0)
 
-    /// `cthr_cpu_count() + 1`, clamped to 2...32.
+    /// `cthr_cpu_effective_count() + 1` (affinity mask and cgroup CPU quota), clamped to 2...32.
     public static var defaultCount: Int {
-        Swift.min(32, Swift.max(2, Int(cthr_cpu_count()) + 1))
+        Swift.min(32, Swift.max(2, Int(cthr_cpu_effective_count()) + 1))
     }
 
     /// Creates a pool.
@@ -37,11 +38,17 @@ public final class QueuePool: Sendable {
     ///   - label: The pool's label.
     ///   - qos: The queues' quality of service.
     ///   - count: How many queues (default ``defaultCount``; must be ≥ 1).
-    public init(label: String, qos: QoS = .default, count: Int = QueuePool.defaultCount) {
+    ///   - pool: The worker pool the queues run on (default ``WorkerPool/shared``).
+    public init(
+        label: String,
+        qos: QoS = .default,
+        count: Int = QueuePool.defaultCount,
+        pool: WorkerPool = .shared
+    ) {
         require(count >= 1, "QueuePool(label: \"\(label)\", count: \(count)): count must be ≥ 1")
         self.label = label
         self.qos = qos
-        self.queues = (0..<count).map { SerialQueue(label: "\(label).\($0)", qos: qos) }
+        self.queues = (0..<count).map { SerialQueue(label: "\(label).\($0)", qos: qos, pool: pool) }
     }
 
     /// The next queue, round-robin.

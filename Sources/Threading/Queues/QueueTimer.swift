@@ -29,8 +29,9 @@ public final class QueueTimer: Sendable {
         let core = queue.engineCore
         let step = interval.map { engineNanoseconds($0) } ?? 0
         require(interval == nil || step > 0, "QueueTimer(repeating: \(interval!)): the interval must be positive")
+        core.engine.requireAccepting("QueueTimer on queue '\(core.label)'")
         entry = EngineTimerEntry(deadline: engineDeadline(after: delay), interval: step) {
-            core.enqueue(.task(handler))
+            core.enqueueFiring(.task(handler))
         }
         EngineTimer.shared.schedule(entry)
     }

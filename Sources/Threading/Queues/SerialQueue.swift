@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-/// A queue that runs one task at a time, in submission order, on the engine's shared worker pool.
+/// A queue that runs one task at a time, in submission order, on a worker pool
+/// (``WorkerPool/shared`` unless given another).
 ///
 /// A serial queue is not a thread: its tasks run on whichever pool worker drains it (never a thread per queue), and
 /// ``sync(execute:)`` runs its closure on the calling thread once the queue is free. On an idle queue `sync` is a
@@ -37,8 +38,16 @@ public final class SerialQueue: WorkQueue {
     ///   - qos: The pool lane (default ``QoS/default``).
     ///   - target: A queue this queue's work runs on behalf of: with a serial target, this queue's tasks never
     ///     overlap the target's; with the ``MainQueue``, they run on the main thread.
-    public init(label: String, qos: QoS = .default, target: (any WorkQueue)? = nil) {
-        core = SerialCore(label: label, qos: qos, target: engineTarget(target))
+    ///   - pool: The worker pool that runs the queue's work (default: ``WorkerPool/shared``). A queue with a target
+    ///     runs on its target's pool: naming another pool as well traps. Submitting after the pool was shut down
+    ///     traps (see <doc:Pools>).
+    public init(label: String, qos: QoS = .default, target: (any WorkQueue)? = nil, pool: WorkerPool? = nil) {
+        core = SerialCore(
+            label: label,
+            qos: qos,
+            target: engineTarget(target),
+            engine: enginePool(pool, target: target, "SerialQueue(label: \"\(label)\")")
+        )
     }
 
     deinit { core.releaseSuspension() }
@@ -48,7 +57,7 @@ public final class SerialQueue: WorkQueue {
     /// - Parameter work: The closure; it is released after it ran.
     /// - Complexity: O(1): a queue lock round trip, plus a pool wake-up when the queue was idle.
     public func async(execute work: @escaping @Sendable () -> Void) {
-        core.enqueue(.task(work))
+        core.submit(.task(work), "async")
     }
 
     /// Submits `work` (the flags change nothing on a serial queue, where every task is exclusive).
@@ -57,7 +66,7 @@ public final class SerialQueue: WorkQueue {
     ///   - flags: Submission flags.
     ///   - work: The closure.
     public func async(flags: QueueTaskFlags, execute work: @escaping @Sendable () -> Void) {
-        core.enqueue(.task(work))
+        core.submit(.task(work), "async")
     }
 
     /// Runs `work` on the calling thread once the queue is free (after the queue's earlier async work), and returns

@@ -66,7 +66,7 @@ extension WorkQueue {
             WorkGroup.running(group, work)
             group.leave()
         }
-        engineCore.enqueue(flags.contains(.barrier) ? .barrier(body) : .task(body))
+        engineCore.submit(flags.contains(.barrier) ? .barrier(body) : .task(body), "async(group:flags:)")
     }
 
     /// Submits a ``WorkItem``; it runs unless cancelled before it starts.
@@ -75,7 +75,7 @@ extension WorkQueue {
     public func async(execute item: WorkItem) {
         item.markSubmitted()
         if item.flags.contains(.barrier) {
-            engineCore.enqueue(.barrier { item.perform() })
+            engineCore.submit(.barrier { item.perform() }, "async(execute: WorkItem)")
         } else {
             async { item.perform() }
         }
@@ -107,9 +107,10 @@ extension WorkQueue {
     ///   - item: The item.
     public func asyncAfter(deadline: ContinuousClock.Instant, execute item: WorkItem) {
         let core = engineCore
+        core.engine.requireAccepting("asyncAfter on queue '\(core.label)'")
         item.markSubmitted()
         let entry = EngineTimerEntry(deadline: engineDeadline(deadline), interval: 0) {
-            core.enqueue(item.flags.contains(.barrier) ? .barrier { item.perform() } : .task { item.perform() })
+            core.enqueueFiring(item.flags.contains(.barrier) ? .barrier { item.perform() } : .task { item.perform() })
         }
         item.attachTimer(entry)
         EngineTimer.shared.schedule(entry)
@@ -117,7 +118,10 @@ extension WorkQueue {
 
     private func scheduleAfter(_ deadline: UInt64, _ work: @escaping @Sendable () -> Void) {
         let core = engineCore
-        EngineTimer.shared.schedule(EngineTimerEntry(deadline: deadline, interval: 0) { core.enqueue(.task(work)) })
+        core.engine.requireAccepting("asyncAfter on queue '\(core.label)'")
+        EngineTimer.shared.schedule(
+            EngineTimerEntry(deadline: deadline, interval: 0) { core.enqueueFiring(.task(work)) }
+        )
     }
 
     /// Suspends the queue: work already running finishes, no further work (async or sync) starts until a matching
@@ -159,4 +163,18 @@ final class QueueSpecificBox<Value: Sendable>: Sendable {
 /// Resolves an optional public target to its core.
 func engineTarget(_ target: (any WorkQueue)?) -> QueueCore? {
     target?.engineCore
+}
+
+/// The pool a new queue runs on: its target's, else `pool`, else the shared pool. Traps when a target and a
+/// different pool are both named (`what` names the initializer).
+func enginePool(_ pool: WorkerPool?, target: (any WorkQueue)?, _ what: @autoclosure () -> String) -> Engine {
+    guard let target else { return pool?.engine ?? .shared }
+    let engine = target.engineCore.engine
+    if let pool, pool.engine !== engine {
+        queueFatal(
+            "\(what()): the target queue '\(target.label)' runs on worker pool '\(engine.label)', not on the pool "
+                + "'\(pool.engine.label)' given: a queue runs on its target's pool (name one of them)"
+        )
+    }
+    return engine
 }

@@ -111,7 +111,9 @@ public final class PosixThread<Result>: @unchecked Sendable {
     /// The corresponding C function is `pthread_join`.
     public func join() -> sending Result {
         claim("join()", as: 1)
-        let code = MainThreadWait.recording(.join(handle, name: name)) { cthr_thread_join(handle, nil) }
+        let code = MainThreadWait.recording(.join(handle, name: name)) {
+            Engine.blocking { cthr_thread_join(handle, nil) }  // a pool worker gives its slot up meanwhile
+        }
         requireJoined(code, "join()", "pthread_join")
         nonisolated(unsafe) let result = box.result.take()!
         return result
@@ -134,7 +136,8 @@ public final class PosixThread<Result>: @unchecked Sendable {
     /// The corresponding C function is `pthread_timedjoin_np`.
     public func join(timeout: Duration) -> sending Result? {
         claim("join(timeout:)", as: 3)
-        let code = cthr_thread_join_until(handle, nil, monotonicDeadline(after: timeout))
+        let deadline = monotonicDeadline(after: timeout)
+        let code = Engine.blocking { cthr_thread_join_until(handle, nil, deadline) }
         if code == ETIMEDOUT {
             state.store(0, ordering: .releasing)
             return nil
