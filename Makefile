@@ -21,7 +21,7 @@ ARGS ?=
 SOAK_SECONDS ?= 600
 BENCHMARKS = --package-path benchmarks
 
-.PHONY: deps test bench examples build release torture soak docs samples consumer-check verify
+.PHONY: deps test bench examples build release torture soak docs samples consumer-check verify lint
 
 deps:
 	@./scripts/ensure-liburcu.sh
@@ -71,3 +71,8 @@ soak: deps
 # formal/README.md). A few minutes on two cores.
 verify:
 	@./scripts/verify.sh
+
+# The formatting rules of .swift-format (NIO style), checked over every Swift file; `swift format format -i -r
+# Sources Tests benchmarks` applies them.
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests benchmarks

@@ -121,7 +121,11 @@ public struct ThreadingError: Error, Sendable, Hashable, CustomStringConvertible
 extension ThreadingError {
     /// Throws a `ThreadingError` when a CThreading call returned a nonzero code.
     @inline(__always)
-    static func check(_ code: CInt, _ operation: @autoclosure () -> String, detail: @autoclosure () -> String = "")
+    static func check(
+        _ code: CInt,
+        _ operation: @autoclosure () -> String,
+        detail: @autoclosure () -> String = ""
+    )
         throws(ThreadingError)
     {
         if code != 0 { throw ThreadingError(code: code, operation: operation(), detail: detail()) }

@@ -7,8 +7,11 @@ import Synchronization
 import Testing
 
 /// A flat map for one test, destroyed (after a grace period) at the end of `body`.
-private func withFlatMap(capacity: Int = 0, seed: UInt64 = 0x1234, _ body: (UnsafeMutablePointer<cthr_rcu_flat_t>) -> Void)
-{
+private func withFlatMap(
+    capacity: Int = 0,
+    seed: UInt64 = 0x1234,
+    _ body: (UnsafeMutablePointer<cthr_rcu_flat_t>) -> Void
+) {
     var map: UnsafeMutablePointer<cthr_rcu_flat_t>?
     #expect(cthr_rcu_flat_create(capacity, seed, 0x9E37_79B9_7F4A_7C15, &map) == 0)
     guard let map else { return }
@@ -161,7 +164,9 @@ private func barrierWithDeadline() {
         withFlatMap(seed: 1) { first in
             withFlatMap(seed: 2) { second in
                 #expect(first.pointee.multiplier & 1 == 1)
-                let differing = (0..<UInt64(64)).filter { cthr_rcu_flat_hash(first, $0) != cthr_rcu_flat_hash(second, $0) }
+                let differing = (0..<UInt64(64)).filter {
+                    cthr_rcu_flat_hash(first, $0) != cthr_rcu_flat_hash(second, $0)
+                }
                 #expect(differing.count == 64)
             }
         }
@@ -255,7 +260,9 @@ private func barrierWithDeadline() {
                     let key = (UInt64(index % UInt64(writers)) << 32) + index
                     cthr_rcu_read_lock()
                     var value: UInt64 = 0
-                    if cthr_rcu_flat_get(map, key, &value) != 0 && value != key &* 3 { wrong.add(1, ordering: .relaxed) }
+                    if cthr_rcu_flat_get(map, key, &value) != 0 && value != key &* 3 {
+                        wrong.add(1, ordering: .relaxed)
+                    }
                     cthr_rcu_read_unlock()
                 }
             }
@@ -353,7 +360,9 @@ private func barrierWithDeadline() {
                 for round in 1...UInt64(40) {
                     for key in 0..<stable { _ = cthr_rcu_flat_set(map, key, key + 1_000 * round) }
                     for churn in 1_000..<UInt64(1_512) where churn % 40 == round % 40 || churn % 3 == round % 3 {
-                        if cthr_rcu_flat_remove(map, churn, nil) == ENOENT { _ = cthr_rcu_flat_set(map, churn, churn * 7) }
+                        if cthr_rcu_flat_remove(map, churn, nil) == ENOENT {
+                            _ = cthr_rcu_flat_set(map, churn, churn * 7)
+                        }
                     }
                 }
                 done.store(true, ordering: .relaxed)

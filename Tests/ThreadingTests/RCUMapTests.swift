@@ -90,7 +90,9 @@ struct RCUCollidingKey: Hashable, Sendable {
         for key in 0..<5_000 { map.set(-key, forKey: key) }
         for key in stride(from: 1, to: 5_000, by: 2) { #expect(map.remove(key) == -key) }
         #expect(map.count == 2_500)
-        let expected = Dictionary(uniqueKeysWithValues: stride(from: 0, to: 5_000, by: 2).map { (key: Int) in (key, -key) })
+        let expected = Dictionary(
+            uniqueKeysWithValues: stride(from: 0, to: 5_000, by: 2).map { (key: Int) in (key, -key) }
+        )
         #expect(map.snapshot() == expected)
         for key in stride(from: 1, to: 5_000, by: 2) { map.update(key) { old in (old ?? 0) + key } }
         #expect((0..<5_000).allSatisfy { map.get($0) == ($0 % 2 == 0 ? -$0 : $0) })
@@ -204,7 +206,8 @@ struct RCUCollidingKey: Hashable, Sendable {
                 }
             }
             let expected = Dictionary(
-                uniqueKeysWithValues: values.indices.map { (key($0), values[($0 + 1) % values.count]) })
+                uniqueKeysWithValues: values.indices.map { (key($0), values[($0 + 1) % values.count]) }
+            )
             #expect(map.snapshot() == expected)
             #expect(map.remove(key(0)) == values[1 % values.count])
             #expect(map.get(key(0)) == nil)
@@ -293,7 +296,8 @@ struct RCUCollidingKey: Hashable, Sendable {
     }
 
     private func concurrentReadersAndWriters<Value: Sendable>(
-        encode: @escaping @Sendable (Int) -> Value, decode: @escaping @Sendable (Value) -> Int
+        encode: @escaping @Sendable (Int) -> Value,
+        decode: @escaping @Sendable (Value) -> Int
     ) {
         #if THREADING_LONG_TESTS
         let rounds = 200

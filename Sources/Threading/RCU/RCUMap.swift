@@ -360,7 +360,8 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
             let array = cthr_rcu_flat_current(flat)
             var key: UInt64 = 0
             var value: UInt64 = 0
-            for index in 0..<cthr_rcu_flat_capacity(array) where cthr_rcu_flat_slot_at(array, index, &key, &value) != 0 {
+            for index in 0..<cthr_rcu_flat_capacity(array) where cthr_rcu_flat_slot_at(array, index, &key, &value) != 0
+            {
                 result[Self.fromBits(key) as Key] = Self.fromBits(value) as Value
             }
             return result

@@ -273,7 +273,9 @@ extension TortureTests {
                         if let value = map.get(key) {
                             if value % 1_024 != key { violations.record("key \(key): foreign value \(value)") }
                             if value / 1_024 < lastGeneration[key] {
-                                violations.record("key \(key): generation went back \(lastGeneration[key]) -> \(value / 1_024)")
+                                violations.record(
+                                    "key \(key): generation went back \(lastGeneration[key]) -> \(value / 1_024)"
+                                )
                             }
                             lastGeneration[key] = value / 1_024
                         }

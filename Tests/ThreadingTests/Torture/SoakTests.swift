@@ -119,7 +119,9 @@ extension TortureTests {
                     failures.append("live heap grew: \(checkpoints.map { $0.heap >> 10 }) KiB at the checkpoints")
                 }
                 if last.resident - first.resident > allowedResidentGrowth {
-                    failures.append("resident set grew: \(checkpoints.map { $0.resident >> 10 }) KiB at the checkpoints")
+                    failures.append(
+                        "resident set grew: \(checkpoints.map { $0.resident >> 10 }) KiB at the checkpoints"
+                    )
                 }
             }
             Torture.report(

@@ -290,8 +290,13 @@ public struct QueuesCommand: ParsableCommand {
         var study = study
         let parts = study.results.map { cell -> String in
             guard cell.valid, cell.opsPerSecond > 0 else { return "\(cell.strategy) \(cell.outcome)" }
-            return String(format: "%@ %.0f ns/hop (p50 %llu, p99 %llu)", cell.strategy, 1e9 / cell.opsPerSecond,
-                cell.p50Ns, cell.p99Ns)
+            return String(
+                format: "%@ %.0f ns/hop (p50 %llu, p99 %llu)",
+                cell.strategy,
+                1e9 / cell.opsPerSecond,
+                cell.p50Ns,
+                cell.p99Ns
+            )
         }
         var line = "SUMMARY \(study.title): " + parts.joined(separator: ", ")
         if let ours = study.bestOurs(threads: 1), let peer = study.bestPeer(threads: 1), peer.opsPerSecond > 0 {

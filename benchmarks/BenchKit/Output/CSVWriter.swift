@@ -17,13 +17,14 @@ public enum CSVWriter {
         var out = columns.joined(separator: ",") + "\n"
         for study in report.studies {
             for cell in study.results {
-                let fields = [
-                    study.id, study.family, cell.strategy, cell.id, cell.kind.rawValue, String(cell.threads),
-                    String(format: "%.1f", cell.opsPerSecond), String(format: "%.2f", cell.cpuNsPerOp),
-                    String(cell.p50Ns), String(cell.p99Ns), String(format: "%.4f", cell.fairness),
-                    String(cell.badOperations), cell.valid ? "true" : "false", cell.outcome,
-                    cell.ratioToBestPeer.map { String(format: "%.4f", $0) } ?? "",
-                ] + censusFields(cell.census)
+                let fields =
+                    [
+                        study.id, study.family, cell.strategy, cell.id, cell.kind.rawValue, String(cell.threads),
+                        String(format: "%.1f", cell.opsPerSecond), String(format: "%.2f", cell.cpuNsPerOp),
+                        String(cell.p50Ns), String(cell.p99Ns), String(format: "%.4f", cell.fairness),
+                        String(cell.badOperations), cell.valid ? "true" : "false", cell.outcome,
+                        cell.ratioToBestPeer.map { String(format: "%.4f", $0) } ?? "",
+                    ] + censusFields(cell.census)
                 out += fields.map(escape).joined(separator: ",") + "\n"
             }
         }

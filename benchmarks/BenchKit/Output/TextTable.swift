@@ -75,8 +75,13 @@ public enum TextTable {
         var out = censusRow(header, widths: widths)
         for cell in study.results {
             guard let census = cell.census else {
-                out += censusRow([cell.strategy, cell.kind.rawValue, "-", "-", "-", "-", "-", "-", "-", "-",
-                    cell.outcome], widths: widths)
+                out += censusRow(
+                    [
+                        cell.strategy, cell.kind.rawValue, "-", "-", "-", "-", "-", "-", "-", "-",
+                        cell.outcome,
+                    ],
+                    widths: widths
+                )
                 continue
             }
             out += censusRow(

@@ -64,11 +64,23 @@ struct QueuesStudyTests {
     }
 
     static let oursCensus = ThreadCensus(
-        queues: 64, deadlineSeconds: 2, blockedAtOnce: 40, completed: 64, baselineThreads: 2, peakThreads: 44,
-        poolPeakThreads: 40, threadCap: 40, seconds: 2.01
+        queues: 64,
+        deadlineSeconds: 2,
+        blockedAtOnce: 40,
+        completed: 64,
+        baselineThreads: 2,
+        peakThreads: 44,
+        poolPeakThreads: 40,
+        threadCap: 40,
+        seconds: 2.01
     )
     static let dispatchCensus = ThreadCensus(
-        queues: 64, deadlineSeconds: 2, blockedAtOnce: 64, completed: 64, baselineThreads: 2, peakThreads: 67,
+        queues: 64,
+        deadlineSeconds: 2,
+        blockedAtOnce: 64,
+        completed: 64,
+        baselineThreads: 2,
+        peakThreads: 67,
         seconds: 0.02
     )
 
@@ -117,8 +129,13 @@ struct QueuesStudyTests {
         #expect(study.summary.contains("within cap"))
         #expect(study.summary.contains("DispatchQueue (serial) (peer) 64/64 ran, 64 at once, peak 67 threads"))
         let report = BenchReport(
-            version: "1.0.0", build: "release", date: "2026-11-21T00:00:00Z", cpus: 2, system: "Linux",
-            command: "bench queues", studies: [study]
+            version: "1.0.0",
+            build: "release",
+            date: "2026-11-21T00:00:00Z",
+            cpus: 2,
+            system: "Linux",
+            command: "bench queues",
+            studies: [study]
         )
         let table = TextTable.render(report)
         #expect(table.contains("peak threads"))
@@ -140,14 +157,30 @@ struct QueuesStudyTests {
     func hopSummary() {
         func cell(_ name: String, _ kind: StrategyKind, _ ops: Double) -> CellResult {
             CellResult(
-                strategy: name, id: name, kind: kind, threads: 1, opsPerSecond: ops, cpuNsPerOp: 1, p50Ns: 250,
-                p99Ns: 900, fairness: 1, badOperations: 0, valid: true, outcome: "ok", repeats: [ops]
+                strategy: name,
+                id: name,
+                kind: kind,
+                threads: 1,
+                opsPerSecond: ops,
+                cpuNsPerOp: 1,
+                p50Ns: 250,
+                p99Ns: 900,
+                fairness: 1,
+                badOperations: 0,
+                valid: true,
+                outcome: "ok",
+                repeats: [ops]
             )
         }
         let study = QueuesCommand.withHopSummary(
             StudyResult(
-                id: "queues-pingpong", family: "queues", title: "queues ping-pong", operation: "one hop",
-                parameters: [:], threads: [1], results: [cell("Ours", .ours, 4e6), cell("Peer", .peer, 1e6)]
+                id: "queues-pingpong",
+                family: "queues",
+                title: "queues ping-pong",
+                operation: "one hop",
+                parameters: [:],
+                threads: [1],
+                results: [cell("Ours", .ours, 4e6), cell("Peer", .peer, 1e6)]
             )
         )
         #expect(study.summary.hasPrefix("SUMMARY queues ping-pong: Ours 250 ns/hop (p50 250, p99 900)"))
