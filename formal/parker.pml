@@ -3,8 +3,8 @@
 
 /*
  * The queue engine's parker: a thread waiting in a queue for its grant, with help offers.
- * Sources/Threading/Internals/EngineThreadState.swift (waitGranted, help, helpGranted, prepareWait, engineGrant,
- * engineOfferHelp) as driven by Sources/Threading/Internals/ConcurrentCore.swift (acquireSync, pumpLocked, start,
+ * Sources/Threading/Queues/Engine/EngineThreadState.swift (waitGranted, help, helpGranted, prepareWait, engineGrant,
+ * engineOfferHelp) as driven by Sources/Threading/Queues/Engine/ConcurrentCore.swift (acquireSync, pumpLocked, start,
  * offerHelp, pendingBarrier).
  *
  * Parker states: 0 = waiting (awake), 2 = waiting (asleep on the futex), 1 = granted, 3 = help offered,

@@ -2,7 +2,7 @@
 /* SPDX-FileCopyrightText: 2026 The Threading authors */
 
 /*
- * The pool worker's parker: Sources/Threading/Internals/Engine.swift (workerMain, submit, dispatchLocked,
+ * The pool worker's parker: Sources/Threading/Queues/Engine/Engine.swift (workerMain, submit, dispatchLocked,
  * Actions.perform; EngineWord in EngineLock.swift).
  *
  * Modelled steps:
