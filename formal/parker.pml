@@ -7,8 +7,8 @@
  * engineOfferHelp) as driven by Sources/Threading/Queues/Engine/ConcurrentCore.swift (acquireSync, pumpLocked, start,
  * offerHelp, pendingBarrier).
  *
- * Parker states: 0 = waiting (awake), 2 = waiting (asleep on the futex), 1 = granted, 3 = help offered,
- * 4 = granted with an offered item still to run. helpItem is the slot of the offered item (0 = nil).
+ * Parker states (the raw values of EngineParker.State): 0 = waiting (awake), 2 = sleeping (asleep on the futex),
+ * 1 = granted, 3 = helpOffered, 4 = grantedWithHelp (granted with an offered item still to run). helpItem is the slot of the offered item (0 = nil).
  *
  * Modelled steps:
  *   Waiter   acquireSync: under the queue lock prepareWait (store 0) and queue itself behind NITEMS async barriers;

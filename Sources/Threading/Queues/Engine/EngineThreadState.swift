@@ -24,9 +24,9 @@ struct EngineThreadState {
     var depth: Int
     var capacity: Int
     var frames: UnsafeMutablePointer<EngineFrame>
-    /// 0 = waiting, 1 = granted. Other threads grant with `store(1)` + wake.
-    let parker: EngineWord
-    /// A started item of a concurrent queue offered to this thread while it waits in that queue (parker state 3), as
+    /// The thread's parker for `sync` waits (see ``EngineParker``). Other threads grant and offer help through it.
+    let parker: EngineParker
+    /// A started item of a concurrent queue offered to this thread while it waits in that queue (parker `helpOffered`), as
     /// a claim: the queue may also leave it to the next `sync` caller, and whoever claims first runs it.
     var helpItem: (core: ConcurrentCore, claim: EngineClaim, barrier: Bool)?
     /// The pool worker running on this thread, or nil.
@@ -176,57 +176,55 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
 
     /// Waits until another thread called `engineGrant` for this thread.
     ///
-    /// Parker protocol: 0 = waiting (awake), 2 = waiting (asleep on the futex), 1 = granted, 3 = help offered,
-    /// 4 = granted with an offered item still to run.
-    /// The waiter spins briefly (yielding the CPU, so the thread it waits for can run even on few cores), then
-    /// announces it sleeps (0 → 2) and sleeps; the granter exchanges in 1 and only makes the wake system call when
-    /// it saw 2. A concurrent queue may offer a waiting thread an item queued *ahead of* it (state 3, see
-    /// `ConcurrentCore.offerHelp`): the waiter would wait for that item anyway, so running it itself saves a pool
-    /// hop; it then keeps waiting.
+    /// Parker protocol (``EngineParker/State``): the waiter spins briefly (yielding the CPU, so the thread it waits
+    /// for can run even on few cores), then announces it sleeps (`waiting` → `sleeping`) and sleeps; the granter
+    /// exchanges in `granted` and only makes the wake system call when it saw `sleeping`. A concurrent queue may
+    /// offer a waiting thread an item queued *ahead of* it (`helpOffered`, see `ConcurrentCore.offerHelp`): the
+    /// waiter would wait for that item anyway, so running it itself saves a pool hop; it then keeps waiting.
     func waitGranted() {
         let parker = pointee.parker
         for round in 0..<engineSpinRounds {
-            let state = parker.load()
-            if state == 1 { return }
-            if state == 4 {
+            switch parker.load() {
+            case .granted: return
+            case .grantedWithHelp:
                 helpGranted()
                 return
-            }
-            if state == 3 {
+            case .helpOffered:
                 help()
                 continue
+            case .waiting, .sleeping: break
             }
             if round >= 4 { _ = cthr_thread_yield() }
         }
         Engine.willBlock(self)
         while true {
             let state = parker.load()
-            if state == 1 { break }
-            if state == 4 {
+            if state == .granted { break }
+            if state == .grantedWithHelp {
                 helpGranted()
                 break
             }
-            if state == 3 {
+            if state == .helpOffered {
                 help()
                 continue
             }
-            if state == 0 && !parker.compareExchange(0, 2).exchanged { continue }
-            parker.wait(expected: 2)
+            if state == .waiting && !parker.compareExchange(.waiting, .sleeping) { continue }
+            parker.wait(whileIn: .sleeping)
         }
         Engine.didUnblock(self)
     }
 
-    /// Runs the offered item (state 3). The slot is read and cleared before leaving state 3: offers write it only
-    /// in states 0 and 2, so once the state is 0 again a new offer may fill it. If the grant arrived meanwhile
-    /// (state 4), the item is still ours to run, and the wait ends after it.
+    /// Runs the offered item (`helpOffered`). The slot is read and cleared before leaving that state: offers write it
+    /// only in `waiting` and `sleeping`, so once the state is `waiting` again a new offer may fill it. If the grant
+    /// arrived meanwhile (`grantedWithHelp`), the item is still ours to run, and the wait ends after it.
     private func help() {
         let offered = pointee.helpItem!
         pointee.helpItem = nil
-        _ = pointee.parker.compareExchange(3, 0)
+        _ = pointee.parker.compareExchange(.helpOffered, .waiting)
         if let item = offered.claim.claim() { offered.core.runStarted(item, barrier: offered.barrier, self) }
     }
 
-    /// Granted while an offered item was pending (state 4): runs it unless `help()` already took it.
+    /// Granted while an offered item was pending (`grantedWithHelp`): runs it unless `help()` already took it.
     private func helpGranted() {
         if let offered = pointee.helpItem {
             pointee.helpItem = nil
@@ -237,7 +235,7 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
     /// Prepares ``waitGranted()``: must be called before the grant can be issued.
     @inline(__always)
     func prepareWait() {
-        pointee.parker.storeRelaxed(0)
+        pointee.parker.prepare()
     }
 }
 
@@ -247,14 +245,14 @@ func engineGrant(_ waiter: EngineContext) {
     let parker = waiter.pointee.parker
     while true {
         let state = parker.load()
-        if state == 3 {
-            // An offered item is pending: overwriting 3 with 1 would make the waiter return without running it (a
-            // lost task). State 4 tells it to run the item, then return granted.
-            if parker.compareExchange(3, 4).exchanged { return }
-            continue  // the waiter took the item meanwhile (3 -> 0)
+        if state == .helpOffered {
+            // An offered item is pending: overwriting the offer with `granted` would make the waiter return without
+            // running it (a lost task). `grantedWithHelp` tells it to run the item, then return granted.
+            if parker.compareExchange(.helpOffered, .grantedWithHelp) { return }
+            continue  // the waiter took the item meanwhile (helpOffered -> waiting)
         }
-        if parker.compareExchange(state, 1).exchanged {
-            if state == 2 { parker.wake() }
+        if parker.compareExchange(state, .granted) {
+            if state == .sleeping { parker.wake() }
             return
         }
     }
@@ -269,16 +267,65 @@ func engineOfferHelp(
     let parker = waiter.pointee.parker
     while true {
         let state = parker.load()
-        // Only in states 0 and 2 is the slot free: in 3 the waiter may be reading it (outside the queue lock), in
-        // 1 and 4 it was granted.
-        if state != 0 && state != 2 { return false }
+        // Only while waiting (awake or asleep) is the slot free: with an offer pending the waiter may be reading it
+        // (outside the queue lock); granted, it no longer waits.
+        if state != .waiting && state != .sleeping { return false }
         waiter.pointee.helpItem = offer
-        if parker.compareExchange(state, 3).exchanged {
-            if state == 2 { parker.wake() }
+        if parker.compareExchange(state, .helpOffered) {
+            if state == .sleeping { parker.wake() }
             return true
         }
-        waiter.pointee.helpItem = nil  // it went to sleep (0 -> 2) meanwhile: try again
+        waiter.pointee.helpItem = nil  // it went to sleep (waiting -> sleeping) meanwhile: try again
     }
+}
+
+/// A thread's parker for `sync` waits: a futex word whose values are the cases of ``State``, so the protocol's
+/// states have names instead of numbers. A value type over fixed heap storage (it never moves); the thread's state
+/// owns it and deallocates it at thread exit.
+struct EngineParker: @unchecked Sendable {
+    /// The parker's states.
+    enum State: UInt32 {
+        /// Waiting, awake (spinning or about to sleep).
+        case waiting = 0
+        /// Granted: the wait is over.
+        case granted = 1
+        /// Waiting, asleep on the futex: a granter must wake it.
+        case sleeping = 2
+        /// An item queued ahead of the waiter is offered to it (in its `helpItem`): it runs it, then waits on.
+        case helpOffered = 3
+        /// Granted while an offered item was still pending: the waiter runs it, then returns.
+        case grantedWithHelp = 4
+    }
+
+    let word: EngineWord
+
+    static func allocate() -> EngineParker { EngineParker(word: .allocate(State.waiting.rawValue)) }
+
+    func deallocate() { word.deallocate() }
+
+    /// The current state (acquire).
+    @inline(__always)
+    func load() -> State {
+        State(rawValue: word.load())!
+    }
+
+    /// `from` → `to` if the state is `from` (acquire-release); whether it was.
+    @inline(__always)
+    func compareExchange(_ from: State, _ to: State) -> Bool {
+        word.compareExchange(from.rawValue, to.rawValue).exchanged
+    }
+
+    /// Resets to `waiting` before a new wait (by the waiter, before anyone can grant it).
+    @inline(__always)
+    func prepare() { word.storeRelaxed(State.waiting.rawValue) }
+
+    /// Sleeps while the state is `state`.
+    @inline(__always)
+    func wait(whileIn state: State) { word.wait(expected: state.rawValue) }
+
+    /// Wakes the waiter sleeping on the parker.
+    @inline(__always)
+    func wake() { word.wake() }
 }
 
 /// Spin rounds (the later ones yielding the CPU) before a waiting thread sleeps on its futex.

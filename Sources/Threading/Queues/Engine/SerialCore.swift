@@ -125,13 +125,13 @@ final class SerialCore: QueueCore, @unchecked Sendable {
             // We hold the drain lock (taken now, or a drain that sat unstarted on the pool, claimed from it): run
             // the items queued ahead of us on this thread — we would wait for exactly them — until our own turn.
             drain(context, untilGranted: true)
-            if context.pointee.parker.load() == 1 { return }
+            if context.pointee.parker.load() == .granted { return }
         } else if takeOver {
             scheduleDrain()
         }
         if needsMainThread && context.pointee.isMainThread {
             // Only the main thread drains the main queue: run the earlier main-queue work here until our turn.
-            while context.pointee.parker.load() != 1 {
+            while context.pointee.parker.load() != .granted {
                 MainLoop.shared.drainOnce(context, wait: true, deadline: .max)
             }
             return
