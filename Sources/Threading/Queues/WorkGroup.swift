@@ -40,7 +40,7 @@ public final class WorkGroup: @unchecked Sendable {
         let old = count.load()
         guard old > 0 else {
             lock.unlock()
-            queueFatal("WorkGroup.leave() without a matching enter()")
+            threadingFatal("WorkGroup.leave() without a matching enter()")
         }
         count.subtract(1)
         var fired: [(QueueCore?, @Sendable () -> Void)] = []
@@ -69,7 +69,7 @@ public final class WorkGroup: @unchecked Sendable {
     public func wait(timeout: Duration? = nil) -> Bool {
         if count.load() == 0 { return true }
         if timeout == nil && enteredEpoch.load(ordering: .relaxed) != EngineFork.epoch.load(ordering: .relaxed) {
-            queueFatal(
+            threadingFatal(
                 "WorkGroup.wait(): this process is a fork()ed child and the group still counts \(count.load()) "
                     + "piece(s) of work entered by the parent before it forked; the parent's tasks never run in a "
                     + "child, so this wait would never end"

@@ -87,7 +87,7 @@ public final class WorkItem: @unchecked Sendable {
             let epoch = EngineFork.epoch.load(ordering: .relaxed)
             let parents = lock.withLock { state != .finished && submittedEpoch.map { $0 != epoch } == true }
             if parents {
-                queueFatal(
+                threadingFatal(
                     "WorkItem.wait(): this process is a fork()ed child and the item was submitted by the parent "
                         + "before it forked; the parent's tasks never run in a child, so this wait would never end"
                 )

@@ -29,7 +29,7 @@ extension WorkQueue {
         case let queue as ConcurrentQueue: return queue.core
         case is MainQueue: return MainLoop.shared.core
         default:
-            queueFatal("\(type(of: self)) is not a Threading queue: use SerialQueue, ConcurrentQueue or MainQueue")
+            threadingFatal("\(type(of: self)) is not a Threading queue: use SerialQueue, ConcurrentQueue or MainQueue")
         }
     }
 
@@ -171,7 +171,7 @@ func enginePool(_ pool: WorkerPool?, target: (any WorkQueue)?, _ what: @autoclos
     guard let target else { return pool?.engine ?? .shared }
     let engine = target.engineCore.engine
     if let pool, pool.engine !== engine {
-        queueFatal(
+        threadingFatal(
             "\(what()): the target queue '\(target.label)' runs on worker pool '\(engine.label)', not on the pool "
                 + "'\(pool.engine.label)' given: a queue runs on its target's pool (name one of them)"
         )

@@ -142,10 +142,10 @@ public final class WorkerPool: Sendable {
 
     private func stop(deadline: UInt64, _ operation: String) -> ShutdownResult {
         if engine.isProcessWide {
-            queueFatal("Threading: WorkerPool '\(label)'.\(operation): the process-wide pools are never shut down")
+            threadingFatal("Threading: WorkerPool '\(label)'.\(operation): the process-wide pools are never shut down")
         }
         if EngineThread.current.pointee.worker?.takeUnretainedValue().engine === engine {
-            queueFatal(
+            threadingFatal(
                 "Threading: WorkerPool '\(label)'.\(operation) called from a thread of the pool itself, which would "
                     + "wait for its own task to end; call it from another thread"
             )

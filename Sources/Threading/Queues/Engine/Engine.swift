@@ -584,7 +584,7 @@ final class Engine: @unchecked Sendable {
     func requireAccepting(_ what: @autoclosure () -> String) {
         if lifeHint.load(ordering: .relaxed) == Life.running.rawValue { return }
         if isAccepting(EngineThread.current) { return }
-        queueFatal(
+        threadingFatal(
             "Threading: \(what()): worker pool '\(label)' is shut down (shutdown() was called); it takes no new "
                 + "work. Submit to a pool that is running, or shut the pool down after its last submission."
         )

@@ -99,7 +99,7 @@ enum MainThreadWait {
         case .group:
             blocked = "WorkGroup.wait() for the group of the task that thread is running"
         }
-        queueFatal(
+        threadingFatal(
             "Threading: deadlock: a sync onto the main queue from thread \(syncer) waits for the main thread, which "
                 + "is blocked in \(blocked); the main queue only runs on the main thread, so neither can go on. The "
                 + "program stops instead of hanging (use async onto the main queue, or wait with a deadline)."

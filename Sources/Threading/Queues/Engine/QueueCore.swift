@@ -145,7 +145,7 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
         lock.lock()
         guard suspendCount > 0 else {
             lock.unlock()
-            queueFatal("resume() of queue '\(label)' that is not suspended (more resume() than suspend() calls)")
+            threadingFatal("resume() of queue '\(label)' that is not suspended (more resume() than suspend() calls)")
         }
         suspendCount -= 1
         let restart = suspendCount == 0
@@ -223,7 +223,7 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
         }
         if engine.isStopped && word.load() & QueueState.hasItems != 0 {
             // A timed shutdown left tasks in this queue: they never run, so a sync behind them would never start.
-            queueFatal(
+            threadingFatal(
                 "Threading: sync on queue '\(label)': its worker pool '\(engine.label)' was shut down with tasks of "
                     + "this queue left behind (shutdown(timeout:) timed out); they never run, so this sync could "
                     + "never start"
@@ -382,20 +382,5 @@ func diagnoseDeadlock(
     }
     message += "; this thread's queue stack: \(context.stackDescription)."
     message += " The sync could never start, so the program stops instead of hanging."
-    queueFatal(message)
-}
-
-/// Writes `message` to stderr, then traps with it.
-func queueFatal(_ message: String) -> Never {
-    let line = message + "\n"
-    line.utf8CString.withUnsafeBufferPointer { bytes in
-        var offset = 0
-        let total = bytes.count - 1
-        while offset < total {
-            let written = write(STDERR_FILENO, bytes.baseAddress! + offset, total - offset)
-            if written <= 0 { break }
-            offset += written
-        }
-    }
-    fatalError(message)
+    threadingFatal(message)
 }
