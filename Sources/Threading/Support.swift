@@ -42,6 +42,14 @@ func errnoName(_ code: CInt) -> String {
     ThreadingError.cName(of: code)
 }
 
+/// Writes `text` to standard error (file descriptor 2, a server's log) in one `write` call where it can, without
+/// touching the C `stderr` stream: for warnings and for the lines printed right before the process stops.
+func writeStandardError(_ text: String) {
+    text.utf8CString.withUnsafeBufferPointer { bytes in
+        _ = write(2, bytes.baseAddress, bytes.count - 1)
+    }
+}
+
 /// Stops the process with `message` on standard error, in every build configuration (unlike `precondition`,
 /// whose message `-O` builds drop): misuse diagnostics must name the lock and thread in production too.
 @usableFromInline

@@ -40,7 +40,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
         self.qos = qos
         self.engine = engine
         self.maxValue = maxConcurrentJobs
-        EngineFork.register(self, isQueue: false)
+        EngineFork.register(self, as: .jobQueue)
     }
 
     deinit {

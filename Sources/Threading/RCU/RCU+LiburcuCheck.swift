@@ -49,8 +49,7 @@ extension RCU {
     /// Writes `line` to standard error and ends the process with status 1, without a backtrace: the fix is a
     /// rebuild, not a debugging session.
     static func stopForLiburcuMismatch(_ line: String) -> Never {
-        var text = line + "\n"
-        text.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
+        writeStandardError(line + "\n")
         exit(1)
     }
 }

@@ -63,7 +63,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
             stripeMask = 0
         }
         super.init(label: label, qos: qos, target: target, isMain: false, engine: engine)
-        EngineFork.register(self, isQueue: true)
+        EngineFork.register(self, as: .queue)
     }
 
     deinit {

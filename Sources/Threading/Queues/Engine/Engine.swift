@@ -70,7 +70,7 @@ final class EngineWorker: @unchecked Sendable {
 ///   ``idleTimeoutNanoseconds``.
 /// - Life: running, then draining (``shutdown(deadline:)``: only threads of the pool may still submit), then
 ///   stopped (every thread exits; the shutting-down thread joins them).
-final class Engine: @unchecked Sendable {
+final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// The process-wide default CPU pool, for queues that name none.
     static let shared = Engine(label: "threading.pool", threads: nil, blocking: false, processWide: true)
 
@@ -165,7 +165,7 @@ final class Engine: @unchecked Sendable {
         maxThreads = blocking ? cores : Swift.max(40, 4 * cores + 32)
         keptThreads = blocking ? 0 : cores
         // fork(): the child gets empty pools and none of the parent's units (see `EngineFork`).
-        EngineFork.registerPool(self)
+        EngineFork.register(self, as: .pool)
     }
 
     deinit {
@@ -345,7 +345,7 @@ final class Engine: @unchecked Sendable {
         let message =
             "Threading: the system refused a new \(what) thread (pthread_create: \(errnoName(code))); the queue "
             + "engine keeps serving with its \(threads) pool thread(s) and retries later (reported once)\n"
-        writeToStandardError(message)
+        writeStandardError(message)
     }
 
     private func workerMain(_ worker: EngineWorker) {
@@ -563,7 +563,7 @@ final class Engine: @unchecked Sendable {
             let warning = checkSaturationLocked()
             lock.unlock()
             actions.perform(self)
-            if let warning { Engine.writeToStandardError(warning) }
+            if let warning { writeStandardError(warning) }
         }
     }
 
@@ -716,13 +716,6 @@ final class Engine: @unchecked Sendable {
                 + "WorkerPool.withBlockingRegion)"
         return "Threading: worker pool '\(label)' is saturated: all \(threads) of its \(maxThreads) threads (its cap) "
             + "are busy and \(pending) unit(s) wait; \(advice) (said at most every 10 s)\n"
-    }
-
-    /// Writes `text` to stderr (a server's log) in one call where it can.
-    static func writeToStandardError(_ text: String) {
-        text.utf8CString.withUnsafeBufferPointer { bytes in
-            _ = write(2, bytes.baseAddress, bytes.count - 1)
-        }
     }
 
     // MARK: Statistics

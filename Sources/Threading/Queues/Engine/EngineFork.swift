@@ -10,7 +10,7 @@ import Glibc
 import Musl
 #endif
 
-/// An engine object with state that a forked child must not inherit: queue cores and job queue cores.
+/// An engine object with state that a forked child must not inherit: queue cores, job queue cores and pools.
 ///
 /// The three calls happen inside `pthread_atfork` handlers, in the order ``EngineFork`` gives them. `forkPrepare`
 /// takes the object's lock (so the child's copy is consistent), `forkParent` gives it back, and `forkChild` runs in
@@ -24,11 +24,11 @@ protocol EngineForkParticipant: AnyObject {
 
 /// The clean-child rule of the queue engine: after `fork()`, the child holds no work its parent accepted.
 ///
-/// Every queue core and job queue core registers here while it lives. The `pthread_atfork` handlers (installed once,
-/// when the first engine object is made) take the registry lock, every registered object's lock, the job graph's,
-/// the timer's and every live pool's (oldest first), in that order, so that nothing is half-changed at the fork. In the child they drop
-/// every pool's pending units, the timers, every queue's pending items and every job queue's jobs, then release the
-/// locks.
+/// Every queue core, job queue core and worker pool registers here while it lives. The `pthread_atfork` handlers
+/// (installed once, when the first engine object is made) take the registry lock, every queue's and job queue's
+/// lock, the job graph's, the timer's and every live pool's (oldest first), in that order, so that nothing is
+/// half-changed at the fork. In the child they drop every pool's pending units, the timers, every queue's pending
+/// items and every job queue's jobs, then release the locks.
 ///
 /// What is dropped is never released in the child: releasing a closure runs the deinitializers of the values it
 /// captured, which are the parent's (a buffered writer would flush twice). The memory stays allocated, as a copy of
@@ -43,14 +43,24 @@ protocol EngineForkParticipant: AnyObject {
 ///
 /// Lock order (the prepare handler's): registry, then queue cores newest first (a queue's target is older than the
 /// queue, and a queue may take its target's lock while holding its own), then job queue cores, then `JobGraph.lock`,
-/// the timer lock and the pools' engine locks, oldest pool first. The registry holds its objects weakly and a deinitializer never takes the
-/// registry lock (dead entries are swept when objects register), so a thread that frees a queue while holding one
-/// of those locks cannot deadlock with a fork; only creation takes the registry lock, and nothing is created under
-/// an engine lock.
+/// the timer lock and the pools' engine locks, oldest pool first. The registry holds its objects weakly and a
+/// deinitializer never takes the registry lock (dead entries are swept when objects register), so a thread that
+/// frees a queue while holding one of those locks cannot deadlock with a fork; only creation takes the registry
+/// lock, and nothing is created under an engine lock.
 enum EngineFork {
+    /// What a registered object is, which decides where its lock comes in the prepare handler's order.
+    enum Kind {
+        /// A queue core: locked first, newest first.
+        case queue
+        /// A job queue core: locked after the queues.
+        case jobQueue
+        /// A worker pool: locked last, after the job graph and the timer, oldest first.
+        case pool
+    }
+
     /// A registered object, held weakly: one that is being deinitialized reads as nil and is skipped.
     private struct Entry {
-        let isQueue: Bool
+        let kind: Kind
         weak var participant: (any EngineForkParticipant)?
     }
 
@@ -59,12 +69,10 @@ enum EngineFork {
     nonisolated(unsafe) private static var entries: [Entry] = []
     /// Guarded by `lock`: `entries.count` after the last sweep.
     nonisolated(unsafe) private static var sweptCount = 0
-    /// Guarded by `lock`: the worker pools, oldest first, held weakly (a stopped pool that nobody references goes).
-    nonisolated(unsafe) private static var pools: [WeakEngine] = []
-    /// Guarded by `lock` between prepare and parent/child: the live pools, oldest first, retained.
-    nonisolated(unsafe) private static var preparedPools: [Engine] = []
-    /// Guarded by `lock` between prepare and parent/child: the live objects in lock order, retained.
+    /// Guarded by `lock` between prepare and parent/child: the live queues and job queues in lock order, retained.
     nonisolated(unsafe) private static var prepared: [any EngineForkParticipant] = []
+    /// Guarded by `lock` between prepare and parent/child: the live pools, oldest first, retained.
+    nonisolated(unsafe) private static var preparedPools: [any EngineForkParticipant] = []
 
     /// The number of forks between the process's first ancestor that used Threading and this process (0 there).
     static let epoch = Atomic<UInt32>(0)
@@ -81,7 +89,7 @@ enum EngineFork {
             let message =
                 "Threading: pthread_atfork failed (\(errnoName(code))); a forked child may run work its parent "
                 + "accepted\n"
-            message.utf8CString.withUnsafeBufferPointer { bytes in _ = write(2, bytes.baseAddress, bytes.count - 1) }
+            writeStandardError(message)
         }
         return code == 0
     }()
@@ -89,27 +97,18 @@ enum EngineFork {
     /// Installs the handlers if no engine object did yet (the engine calls it when it starts).
     static func install() { _ = installed }
 
-    /// Registers `object` (at the end of its initializer; it stays registered until it is deinitialized).
-    /// `isQueue`: a queue core (locked before job queues).
+    /// Registers `object` (at the end of its initializer; it stays registered until it is deinitialized): queue
+    /// cores, job queue cores and worker pools, each of which takes part in every fork.
     ///
     /// - Complexity: Amortized O(1): dead entries are swept when the list has doubled since the last sweep.
-    static func register(_ object: some EngineForkParticipant, isQueue: Bool) {
+    static func register(_ object: some EngineForkParticipant, as kind: Kind) {
         _ = installed
         lock.lock()
         if entries.count >= 2 * sweptCount + 64 {
             entries.removeAll { $0.participant == nil }
             sweptCount = entries.count
         }
-        entries.append(Entry(isQueue: isQueue, participant: object))
-        lock.unlock()
-    }
-
-    /// Registers a worker pool (from its initializer): every live pool takes part in every fork.
-    static func registerPool(_ engine: Engine) {
-        _ = installed
-        lock.lock()
-        pools.removeAll { $0.engine == nil }
-        pools.append(WeakEngine(engine: engine))
+        entries.append(Entry(kind: kind, participant: object))
         lock.unlock()
     }
 
@@ -120,25 +119,26 @@ enum EngineFork {
         return entries.compactMap { $0.participant as? any EnginePoolMember }
     }
 
-    private struct WeakEngine {
-        weak var engine: Engine?
-    }
-
     // MARK: The pthread_atfork handlers
 
     private static func prepare() {
         lock.lock()
         var queues: [any EngineForkParticipant] = []
         var jobQueues: [any EngineForkParticipant] = []
+        var pools: [any EngineForkParticipant] = []
         for entry in entries.reversed() {
             guard let participant = entry.participant else { continue }
-            if entry.isQueue { queues.append(participant) } else { jobQueues.append(participant) }
+            switch entry.kind {
+            case .queue: queues.append(participant)
+            case .jobQueue: jobQueues.append(participant)
+            case .pool: pools.append(participant)
+            }
         }
         prepared = queues + jobQueues
+        preparedPools = pools.reversed()
         for participant in prepared { participant.forkPrepare() }
         JobGraph.lock.lock()
         EngineTimer.shared.forkPrepare()
-        preparedPools = pools.compactMap(\.engine)
         for pool in preparedPools { pool.forkPrepare() }
     }
 

@@ -37,7 +37,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         self.isMain = isMain
         spareStorage.initialize(to: EngineRing())
         super.init(label: label, qos: qos, target: target, isMain: isMain, engine: engine)
-        EngineFork.register(self, isQueue: true)
+        EngineFork.register(self, as: .queue)
     }
 
     deinit {
