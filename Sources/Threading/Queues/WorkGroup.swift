@@ -17,7 +17,7 @@ public final class WorkGroup: @unchecked Sendable {
     private let count = EngineWord.allocate()
     private let lock = EngineLock()
     /// Guarded by `lock`.
-    private var notifications: [(QueueCore?, @Sendable () -> Void)] = []
+    private var notifications: [((any QueueCore)?, @Sendable () -> Void)] = []
     /// ``EngineFork/epoch`` when the count last left zero: a larger epoch now means the outstanding work was
     /// entered by a parent process before a `fork()`.
     private let enteredEpoch = Atomic<UInt32>(0)
@@ -43,7 +43,7 @@ public final class WorkGroup: @unchecked Sendable {
             threadingFatal("WorkGroup.leave() without a matching enter()")
         }
         count.subtract(1)
-        var fired: [(QueueCore?, @Sendable () -> Void)] = []
+        var fired: [((any QueueCore)?, @Sendable () -> Void)] = []
         if old == 1 {
             fired = notifications
             notifications = []
@@ -118,7 +118,7 @@ public final class WorkGroup: @unchecked Sendable {
         lock.unlock()
     }
 
-    private static func submit(_ core: QueueCore?, _ work: @escaping @Sendable () -> Void) {
+    private static func submit(_ core: (any QueueCore)?, _ work: @escaping @Sendable () -> Void) {
         if let core {
             core.enqueue(.task(work))
         } else {

@@ -25,7 +25,7 @@ public final class WorkItem: @unchecked Sendable {
     private var body: (@Sendable () -> Void)?
     private var state = State.pending
     private var cancelled = false
-    private var notifications: [(QueueCore, @Sendable () -> Void)] = []
+    private var notifications: [(any QueueCore, @Sendable () -> Void)] = []
     private var timer: EngineTimerEntry?
     /// ``EngineFork/epoch`` when the item was last submitted to a queue, or nil if it never was.
     private var submittedEpoch: UInt32?

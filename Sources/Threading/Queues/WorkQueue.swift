@@ -23,7 +23,7 @@ public protocol WorkQueue: AnyObject, Sendable {
 
 extension WorkQueue {
     /// The engine core behind a queue (traps for foreign conformers).
-    var engineCore: QueueCore {
+    var engineCore: any QueueCore {
         switch self {
         case let queue as SerialQueue: return queue.core
         case let queue as ConcurrentQueue: return queue.core
@@ -161,7 +161,7 @@ final class QueueSpecificBox<Value: Sendable>: Sendable {
 }
 
 /// Resolves an optional public target to its core.
-func engineTarget(_ target: (any WorkQueue)?) -> QueueCore? {
+func engineTarget(_ target: (any WorkQueue)?) -> (any QueueCore)? {
     target?.engineCore
 }
 

@@ -20,6 +20,18 @@ import Synchronization
 /// it stays `owned` + `draining` with its item parked in `drainingItem`, and the reader that leaves last (it
 /// decrements, then sees `draining`) pumps the queue, which starts the barrier under the queue lock.
 final class ConcurrentCore: QueueCore, @unchecked Sendable {
+    // The state every queue core holds (documented on ``QueueCore``).
+    let label: String
+    let qos: QoS
+    let target: (any QueueCore)?
+    let engine: Engine
+    let word = EngineWord.allocate()
+    let lock = EngineLock()
+    let itemsStorage = ConcurrentCore.allocateItemsStorage()
+    let suspendStorage = ConcurrentCore.allocateSuspendStorage()
+    /// Guarded by `lock`.
+    var specifics: [ObjectIdentifier: AnyObject] = [:]
+    let needsMainThread: Bool
     /// The maximum number of non-barrier items running at once.
     let width: UInt32
     /// The last async barrier started on the pool, which a `sync` caller may claim and run itself. Guarded by `lock`.
@@ -42,7 +54,12 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
     /// `UInt32`s per stripe: one 64-byte cache line each.
     static let stripeStride = 16
 
-    init(label: String, qos: QoS, target: QueueCore?, width: Int, engine: Engine) {
+    init(label: String, qos: QoS, target: (any QueueCore)?, width: Int, engine: Engine) {
+        self.label = label
+        self.qos = qos
+        self.target = target
+        self.engine = target?.engine ?? engine
+        self.needsMainThread = target?.needsMainThread ?? false
         self.width = UInt32(clamping: Swift.min(width, 1 << 23))
         pendingStorage.initialize(to: nil)
         drainingStorage.initialize(to: nil)
@@ -62,11 +79,11 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
             stripes = nil
             stripeMask = 0
         }
-        super.init(label: label, qos: qos, target: target, isMain: false, engine: engine)
         EngineFork.register(self, as: .queue)
     }
 
     deinit {
+        deallocateCoreStorage()
         pendingStorage.deinitialize(count: 1)
         pendingStorage.deallocate()
         drainingStorage.deinitialize(count: 1)
@@ -77,12 +94,12 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         }
     }
 
-    override var isSerial: Bool { false }
+    var isSerial: Bool { false }
 
     /// A forked child: the parent's started barrier and the barrier waiting for readers are abandoned (never run,
     /// never released), and the readers of the parent's threads are gone, unless the forking thread itself reads
     /// (then the stripes stay as they were: see the fork rules in the Misuse article).
-    override func resetForChild(heldByForkingThread held: Bool) {
+    func resetForChild(heldByForkingThread held: Bool) {
         pendingStorage.initialize(to: nil)
         drainingStorage.initialize(to: nil)
         if let stripes, !held {
@@ -170,7 +187,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
 
     // MARK: Sync
 
-    override func acquireSync(_ context: EngineContext, barrier: Bool, requestedOn: QueueCore) {
+    func acquireSync(_ context: EngineContext, barrier: Bool, requestedOn: any QueueCore) {
         if barrier ? tryBarrierFast() : tryReadFast() { return }
         if checkDeadlock(context, requested: requestedOn, barrier: barrier) != nil {
             // A reader nested in a reader of the same queue: join at once (waiting behind a pending barrier
@@ -196,13 +213,13 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         context.waitGranted()
     }
 
-    override func releaseSync(barrier: Bool) {
+    func releaseSync(barrier: Bool) {
         if barrier { releaseBarrier() } else { releaseRead() }
     }
 
     // MARK: Async
 
-    override func enqueue(_ item: QueueItem) {
+    func enqueue(_ item: QueueItem) {
         if !item.isBarrier && tryReadFast() {
             start(item, barrier: false, locked: false)
             return
@@ -214,7 +231,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         lock.unlock()
     }
 
-    override func didResume() {
+    func didResume() {
         pump()
     }
 

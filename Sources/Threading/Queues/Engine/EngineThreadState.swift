@@ -8,8 +8,9 @@ import Synchronization
 ///
 /// `exclusive` is true for a serial queue or a barrier (nobody else may run on that queue meanwhile); `entry` is
 /// true for the queue a closure was submitted to (false for target queues acquired on its behalf).
+/// `queue` is not retained: the thread holds the queue (it runs its work) for as long as the frame is on its stack.
 struct EngineFrame {
-    var queue: Unmanaged<QueueCore>
+    unowned(unsafe) var queue: any QueueCore
     var exclusive: Bool
     var entry: Bool
 }
@@ -118,10 +119,10 @@ enum EngineThread {
 
 extension UnsafeMutablePointer where Pointee == EngineThreadState {
     @inline(__always)
-    func push(_ queue: QueueCore, exclusive: Bool, entry: Bool) {
+    func push(_ queue: any QueueCore, exclusive: Bool, entry: Bool) {
         if pointee.depth == pointee.capacity { grow() }
         (pointee.frames + pointee.depth).initialize(
-            to: EngineFrame(queue: Unmanaged.passUnretained(queue), exclusive: exclusive, entry: entry)
+            to: EngineFrame(queue: queue, exclusive: exclusive, entry: entry)
         )
         pointee.depth += 1
     }
@@ -142,22 +143,22 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
     }
 
     /// The innermost queue a running closure was submitted to, or nil outside any queue.
-    var currentQueue: QueueCore? {
+    var currentQueue: (any QueueCore)? {
         var index = pointee.depth - 1
         while index >= 0 {
             let frame = pointee.frames[index]
-            if frame.entry { return frame.queue.takeUnretainedValue() }
+            if frame.entry { return frame.queue }
             index -= 1
         }
         return nil
     }
 
     /// The frame holding `queue`, innermost first, or nil.
-    func frame(holding queue: QueueCore) -> EngineFrame? {
+    func frame(holding queue: any QueueCore) -> EngineFrame? {
         var index = pointee.depth - 1
         while index >= 0 {
             let frame = pointee.frames[index]
-            if frame.queue.toOpaque() == Unmanaged.passUnretained(queue).toOpaque() { return frame }
+            if frame.queue === queue { return frame }
             index -= 1
         }
         return nil
@@ -168,7 +169,7 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
         var labels: [String] = []
         for index in 0..<pointee.depth {
             let frame = pointee.frames[index]
-            let core = frame.queue.takeUnretainedValue()
+            let core = frame.queue
             labels.append("'\(core.label)'" + (frame.entry ? "" : " (as target)"))
         }
         return labels.isEmpty ? "(none)" : labels.joined(separator: " -> ")

@@ -32,55 +32,75 @@ enum QueueItem {
 }
 
 /// The engine's side of a queue: label, QoS, target, a futex-able state word, a lock for the pending items, and
-/// the queue-specific values. Subclassed by ``SerialCore`` (also the main queue) and ``ConcurrentCore``.
+/// the queue-specific values. Adopted by ``SerialCore`` (also the main queue) and ``ConcurrentCore``, which hold
+/// that state and implement the scheduling (`enqueue`, `acquireSync`, `releaseSync`, `didResume`,
+/// `resetForChild`); everything shared (suspension, `fork()`, the slow `sync`, specifics, deadlock checks) is in
+/// the extension below.
 ///
 /// Lifetime: the public queue object holds its core; every scheduled unit holds it too, so a queue released with
-/// pending work stays alive until that work ran. `@unchecked Sendable`: mutable state is guarded by `lock` or is
-/// the atomic `word`.
-class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
-    let label: String
-    let qos: QoS
-    let target: QueueCore?
+/// pending work stays alive until that work ran. `Sendable`: each adopter is `@unchecked Sendable` because its
+/// mutable state is guarded by `lock` or is the atomic `word`.
+protocol QueueCore: AnyObject, Sendable, EngineForkParticipant, EnginePoolMember {
+    /// The queue's label (diagnostics, thread names).
+    var label: String { get }
+    /// The queue's QoS.
+    var qos: QoS { get }
+    /// The queue this one targets, or nil.
+    var target: (any QueueCore)? { get }
     /// The pool that runs this queue's work (its target's, when it has one).
-    let engine: Engine
-    let word = EngineWord.allocate()
-    let lock = EngineLock()
-    /// Pending items and the suspend count live in fixed heap storage reached through addressors: plain class
-    /// stored properties would pay Swift's dynamic exclusivity checks (`swift_beginAccess`, a TLS lookup) on every
-    /// enqueue and dequeue. Guarded by `lock`.
-    private let itemsStorage = UnsafeMutablePointer<EngineRing<QueueItem>>.allocate(capacity: 1)
-    private let suspendStorage = UnsafeMutablePointer<Int>.allocate(capacity: 1)
-
-    /// Pending items. Guarded by `lock`.
-    final var items: EngineRing<QueueItem> {
-        unsafeAddress { UnsafePointer(itemsStorage) }
-        unsafeMutableAddress { itemsStorage }
-    }
-
-    /// How many `suspend()` calls are not yet balanced by `resume()`. Guarded by `lock`.
-    final var suspendCount: Int {
-        unsafeAddress { UnsafePointer(suspendStorage) }
-        unsafeMutableAddress { suspendStorage }
-    }
-
-    /// Guarded by `lock`.
-    var specifics: [ObjectIdentifier: AnyObject] = [:]
+    var engine: Engine { get }
+    /// The state word (``QueueState`` bits).
+    var word: EngineWord { get }
+    /// Guards the pending items, the suspend count and the specifics.
+    var lock: EngineLock { get }
+    /// Fixed heap storage of the pending items (see ``items``); the adopter allocates it with
+    /// ``allocateItemsStorage()`` and frees it with ``deallocateCoreStorage()``.
+    var itemsStorage: UnsafeMutablePointer<EngineRing<QueueItem>> { get }
+    /// Fixed heap storage of the suspend count (see ``suspendCount``), allocated with
+    /// ``allocateSuspendStorage()``.
+    var suspendStorage: UnsafeMutablePointer<Int> { get }
+    /// Queue-specific values. Guarded by `lock`.
+    var specifics: [ObjectIdentifier: AnyObject] { get set }
     /// Whether running this queue's work needs the main thread (it is the main queue or targets it).
-    let needsMainThread: Bool
-    /// Lane of the shared pool (the root queue's QoS when there is a target).
-    var lane: Int { qos.rawValue }
+    var needsMainThread: Bool { get }
+    /// Whether the queue runs one item at a time (a serial queue, the main queue).
+    var isSerial: Bool { get }
 
-    init(label: String, qos: QoS, target: QueueCore?, isMain: Bool, engine: Engine) {
-        itemsStorage.initialize(to: EngineRing())
-        suspendStorage.initialize(to: 0)
-        self.label = label
-        self.qos = qos
-        self.target = target
-        self.engine = target?.engine ?? engine
-        self.needsMainThread = isMain || (target?.needsMainThread ?? false)
+    /// Queues an item (async work, a sync waiter) and schedules the queue if needed.
+    func enqueue(_ item: QueueItem)
+
+    /// Acquires the queue for a synchronous closure on the calling thread (blocking until granted).
+    func acquireSync(_ context: EngineContext, barrier: Bool, requestedOn: any QueueCore)
+
+    /// Releases what `acquireSync` took.
+    func releaseSync(barrier: Bool)
+
+    /// Restarts the queue after its last suspension was lifted (queue lock not held).
+    func didResume()
+
+    /// The adopter's part of ``forkChild(_:)`` (queue lock held, one thread).
+    func resetForChild(heldByForkingThread held: Bool)
+}
+
+extension QueueCore {
+    /// Pending items and the suspend count live in fixed heap storage reached through addressors: class stored
+    /// properties would pay Swift's dynamic exclusivity checks (`swift_beginAccess`, a TLS lookup) on every
+    /// enqueue and dequeue.
+    static func allocateItemsStorage() -> UnsafeMutablePointer<EngineRing<QueueItem>> {
+        let storage = UnsafeMutablePointer<EngineRing<QueueItem>>.allocate(capacity: 1)
+        storage.initialize(to: EngineRing())
+        return storage
     }
 
-    deinit {
+    /// The suspend count's storage, initialized to 0 (see ``allocateItemsStorage()``).
+    static func allocateSuspendStorage() -> UnsafeMutablePointer<Int> {
+        let storage = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        storage.initialize(to: 0)
+        return storage
+    }
+
+    /// Frees the state word and the storage of the items and the suspend count; the adopter's `deinit` calls it.
+    func deallocateCoreStorage() {
         word.deallocate()
         itemsStorage.pointee.release()
         itemsStorage.deinitialize(count: 1)
@@ -88,10 +108,23 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
         suspendStorage.deallocate()
     }
 
-    var isSerial: Bool { true }
+    /// Pending items. Guarded by `lock`.
+    var items: EngineRing<QueueItem> {
+        unsafeAddress { UnsafePointer(itemsStorage) }
+        unsafeMutableAddress { itemsStorage }
+    }
+
+    /// How many `suspend()` calls are not yet balanced by `resume()`. Guarded by `lock`.
+    var suspendCount: Int {
+        unsafeAddress { UnsafePointer(suspendStorage) }
+        unsafeMutableAddress { suspendStorage }
+    }
+
+    /// Lane of the shared pool (the root queue's QoS when there is a target).
+    var lane: Int { qos.rawValue }
 
     /// Tasks queued here and not started (a child queue's drain is counted in the child).
-    final var pendingTaskCount: Int {
+    var pendingTaskCount: Int {
         lock.withLock {
             var count = 0
             for index in 0..<items.count {
@@ -107,7 +140,7 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
     /// Queues a timer's or `asyncAfter`'s firing (on the timer thread). Once the pool was shut down it is not
     /// queued: delayed work whose deadline had not passed at shutdown never runs (counted in the pool's
     /// statistics, see <doc:Pools>).
-    final func enqueueFiring(_ item: QueueItem) {
+    func enqueueFiring(_ item: QueueItem) {
         if engine.isShutDown {
             engine.countCancelledFiring()
             return
@@ -116,24 +149,13 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
     }
 
     /// Queues a task the user submits (`async`, a timer's firing): traps when the queue's pool was shut down.
-    final func submit(_ item: QueueItem, _ operation: @autoclosure () -> String) {
+    func submit(_ item: QueueItem, _ operation: @autoclosure () -> String) {
         engine.requireAccepting("\(operation()) on queue '\(label)'")
         enqueue(item)
     }
 
-    // MARK: Subclass interface
-
-    /// Queues an item (async work, a sync waiter) and schedules the queue if needed.
-    func enqueue(_ item: QueueItem) { fatalError("abstract") }
-
-    /// Acquires the queue for a synchronous closure on the calling thread (blocking until granted).
-    func acquireSync(_ context: EngineContext, barrier: Bool, requestedOn: QueueCore) { fatalError("abstract") }
-
-    /// Releases what `acquireSync` took.
-    func releaseSync(barrier: Bool) { fatalError("abstract") }
-
     /// Suspends: no new work starts until a matching `resume`.
-    final func suspend() {
+    func suspend() {
         lock.lock()
         suspendCount += 1
         if suspendCount == 1 { word.bitOr(QueueState.suspended) }
@@ -141,7 +163,7 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
     }
 
     /// Resumes; traps on over-resume.
-    final func resume() {
+    func resume() {
         lock.lock()
         guard suspendCount > 0 else {
             lock.unlock()
@@ -154,21 +176,19 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
         if restart { didResume() }
     }
 
-    func didResume() {}
-
     // MARK: fork()
 
     /// `fork()` prepare handler (see ``EngineFork``): holds the queue lock across the fork.
-    final func forkPrepare() { lock.lock() }
+    func forkPrepare() { lock.lock() }
 
     /// `fork()` handler in the parent.
-    final func forkParent() { lock.unlock() }
+    func forkParent() { lock.unlock() }
 
     /// `fork()` handler in the child (one thread; the queue lock held by `forkPrepare`): drops the items the parent
     /// queued (abandoned, never released) and the claims of the parent's dead threads on the queue, so the queue
     /// is idle and usable. A suspension stays (it is the user's). Kept only when the forking thread itself is
     /// running the queue (it goes on and releases it): its drain lock, barrier or reader counts.
-    final func forkChild(_ forking: EngineContext) {
+    func forkChild(_ forking: EngineContext) {
         let held = forking.frame(holding: self) != nil
         items.abandon()
         var kept: UInt32 = suspendCount > 0 ? QueueState.suspended : 0
@@ -181,12 +201,9 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
         lock.unlock()
     }
 
-    /// The subclass's part of ``forkChild(_:)`` (queue lock held, one thread).
-    func resetForChild(heldByForkingThread held: Bool) {}
-
     /// Lifts every outstanding `suspend()` because the queue's last public handle is gone: nobody can call
     /// `resume()` any more, so the held work (and any child queue targeting this one) would otherwise never run.
-    final func releaseSuspension() {
+    func releaseSuspension() {
         lock.lock()
         let restart = suspendCount > 0
         if restart {
@@ -201,7 +218,7 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
 
     /// Runs a dequeued item on the calling thread (never a sync waiter).
     @inline(__always)
-    final func execute(_ item: QueueItem, _ context: EngineContext) {
+    func execute(_ item: QueueItem, _ context: EngineContext) {
         switch item {
         case .task(let body), .barrier(let body):
             body()
@@ -217,7 +234,7 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
     // MARK: Sync
 
     /// The slow `sync`: acquires this queue and its target chain (diagnosing deadlocks), runs `body` inline, releases.
-    final func syncSlow<R>(_ context: EngineContext, barrier: Bool, _ body: () throws -> R) rethrows -> R {
+    func syncSlow<R>(_ context: EngineContext, barrier: Bool, _ body: () throws -> R) rethrows -> R {
         if needsMainThread && !context.pointee.isMainThread {
             return try relaySync(context, barrier: barrier, body, rescue: { throw $0 })
         }
@@ -244,7 +261,7 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
             var remaining = acquired
             while remaining > 0 {
                 remaining -= 1
-                var level: QueueCore = self
+                var level: any QueueCore = self
                 for _ in 0..<remaining { level = level.target! }
                 context.pop()
                 level.releaseSync(barrier: remaining == 0 ? barrier : false)
@@ -254,7 +271,7 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
     }
 
     /// `sync` by handing the closure to the queue and waiting (for queues whose work must run on the main thread).
-    final func relaySync<R>(
+    func relaySync<R>(
         _ context: EngineContext,
         barrier: Bool,
         _ body: () throws -> R,
@@ -266,7 +283,7 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
         }
     }
 
-    private final func relayAndWait<R>(
+    private func relayAndWait<R>(
         _ context: EngineContext,
         barrier: Bool,
         _ body: () throws -> R,
@@ -299,20 +316,20 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
 
     // MARK: Specifics
 
-    final func setSpecific(_ key: ObjectIdentifier, _ value: AnyObject?) {
+    func setSpecific(_ key: ObjectIdentifier, _ value: AnyObject?) {
         lock.lock()
         let old = value == nil ? specifics.removeValue(forKey: key) : specifics.updateValue(value!, forKey: key)
         lock.unlock()
         _ = old  // released here, outside the lock
     }
 
-    final func getSpecific(_ key: ObjectIdentifier) -> AnyObject? {
+    func getSpecific(_ key: ObjectIdentifier) -> AnyObject? {
         lock.withLock { specifics[key] }
     }
 
     /// Looks `key` up on this queue, then through its target chain.
-    final func lookupSpecific(_ key: ObjectIdentifier) -> AnyObject? {
-        var level: QueueCore? = self
+    func lookupSpecific(_ key: ObjectIdentifier) -> AnyObject? {
+        var level: (any QueueCore)? = self
         while let current = level {
             if let value = current.getSpecific(key) { return value }
             level = current.target
@@ -321,7 +338,7 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
     }
 
     /// Whether the calling thread's current queue is this queue or has it in its target chain.
-    final var isCurrent: Bool {
+    var isCurrent: Bool {
         var level = EngineThread.current.currentQueue
         while let current = level {
             if current === self { return true }
@@ -331,7 +348,7 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
     }
 
     /// Before blocking for `requested` (reached through this queue), traps if the calling thread already holds it.
-    final func checkDeadlock(_ context: EngineContext, requested: QueueCore, barrier: Bool) -> EngineFrame? {
+    func checkDeadlock(_ context: EngineContext, requested: any QueueCore, barrier: Bool) -> EngineFrame? {
         guard let frame = context.frame(holding: self) else { return nil }
         if isSerial || barrier || frame.exclusive {
             diagnoseDeadlock(self, requested: requested, frame: frame, barrier: barrier, context)
@@ -365,8 +382,8 @@ enum QueueState {
 
 /// Prints a deadlock diagnosis to stderr and stops the program.
 func diagnoseDeadlock(
-    _ held: QueueCore,
-    requested: QueueCore,
+    _ held: any QueueCore,
+    requested: any QueueCore,
     frame: EngineFrame,
     barrier: Bool,
     _ context: EngineContext

@@ -16,6 +16,18 @@ import CThreading
 /// Releasing with items pending hands the lock on: to a sync waiter at the head directly, else to a drain on the
 /// pool (or on the target queue, or the main thread for the main queue).
 final class SerialCore: QueueCore, @unchecked Sendable {
+    // The state every queue core holds (documented on ``QueueCore``).
+    let label: String
+    let qos: QoS
+    let target: (any QueueCore)?
+    let engine: Engine
+    let word = EngineWord.allocate()
+    let lock = EngineLock()
+    let itemsStorage = SerialCore.allocateItemsStorage()
+    let suspendStorage = SerialCore.allocateSuspendStorage()
+    /// Guarded by `lock`.
+    var specifics: [ObjectIdentifier: AnyObject] = [:]
+    let needsMainThread: Bool
     let isMain: Bool
     /// 1 while a drain sits on the pool unstarted: the worker that runs it, or a `sync` waiter that would wait for
     /// it, claims it by exchanging 1 for 0 — exactly one of them drains.
@@ -33,14 +45,19 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     /// The most items one drain takes from the queue per lock round trip.
     static let maxBatch = 256
 
-    init(label: String, qos: QoS, target: QueueCore?, main isMain: Bool = false, engine: Engine = .shared) {
+    init(label: String, qos: QoS, target: (any QueueCore)?, main isMain: Bool = false, engine: Engine = .shared) {
+        self.label = label
+        self.qos = qos
+        self.target = target
+        self.engine = target?.engine ?? engine
+        self.needsMainThread = isMain || (target?.needsMainThread ?? false)
         self.isMain = isMain
         spareStorage.initialize(to: EngineRing())
-        super.init(label: label, qos: qos, target: target, isMain: isMain, engine: engine)
         EngineFork.register(self, as: .queue)
     }
 
     deinit {
+        deallocateCoreStorage()
         drainClaim.deallocate()
         spareStorage.pointee.release()
         spareStorage.deinitialize(count: 1)
@@ -49,10 +66,12 @@ final class SerialCore: QueueCore, @unchecked Sendable {
 
     /// A forked child: no drain of the parent's is pending, and the batch a drainer had taken is the parent's (the
     /// forking thread's own drain, if it was draining, finds it empty and stops after its current item).
-    override func resetForChild(heldByForkingThread held: Bool) {
+    func resetForChild(heldByForkingThread held: Bool) {
         drainClaim.storeRelaxed(0)
         spare.abandon()
     }
+
+    var isSerial: Bool { true }
 
     // MARK: Fast paths
 
@@ -68,7 +87,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
 
     // MARK: Acquire
 
-    override func acquireSync(_ context: EngineContext, barrier: Bool, requestedOn: QueueCore) {
+    func acquireSync(_ context: EngineContext, barrier: Bool, requestedOn: any QueueCore) {
         if tryAcquireFast() { return }
         _ = checkDeadlock(context, requested: requestedOn, barrier: barrier)
         var parkedBefore = false
@@ -139,7 +158,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         context.waitGranted()
     }
 
-    override func releaseSync(barrier: Bool) {
+    func releaseSync(barrier: Bool) {
         releaseFast()
     }
 
@@ -179,7 +198,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
 
     // MARK: Async
 
-    override func enqueue(_ item: QueueItem) {
+    func enqueue(_ item: QueueItem) {
         lock.lock()
         items.append(item)
         var schedule = false
@@ -212,7 +231,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         if drainClaim.compareExchange(1, 0).exchanged { drain(context) }
     }
 
-    override func didResume() {
+    func didResume() {
         var schedule = false
         while true {
             let state = word.load()
