@@ -3,6 +3,7 @@
 
 import Dispatch
 import Glibc
+import NIOPosix
 import Threading
 
 /// The `pools` and `blocking` families (issue 13): the cost of a pool's whole life, and blocking work on a blocking pool. Each
@@ -15,13 +16,14 @@ public enum Pools {
         Threads.Entry(PosixThreadSpawner.self),
     ]
 
-    /// Blocking batches (`bench blocking`): ours, then the peer.
+    /// Blocking batches (`bench blocking`): ours, then the peers (NIO's thread pool of the same size, Dispatch).
     public static let blockingCatalog: [Threads.Entry] = [
-        Threads.Entry(BlockingPoolBatch.self), Threads.Entry(DispatchBlockingBatch.self),
+        Threads.Entry(BlockingPoolBatch.self), Threads.Entry(NIOThreadPoolBatch.self),
+        Threads.Entry(DispatchBlockingBatch.self),
     ]
 
     /// Tasks in one blocking batch, and how long each blocks.
-    static let batchTasks = 256
+    public static let batchTasks = 10_000
     static let blockMicroseconds: UInt32 = 1_000
     /// Threads of the blocking pool (the batch's parallelism).
     static let blockingThreads = 64
@@ -52,10 +54,10 @@ enum DispatchQueueLife: ThreadSpawner {
     }
 }
 
-/// Ours: 256 tasks that each block 1 ms (`usleep`), on a 64-thread blocking `WorkerPool`; one operation is the
+/// Ours: 10,000 tasks that each block 1 ms (`usleep`), on a 64-thread blocking `WorkerPool`; one operation is the
 /// whole batch.
 enum BlockingPoolBatch: ThreadSpawner {
-    static let name = "WorkerPool(.blocking, 64) 256 x 1 ms", id = "blocking-pool", kind = StrategyKind.ours
+    static let name = "WorkerPool(.blocking, 64) 10,000 x 1 ms", id = "blocking-pool", kind = StrategyKind.ours
     static let pool = WorkerPool(label: "bench.blocking", threads: Pools.blockingThreads, kind: .blocking)
     static let queue = ConcurrentQueue(label: "bench.blocking.q", pool: pool)
 
@@ -68,9 +70,32 @@ enum BlockingPoolBatch: ThreadSpawner {
     }
 }
 
+/// Peer: the same batch on swift-nio's `NIOThreadPool` with the same thread count (started once, like ours), each
+/// task leaving a `DispatchGroup`.
+enum NIOThreadPoolBatch: ThreadSpawner {
+    static let name = "NIOThreadPool(64) 10,000 x 1 ms", id = "nio-threadpool", kind = StrategyKind.peer
+    static let pool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: Pools.blockingThreads)
+        pool.start()
+        return pool
+    }()
+
+    static func spawnAndJoin(_ value: Int) -> Int {
+        let group = DispatchGroup()
+        for _ in 0..<Pools.batchTasks {
+            group.enter()
+            pool.submit { _ in
+                usleep(Pools.blockMicroseconds)
+                group.leave()
+            }
+        }
+        return group.wait(timeout: .now() + 60) == .success ? value &+ 1 : -1
+    }
+}
+
 /// Peer: the same batch on Dispatch's global concurrent queue (which adds threads for blocked work on its own).
 enum DispatchBlockingBatch: ThreadSpawner {
-    static let name = "Dispatch global 256 x 1 ms", id = "dispatch-blocking", kind = StrategyKind.peer
+    static let name = "Dispatch global 10,000 x 1 ms", id = "dispatch-blocking", kind = StrategyKind.peer
     static func spawnAndJoin(_ value: Int) -> Int {
         let group = DispatchGroup()
         for _ in 0..<Pools.batchTasks {

@@ -41,6 +41,8 @@ public struct BenchCase: Sendable {
     public var run: @Sendable (_ threads: Int, _ seconds: Double) -> RunSample
     /// Child-process cases run once per cell, without warm-up or repeats.
     public var isolation: Isolation
+    /// Whether the cell reports the largest latency sample too (``CellResult/maxNs``).
+    public var reportsMaxLatency: Bool
 
     /// Creates a case.
     public init(
@@ -48,12 +50,14 @@ public struct BenchCase: Sendable {
         id: String,
         kind: StrategyKind,
         isolation: Isolation = .inProcess,
+        reportsMaxLatency: Bool = false,
         run: @escaping @Sendable (_ threads: Int, _ seconds: Double) -> RunSample
     ) {
         self.name = name
         self.id = id
         self.kind = kind
         self.isolation = isolation
+        self.reportsMaxLatency = reportsMaxLatency
         self.run = run
     }
 }
@@ -169,6 +173,7 @@ func makeCell(_ benchCase: BenchCase, threads: Int, samples: [RunSample]) -> Cel
         outcome: outcome,
         repeats: samples.map(\.operationsPerSecond)
     )
+    if benchCase.reportsMaxLatency && hasLatency { cell.maxNs = latency.max }
     if median.membarrierCallsPerSecond > 0 { cell.membarrierCallsPerSecond = median.membarrierCallsPerSecond }
     return cell
 }

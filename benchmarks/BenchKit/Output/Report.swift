@@ -37,6 +37,8 @@ public struct CellResult: Codable, Sendable, Equatable {
     public var census: ThreadCensus?
     /// `membarrier` calls per second by the locks of the process that ran the cell (median run); nil when none.
     public var membarrierCallsPerSecond: Double?
+    /// The largest latency sample over all repeats, nanoseconds; nil unless the study reports it (`bench timers`).
+    public var maxNs: UInt64?
 
     /// Creates a cell.
     public init(

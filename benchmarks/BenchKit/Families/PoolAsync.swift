@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import Dispatch
+import Synchronization
+import Threading
+
+/// A queue of a user-created pool as the `pool-async` family sees it.
+///
+/// `Sendable` because a queue is shared by its producers.
+public protocol BenchPoolQueue: AnyObject, Sendable {
+    /// Display name.
+    static var name: String { get }
+    /// Command-line identifier.
+    static var id: String { get }
+    /// Ours or peer.
+    static var kind: StrategyKind { get }
+    /// Creates the queue (and, for ours, the pool it runs on).
+    init()
+    /// Submits `work`.
+    func async(_ work: @escaping @Sendable () -> Void)
+    /// Returns once every task submitted before the call has run.
+    func drain()
+    /// Releases what `init` made (ours: shuts the pool down).
+    func close()
+}
+
+/// The `pool-async` family (issue 13): throughput of empty `async` tasks from T producers on a queue of a pool the
+/// user created (`WorkerPool(label:)`, sized by default from the effective CPUs), against Dispatch's queues. Each
+/// task only increments an atomic counter, which must equal the submissions after the drain.
+public enum PoolAsync {
+    /// A queue as the CLI sees it.
+    public struct Entry: Sendable {
+        /// Display name.
+        public var name: String
+        /// Command-line identifier.
+        public var id: String
+        /// Ours or peer.
+        public var kind: StrategyKind
+        /// One timed run of `async` submissions from `threads` producers, drained before the clock stops.
+        public var run: @Sendable (_ threads: Int, _ seconds: Double) -> RunSample
+
+        /// Wraps a queue type.
+        public init<Q: BenchPoolQueue>(_ type: Q.Type) {
+            name = Q.name
+            id = Q.id
+            kind = Q.kind
+            run = { threads, seconds in runWorkload(Q.self, threads: threads, seconds: seconds) }
+        }
+    }
+
+    /// Ours (a `ConcurrentQueue` and a `SerialQueue` on a user-created `WorkerPool`), then Dispatch's.
+    public static let catalog: [Entry] = [
+        Entry(PoolConcurrentQueue.self), Entry(PoolSerialQueue.self), Entry(DispatchConcurrentPoolQueue.self),
+        Entry(DispatchSerialPoolQueue.self),
+    ]
+
+    /// Each of ours with the Dispatch queue of the same shape, for the summary's ratios.
+    public static let pairs: [(ours: String, peer: String)] = [
+        ("pool-concurrent", "dispatch-concurrent"), ("pool-serial", "dispatch-serial"),
+    ]
+
+    /// One timed run: `threads` producers each submit empty tasks to one queue until the stop flag; the drain
+    /// counts in the elapsed time.
+    public static func runWorkload<Q: BenchPoolQueue>(_ type: Q.Type, threads: Int, seconds: Double) -> RunSample {
+        let queue = Q()
+        let counter = AtomicCounter()
+        let body: @Sendable (Int, StartGate) -> WorkerResult = { _, gate in
+            var result = WorkerResult()
+            var operations = 0
+            gate.arriveAndWait()
+            let cpuStart = threadCPUNanoseconds()
+            repeat {
+                for step in 0..<LatencySampler.interval {
+                    let started = step == 0 ? monotonicNanoseconds() : 0
+                    queue.async { counter.increment() }
+                    if step == 0 { _ = result.latency.record(monotonicNanoseconds() &- started) }
+                }
+                operations &+= LatencySampler.interval
+            } while !gate.isStopped
+            result.endNanoseconds = monotonicNanoseconds()
+            result.cpuNanoseconds = threadCPUNanoseconds() &- cpuStart
+            result.operations = operations
+            return result
+        }
+        var sample = runTimed(threads: threads, seconds: seconds, afterJoin: { queue.drain() }, body)
+        sample.badOperations += abs(counter.value - sample.operations)
+        queue.close()
+        return sample
+    }
+}
+
+/// A counter the tasks increment. `Sendable` because it is an `Atomic`.
+final class AtomicCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    @inline(__always) func increment() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .acquiring) }
+}
+
+/// Ours, what a user wanting task throughput writes: a `ConcurrentQueue` on a `WorkerPool` of their own
+/// (default size: the effective CPUs), drained with a barrier `sync`. `Sendable` because both are.
+final class PoolConcurrentQueue: BenchPoolQueue, Sendable {
+    static let name = "ConcurrentQueue(pool:)", id = "pool-concurrent", kind = StrategyKind.ours
+    private let pool = WorkerPool(label: "bench.async")
+    private let queue: ConcurrentQueue
+    init() { queue = ConcurrentQueue(label: "bench.async.concurrent", pool: pool) }
+    @inline(__always) func async(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
+    func drain() { queue.sync(flags: .barrier) {} }
+    func close() { pool.shutdown() }
+}
+
+/// Ours, in order: a `SerialQueue` on a `WorkerPool` of the user's own. `Sendable` because both are.
+final class PoolSerialQueue: BenchPoolQueue, Sendable {
+    static let name = "SerialQueue(pool:)", id = "pool-serial", kind = StrategyKind.ours
+    private let pool = WorkerPool(label: "bench.async")
+    private let queue: SerialQueue
+    init() { queue = SerialQueue(label: "bench.async.serial", pool: pool) }
+    @inline(__always) func async(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
+    func drain() { queue.sync {} }
+    func close() { pool.shutdown() }
+}
+
+/// Peer: a concurrent `DispatchQueue` (Dispatch has no pools a user creates: its queues share the global pool),
+/// drained with a barrier `sync`. `Sendable` because `DispatchQueue` is.
+final class DispatchConcurrentPoolQueue: BenchPoolQueue, Sendable {
+    static let name = "DispatchQueue (concurrent)", id = "dispatch-concurrent", kind = StrategyKind.peer
+    private let queue = DispatchQueue(label: "bench.async.dispatch.concurrent", attributes: .concurrent)
+    init() {}
+    @inline(__always) func async(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
+    func drain() { queue.sync(flags: .barrier) {} }
+    func close() {}
+}
+
+/// Peer: a serial `DispatchQueue`. `Sendable` because `DispatchQueue` is.
+final class DispatchSerialPoolQueue: BenchPoolQueue, Sendable {
+    static let name = "DispatchQueue (serial)", id = "dispatch-serial", kind = StrategyKind.peer
+    private let queue = DispatchQueue(label: "bench.async.dispatch.serial")
+    init() {}
+    @inline(__always) func async(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
+    func drain() { queue.sync {} }
+    func close() {}
+}
