@@ -9,8 +9,8 @@ import Threading
 /// The `timers` family (issue 13, point 5): how late a repeating timer's handler runs while a CPU pool is
 /// saturated. A 5 ms repeating timer runs on a serial queue; meanwhile 4 chains per CPU of CPU-bound tasks (each
 /// spins 200 us, then submits the next) keep every thread of a pool busy with more work queued behind. One operation
-/// is one firing; its latency is its lateness: when the handler ran, minus the deadline it fired for (see
-/// ``LatenessRecorder``). The timer is cancelled and the chains stopped before the run's pools are shut down.
+/// is one deadline of the timer; its latency is its lateness: the handler's first run at or after it, minus the
+/// deadline (see ``LatenessRecorder``). The timer is cancelled and the chains stopped before the run's pools are shut down.
 public enum TimerLateness {
     /// A case as the CLI sees it.
     public struct Entry: Sendable {
@@ -130,13 +130,14 @@ public enum TimerLateness {
     }
 }
 
-/// The time each firing's handler ran, and from them each firing's lateness.
+/// The time each firing's handler ran, and from them the lateness of each of the timer's deadlines.
 ///
-/// The handler only records when it ran; ``result()`` matches the runs to the timer's deadlines
-/// (`first + k × interval`) afterwards: in order, each run to the latest deadline that had passed when it ran and
-/// is earlier than the next run's. Runs queued behind a busy queue then each count their full delay, and deadlines
-/// the timer skipped (coalesced) are skipped; where the matching is ambiguous it picks the later deadline, so the
-/// figure is a lower bound of the lateness.
+/// The handler only records when it ran; ``result()`` then takes every deadline of the timer
+/// (`first + k × interval`) up to the last run, and its lateness: the first run at or after it, minus the deadline.
+/// That is how long the timer's work was overdue, whatever coalesced the firings (our timer thread coalesces
+/// deadlines it missed itself, a `DispatchSourceTimer` merges firings its queue has not run yet), so the two
+/// compare. `first` is taken just before the timer is created, so each figure may include the creation's few
+/// microseconds.
 ///
 /// `@unchecked Sendable`: `times` is written by the handler only, which runs on one serial queue; `begin` runs
 /// before the timer starts and `result` after it stopped (its queue drained).
@@ -155,18 +156,19 @@ final class LatenessRecorder: @unchecked Sendable {
     /// Records one firing.
     func fired() { times.append(monotonicNanoseconds()) }
 
-    /// The firings and their lateness.
+    /// One operation per deadline up to the last run, its latency the deadline's lateness.
     func result() -> WorkerResult {
         var result = WorkerResult()
-        result.operations = times.count
-        result.endNanoseconds = times.last ?? 0
-        var limit = Int.max
-        for time in times.reversed() {
-            let passed = time >= first ? Int((time - first) / interval) : -1
-            let index = min(passed, limit - 1)
-            _ = result.latency.record(index >= 0 ? time - (first + UInt64(index) * interval) : 0)
-            limit = index
+        guard let last = times.last, last >= first else { return result }
+        var run = 0
+        var deadline = first
+        while deadline <= last {
+            while times[run] < deadline { run += 1 }
+            _ = result.latency.record(times[run] - deadline)
+            result.operations += 1
+            deadline &+= interval
         }
+        result.endNanoseconds = last
         return result
     }
 }
