@@ -359,7 +359,9 @@ public struct TimersCommand: ParsableCommand {
             name: \.name,
             kind: \.kind
         )
-        let operation = "one firing of a 5 ms repeating timer; latency = lateness (ran minus due)"
+        let operation =
+            "one deadline of a 5 ms repeating timer; latency = its lateness (the first handler run at or "
+            + "after it, minus the deadline)"
         if common.list {
             print(listing(entries.map { ($0.id, $0.name, $0.kind, operation) }))
             return
