@@ -39,9 +39,6 @@ public enum KVServer {
         },
     ]
 
-    /// Bytes of a request: key, value (little-endian `UInt64`s).
-    static let requestBytes = 16
-
     /// One timed run: makes the connections, starts a handler per connection, runs the clients for `seconds`, then
     /// closes the client ends (each handler sees end-of-file and returns) and waits for the handlers.
     public static func run<S: KVServerRunner>(connections: Int, seconds: Double, server: S) -> RunSample {
