@@ -221,6 +221,8 @@ int cthr_rcu_barrier(void) {
 
 int cthr_rcu_uses_membarrier(void) { return urcu_memb_has_sys_membarrier ? 1 : 0; }
 
+// A plain pthread mutex, not `cthr_lock_t`: it is locked before fork() and re-made in the child, whose thread has
+// another kernel thread id than the one a `cthr_lock_t` word would name as its owner.
 pthread_mutex_t cthr_rcu_fork_mutex = PTHREAD_MUTEX_INITIALIZER;
 long cthr_rcu_requeued;
 
@@ -247,22 +249,14 @@ void cthr_rcu_after_fork_child(void) {
 
 struct cthr_rcu_cell {
     _Alignas(64) void *pointer;
-    _Alignas(64) pthread_mutex_t writer;
+    _Alignas(64) cthr_lock_t writer;
 };
 
 int cthr_rcu_cell_create(void *initial, cthr_rcu_cell_t **out) {
     if (out == NULL) return EINVAL;
     cthr_rcu_cell_t *cell = aligned_alloc(64, sizeof *cell);
     if (cell == NULL) return ENOMEM;
-    pthread_mutexattr_t attr;
-    int rc = pthread_mutexattr_init(&attr);
-    if (rc == 0) rc = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
-    if (rc == 0) rc = pthread_mutex_init(&cell->writer, &attr);
-    (void)pthread_mutexattr_destroy(&attr);
-    if (rc != 0) {
-        free(cell);
-        return rc;
-    }
+    (void)cthr_lock_init(&cell->writer);
     __atomic_store_n(&cell->pointer, initial, __ATOMIC_RELEASE);
     *out = cell;
     return 0;
@@ -271,7 +265,6 @@ int cthr_rcu_cell_create(void *initial, cthr_rcu_cell_t **out) {
 void *cthr_rcu_cell_destroy(cthr_rcu_cell_t *cell) {
     if (cell == NULL) return NULL;
     void *last = __atomic_load_n(&cell->pointer, __ATOMIC_ACQUIRE);
-    (void)pthread_mutex_destroy(&cell->writer);
     free(cell);
     return last;
 }
@@ -289,10 +282,10 @@ void *cthr_rcu_cell_exchange(cthr_rcu_cell_t *cell, void *value) {
 int cthr_rcu_cell_lock(cthr_rcu_cell_t *cell) {
     if (__builtin_expect(cell == NULL, 0)) return EINVAL;
     CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
-    return pthread_mutex_lock(&cell->writer);
+    return cthr_rcu_writer_lock(&cell->writer);
 }
 
 int cthr_rcu_cell_unlock(cthr_rcu_cell_t *cell) {
     if (__builtin_expect(cell == NULL, 0)) return EINVAL;
-    return pthread_mutex_unlock(&cell->writer);
+    return cthr_rcu_writer_unlock(&cell->writer);
 }

@@ -133,21 +133,11 @@ static const cthr_rcu_flat_array_t *enter(struct flat_map *map, struct flat_stri
 
 static inline void leave(struct flat_stripe *stripe) { __atomic_store_n(&stripe->active, 0, __ATOMIC_RELEASE); }
 
-// Takes `lock`: the inline fast path, then the slow one. Returns 0 or EDEADLK (the caller holds it).
-static inline int take(cthr_lock_t *lock) {
-    return cthr_lock_fast_lock(lock) ? 0 : cthr_lock_lock_slow(lock, UINT64_MAX);
-}
-
-// Releases `lock`. Returns 0 or EPERM (the caller does not hold it).
-static inline int release(cthr_lock_t *lock) {
-    return cthr_lock_fast_unlock(lock) ? 0 : cthr_lock_unlock_slow(lock);
-}
-
 // Replaces `seen` (unless another rebuild already did) with a new array holding the live keys, four slots per key,
 // and retires it. Called by a writer that may hold a stripe but is not inside `enter`. Returns 0, or ENOMEM when no
 // new array could be made, or none would help (at the size limit with no tombstone); nothing changes then.
 static int rebuild(struct flat_map *map, const cthr_rcu_flat_array_t *seen) {
-    (void)take(&map->rebuild_lock);
+    (void)cthr_rcu_writer_lock(&map->rebuild_lock);
     const cthr_rcu_flat_array_t *old = __atomic_load_n(&map->head.array, __ATOMIC_RELAXED);
     struct flat_array *retired = NULL;
     int rc = 0;
@@ -181,7 +171,7 @@ static int rebuild(struct flat_map *map, const cthr_rcu_flat_array_t *seen) {
         }
         __atomic_store_n(&map->rebuilding, 0, __ATOMIC_RELEASE);
     }
-    (void)release(&map->rebuild_lock);
+    (void)cthr_rcu_writer_unlock(&map->rebuild_lock);
     if (retired != NULL) {
         CTHR_TSAN_RELEASE(retired);
         (void)cthr_rcu_ensure_registered_inline();
@@ -250,7 +240,7 @@ static inline struct flat_stripe *key_stripe(struct flat_map *map, uint64_t key,
 static int lock_key(struct flat_map *map, uint64_t key, uint64_t *hash, struct flat_stripe **stripe) {
     CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     *stripe = key_stripe(map, key, hash);
-    return take(&(*stripe)->lock);
+    return cthr_rcu_writer_lock(&(*stripe)->lock);
 }
 
 int cthr_rcu_flat_lock(cthr_rcu_flat_t *map, uint64_t key) {
@@ -263,7 +253,7 @@ int cthr_rcu_flat_lock(cthr_rcu_flat_t *map, uint64_t key) {
 int cthr_rcu_flat_unlock(cthr_rcu_flat_t *map, uint64_t key) {
     if (map == NULL) return EINVAL;
     uint64_t hash;
-    return release(&key_stripe(impl(map), key, &hash)->lock);
+    return cthr_rcu_writer_unlock(&key_stripe(impl(map), key, &hash)->lock);
 }
 
 // Reserves a slot for a claim unless that would make more than `limit` slots used. Returns whether it did.
@@ -352,7 +342,7 @@ int cthr_rcu_flat_set(cthr_rcu_flat_t *map, uint64_t key, uint64_t value) {
     int rc = lock_key(impl(map), key, &hash, &stripe);
     if (rc != 0) return rc;
     rc = set_held(impl(map), stripe, key, hash, value);
-    (void)release(&stripe->lock);
+    (void)cthr_rcu_writer_unlock(&stripe->lock);
     return rc;
 }
 
@@ -363,6 +353,6 @@ int cthr_rcu_flat_remove(cthr_rcu_flat_t *map, uint64_t key, uint64_t *old) {
     int rc = lock_key(impl(map), key, &hash, &stripe);
     if (rc != 0) return rc;
     rc = remove_held(impl(map), stripe, key, hash, old);
-    (void)release(&stripe->lock);
+    (void)cthr_rcu_writer_unlock(&stripe->lock);
     return rc;
 }

@@ -59,8 +59,9 @@ static struct cthr_rcu_map_node *node_alloc(size_t inline_size) {
     return node;
 }
 
+// A writer stripe: the library's futex lock (owner in the word), one cache line each.
 struct cthr_rcu_map_stripe {
-    _Alignas(64) pthread_mutex_t mutex;
+    _Alignas(64) cthr_lock_t lock;
 };
 
 struct cthr_rcu_map {
@@ -91,14 +92,6 @@ static void node_prepare(const cthr_rcu_map_t *map, struct cthr_rcu_map_node *no
     node->tail->release = map->release;
     node->tail->context = map->context;
     CTHR_TSAN_RELEASE(node);
-}
-
-static struct cthr_rcu_map_node *node_new(const cthr_rcu_map_t *map, uint64_t hash, void *entry) {
-    struct cthr_rcu_map_node *node = node_alloc(0);
-    if (node == NULL) return NULL;
-    node->entry = entry;
-    node_prepare(map, node, hash);
-    return node;
 }
 
 static inline struct cthr_rcu_map_node *node_of_inline(void *entry) {
@@ -133,17 +126,6 @@ static void node_reclaim(struct rcu_head *head) {
 static void node_retire(struct cthr_rcu_map_node *node) {
     CTHR_TSAN_RELEASE(node->tail);
     urcu_memb_call_rcu(&node->tail->rcu, node_reclaim);
-}
-
-struct match_closure {
-    cthr_rcu_map_match_t match;
-    const void *key;
-};
-
-static int match_user(struct cds_lfht_node *lfht, const void *key) {
-    const struct match_closure *closure = key;
-    struct cthr_rcu_map_node *node = node_of(lfht);
-    return closure->match(node->entry, closure->key) != 0;
 }
 
 // cds_lfht compares the full hash before calling match, so accepting every node finds "same hash, any key".
@@ -230,25 +212,13 @@ int cthr_rcu_map_create(size_t initial_capacity, cthr_rcu_map_release_t release,
     map->context = context;
     map->count = 0;
     map->size_hint = buckets;
-    pthread_mutexattr_t attr;
-    int rc = pthread_mutexattr_init(&attr);
-    if (rc == 0) rc = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
-    unsigned initialized = 0;
-    for (; rc == 0 && initialized < CTHR_RCU_MAP_STRIPES; initialized++) {
-        rc = pthread_mutex_init(&map->stripes[initialized].mutex, &attr);
-        if (rc != 0) break;
-    }
-    (void)pthread_mutexattr_destroy(&attr);
-    if (rc == 0) {
-        __atomic_store_n(&cthr_rcu_helpers_started, 1, __ATOMIC_RELAXED);
-        map->table = cds_lfht_new_flavor(buckets, 64, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
-                                         &urcu_memb_flavor, NULL);
-        if (map->table == NULL) rc = ENOMEM;
-    }
-    if (rc != 0) {
-        for (unsigned i = 0; i < initialized; i++) (void)pthread_mutex_destroy(&map->stripes[i].mutex);
+    for (unsigned i = 0; i < CTHR_RCU_MAP_STRIPES; i++) (void)cthr_lock_init(&map->stripes[i].lock);
+    __atomic_store_n(&cthr_rcu_helpers_started, 1, __ATOMIC_RELAXED);
+    map->table = cds_lfht_new_flavor(buckets, 64, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, &urcu_memb_flavor,
+                                     NULL);
+    if (map->table == NULL) {
         free(map);
-        return rc;
+        return ENOMEM;
     }
     *out = map;
     return 0;
@@ -278,7 +248,6 @@ static void table_reclaim(struct rcu_head *head) {
     // Runs outside any read section, after the grace period that follows the removal of every node.
     (void)cds_lfht_destroy(map->table, NULL);
     (void)pthread_mutex_unlock(&cthr_rcu_fork_mutex);
-    for (unsigned i = 0; i < CTHR_RCU_MAP_STRIPES; i++) (void)pthread_mutex_destroy(&map->stripes[i].mutex);
     cthr_rcu_map_release_t release = map->release;
     void *context = map->context;
     free(map);
@@ -321,14 +290,6 @@ int cthr_rcu_map_destroy(cthr_rcu_map_t *map) {
 // The read-side entry points refuse a NULL map, iterator or match with one branch, predicted not taken (the two
 // tests are combined with `|` so the compiler emits a single conditional jump).
 
-void *cthr_rcu_map_lookup(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key) {
-    if (__builtin_expect((map == NULL) | (match == NULL), 0)) return NULL;
-    struct match_closure closure = {match, key};
-    struct cds_lfht_iter iter;
-    cds_lfht_lookup(map->table, (unsigned long)hash, match_user, &closure, &iter);
-    return entry_at(&iter);
-}
-
 void *cthr_rcu_map_find_hash(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_iter_t *iter) {
     if (__builtin_expect((map == NULL) | (iter == NULL), 0)) return NULL;
     struct cds_lfht_iter *it = (struct cds_lfht_iter *)iter;
@@ -355,75 +316,6 @@ void *cthr_rcu_map_next(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter) {
     struct cds_lfht_iter *it = (struct cds_lfht_iter *)iter;
     cds_lfht_next(map->table, it);
     return entry_at(it);
-}
-
-int cthr_rcu_map_add_unique(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key,
-                            void *entry) {
-    if (map == NULL || match == NULL) return EINVAL;
-    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
-    struct cthr_rcu_map_node *node = node_new(map, hash, entry);
-    if (node == NULL) return ENOMEM;
-    struct match_closure closure = {match, key};
-    cthr_rcu_read_lock();
-    struct cds_lfht_node *found = cds_lfht_add_unique(map->table, (unsigned long)hash, match_user, &closure,
-                                                      &node->lfht);
-    cthr_rcu_read_unlock();
-    if (found != &node->lfht) {
-        free(node);
-        return EEXIST;
-    }
-    count_add(map, 1);
-    return 0;
-}
-
-int cthr_rcu_map_add_replace(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key,
-                             void *entry, int *replaced) {
-    if (map == NULL || match == NULL) return EINVAL;
-    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
-    struct cthr_rcu_map_node *node = node_new(map, hash, entry);
-    if (node == NULL) return ENOMEM;
-    struct match_closure closure = {match, key};
-    cthr_rcu_read_lock();
-    struct cds_lfht_node *old = cds_lfht_add_replace(map->table, (unsigned long)hash, match_user, &closure,
-                                                     &node->lfht);
-    cthr_rcu_read_unlock();
-    if (old != NULL) {
-        node_retire(node_of(old));
-    } else {
-        count_add(map, 1);
-    }
-    if (replaced != NULL) *replaced = old != NULL;
-    return 0;
-}
-
-int cthr_rcu_map_delete(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key) {
-    if (map == NULL || match == NULL) return EINVAL;
-    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
-    struct match_closure closure = {match, key};
-    int rc = ENOENT;
-    cthr_rcu_read_lock();
-    struct cds_lfht_iter iter;
-    cds_lfht_lookup(map->table, (unsigned long)hash, match_user, &closure, &iter);
-    struct cds_lfht_node *lfht = cds_lfht_iter_get_node(&iter);
-    if (lfht != NULL && cds_lfht_del(map->table, lfht) == 0) {
-        node_retire(node_of(lfht));
-        count_add(map, -1);
-        rc = 0;
-    }
-    cthr_rcu_read_unlock();
-    return rc;
-}
-
-int cthr_rcu_map_add(cthr_rcu_map_t *map, uint64_t hash, void *entry) {
-    if (map == NULL) return EINVAL;
-    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
-    struct cthr_rcu_map_node *node = node_new(map, hash, entry);
-    if (node == NULL) return ENOMEM;
-    cthr_rcu_read_lock();
-    cds_lfht_add(map->table, (unsigned long)hash, &node->lfht);
-    cthr_rcu_read_unlock();
-    count_add(map, 1);
-    return 0;
 }
 
 int cthr_rcu_map_add_entry(cthr_rcu_map_t *map, uint64_t hash, void *entry) {
@@ -458,17 +350,6 @@ int cthr_rcu_map_replace_at_entry(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter
     return replace_node_at(map, iter, old, node);
 }
 
-int cthr_rcu_map_replace_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, void *entry) {
-    if (map == NULL || iter == NULL || iter->node == NULL) return EINVAL;
-    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
-    struct cthr_rcu_map_node *old = node_of(iter->node);
-    struct cthr_rcu_map_node *node = node_new(map, old->tail->hash, entry);
-    if (node == NULL) return ENOMEM;
-    int rc = replace_node_at(map, iter, old, node);
-    if (rc != 0) free(node);
-    return rc;
-}
-
 int cthr_rcu_map_delete_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter) {
     if (map == NULL || iter == NULL || iter->node == NULL) return EINVAL;
     CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
@@ -490,10 +371,10 @@ long cthr_rcu_map_count(const cthr_rcu_map_t *map) {
 int cthr_rcu_map_writer_lock(cthr_rcu_map_t *map, uint64_t hash) {
     if (map == NULL) return EINVAL;
     CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
-    return pthread_mutex_lock(&stripe_of(map, hash)->mutex);
+    return cthr_rcu_writer_lock(&stripe_of(map, hash)->lock);
 }
 
 int cthr_rcu_map_writer_unlock(cthr_rcu_map_t *map, uint64_t hash) {
     if (map == NULL) return EINVAL;
-    return pthread_mutex_unlock(&stripe_of(map, hash)->mutex);
+    return cthr_rcu_writer_unlock(&stripe_of(map, hash)->lock);
 }

@@ -256,47 +256,6 @@ int cthr_thread_get_name(char *buffer, size_t capacity) {
     return 0;
 }
 
-int cthr_thread_set_affinity(pthread_t thread, const int *cpus, size_t count) {
-    // More entries than a cpu_set_t has CPUs is a corrupt count (a negative size converted to size_t, say): refuse
-    // it before reading `cpus`, which may be far shorter.
-    if (cpus == NULL || count == 0 || count > CPU_SETSIZE) {
-        return EINVAL;
-    }
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (size_t index = 0; index < count; index++) {
-        if (cpus[index] < 0 || cpus[index] >= CPU_SETSIZE) {
-            return EINVAL;
-        }
-        CPU_SET((size_t)cpus[index], &set);
-    }
-    return pthread_setaffinity_np(thread, sizeof set, &set);
-}
-
-int cthr_thread_get_affinity(pthread_t thread, int *cpus, size_t capacity, size_t *count) {
-    if (cpus == NULL || count == NULL) {
-        return EINVAL;
-    }
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    int error = pthread_getaffinity_np(thread, sizeof set, &set);
-    if (error != 0) {
-        return error;
-    }
-    size_t needed = (size_t)CPU_COUNT(&set);
-    *count = needed;
-    if (needed > capacity) {
-        return ERANGE;
-    }
-    size_t filled = 0;
-    for (int cpu = 0; cpu < CPU_SETSIZE && filled < needed; cpu++) {
-        if (CPU_ISSET((size_t)cpu, &set)) {
-            cpus[filled++] = cpu;
-        }
-    }
-    return 0;
-}
-
 int cthr_cpu_count(void) {
     cpu_set_t set;
     CPU_ZERO(&set);
