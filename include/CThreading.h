@@ -16,6 +16,11 @@
 //   capacity of 0);
 // - objects (mutexes, conditions, locks, semaphores, once flags) must not move after init: allocate them on the heap.
 // Timed operations take absolute deadlines in nanoseconds on CLOCK_MONOTONIC (see `cthr_clock_now_ns`).
+//
+// Building against these headers from C or C++: they need the POSIX.1-2008 declarations of <pthread.h> and <time.h>
+// (the default of GCC and Clang, `-std=gnu11` or later; with a strict `-std=c11`, define _POSIX_C_SOURCE=200809L).
+// Outside SwiftPM, `scripts/c-package.sh install PREFIX` installs the library with a pkg-config file:
+// `cc server.c $(pkg-config --cflags --libs --static cthreading)` (see examples/c/counters.c).
 #ifndef CTHREADING_H
 #define CTHREADING_H
 
