@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cthr_atomic.h"
 #include "cthr_nullability.h"
 
 #ifdef __cplusplus
@@ -256,10 +257,10 @@ int cthr_rcu_map_delete_at(cthr_rcu_map_t *_Nullable map, cthr_rcu_map_iter_t *_
 // `size` must be 1, 2, 4 or 8 and `address` aligned to it; any other size returns 0 and reads nothing.
 static inline uint64_t cthr_rcu_map_value_load(const void *_Nonnull address, size_t size) {
     switch (size) {
-    case 1: return __atomic_load_n((const uint8_t *)address, __ATOMIC_ACQUIRE);
-    case 2: return __atomic_load_n((const uint16_t *)address, __ATOMIC_ACQUIRE);
-    case 4: return __atomic_load_n((const uint32_t *)address, __ATOMIC_ACQUIRE);
-    case 8: return __atomic_load_n((const uint64_t *)address, __ATOMIC_ACQUIRE);
+    case 1: return cthr_atomic_u8_load((const cthr_atomic_u8_t *)address, CTHR_ACQUIRE);
+    case 2: return cthr_atomic_u16_load((const cthr_atomic_u16_t *)address, CTHR_ACQUIRE);
+    case 4: return cthr_atomic_u32_load((const cthr_atomic_u32_t *)address, CTHR_ACQUIRE);
+    case 8: return cthr_atomic_u64_load((const cthr_atomic_u64_t *)address, CTHR_ACQUIRE);
     default: return 0;
     }
 }
@@ -268,10 +269,10 @@ static inline uint64_t cthr_rcu_map_value_load(const void *_Nonnull address, siz
 // as cthr_rcu_map_value_load; returns 0, or EINVAL (nothing stored) for any other size.
 static inline int cthr_rcu_map_value_store(void *_Nonnull address, uint64_t bits, size_t size) {
     switch (size) {
-    case 1: __atomic_store_n((uint8_t *)address, (uint8_t)bits, __ATOMIC_RELEASE); return 0;
-    case 2: __atomic_store_n((uint16_t *)address, (uint16_t)bits, __ATOMIC_RELEASE); return 0;
-    case 4: __atomic_store_n((uint32_t *)address, (uint32_t)bits, __ATOMIC_RELEASE); return 0;
-    case 8: __atomic_store_n((uint64_t *)address, bits, __ATOMIC_RELEASE); return 0;
+    case 1: cthr_atomic_u8_store((cthr_atomic_u8_t *)address, (uint8_t)bits, CTHR_RELEASE); return 0;
+    case 2: cthr_atomic_u16_store((cthr_atomic_u16_t *)address, (uint16_t)bits, CTHR_RELEASE); return 0;
+    case 4: cthr_atomic_u32_store((cthr_atomic_u32_t *)address, (uint32_t)bits, CTHR_RELEASE); return 0;
+    case 8: cthr_atomic_u64_store((cthr_atomic_u64_t *)address, bits, CTHR_RELEASE); return 0;
     default: return EINVAL;
     }
 }
@@ -313,22 +314,22 @@ int cthr_rcu_map_writer_unlock(cthr_rcu_map_t *_Nullable map, uint64_t hash);
 
 // One slot: a key and its value, each read and written atomically.
 typedef struct cthr_rcu_flat_slot {
-    uint64_t key;
-    uint64_t value;
+    cthr_atomic_u64_t key;
+    cthr_atomic_u64_t value;
 } cthr_rcu_flat_slot_t;
 
 // One generation of the table: `mask + 1` (a power of two) control bytes and slots. Immutable but for the bytes and
 // values writers change as described above; freed after a grace period once a newer array is published.
 typedef struct cthr_rcu_flat_array {
     uint64_t mask;
-    uint8_t *_Nonnull control;
+    cthr_atomic_u8_t *_Nonnull control;
     cthr_rcu_flat_slot_t *_Nonnull slots;
 } cthr_rcu_flat_array_t;
 
 // The read-side part of a map: the current array (RCU-protected) and the seeds of its key hash. The writers' state
 // follows it in memory, private to rcu_flat.c.
 typedef struct cthr_rcu_flat {
-    cthr_rcu_flat_array_t *_Nonnull array;
+    cthr_atomic_ptr_t array;  // cthr_rcu_flat_array_t *, never NULL
     uint64_t seed;
     uint64_t multiplier;
 } cthr_rcu_flat_t;
@@ -355,15 +356,15 @@ static inline uint64_t cthr_rcu_flat_hash(const cthr_rcu_flat_t *_Nonnull map, u
 static inline int cthr_rcu_flat_get(const cthr_rcu_flat_t *_Nullable map, uint64_t key,
                                     uint64_t *_Nullable value) {
     if (__builtin_expect((map == NULL) | (value == NULL), 0)) return 0;
-    const cthr_rcu_flat_array_t *array = __atomic_load_n(&map->array, __ATOMIC_ACQUIRE);
+    const cthr_rcu_flat_array_t *array = (const cthr_rcu_flat_array_t *)cthr_atomic_ptr_load(&map->array, CTHR_ACQUIRE);
     uint64_t hash = cthr_rcu_flat_hash(map, key);
     uint8_t tag = (uint8_t)(CTHR_RCU_FLAT_FULL | (hash >> 57));
     uint64_t mask = array->mask;
     // Terminates: writers keep at least a quarter of the slots EMPTY (half, unless memory ran out).
     for (uint64_t index = hash & mask;; index = (index + 1) & mask) {
-        uint8_t control = __atomic_load_n(&array->control[index], __ATOMIC_ACQUIRE);
-        if (control == tag && __atomic_load_n(&array->slots[index].key, __ATOMIC_RELAXED) == key) {
-            *value = __atomic_load_n(&array->slots[index].value, __ATOMIC_ACQUIRE);
+        uint8_t control = cthr_atomic_u8_load(&array->control[index], CTHR_ACQUIRE);
+        if (control == tag && cthr_atomic_u64_load(&array->slots[index].key, CTHR_RELAXED) == key) {
+            *value = cthr_atomic_u64_load(&array->slots[index].value, CTHR_ACQUIRE);
             return 1;
         }
         if (control == CTHR_RCU_FLAT_EMPTY) return 0;
@@ -373,7 +374,7 @@ static inline int cthr_rcu_flat_get(const cthr_rcu_flat_t *_Nullable map, uint64
 // The current array, for iteration with cthr_rcu_flat_slot_at; NULL for a NULL map. Call inside a read section;
 // valid until it ends.
 static inline const cthr_rcu_flat_array_t *_Nullable cthr_rcu_flat_current(const cthr_rcu_flat_t *_Nullable map) {
-    return map == NULL ? NULL : __atomic_load_n(&map->array, __ATOMIC_ACQUIRE);
+    return map == NULL ? NULL : (const cthr_rcu_flat_array_t *)cthr_atomic_ptr_load(&map->array, CTHR_ACQUIRE);
 }
 
 // The number of slots of `array` (0 for NULL); valid indexes for cthr_rcu_flat_slot_at are below it.
@@ -386,9 +387,9 @@ static inline uint64_t cthr_rcu_flat_capacity(const cthr_rcu_flat_array_t *_Null
 static inline int cthr_rcu_flat_slot_at(const cthr_rcu_flat_array_t *_Nullable array, uint64_t index,
                                         uint64_t *_Nullable key, uint64_t *_Nullable value) {
     if (array == NULL || key == NULL || value == NULL || index > array->mask) return 0;
-    if (!(__atomic_load_n(&array->control[index], __ATOMIC_ACQUIRE) & CTHR_RCU_FLAT_FULL)) return 0;
-    *key = __atomic_load_n(&array->slots[index].key, __ATOMIC_RELAXED);
-    *value = __atomic_load_n(&array->slots[index].value, __ATOMIC_ACQUIRE);
+    if (!(cthr_atomic_u8_load(&array->control[index], CTHR_ACQUIRE) & CTHR_RCU_FLAT_FULL)) return 0;
+    *key = cthr_atomic_u64_load(&array->slots[index].key, CTHR_RELAXED);
+    *value = cthr_atomic_u64_load(&array->slots[index].value, CTHR_ACQUIRE);
     return 1;
 }
 

@@ -10,6 +10,7 @@
 #define _LGPL_SOURCE
 #include <urcu/urcu-memb.h>
 
+#include "cthr_atomic.h"
 #include "cthr_lock.h"
 #include "cthr_tsan.h"
 
@@ -48,7 +49,7 @@ extern int cthr_rcu_read_only_child;
 
 // Nonzero once this process started liburcu's helper threads (the call_rcu worker, the hash-table resize worker):
 // they are registered readers that a forked child would inherit as dead registrations.
-extern int cthr_rcu_helpers_started;
+extern cthr_atomic_i32_t cthr_rcu_helpers_started;
 
 // Returns ENOTRECOVERABLE from a writer entry point in a read-only forked child.
 #define CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD()                                                                          \
@@ -58,7 +59,7 @@ extern int cthr_rcu_helpers_started;
 
 // How many such callbacks are re-queued and not yet run; cthr_rcu_barrier waits until it is back to zero, so it still
 // returns only after every callback scheduled before it has run.
-extern long cthr_rcu_requeued;
+extern cthr_atomic_i64_t cthr_rcu_requeued;
 
 // Registers the calling thread when its thread-local flag says it is not (the slow path of every entry point).
 int cthr_rcu_register_slow(void);

@@ -68,9 +68,9 @@ struct cthr_rcu_map {
     struct cds_lfht *table;
     cthr_rcu_map_release_t release;
     void *context;
-    _Alignas(64) long count;
+    _Alignas(64) cthr_atomic_i64_t count;
     // Bucket count last requested (initial size, then each growth this file asked for); see count_add.
-    unsigned long size_hint;
+    cthr_atomic_u64_t size_hint;
     struct cthr_rcu_map_stripe stripes[CTHR_RCU_MAP_STRIPES];
 };
 
@@ -152,7 +152,7 @@ static void resize_run(struct rcu_head *head) {
     // cthr_rcu_map_destroy).
     if (pthread_mutex_trylock(&cthr_rcu_fork_mutex) != 0) {
         // A fork is being prepared: resizing now could wait for the paused resize worker (see rcu_internal.h).
-        if (!request->requeued) __atomic_add_fetch(&cthr_rcu_requeued, 1, __ATOMIC_RELAXED);
+        if (!request->requeued) (void)cthr_atomic_i64_fetch_add(&cthr_rcu_requeued, 1, CTHR_RELAXED);
         request->requeued = 1;
         CTHR_TSAN_RELEASE(request);
         urcu_memb_call_rcu(&request->rcu, resize_run);
@@ -162,7 +162,7 @@ static void resize_run(struct rcu_head *head) {
     (void)pthread_mutex_unlock(&cthr_rcu_fork_mutex);
     int requeued = request->requeued;
     free(request);
-    if (requeued) __atomic_sub_fetch(&cthr_rcu_requeued, 1, __ATOMIC_RELEASE);
+    if (requeued) (void)cthr_atomic_i64_fetch_sub(&cthr_rcu_requeued, 1, CTHR_RELEASE);
     CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
 }
 
@@ -170,11 +170,11 @@ static void resize_run(struct rcu_head *head) {
 // power-of-two counts), which makes lookups in large maps walk long chains. When the count passes the size last
 // requested, ask for a table with one bucket per entry, on the call_rcu worker so the writer never blocks.
 static void grow_if_needed(cthr_rcu_map_t *map, long count) {
-    unsigned long hint = __atomic_load_n(&map->size_hint, __ATOMIC_RELAXED);
+    uint64_t hint = cthr_atomic_u64_load(&map->size_hint, CTHR_RELAXED);
     if (count <= 0 || (unsigned long)count <= hint || hint >= (1ul << 30)) return;
     unsigned long size = hint << 1;
     while (size < (unsigned long)count && size < (1ul << 30)) size <<= 1;
-    if (!__atomic_compare_exchange_n(&map->size_hint, &hint, size, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return;
+    if (!cthr_atomic_u64_compare_exchange_strong(&map->size_hint, &hint, size, CTHR_RELAXED, CTHR_RELAXED)) return;
     struct resize_request *request = malloc(sizeof *request);
     if (request == NULL) return;  // liburcu's own policy still applies
     request->map = map;
@@ -186,7 +186,7 @@ static void grow_if_needed(cthr_rcu_map_t *map, long count) {
 }
 
 static inline void count_add(cthr_rcu_map_t *map, long delta) {
-    long count = __atomic_add_fetch(&map->count, delta, __ATOMIC_RELAXED);
+    long count = (long)cthr_atomic_i64_fetch_add(&map->count, delta, CTHR_RELAXED) + delta;
     if (delta > 0) grow_if_needed(map, count);
 }
 
@@ -210,10 +210,10 @@ int cthr_rcu_map_create(size_t initial_capacity, cthr_rcu_map_release_t release,
     if (map == NULL) return ENOMEM;
     map->release = release;
     map->context = context;
-    map->count = 0;
-    map->size_hint = buckets;
+    cthr_atomic_i64_init(&map->count, 0);
+    cthr_atomic_u64_init(&map->size_hint, buckets);
     for (unsigned i = 0; i < CTHR_RCU_MAP_STRIPES; i++) (void)cthr_lock_init(&map->stripes[i].lock);
-    __atomic_store_n(&cthr_rcu_helpers_started, 1, __ATOMIC_RELAXED);
+    cthr_atomic_i32_store(&cthr_rcu_helpers_started, 1, CTHR_RELAXED);
     map->table = cds_lfht_new_flavor(buckets, 64, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, &urcu_memb_flavor,
                                      NULL);
     if (map->table == NULL) {
@@ -239,7 +239,7 @@ static void table_reclaim(struct rcu_head *head) {
         // A fork is being prepared: cds_lfht_destroy would wait for the resize worker that cthr_rcu_before_fork
         // paused, while the fork waits for this worker (see rcu_internal.h). Retry after it; the record stays behind
         // every node of the table in the queue.
-        if (!retirement->requeued) __atomic_add_fetch(&cthr_rcu_requeued, 1, __ATOMIC_RELAXED);
+        if (!retirement->requeued) (void)cthr_atomic_i64_fetch_add(&cthr_rcu_requeued, 1, CTHR_RELAXED);
         retirement->requeued = 1;
         CTHR_TSAN_RELEASE(retirement);
         urcu_memb_call_rcu(&retirement->rcu, table_reclaim);
@@ -258,7 +258,7 @@ static void table_reclaim(struct rcu_head *head) {
     int requeued = retirement->requeued;
     free(retirement);
     CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
-    if (requeued) __atomic_sub_fetch(&cthr_rcu_requeued, 1, __ATOMIC_RELEASE);
+    if (requeued) (void)cthr_atomic_i64_fetch_sub(&cthr_rcu_requeued, 1, CTHR_RELEASE);
 }
 
 int cthr_rcu_map_destroy(cthr_rcu_map_t *map) {
@@ -364,7 +364,7 @@ int cthr_rcu_map_delete_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter) {
 
 long cthr_rcu_map_count(const cthr_rcu_map_t *map) {
     if (map == NULL) return 0;
-    long count = __atomic_load_n(&map->count, __ATOMIC_RELAXED);
+    long count = (long)cthr_atomic_i64_load(&map->count, CTHR_RELAXED);
     return count < 0 ? 0 : count;
 }
 
