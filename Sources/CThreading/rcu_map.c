@@ -137,6 +137,18 @@ static int match_any(struct cds_lfht_node *lfht, const void *key) {
 
 static int match_identity(struct cds_lfht_node *lfht, const void *key) { return lfht == key; }
 
+// For a call_rcu callback that must not run while a fork is being prepared (it would wait for the resize worker
+// that cthr_rcu_before_fork paused): takes cthr_rcu_fork_mutex and returns 1; or, while a fork is prepared, queues
+// `head` again behind it (counted once in cthr_rcu_requeued, which cthr_rcu_barrier waits for) and returns 0.
+static int fork_quiet_or_requeue(struct rcu_head *head, int *requeued, void (*callback)(struct rcu_head *)) {
+    if (pthread_mutex_trylock(&cthr_rcu_fork_mutex) == 0) return 1;
+    if (!*requeued) (void)cthr_atomic_i64_fetch_add(&cthr_rcu_requeued, 1, CTHR_RELAXED);
+    *requeued = 1;
+    CTHR_TSAN_RELEASE(head);
+    urcu_memb_call_rcu(head, callback);
+    return 0;
+}
+
 struct resize_request {
     struct rcu_head rcu;
     cthr_rcu_map_t *map;
@@ -144,20 +156,18 @@ struct resize_request {
     int requeued;
 };
 
+// Both records start with their rcu_head, so the TSan release on `head` in fork_quiet_or_requeue pairs with the
+// callbacks' acquire on the record.
+_Static_assert(offsetof(struct resize_request, rcu) == 0, "rcu_head first");
+
 static void resize_run(struct rcu_head *head) {
     struct resize_request *request = caa_container_of(head, struct resize_request, rcu);
     CTHR_TSAN_ACQUIRE(request);
     // On the call_rcu worker: registered, outside any read section, as cds_lfht_resize requires. The table is still
     // alive: its destruction is queued behind this request (one FIFO call_rcu queue, and no writer runs after
     // cthr_rcu_map_destroy).
-    if (pthread_mutex_trylock(&cthr_rcu_fork_mutex) != 0) {
-        // A fork is being prepared: resizing now could wait for the paused resize worker (see rcu_internal.h).
-        if (!request->requeued) (void)cthr_atomic_i64_fetch_add(&cthr_rcu_requeued, 1, CTHR_RELAXED);
-        request->requeued = 1;
-        CTHR_TSAN_RELEASE(request);
-        urcu_memb_call_rcu(&request->rcu, resize_run);
-        return;
-    }
+    // A fork is being prepared: resizing now could wait for the paused resize worker (see rcu_internal.h).
+    if (!fork_quiet_or_requeue(&request->rcu, &request->requeued, resize_run)) return;
     cds_lfht_resize(request->map->table, request->size);
     (void)pthread_mutex_unlock(&cthr_rcu_fork_mutex);
     int requeued = request->requeued;
@@ -230,21 +240,17 @@ struct table_retirement {
     int requeued;
 };
 
+_Static_assert(offsetof(struct table_retirement, rcu) == 0, "rcu_head first");
+
 static void table_reclaim(struct rcu_head *head) {
     struct table_retirement *retirement = caa_container_of(head, struct table_retirement, rcu);
     CTHR_TSAN_ACQUIRE(retirement);
     CTHR_TSAN_ACQUIRE(&cthr_rcu_tsan_grace_period);
     cthr_rcu_map_t *map = retirement->map;
-    if (pthread_mutex_trylock(&cthr_rcu_fork_mutex) != 0) {
-        // A fork is being prepared: cds_lfht_destroy would wait for the resize worker that cthr_rcu_before_fork
-        // paused, while the fork waits for this worker (see rcu_internal.h). Retry after it; the record stays behind
-        // every node of the table in the queue.
-        if (!retirement->requeued) (void)cthr_atomic_i64_fetch_add(&cthr_rcu_requeued, 1, CTHR_RELAXED);
-        retirement->requeued = 1;
-        CTHR_TSAN_RELEASE(retirement);
-        urcu_memb_call_rcu(&retirement->rcu, table_reclaim);
-        return;
-    }
+    // A fork is being prepared: cds_lfht_destroy would wait for the resize worker that cthr_rcu_before_fork paused,
+    // while the fork waits for this worker (see rcu_internal.h). Retry after it; the record stays behind every node of
+    // the table in the queue.
+    if (!fork_quiet_or_requeue(&retirement->rcu, &retirement->requeued, table_reclaim)) return;
     // Runs outside any read section, after the grace period that follows the removal of every node.
     (void)cds_lfht_destroy(map->table, NULL);
     (void)pthread_mutex_unlock(&cthr_rcu_fork_mutex);
