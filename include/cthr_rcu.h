@@ -356,7 +356,8 @@ static inline uint64_t cthr_rcu_flat_hash(const cthr_rcu_flat_t *_Nonnull map, u
 static inline int cthr_rcu_flat_get(const cthr_rcu_flat_t *_Nullable map, uint64_t key,
                                     uint64_t *_Nullable value) {
     if (__builtin_expect((map == NULL) | (value == NULL), 0)) return 0;
-    const cthr_rcu_flat_array_t *array = (const cthr_rcu_flat_array_t *)cthr_atomic_ptr_load(&map->array, CTHR_ACQUIRE);
+    const cthr_rcu_flat_array_t *array =
+        (const cthr_rcu_flat_array_t *)cthr_atomic_ptr_load(&map->array, CTHR_ACQUIRE);
     uint64_t hash = cthr_rcu_flat_hash(map, key);
     uint8_t tag = (uint8_t)(CTHR_RCU_FLAT_FULL | (hash >> 57));
     uint64_t mask = array->mask;
