@@ -21,7 +21,7 @@ ARGS ?=
 SOAK_SECONDS ?= 600
 BENCHMARKS = --package-path benchmarks
 
-.PHONY: deps test bench examples build release torture soak docs samples consumer-check verify lint
+.PHONY: deps test bench examples build release torture soak docs samples consumer-check verify lint install c-example
 
 deps:
 	@./scripts/ensure-liburcu.sh
@@ -71,6 +71,16 @@ soak: deps
 # formal/README.md). A few minutes on two cores.
 verify:
 	@./scripts/verify.sh
+
+# The C layer as a product for C and C++ servers, without SwiftPM: libcthreading.a, the headers of include/ (under
+# include/cthreading/) and cthreading.pc, under PREFIX (DESTDIR honoured).
+PREFIX ?= /usr/local
+install: deps
+	./scripts/c-package.sh install $(PREFIX)
+
+# Installs the C layer into .build/c-prefix and builds and runs examples/c/counters.c against it with pkg-config.
+c-example: deps
+	./scripts/c-package.sh example
 
 # The formatting rules of .swift-format (NIO style), checked over every Swift file; `swift format format -i -r
 # Sources Tests benchmarks` applies them.

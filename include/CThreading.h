@@ -12,10 +12,15 @@
 //   deadline. The one exception is cthr_futex_wait, the raw futex call, which reports EINTR to its caller;
 // - NULL pointers, invalid kinds and invalid sizes (zero where a count is required, a count or capacity beyond what
 //   the object can hold, a negative size converted to size_t) give EINVAL. The one deliberate exception: an output
-//   buffer too small for the result gives ERANGE, like pthread_getname_np (cthr_thread_get_name and
-//   cthr_thread_get_affinity, even with a capacity of 0);
+//   buffer too small for the result gives ERANGE, like pthread_getname_np (cthr_thread_get_name, even with a
+//   capacity of 0);
 // - objects (mutexes, conditions, locks, semaphores, once flags) must not move after init: allocate them on the heap.
 // Timed operations take absolute deadlines in nanoseconds on CLOCK_MONOTONIC (see `cthr_clock_now_ns`).
+//
+// Building against these headers from C or C++: they need the POSIX.1-2008 declarations of <pthread.h> and <time.h>
+// (the default of GCC and Clang, `-std=gnu11` or later; with a strict `-std=c11`, define _POSIX_C_SOURCE=200809L).
+// Outside SwiftPM, `scripts/c-package.sh install PREFIX` installs the library with a pkg-config file:
+// `cc server.c $(pkg-config --cflags --libs --static cthreading)` (see examples/c/counters.c).
 #ifndef CTHREADING_H
 #define CTHREADING_H
 
@@ -23,7 +28,6 @@
 #include "cthr_thread.h"
 #include "cthr_tsd.h"
 #include "cthr_mutex.h"
-#include "cthr_cond.h"
 #include "cthr_rwlock.h"
 #include "cthr_spin.h"
 #include "cthr_sem.h"

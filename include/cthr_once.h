@@ -5,6 +5,7 @@
 #ifndef CTHREADING_ONCE_H
 #define CTHREADING_ONCE_H
 
+#include "cthr_atomic.h"
 #include "cthr_nullability.h"
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,8 +19,8 @@ typedef void (*cthr_once_body_t)(void *_Nullable context);
 
 // A once flag: zero-initialised means "not yet run". Must not move while in use.
 typedef struct cthr_once {
-    uint32_t state;  // 0 = not run, 1 = running, 2 = done (futex word)
-    int32_t owner;   // thread id running the body while state == 1
+    cthr_atomic_u32_t state;  // 0 = not run, 1 = running, 2 = done (futex word)
+    cthr_atomic_i32_t owner;  // thread id running the body while state == 1
 } cthr_once_t;
 
 // Initializes *once as not yet run. Returns 0 or EINVAL (NULL).

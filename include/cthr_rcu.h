@@ -26,6 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cthr_atomic.h"
+#include "cthr_nullability.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -70,13 +73,13 @@ typedef struct cthr_rcu_abi_observation {
 // Fills `out` by registering a new thread with liburcu and entering and leaving a read section once through the
 // inlined fast path and once through the library. Returns 0, ECANCELED in a read-only forked child (nothing probed),
 // or the pthread_create / pthread_join error.
-int cthr_rcu_abi_probe(cthr_rcu_abi_observation_t *out);
+int cthr_rcu_abi_probe(cthr_rcu_abi_observation_t *_Nullable out);
 
 // 0 when `observation` shows that the loaded liburcu matches the headers, else a mask of CTHR_RCU_ABI_* bits.
-int cthr_rcu_abi_verdict(const cthr_rcu_abi_observation_t *observation);
+int cthr_rcu_abi_verdict(const cthr_rcu_abi_observation_t *_Nullable observation);
 
 // The file name under which the loader found liburcu-memb (e.g. /lib/x86_64-linux-gnu/liburcu-memb.so.8), or NULL.
-const char *cthr_rcu_abi_library_path(void);
+const char *_Nullable cthr_rcu_abi_library_path(void);
 
 // MARK: - Read side
 
@@ -93,19 +96,20 @@ int cthr_rcu_read_ongoing(void);
 
 // Reads an RCU-protected pointer (rcu_dereference). Call inside a read section; the result stays valid until it ends.
 // Returns NULL for a NULL slot.
-void *cthr_rcu_dereference(void *const *slot);
+void *_Nullable cthr_rcu_dereference(void *_Nullable const *_Nullable slot);
 
 // Publishes `value` in `slot` (rcu_assign_pointer): every store made to *value before is visible to readers.
 // Does nothing for a NULL slot.
-void cthr_rcu_assign_pointer(void **slot, void *value);
+void cthr_rcu_assign_pointer(void *_Nullable *_Nullable slot, void *_Nullable value);
 
 // Publishes `value` in `slot` and returns the previous pointer (rcu_xchg_pointer), with full ordering. For a NULL
 // slot, publishes nothing and returns NULL (`value` stays the caller's).
-void *cthr_rcu_xchg_pointer(void **slot, void *value);
+void *_Nullable cthr_rcu_xchg_pointer(void *_Nullable *_Nullable slot, void *_Nullable value);
 
 // Stores `desired` in `slot` if it holds `expected` (rcu_cmpxchg_pointer); returns the pointer found (== expected
 // on success), with full ordering. For a NULL slot, stores nothing and returns NULL.
-void *cthr_rcu_cmpxchg_pointer(void **slot, void *expected, void *desired);
+void *_Nullable cthr_rcu_cmpxchg_pointer(void *_Nullable *_Nullable slot, void *_Nullable expected,
+                                         void *_Nullable desired);
 
 // MARK: - Grace periods
 
@@ -115,12 +119,12 @@ void *cthr_rcu_cmpxchg_pointer(void **slot, void *expected, void *desired);
 int cthr_rcu_synchronize(void);
 
 // A deferred-reclamation callback: runs once, on liburcu's call_rcu worker thread, outside any read section.
-typedef void (*cthr_rcu_callback_t)(void *context);
+typedef void (*_Nullable cthr_rcu_callback_t)(void *_Nullable context);
 
 // Schedules `callback(context)` to run after a grace period (call_rcu); allowed inside a read section. Registers the
 // calling thread if needed. Returns 0, EINVAL for a NULL callback, ENOMEM, or ENOTRECOVERABLE in a read-only forked
 // child.
-int cthr_rcu_call(cthr_rcu_callback_t callback, void *context);
+int cthr_rcu_call(cthr_rcu_callback_t callback, void *_Nullable context);
 
 // Waits until every callback scheduled so far has run (rcu_barrier). Returns 0, or EDEADLK inside a read section or
 // inside a callback (both would wait for themselves), or ENOTRECOVERABLE in a read-only forked child.
@@ -147,28 +151,29 @@ void cthr_rcu_after_fork_child(void);
 
 // MARK: - RCU cell
 
-// One RCU-protected pointer on its own cache line plus a writer lock (errorcheck mutex) on another; never moves.
+// One RCU-protected pointer on its own cache line plus a writer lock (the futex lock `cthr_lock_t`, owner in the
+// word) on another; never moves.
 typedef struct cthr_rcu_cell cthr_rcu_cell_t;
 
 // Creates a cell holding `initial` (may be NULL). Returns 0, EINVAL (NULL out), or ENOMEM.
-int cthr_rcu_cell_create(void *initial, cthr_rcu_cell_t **out);
+int cthr_rcu_cell_create(void *_Nullable initial, cthr_rcu_cell_t *_Nullable *_Nullable out);
 
 // Frees the cell (no reader or writer may use it any more) and returns the pointer it held, for the caller to free.
-void *cthr_rcu_cell_destroy(cthr_rcu_cell_t *cell);
+void *_Nullable cthr_rcu_cell_destroy(cthr_rcu_cell_t *_Nullable cell);
 
 // The current pointer (rcu_dereference). Call inside a read section; valid until it ends. NULL for a NULL cell.
-void *cthr_rcu_cell_get(const cthr_rcu_cell_t *cell);
+void *_Nullable cthr_rcu_cell_get(const cthr_rcu_cell_t *_Nullable cell);
 
 // Publishes `value` and returns the previous pointer (rcu_xchg_pointer); reclaim it after a grace period. For a
 // NULL cell, publishes nothing and returns NULL (`value` stays the caller's).
-void *cthr_rcu_cell_exchange(cthr_rcu_cell_t *cell, void *value);
+void *_Nullable cthr_rcu_cell_exchange(cthr_rcu_cell_t *_Nullable cell, void *_Nullable value);
 
 // Takes the cell's writer lock (serialises read-modify-write updaters). Returns 0, EINVAL for NULL, EDEADLK if this
 // thread holds it, or ENOTRECOVERABLE in a read-only forked child.
-int cthr_rcu_cell_lock(cthr_rcu_cell_t *cell);
+int cthr_rcu_cell_lock(cthr_rcu_cell_t *_Nullable cell);
 
 // Releases the cell's writer lock. Returns 0, EINVAL for NULL, or EPERM if this thread does not hold it.
-int cthr_rcu_cell_unlock(cthr_rcu_cell_t *cell);
+int cthr_rcu_cell_unlock(cthr_rcu_cell_t *_Nullable cell);
 
 // MARK: - RCU hash map (cds_lfht)
 
@@ -179,18 +184,15 @@ int cthr_rcu_cell_unlock(cthr_rcu_cell_t *cell);
 // return ENOTRECOVERABLE without changing anything.
 typedef struct cthr_rcu_map cthr_rcu_map_t;
 
-// Compares an entry with a key: nonzero when the entry's key equals *key. Must not block or enter/leave sections.
-typedef int (*cthr_rcu_map_match_t)(const void *entry, const void *key);
-
 // Releases an entry the map no longer references (after a grace period, on the call_rcu worker). After
 // cthr_rcu_map_destroy, once every entry has been released, it is called one last time with entry == NULL so the
 // context can be freed. For an inline entry it must only deinitialize the entry's contents: the map frees the memory.
-typedef void (*cthr_rcu_map_release_t)(void *entry, void *context);
+typedef void (*_Nullable cthr_rcu_map_release_t)(void *_Nullable entry, void *_Nullable context);
 
 // A position in the map (mirrors struct cds_lfht_iter); valid only inside the read section that produced it.
 typedef struct cthr_rcu_map_iter {
-    void *node;
-    void *next;
+    void *_Nullable node;
+    void *_Nullable next;
 } cthr_rcu_map_iter_t;
 
 // Inline entries: an entry stored inside the table node (one allocation per entry instead of two). Allocate it,
@@ -198,73 +200,52 @@ typedef struct cthr_rcu_map_iter {
 // then owns the memory and frees it after the release callback. Lookups return inline entries like any other.
 
 // Allocates an unpublished inline entry of `size` bytes, 16-byte aligned. Returns NULL when out of memory.
-void *cthr_rcu_map_entry_alloc(size_t size);
+void *_Nullable cthr_rcu_map_entry_alloc(size_t size);
 
 // Frees an inline entry that was never published (or whose publication failed). NULL is ignored.
-void cthr_rcu_map_entry_free(void *entry);
+void cthr_rcu_map_entry_free(void *_Nullable entry);
 
 // Creates a map with room for about `initial_capacity` entries before it resizes (0 means a small default).
 // `release(entry, context)` frees removed entries. Returns 0, EINVAL (NULL release or out, or an initial capacity
 // above 2^29, such as a negative count converted to size_t), or ENOMEM.
-int cthr_rcu_map_create(size_t initial_capacity, cthr_rcu_map_release_t release, void *context,
-                        cthr_rcu_map_t **out);
+int cthr_rcu_map_create(size_t initial_capacity, cthr_rcu_map_release_t release, void *_Nullable context,
+                        cthr_rcu_map_t *_Nullable *_Nullable out);
 
 // Destroys the map: every remaining entry is released after a grace period, and the table itself is freed on the
 // call_rcu worker, so it may be called anywhere, even inside a read section. No thread may use the map afterwards.
 // Returns 0, or EINVAL for NULL.
-int cthr_rcu_map_destroy(cthr_rcu_map_t *map);
-
-// The entry whose hash is `hash` and that `match` accepts for `key`, or NULL (also for a NULL map or match). Call
-// inside a read section.
-void *cthr_rcu_map_lookup(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key);
+int cthr_rcu_map_destroy(cthr_rcu_map_t *_Nullable map);
 
 // The first entry whose hash is exactly `hash` (any key), or NULL; positions `iter` on it. Inside a read section.
 // NULL (and `iter` untouched) for a NULL map or iter.
-void *cthr_rcu_map_find_hash(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_iter_t *iter);
+void *_Nullable cthr_rcu_map_find_hash(cthr_rcu_map_t *_Nullable map, uint64_t hash,
+                                       cthr_rcu_map_iter_t *_Nullable iter);
 
 // The next entry with the same hash as the one at `iter`, or NULL; advances `iter`. Inside a read section. NULL for
 // a NULL map or iter.
-void *cthr_rcu_map_next_hash(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter);
+void *_Nullable cthr_rcu_map_next_hash(cthr_rcu_map_t *_Nullable map, cthr_rcu_map_iter_t *_Nullable iter);
 
 // The first entry in table order, or NULL when empty; positions `iter`. Inside a read section. NULL (and `iter`
 // untouched) for a NULL map or iter.
-void *cthr_rcu_map_first(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter);
+void *_Nullable cthr_rcu_map_first(cthr_rcu_map_t *_Nullable map, cthr_rcu_map_iter_t *_Nullable iter);
 
 // The entry after the one at `iter` in table order, or NULL at the end. Inside a read section. NULL for a NULL map
 // or iter.
-void *cthr_rcu_map_next(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter);
+void *_Nullable cthr_rcu_map_next(cthr_rcu_map_t *_Nullable map, cthr_rcu_map_iter_t *_Nullable iter);
 
-// Adds `entry` unless an entry matching `key` exists. Returns 0, EEXIST (entry not added; still the caller's),
-// EINVAL, or ENOMEM.
-int cthr_rcu_map_add_unique(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key,
-                            void *entry);
+// Adds the inline entry `entry` (from cthr_rcu_map_entry_alloc) without looking for an existing key: the caller
+// guarantees the key is absent (by holding the key's writer lock). Never allocates. Returns 0 or EINVAL.
+int cthr_rcu_map_add_entry(cthr_rcu_map_t *_Nullable map, uint64_t hash, void *_Nullable entry);
 
-// Adds `entry`, atomically replacing an entry matching `key` if there is one (released after a grace period).
-// Sets *replaced (if not NULL) to 1 when it replaced one, else 0. Returns 0, EINVAL, or ENOMEM.
-int cthr_rcu_map_add_replace(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key,
-                             void *entry, int *replaced);
-
-// Removes the entry matching `key` (released after a grace period). Returns 0, ENOENT, or EINVAL.
-int cthr_rcu_map_delete(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key);
-
-// Adds `entry` without looking for an existing key: the caller guarantees the key is absent (for example by holding
-// the key's writer lock). Returns 0, EINVAL, or ENOMEM.
-int cthr_rcu_map_add(cthr_rcu_map_t *map, uint64_t hash, void *entry);
-
-// Replaces the entry at `iter` (from a find in the current read section) by `entry`; the old one is released after a
-// grace period. Returns 0, ENOENT if it was removed meanwhile (entry not added), EINVAL, or ENOMEM.
-int cthr_rcu_map_replace_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, void *entry);
-
-// Like cthr_rcu_map_add for an inline entry (from cthr_rcu_map_entry_alloc): never allocates. Returns 0 or EINVAL.
-int cthr_rcu_map_add_entry(cthr_rcu_map_t *map, uint64_t hash, void *entry);
-
-// Like cthr_rcu_map_replace_at for an inline entry: never allocates. Returns 0, ENOENT if the entry at `iter` was
+// Replaces the entry at `iter` (from a find in the current read section) by the inline entry `entry`; the old one
+// is released after a grace period. Never allocates. Returns 0, ENOENT if the entry at `iter` was
 // removed meanwhile (the inline entry stays the caller's, to free), or EINVAL.
-int cthr_rcu_map_replace_at_entry(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, void *entry);
+int cthr_rcu_map_replace_at_entry(cthr_rcu_map_t *_Nullable map, cthr_rcu_map_iter_t *_Nullable iter,
+                                  void *_Nullable entry);
 
 // Removes the entry at `iter` (from a find in the current read section); released after a grace period. Returns 0,
 // ENOENT if it was removed meanwhile, or EINVAL.
-int cthr_rcu_map_delete_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter);
+int cthr_rcu_map_delete_at(cthr_rcu_map_t *_Nullable map, cthr_rcu_map_iter_t *_Nullable iter);
 
 // In-place values. An entry's value of 1, 2, 4 or 8 bytes, naturally aligned and holding no references (a plain
 // integer, say), may be rewritten in place by a writer that holds the key's writer lock instead of publishing a new
@@ -274,37 +255,37 @@ int cthr_rcu_map_delete_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter);
 // Loads the `size`-byte value at `address` atomically with acquire order (it pairs with the release store below, so a
 // reader that sees a new value also sees what the writer wrote before it) and returns it zero-extended to 64 bits.
 // `size` must be 1, 2, 4 or 8 and `address` aligned to it; any other size returns 0 and reads nothing.
-static inline uint64_t cthr_rcu_map_value_load(const void *address, size_t size) {
+static inline uint64_t cthr_rcu_map_value_load(const void *_Nonnull address, size_t size) {
     switch (size) {
-    case 1: return __atomic_load_n((const uint8_t *)address, __ATOMIC_ACQUIRE);
-    case 2: return __atomic_load_n((const uint16_t *)address, __ATOMIC_ACQUIRE);
-    case 4: return __atomic_load_n((const uint32_t *)address, __ATOMIC_ACQUIRE);
-    case 8: return __atomic_load_n((const uint64_t *)address, __ATOMIC_ACQUIRE);
+    case 1: return cthr_atomic_u8_load((const cthr_atomic_u8_t *)address, CTHR_ACQUIRE);
+    case 2: return cthr_atomic_u16_load((const cthr_atomic_u16_t *)address, CTHR_ACQUIRE);
+    case 4: return cthr_atomic_u32_load((const cthr_atomic_u32_t *)address, CTHR_ACQUIRE);
+    case 8: return cthr_atomic_u64_load((const cthr_atomic_u64_t *)address, CTHR_ACQUIRE);
     default: return 0;
     }
 }
 
 // Stores the low `size` bytes of `bits` at `address` atomically with release order. Same `size` and alignment rules
 // as cthr_rcu_map_value_load; returns 0, or EINVAL (nothing stored) for any other size.
-static inline int cthr_rcu_map_value_store(void *address, uint64_t bits, size_t size) {
+static inline int cthr_rcu_map_value_store(void *_Nonnull address, uint64_t bits, size_t size) {
     switch (size) {
-    case 1: __atomic_store_n((uint8_t *)address, (uint8_t)bits, __ATOMIC_RELEASE); return 0;
-    case 2: __atomic_store_n((uint16_t *)address, (uint16_t)bits, __ATOMIC_RELEASE); return 0;
-    case 4: __atomic_store_n((uint32_t *)address, (uint32_t)bits, __ATOMIC_RELEASE); return 0;
-    case 8: __atomic_store_n((uint64_t *)address, bits, __ATOMIC_RELEASE); return 0;
+    case 1: cthr_atomic_u8_store((cthr_atomic_u8_t *)address, (uint8_t)bits, CTHR_RELEASE); return 0;
+    case 2: cthr_atomic_u16_store((cthr_atomic_u16_t *)address, (uint16_t)bits, CTHR_RELEASE); return 0;
+    case 4: cthr_atomic_u32_store((cthr_atomic_u32_t *)address, (uint32_t)bits, CTHR_RELEASE); return 0;
+    case 8: cthr_atomic_u64_store((cthr_atomic_u64_t *)address, bits, CTHR_RELEASE); return 0;
     default: return EINVAL;
     }
 }
 
 // The number of entries (exact when no writer runs concurrently; otherwise a value some writer order produced).
-long cthr_rcu_map_count(const cthr_rcu_map_t *map);
+long cthr_rcu_map_count(const cthr_rcu_map_t *_Nullable map);
 
-// Takes the writer lock guarding every key whose hash is `hash` (64 striped errorcheck mutexes). Returns 0, or
-// EDEADLK if this thread holds that stripe already (including through another key that shares it).
-int cthr_rcu_map_writer_lock(cthr_rcu_map_t *map, uint64_t hash);
+// Takes the writer lock guarding every key whose hash is `hash` (64 striped futex locks, `cthr_lock_t`). Returns 0,
+// or EDEADLK if this thread holds that stripe already (including through another key that shares it).
+int cthr_rcu_map_writer_lock(cthr_rcu_map_t *_Nullable map, uint64_t hash);
 
 // Releases the writer lock taken for `hash`. Returns 0, or EPERM if this thread does not hold it.
-int cthr_rcu_map_writer_unlock(cthr_rcu_map_t *map, uint64_t hash);
+int cthr_rcu_map_writer_unlock(cthr_rcu_map_t *_Nullable map, uint64_t hash);
 
 // MARK: - RCU flat map (64-bit keys to 64-bit values)
 
@@ -333,22 +314,22 @@ int cthr_rcu_map_writer_unlock(cthr_rcu_map_t *map, uint64_t hash);
 
 // One slot: a key and its value, each read and written atomically.
 typedef struct cthr_rcu_flat_slot {
-    uint64_t key;
-    uint64_t value;
+    cthr_atomic_u64_t key;
+    cthr_atomic_u64_t value;
 } cthr_rcu_flat_slot_t;
 
 // One generation of the table: `mask + 1` (a power of two) control bytes and slots. Immutable but for the bytes and
 // values writers change as described above; freed after a grace period once a newer array is published.
 typedef struct cthr_rcu_flat_array {
     uint64_t mask;
-    uint8_t *control;
-    cthr_rcu_flat_slot_t *slots;
+    cthr_atomic_u8_t *_Nonnull control;
+    cthr_rcu_flat_slot_t *_Nonnull slots;
 } cthr_rcu_flat_array_t;
 
 // The read-side part of a map: the current array (RCU-protected) and the seeds of its key hash. The writers' state
 // follows it in memory, private to rcu_flat.c.
 typedef struct cthr_rcu_flat {
-    cthr_rcu_flat_array_t *array;
+    cthr_atomic_ptr_t array;  // cthr_rcu_flat_array_t *, never NULL
     uint64_t seed;
     uint64_t multiplier;
 } cthr_rcu_flat_t;
@@ -356,32 +337,35 @@ typedef struct cthr_rcu_flat {
 // Creates a map with room for `initial_capacity` keys before its first resize (0 means a small default), hashing
 // keys with `seed` and `multiplier` (random per map, so nobody can steer keys into one probe run; the multiplier is
 // made odd). Returns 0, EINVAL (NULL out, or an initial capacity above 2^29), ENOMEM, or ENOTRECOVERABLE.
-int cthr_rcu_flat_create(size_t initial_capacity, uint64_t seed, uint64_t multiplier, cthr_rcu_flat_t **out);
+int cthr_rcu_flat_create(size_t initial_capacity, uint64_t seed, uint64_t multiplier,
+                         cthr_rcu_flat_t *_Nullable *_Nullable out);
 
 // Destroys the map: its memory is freed after a grace period, on the call_rcu worker, so it may be called anywhere,
 // even inside a read section. No thread may use the map afterwards. Returns 0, or EINVAL for NULL. In a read-only
 // forked child the map is left allocated (no grace period can run there).
-int cthr_rcu_flat_destroy(cthr_rcu_flat_t *map);
+int cthr_rcu_flat_destroy(cthr_rcu_flat_t *_Nullable map);
 
 // The 64-bit hash of `key` in `map` (wyhash's mixer: one 64x64->128-bit multiply of the seeded key, folded).
-static inline uint64_t cthr_rcu_flat_hash(const cthr_rcu_flat_t *map, uint64_t key) {
+static inline uint64_t cthr_rcu_flat_hash(const cthr_rcu_flat_t *_Nonnull map, uint64_t key) {
     __uint128_t product = (__uint128_t)(key ^ map->seed) * map->multiplier;
     return (uint64_t)(product >> 64) ^ (uint64_t)product;
 }
 
 // Looks `key` up; on a hit stores its value in *value (atomic acquire load: it pairs with the writer's release
 // store) and returns 1, else returns 0 (also for a NULL map or value). Call inside a read section.
-static inline int cthr_rcu_flat_get(const cthr_rcu_flat_t *map, uint64_t key, uint64_t *value) {
+static inline int cthr_rcu_flat_get(const cthr_rcu_flat_t *_Nullable map, uint64_t key,
+                                    uint64_t *_Nullable value) {
     if (__builtin_expect((map == NULL) | (value == NULL), 0)) return 0;
-    const cthr_rcu_flat_array_t *array = __atomic_load_n(&map->array, __ATOMIC_ACQUIRE);
+    const cthr_rcu_flat_array_t *array =
+        (const cthr_rcu_flat_array_t *)cthr_atomic_ptr_load(&map->array, CTHR_ACQUIRE);
     uint64_t hash = cthr_rcu_flat_hash(map, key);
     uint8_t tag = (uint8_t)(CTHR_RCU_FLAT_FULL | (hash >> 57));
     uint64_t mask = array->mask;
     // Terminates: writers keep at least a quarter of the slots EMPTY (half, unless memory ran out).
     for (uint64_t index = hash & mask;; index = (index + 1) & mask) {
-        uint8_t control = __atomic_load_n(&array->control[index], __ATOMIC_ACQUIRE);
-        if (control == tag && __atomic_load_n(&array->slots[index].key, __ATOMIC_RELAXED) == key) {
-            *value = __atomic_load_n(&array->slots[index].value, __ATOMIC_ACQUIRE);
+        uint8_t control = cthr_atomic_u8_load(&array->control[index], CTHR_ACQUIRE);
+        if (control == tag && cthr_atomic_u64_load(&array->slots[index].key, CTHR_RELAXED) == key) {
+            *value = cthr_atomic_u64_load(&array->slots[index].value, CTHR_ACQUIRE);
             return 1;
         }
         if (control == CTHR_RCU_FLAT_EMPTY) return 0;
@@ -390,54 +374,54 @@ static inline int cthr_rcu_flat_get(const cthr_rcu_flat_t *map, uint64_t key, ui
 
 // The current array, for iteration with cthr_rcu_flat_slot_at; NULL for a NULL map. Call inside a read section;
 // valid until it ends.
-static inline const cthr_rcu_flat_array_t *cthr_rcu_flat_current(const cthr_rcu_flat_t *map) {
-    return map == NULL ? NULL : __atomic_load_n(&map->array, __ATOMIC_ACQUIRE);
+static inline const cthr_rcu_flat_array_t *_Nullable cthr_rcu_flat_current(const cthr_rcu_flat_t *_Nullable map) {
+    return map == NULL ? NULL : (const cthr_rcu_flat_array_t *)cthr_atomic_ptr_load(&map->array, CTHR_ACQUIRE);
 }
 
 // The number of slots of `array` (0 for NULL); valid indexes for cthr_rcu_flat_slot_at are below it.
-static inline uint64_t cthr_rcu_flat_capacity(const cthr_rcu_flat_array_t *array) {
+static inline uint64_t cthr_rcu_flat_capacity(const cthr_rcu_flat_array_t *_Nullable array) {
     return array == NULL ? 0 : array->mask + 1;
 }
 
 // If slot `index` of `array` holds a key, stores the key and its value and returns 1; else returns 0 (also for an
 // index out of range or a NULL argument). Call inside the read section that produced `array`.
-static inline int cthr_rcu_flat_slot_at(const cthr_rcu_flat_array_t *array, uint64_t index, uint64_t *key,
-                                        uint64_t *value) {
+static inline int cthr_rcu_flat_slot_at(const cthr_rcu_flat_array_t *_Nullable array, uint64_t index,
+                                        uint64_t *_Nullable key, uint64_t *_Nullable value) {
     if (array == NULL || key == NULL || value == NULL || index > array->mask) return 0;
-    if (!(__atomic_load_n(&array->control[index], __ATOMIC_ACQUIRE) & CTHR_RCU_FLAT_FULL)) return 0;
-    *key = __atomic_load_n(&array->slots[index].key, __ATOMIC_RELAXED);
-    *value = __atomic_load_n(&array->slots[index].value, __ATOMIC_ACQUIRE);
+    if (!(cthr_atomic_u8_load(&array->control[index], CTHR_ACQUIRE) & CTHR_RCU_FLAT_FULL)) return 0;
+    *key = cthr_atomic_u64_load(&array->slots[index].key, CTHR_RELAXED);
+    *value = cthr_atomic_u64_load(&array->slots[index].value, CTHR_ACQUIRE);
     return 1;
 }
 
 // The number of keys (exact when no writer runs; otherwise a value some writer order produced). 0 for NULL.
-long cthr_rcu_flat_count(const cthr_rcu_flat_t *map);
+long cthr_rcu_flat_count(const cthr_rcu_flat_t *_Nullable map);
 
 // Takes the writer lock of `key`'s stripe (for a read-modify-write update of `key`). Returns 0, EDEADLK if this
 // thread holds that stripe already (through this key or another one on it), EINVAL for NULL, or ENOTRECOVERABLE in a
 // read-only forked child.
-int cthr_rcu_flat_lock(cthr_rcu_flat_t *map, uint64_t key);
+int cthr_rcu_flat_lock(cthr_rcu_flat_t *_Nullable map, uint64_t key);
 
 // Releases the writer lock of `key`'s stripe. Returns 0, EPERM if this thread does not hold it, or EINVAL for NULL.
-int cthr_rcu_flat_unlock(cthr_rcu_flat_t *map, uint64_t key);
+int cthr_rcu_flat_unlock(cthr_rcu_flat_t *_Nullable map, uint64_t key);
 
 // Stores `value` for `key` (in place if present, else in a new slot, rebuilding first if needed), taking the key's
 // stripe lock around it. Returns 0, EDEADLK if this thread holds that stripe already (nothing changes), EINVAL for
 // NULL, ENOMEM (no new array could be made and the array is too full to take the key; nothing changes), or
 // ENOTRECOVERABLE.
-int cthr_rcu_flat_set(cthr_rcu_flat_t *map, uint64_t key, uint64_t value);
+int cthr_rcu_flat_set(cthr_rcu_flat_t *_Nullable map, uint64_t key, uint64_t value);
 
 // Removes `key`, taking its stripe lock around it; stores its last value in *old when `old` is not NULL. Returns 0,
 // ENOENT (absent), EDEADLK (this thread holds that stripe already), EINVAL for NULL, or ENOTRECOVERABLE.
-int cthr_rcu_flat_remove(cthr_rcu_flat_t *map, uint64_t key, uint64_t *old);
+int cthr_rcu_flat_remove(cthr_rcu_flat_t *_Nullable map, uint64_t key, uint64_t *_Nullable old);
 
 // cthr_rcu_flat_set for a caller that holds `key`'s stripe lock. Returns 0, EPERM if it does not hold it (nothing
 // changes), EINVAL for NULL, or ENOMEM.
-int cthr_rcu_flat_set_locked(cthr_rcu_flat_t *map, uint64_t key, uint64_t value);
+int cthr_rcu_flat_set_locked(cthr_rcu_flat_t *_Nullable map, uint64_t key, uint64_t value);
 
 // cthr_rcu_flat_remove for a caller that holds `key`'s stripe lock. Returns 0, ENOENT, EPERM (it does not hold it),
 // or EINVAL for NULL.
-int cthr_rcu_flat_remove_locked(cthr_rcu_flat_t *map, uint64_t key, uint64_t *old);
+int cthr_rcu_flat_remove_locked(cthr_rcu_flat_t *_Nullable map, uint64_t key, uint64_t *_Nullable old);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-// POSIX threads: create with attributes, join, detach, identity, names, stack sizes, affinity, nice values.
+// POSIX threads: create with attributes, join, detach, identity, names, stack sizes, CPU counts, nice values.
 #ifndef CTHREADING_THREAD_H
 #define CTHREADING_THREAD_H
 
@@ -88,14 +88,6 @@ int cthr_thread_set_name(const char *_Nullable name);
 // name). Returns 0, EINVAL (NULL buffer) or ERANGE (buffer too small, capacity 0 included: the size exception of
 // the conventions in CThreading.h).
 int cthr_thread_get_name(char *_Nullable buffer, size_t capacity);
-
-// Pins `thread` to the `count` CPUs listed in `cpus`. Returns 0, EINVAL (NULL, count 0 or above CPU_SETSIZE, a
-// CPU number out of range) or the system's error.
-int cthr_thread_set_affinity(pthread_t thread, const int *_Nullable cpus, size_t count);
-
-// Stores up to `capacity` CPU numbers `thread` may run on in `cpus` and their number in *count. Returns 0, EINVAL
-// (NULL) or ERANGE (more CPUs than capacity, capacity 0 included; *count holds the number needed).
-int cthr_thread_get_affinity(pthread_t thread, int *_Nullable cpus, size_t capacity, size_t *_Nullable count);
 
 // Number of CPUs the calling thread may run on (its affinity mask, which threads it creates inherit; the process's
 // mask unless someone pinned this thread), at least 1. Falls back to the online CPU count if the mask is unreadable.

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "cthr_rcu.h"
@@ -21,18 +20,18 @@ _Thread_local int cthr_rcu_thread_registered;
 _Thread_local int cthr_rcu_in_callback;
 
 int cthr_rcu_read_only_child;
-int cthr_rcu_helpers_started;
+cthr_atomic_i32_t cthr_rcu_helpers_started;
 
 // Threads that CThreading registered with liburcu and that have not unregistered yet.
-static long cthr_rcu_registrations;
+static cthr_atomic_i64_t cthr_rcu_registrations;
 // Whether the calling thread's registration is counted in `cthr_rcu_registrations`.
 static _Thread_local int cthr_rcu_counted;
 
 // Decides, in a forked child, whether grace periods can still run: only if no thread but the forking one was a
 // registered reader (ours, or liburcu's helper threads) at the fork.
 static void cthr_rcu_atfork_child(void) {
-    long others = __atomic_load_n(&cthr_rcu_registrations, __ATOMIC_RELAXED) - (cthr_rcu_counted ? 1 : 0);
-    if (others > 0 || __atomic_load_n(&cthr_rcu_helpers_started, __ATOMIC_RELAXED)) cthr_rcu_read_only_child = 1;
+    long others = (long)cthr_atomic_i64_load(&cthr_rcu_registrations, CTHR_RELAXED) - (cthr_rcu_counted ? 1 : 0);
+    if (others > 0 || cthr_atomic_i32_load(&cthr_rcu_helpers_started, CTHR_RELAXED)) cthr_rcu_read_only_child = 1;
 }
 
 __attribute__((constructor)) static void cthr_rcu_setup(void) {
@@ -52,7 +51,7 @@ static int cthr_rcu_key_error;
 static void cthr_rcu_uncount(void) {
     if (!cthr_rcu_counted) return;
     cthr_rcu_counted = 0;
-    __atomic_sub_fetch(&cthr_rcu_registrations, 1, __ATOMIC_RELAXED);
+    (void)cthr_atomic_i64_fetch_sub(&cthr_rcu_registrations, 1, CTHR_RELAXED);
 }
 
 // Runs at thread exit for threads CThreading registered: a thread left registered would leave a dangling reader
@@ -87,7 +86,7 @@ int cthr_rcu_register_slow(void) {
     urcu_memb_register_thread();
     cthr_rcu_thread_registered = 1;
     cthr_rcu_counted = 1;
-    __atomic_add_fetch(&cthr_rcu_registrations, 1, __ATOMIC_RELAXED);
+    (void)cthr_atomic_i64_fetch_add(&cthr_rcu_registrations, 1, CTHR_RELAXED);
     pthread_once(&cthr_rcu_key_once, cthr_rcu_make_key);
     if (cthr_rcu_key_error != 0) return cthr_rcu_key_error;
     return pthread_setspecific(cthr_rcu_exit_key, (void *)1);
@@ -136,29 +135,32 @@ int cthr_rcu_read_ongoing(void) {
 }
 
 // MARK: - Pointers
-// C11 atomics with the orders liburcu's macros give on every architecture (consume for dereference, release for
-// assign, full ordering for exchange and compare-exchange), so ThreadSanitizer understands them.
+// The library's atomics (cthr_atomic.h) with the orders liburcu's macros give on every architecture (acquire for
+// dereference, which is what every compiler makes of consume; release for assign; full ordering for exchange and
+// compare-exchange), so ThreadSanitizer understands them. A slot is a plain `void *` in the caller's memory, which
+// has the size and alignment of `cthr_atomic_ptr_t` (asserted in atomic.c).
 
 // A NULL slot or cell is refused with one branch, predicted not taken, in front of each operation.
 
 void *cthr_rcu_dereference(void *const *slot) {
     if (__builtin_expect(slot == NULL, 0)) return NULL;
-    return __atomic_load_n((void **)slot, __ATOMIC_CONSUME);
+    return cthr_atomic_ptr_load((const cthr_atomic_ptr_t *)slot, CTHR_ACQUIRE);
 }
 
 void cthr_rcu_assign_pointer(void **slot, void *value) {
     if (__builtin_expect(slot == NULL, 0)) return;
-    __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+    cthr_atomic_ptr_store((cthr_atomic_ptr_t *)slot, value, CTHR_RELEASE);
 }
 
 void *cthr_rcu_xchg_pointer(void **slot, void *value) {
     if (__builtin_expect(slot == NULL, 0)) return NULL;
-    return __atomic_exchange_n(slot, value, __ATOMIC_SEQ_CST);
+    return cthr_atomic_ptr_exchange((cthr_atomic_ptr_t *)slot, value, CTHR_SEQ_CST);
 }
 
 void *cthr_rcu_cmpxchg_pointer(void **slot, void *expected, void *desired) {
     if (__builtin_expect(slot == NULL, 0)) return NULL;
-    __atomic_compare_exchange_n(slot, &expected, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    (void)cthr_atomic_ptr_compare_exchange_strong((cthr_atomic_ptr_t *)slot, &expected, desired, CTHR_SEQ_CST,
+                                                  CTHR_SEQ_CST);
     return expected;
 }
 
@@ -197,7 +199,7 @@ int cthr_rcu_call(cthr_rcu_callback_t callback, void *context) {
     work->callback = callback;
     work->context = context;
     (void)cthr_rcu_ensure_registered_inline();
-    __atomic_store_n(&cthr_rcu_helpers_started, 1, __ATOMIC_RELAXED);
+    cthr_atomic_i32_store(&cthr_rcu_helpers_started, 1, CTHR_RELAXED);
     CTHR_TSAN_RELEASE(work);
     urcu_memb_call_rcu(&work->head, cthr_rcu_work_run);
     return 0;
@@ -211,7 +213,7 @@ int cthr_rcu_barrier(void) {
     urcu_memb_barrier();
     // A table destruction or resize re-queued itself while a fork was being prepared (see rcu_internal.h): wait for
     // the fork to finish and for the re-queued callback to run.
-    while (__atomic_load_n(&cthr_rcu_requeued, __ATOMIC_ACQUIRE) != 0) {
+    while (cthr_atomic_i64_load(&cthr_rcu_requeued, CTHR_ACQUIRE) != 0) {
         (void)poll(NULL, 0, 1);
         urcu_memb_barrier();
     }
@@ -221,8 +223,10 @@ int cthr_rcu_barrier(void) {
 
 int cthr_rcu_uses_membarrier(void) { return urcu_memb_has_sys_membarrier ? 1 : 0; }
 
+// A plain pthread mutex, not `cthr_lock_t`: it is locked before fork() and re-made in the child, whose thread has
+// another kernel thread id than the one a `cthr_lock_t` word would name as its owner.
 pthread_mutex_t cthr_rcu_fork_mutex = PTHREAD_MUTEX_INITIALIZER;
-long cthr_rcu_requeued;
+cthr_atomic_i64_t cthr_rcu_requeued;
 
 void cthr_rcu_before_fork(void) {
     // Waits for a table destruction or resize running on the call_rcu worker to finish (see rcu_internal.h).
@@ -246,53 +250,44 @@ void cthr_rcu_after_fork_child(void) {
 // MARK: - Cell
 
 struct cthr_rcu_cell {
-    _Alignas(64) void *pointer;
-    _Alignas(64) pthread_mutex_t writer;
+    _Alignas(64) cthr_atomic_ptr_t pointer;
+    _Alignas(64) cthr_lock_t writer;
 };
 
 int cthr_rcu_cell_create(void *initial, cthr_rcu_cell_t **out) {
     if (out == NULL) return EINVAL;
     cthr_rcu_cell_t *cell = aligned_alloc(64, sizeof *cell);
     if (cell == NULL) return ENOMEM;
-    pthread_mutexattr_t attr;
-    int rc = pthread_mutexattr_init(&attr);
-    if (rc == 0) rc = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
-    if (rc == 0) rc = pthread_mutex_init(&cell->writer, &attr);
-    (void)pthread_mutexattr_destroy(&attr);
-    if (rc != 0) {
-        free(cell);
-        return rc;
-    }
-    __atomic_store_n(&cell->pointer, initial, __ATOMIC_RELEASE);
+    (void)cthr_lock_init(&cell->writer);
+    cthr_atomic_ptr_store(&cell->pointer, initial, CTHR_RELEASE);
     *out = cell;
     return 0;
 }
 
 void *cthr_rcu_cell_destroy(cthr_rcu_cell_t *cell) {
     if (cell == NULL) return NULL;
-    void *last = __atomic_load_n(&cell->pointer, __ATOMIC_ACQUIRE);
-    (void)pthread_mutex_destroy(&cell->writer);
+    void *last = cthr_atomic_ptr_load(&cell->pointer, CTHR_ACQUIRE);
     free(cell);
     return last;
 }
 
 void *cthr_rcu_cell_get(const cthr_rcu_cell_t *cell) {
     if (__builtin_expect(cell == NULL, 0)) return NULL;
-    return __atomic_load_n((void **)&cell->pointer, __ATOMIC_CONSUME);
+    return cthr_atomic_ptr_load(&cell->pointer, CTHR_ACQUIRE);
 }
 
 void *cthr_rcu_cell_exchange(cthr_rcu_cell_t *cell, void *value) {
     if (__builtin_expect(cell == NULL, 0)) return NULL;
-    return __atomic_exchange_n(&cell->pointer, value, __ATOMIC_SEQ_CST);
+    return cthr_atomic_ptr_exchange(&cell->pointer, value, CTHR_SEQ_CST);
 }
 
 int cthr_rcu_cell_lock(cthr_rcu_cell_t *cell) {
     if (__builtin_expect(cell == NULL, 0)) return EINVAL;
     CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
-    return pthread_mutex_lock(&cell->writer);
+    return cthr_rcu_writer_lock(&cell->writer);
 }
 
 int cthr_rcu_cell_unlock(cthr_rcu_cell_t *cell) {
     if (__builtin_expect(cell == NULL, 0)) return EINVAL;
-    return pthread_mutex_unlock(&cell->writer);
+    return cthr_rcu_writer_unlock(&cell->writer);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cthr_atomic.h"
 #include "cthr_lock.h"
 #include "cthr_rcu.h"
 #include "cthr_thread.h"
@@ -31,7 +32,7 @@ struct flat_array {
 // A writer lock and the flag its holder raises while it changes the current array (see `enter`).
 struct flat_stripe {
     _Alignas(64) cthr_lock_t lock;
-    uint32_t active;
+    cthr_atomic_u32_t active;
 };
 
 // The map: the read-side part on its own cache line (written only when an array is replaced), the rebuild state on
@@ -39,13 +40,13 @@ struct flat_stripe {
 struct flat_map {
     cthr_rcu_flat_t head;
     // 1 while a rebuild copies the array: writers stay out of it (see `enter`).
-    _Alignas(64) uint32_t rebuilding;
+    _Alignas(64) cthr_atomic_u32_t rebuilding;
     // Serialises rebuilds.
     cthr_lock_t rebuild_lock;
     // Slots of the current array that are not EMPTY (keys, tombstones, claims), reserved before each claim.
-    _Alignas(64) uint64_t used;
+    _Alignas(64) cthr_atomic_u64_t used;
     // Live keys.
-    long count;
+    cthr_atomic_i64_t count;
     struct rcu_head rcu;
     struct flat_stripe stripes[FLAT_STRIPES];
 };
@@ -73,7 +74,7 @@ static struct flat_array *array_new(uint64_t slots) {
     struct flat_array *array = aligned_alloc(64, header + control + (size_t)slots * sizeof(cthr_rcu_flat_slot_t));
     if (array == NULL) return NULL;
     array->head.mask = slots - 1;
-    array->head.control = (uint8_t *)array + header;
+    array->head.control = (cthr_atomic_u8_t *)((uint8_t *)array + header);
     array->head.slots = (cthr_rcu_flat_slot_t *)(array->head.control + control);
     memset(array->head.control, CTHR_RCU_FLAT_EMPTY, (size_t)slots);
     return array;
@@ -85,8 +86,8 @@ static struct flat_array *array_new(uint64_t slots) {
 static int probe(const cthr_rcu_flat_array_t *array, uint64_t key, uint64_t hash, uint64_t *index) {
     uint8_t tag = tag_of(hash);
     for (uint64_t at = hash & array->mask;; at = (at + 1) & array->mask) {
-        uint8_t control = __atomic_load_n(&array->control[at], __ATOMIC_ACQUIRE);
-        if (control == tag && __atomic_load_n(&array->slots[at].key, __ATOMIC_RELAXED) == key) {
+        uint8_t control = cthr_atomic_u8_load(&array->control[at], CTHR_ACQUIRE);
+        if (control == tag && cthr_atomic_u64_load(&array->slots[at].key, CTHR_RELAXED) == key) {
             *index = at;
             return 1;
         }
@@ -99,9 +100,9 @@ static int probe(const cthr_rcu_flat_array_t *array, uint64_t key, uint64_t hash
 
 // Fills slot `index` and then publishes it (release: a reader that sees the control byte sees the key and value).
 static void publish(const cthr_rcu_flat_array_t *array, uint64_t index, uint64_t key, uint64_t value, uint64_t hash) {
-    __atomic_store_n(&array->slots[index].key, key, __ATOMIC_RELAXED);
-    __atomic_store_n(&array->slots[index].value, value, __ATOMIC_RELAXED);
-    __atomic_store_n(&array->control[index], tag_of(hash), __ATOMIC_RELEASE);
+    cthr_atomic_u64_store(&array->slots[index].key, key, CTHR_RELAXED);
+    cthr_atomic_u64_store(&array->slots[index].value, value, CTHR_RELAXED);
+    cthr_atomic_u8_store(&array->control[index], tag_of(hash), CTHR_RELEASE);
 }
 
 static void array_reclaim(struct rcu_head *head) {
@@ -122,43 +123,33 @@ static inline struct flat_stripe *stripe_of(struct flat_map *map, uint64_t hash)
 // sees the rebuild and waits for its end, or the rebuilder sees the writer and waits for it to leave.
 static const cthr_rcu_flat_array_t *enter(struct flat_map *map, struct flat_stripe *stripe) {
     for (;;) {
-        __atomic_store_n(&stripe->active, 1, __ATOMIC_SEQ_CST);
-        if (!__atomic_load_n(&map->rebuilding, __ATOMIC_SEQ_CST)) {
-            return __atomic_load_n(&map->head.array, __ATOMIC_ACQUIRE);
+        cthr_atomic_u32_store(&stripe->active, 1, CTHR_SEQ_CST);
+        if (!cthr_atomic_u32_load(&map->rebuilding, CTHR_SEQ_CST)) {
+            return cthr_atomic_ptr_load(&map->head.array, CTHR_ACQUIRE);
         }
-        __atomic_store_n(&stripe->active, 0, __ATOMIC_RELEASE);
-        while (__atomic_load_n(&map->rebuilding, __ATOMIC_ACQUIRE)) (void)cthr_thread_yield();
+        cthr_atomic_u32_store(&stripe->active, 0, CTHR_RELEASE);
+        while (cthr_atomic_u32_load(&map->rebuilding, CTHR_ACQUIRE)) (void)cthr_thread_yield();
     }
 }
 
-static inline void leave(struct flat_stripe *stripe) { __atomic_store_n(&stripe->active, 0, __ATOMIC_RELEASE); }
-
-// Takes `lock`: the inline fast path, then the slow one. Returns 0 or EDEADLK (the caller holds it).
-static inline int take(cthr_lock_t *lock) {
-    return cthr_lock_fast_lock(lock) ? 0 : cthr_lock_lock_slow(lock, UINT64_MAX);
-}
-
-// Releases `lock`. Returns 0 or EPERM (the caller does not hold it).
-static inline int release(cthr_lock_t *lock) {
-    return cthr_lock_fast_unlock(lock) ? 0 : cthr_lock_unlock_slow(lock);
-}
+static inline void leave(struct flat_stripe *stripe) { cthr_atomic_u32_store(&stripe->active, 0, CTHR_RELEASE); }
 
 // Replaces `seen` (unless another rebuild already did) with a new array holding the live keys, four slots per key,
 // and retires it. Called by a writer that may hold a stripe but is not inside `enter`. Returns 0, or ENOMEM when no
 // new array could be made, or none would help (at the size limit with no tombstone); nothing changes then.
 static int rebuild(struct flat_map *map, const cthr_rcu_flat_array_t *seen) {
-    (void)take(&map->rebuild_lock);
-    const cthr_rcu_flat_array_t *old = __atomic_load_n(&map->head.array, __ATOMIC_RELAXED);
+    (void)cthr_rcu_writer_lock(&map->rebuild_lock);
+    const cthr_rcu_flat_array_t *old = cthr_atomic_ptr_load(&map->head.array, CTHR_RELAXED);
     struct flat_array *retired = NULL;
     int rc = 0;
     if (old == seen) {
-        __atomic_store_n(&map->rebuilding, 1, __ATOMIC_SEQ_CST);
+        cthr_atomic_u32_store(&map->rebuilding, 1, CTHR_SEQ_CST);
         for (unsigned i = 0; i < FLAT_STRIPES; i++) {
-            while (__atomic_load_n(&map->stripes[i].active, __ATOMIC_SEQ_CST)) (void)cthr_thread_yield();
+            while (cthr_atomic_u32_load(&map->stripes[i].active, CTHR_SEQ_CST)) (void)cthr_thread_yield();
         }
         // No writer is inside the array: no claim is half done, and the counters are exact.
-        long count = __atomic_load_n(&map->count, __ATOMIC_RELAXED);
-        uint64_t used = __atomic_load_n(&map->used, __ATOMIC_RELAXED);
+        long count = cthr_atomic_i64_load(&map->count, CTHR_RELAXED);
+        uint64_t used = cthr_atomic_u64_load(&map->used, CTHR_RELAXED);
         struct flat_array *fresh = NULL;
         if (old->mask + 1 < FLAT_SLOTS_MAX || used > (uint64_t)count) {
             fresh = array_new(slots_for((uint64_t)count + 1, 4));
@@ -167,21 +158,21 @@ static int rebuild(struct flat_map *map, const cthr_rcu_flat_array_t *seen) {
             rc = ENOMEM;
         } else {
             for (uint64_t at = 0; at <= old->mask; at++) {
-                if (!(__atomic_load_n(&old->control[at], __ATOMIC_RELAXED) & CTHR_RCU_FLAT_FULL)) continue;
-                uint64_t key = __atomic_load_n(&old->slots[at].key, __ATOMIC_RELAXED);
-                uint64_t value = __atomic_load_n(&old->slots[at].value, __ATOMIC_RELAXED);
+                if (!(cthr_atomic_u8_load(&old->control[at], CTHR_RELAXED) & CTHR_RCU_FLAT_FULL)) continue;
+                uint64_t key = cthr_atomic_u64_load(&old->slots[at].key, CTHR_RELAXED);
+                uint64_t value = cthr_atomic_u64_load(&old->slots[at].value, CTHR_RELAXED);
                 uint64_t hash = cthr_rcu_flat_hash(&map->head, key);
                 uint64_t index;
                 (void)probe(&fresh->head, key, hash, &index);
                 publish(&fresh->head, index, key, value, hash);
             }
-            __atomic_store_n(&map->head.array, &fresh->head, __ATOMIC_RELEASE);
-            __atomic_store_n(&map->used, (uint64_t)count, __ATOMIC_RELAXED);
+            cthr_atomic_ptr_store(&map->head.array, &fresh->head, CTHR_RELEASE);
+            cthr_atomic_u64_store(&map->used, (uint64_t)count, CTHR_RELAXED);
             retired = caa_container_of(old, struct flat_array, head);
         }
-        __atomic_store_n(&map->rebuilding, 0, __ATOMIC_RELEASE);
+        cthr_atomic_u32_store(&map->rebuilding, 0, CTHR_RELEASE);
     }
-    (void)release(&map->rebuild_lock);
+    (void)cthr_rcu_writer_unlock(&map->rebuild_lock);
     if (retired != NULL) {
         CTHR_TSAN_RELEASE(retired);
         (void)cthr_rcu_ensure_registered_inline();
@@ -200,16 +191,16 @@ int cthr_rcu_flat_create(size_t initial_capacity, uint64_t seed, uint64_t multip
         free(map);
         return ENOMEM;
     }
-    map->head.array = &array->head;
+    cthr_atomic_ptr_init(&map->head.array, &array->head);
     map->head.seed = seed;
     map->head.multiplier = multiplier | 1;
-    map->rebuilding = 0;
+    cthr_atomic_u32_init(&map->rebuilding, 0);
     (void)cthr_lock_init(&map->rebuild_lock);
-    map->used = 0;
-    map->count = 0;
+    cthr_atomic_u64_init(&map->used, 0);
+    cthr_atomic_i64_init(&map->count, 0);
     for (unsigned i = 0; i < FLAT_STRIPES; i++) {
         (void)cthr_lock_init(&map->stripes[i].lock);
-        map->stripes[i].active = 0;
+        cthr_atomic_u32_init(&map->stripes[i].active, 0);
     }
     *out = &map->head;
     return 0;
@@ -219,7 +210,8 @@ static void map_reclaim(struct rcu_head *head) {
     struct flat_map *map = caa_container_of(head, struct flat_map, rcu);
     CTHR_TSAN_ACQUIRE(map);
     CTHR_TSAN_ACQUIRE(&cthr_rcu_tsan_grace_period);
-    free(caa_container_of(map->head.array, struct flat_array, head));
+    cthr_rcu_flat_array_t *last = cthr_atomic_ptr_load(&map->head.array, CTHR_RELAXED);
+    free(caa_container_of(last, struct flat_array, head));
     free(map);
     CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
 }
@@ -236,7 +228,7 @@ int cthr_rcu_flat_destroy(cthr_rcu_flat_t *map) {
 
 long cthr_rcu_flat_count(const cthr_rcu_flat_t *map) {
     if (map == NULL) return 0;
-    return __atomic_load_n(&((const struct flat_map *)map)->count, __ATOMIC_RELAXED);
+    return cthr_atomic_i64_load(&((const struct flat_map *)map)->count, CTHR_RELAXED);
 }
 
 // The stripe of `key`; its hash goes to *hash.
@@ -250,7 +242,7 @@ static inline struct flat_stripe *key_stripe(struct flat_map *map, uint64_t key,
 static int lock_key(struct flat_map *map, uint64_t key, uint64_t *hash, struct flat_stripe **stripe) {
     CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
     *stripe = key_stripe(map, key, hash);
-    return take(&(*stripe)->lock);
+    return cthr_rcu_writer_lock(&(*stripe)->lock);
 }
 
 int cthr_rcu_flat_lock(cthr_rcu_flat_t *map, uint64_t key) {
@@ -263,13 +255,13 @@ int cthr_rcu_flat_lock(cthr_rcu_flat_t *map, uint64_t key) {
 int cthr_rcu_flat_unlock(cthr_rcu_flat_t *map, uint64_t key) {
     if (map == NULL) return EINVAL;
     uint64_t hash;
-    return release(&key_stripe(impl(map), key, &hash)->lock);
+    return cthr_rcu_writer_unlock(&key_stripe(impl(map), key, &hash)->lock);
 }
 
 // Reserves a slot for a claim unless that would make more than `limit` slots used. Returns whether it did.
 static int reserve(struct flat_map *map, uint64_t limit) {
-    if (__atomic_add_fetch(&map->used, 1, __ATOMIC_RELAXED) <= limit) return 1;
-    __atomic_sub_fetch(&map->used, 1, __ATOMIC_RELAXED);
+    if (cthr_atomic_u64_fetch_add(&map->used, 1, CTHR_RELAXED) + 1 <= limit) return 1;
+    (void)cthr_atomic_u64_fetch_sub(&map->used, 1, CTHR_RELAXED);
     return 0;
 }
 
@@ -280,7 +272,7 @@ static int set_held(struct flat_map *map, struct flat_stripe *stripe, uint64_t k
         const cthr_rcu_flat_array_t *array = enter(map, stripe);
         uint64_t index;
         if (probe(array, key, hash, &index)) {
-            __atomic_store_n(&array->slots[index].value, value, __ATOMIC_RELEASE);
+            cthr_atomic_u64_store(&array->slots[index].value, value, CTHR_RELEASE);
             leave(stripe);
             return 0;
         }
@@ -297,14 +289,14 @@ static int set_held(struct flat_map *map, struct flat_stripe *stripe, uint64_t k
         // first; the reservation guarantees one is left).
         for (;; index = (index + 1) & array->mask) {
             uint8_t expected = CTHR_RCU_FLAT_EMPTY;
-            if (__atomic_load_n(&array->control[index], __ATOMIC_RELAXED) == CTHR_RCU_FLAT_EMPTY &&
-                __atomic_compare_exchange_n(&array->control[index], &expected, FLAT_BUSY, 0, __ATOMIC_RELAXED,
-                                            __ATOMIC_RELAXED)) {
+            if (cthr_atomic_u8_load(&array->control[index], CTHR_RELAXED) == CTHR_RCU_FLAT_EMPTY &&
+                cthr_atomic_u8_compare_exchange_strong(&array->control[index], &expected, FLAT_BUSY, CTHR_RELAXED,
+                                                       CTHR_RELAXED)) {
                 break;
             }
         }
         publish(array, index, key, value, hash);
-        __atomic_add_fetch(&map->count, 1, __ATOMIC_RELAXED);
+        (void)cthr_atomic_i64_fetch_add(&map->count, 1, CTHR_RELAXED);
         leave(stripe);
         return 0;
     }
@@ -316,9 +308,9 @@ static int remove_held(struct flat_map *map, struct flat_stripe *stripe, uint64_
     uint64_t index;
     int rc = ENOENT;
     if (probe(array, key, hash, &index)) {
-        if (old != NULL) *old = __atomic_load_n(&array->slots[index].value, __ATOMIC_RELAXED);
-        __atomic_store_n(&array->control[index], CTHR_RCU_FLAT_DELETED, __ATOMIC_RELEASE);
-        __atomic_sub_fetch(&map->count, 1, __ATOMIC_RELAXED);
+        if (old != NULL) *old = cthr_atomic_u64_load(&array->slots[index].value, CTHR_RELAXED);
+        cthr_atomic_u8_store(&array->control[index], CTHR_RCU_FLAT_DELETED, CTHR_RELEASE);
+        (void)cthr_atomic_i64_fetch_sub(&map->count, 1, CTHR_RELAXED);
         rc = 0;
     }
     leave(stripe);
@@ -352,7 +344,7 @@ int cthr_rcu_flat_set(cthr_rcu_flat_t *map, uint64_t key, uint64_t value) {
     int rc = lock_key(impl(map), key, &hash, &stripe);
     if (rc != 0) return rc;
     rc = set_held(impl(map), stripe, key, hash, value);
-    (void)release(&stripe->lock);
+    (void)cthr_rcu_writer_unlock(&stripe->lock);
     return rc;
 }
 
@@ -363,6 +355,6 @@ int cthr_rcu_flat_remove(cthr_rcu_flat_t *map, uint64_t key, uint64_t *old) {
     int rc = lock_key(impl(map), key, &hash, &stripe);
     if (rc != 0) return rc;
     rc = remove_held(impl(map), stripe, key, hash, old);
-    (void)release(&stripe->lock);
+    (void)cthr_rcu_writer_unlock(&stripe->lock);
     return rc;
 }

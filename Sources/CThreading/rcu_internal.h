@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-// Private to rcu.c and rcu_map.c: liburcu with its fast paths inlined (_LGPL_SOURCE; the project is MIT, which is
+// Private to rcu.c, rcu_map.c and rcu_flat.c: liburcu with its fast paths inlined (_LGPL_SOURCE; the project is MIT, which is
 // LGPL-compatible), and the ThreadSanitizer annotations that tell TSan about the ordering liburcu provides through
 // uninstrumented code (grace periods, the call_rcu queue, hash-table publication).
 #ifndef CTHREADING_RCU_INTERNAL_H
@@ -10,6 +10,8 @@
 #define _LGPL_SOURCE
 #include <urcu/urcu-memb.h>
 
+#include "cthr_atomic.h"
+#include "cthr_lock.h"
 #include "cthr_tsan.h"
 
 #ifdef CTHR_TSAN
@@ -47,7 +49,7 @@ extern int cthr_rcu_read_only_child;
 
 // Nonzero once this process started liburcu's helper threads (the call_rcu worker, the hash-table resize worker):
 // they are registered readers that a forked child would inherit as dead registrations.
-extern int cthr_rcu_helpers_started;
+extern cthr_atomic_i32_t cthr_rcu_helpers_started;
 
 // Returns ENOTRECOVERABLE from a writer entry point in a read-only forked child.
 #define CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD()                                                                          \
@@ -57,7 +59,7 @@ extern int cthr_rcu_helpers_started;
 
 // How many such callbacks are re-queued and not yet run; cthr_rcu_barrier waits until it is back to zero, so it still
 // returns only after every callback scheduled before it has run.
-extern long cthr_rcu_requeued;
+extern cthr_atomic_i64_t cthr_rcu_requeued;
 
 // Registers the calling thread when its thread-local flag says it is not (the slow path of every entry point).
 int cthr_rcu_register_slow(void);
@@ -71,6 +73,18 @@ extern _Thread_local int cthr_rcu_in_callback;
 static inline int cthr_rcu_ensure_registered_inline(void) {
     if (caa_likely(cthr_rcu_thread_registered)) return 0;
     return cthr_rcu_register_slow();
+}
+
+// The writer stripes of both maps are the library's futex lock (`cthr_lock_t`, owner in the word): one lock algorithm
+// for every internal lock. Takes `lock` (inline fast path, then the slow one). Returns 0 or EDEADLK (the caller
+// holds it already, also through another key that shares the stripe).
+static inline int cthr_rcu_writer_lock(cthr_lock_t *lock) {
+    return cthr_lock_fast_lock(lock) ? 0 : cthr_lock_lock_slow(lock, UINT64_MAX);
+}
+
+// Releases a stripe taken with cthr_rcu_writer_lock. Returns 0 or EPERM (the caller does not hold it).
+static inline int cthr_rcu_writer_unlock(cthr_lock_t *lock) {
+    return cthr_lock_fast_unlock(lock) ? 0 : cthr_lock_unlock_slow(lock);
 }
 
 #endif // CTHREADING_RCU_INTERNAL_H

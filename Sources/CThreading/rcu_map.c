@@ -59,17 +59,18 @@ static struct cthr_rcu_map_node *node_alloc(size_t inline_size) {
     return node;
 }
 
+// A writer stripe: the library's futex lock (owner in the word), one cache line each.
 struct cthr_rcu_map_stripe {
-    _Alignas(64) pthread_mutex_t mutex;
+    _Alignas(64) cthr_lock_t lock;
 };
 
 struct cthr_rcu_map {
     struct cds_lfht *table;
     cthr_rcu_map_release_t release;
     void *context;
-    _Alignas(64) long count;
+    _Alignas(64) cthr_atomic_i64_t count;
     // Bucket count last requested (initial size, then each growth this file asked for); see count_add.
-    unsigned long size_hint;
+    cthr_atomic_u64_t size_hint;
     struct cthr_rcu_map_stripe stripes[CTHR_RCU_MAP_STRIPES];
 };
 
@@ -91,14 +92,6 @@ static void node_prepare(const cthr_rcu_map_t *map, struct cthr_rcu_map_node *no
     node->tail->release = map->release;
     node->tail->context = map->context;
     CTHR_TSAN_RELEASE(node);
-}
-
-static struct cthr_rcu_map_node *node_new(const cthr_rcu_map_t *map, uint64_t hash, void *entry) {
-    struct cthr_rcu_map_node *node = node_alloc(0);
-    if (node == NULL) return NULL;
-    node->entry = entry;
-    node_prepare(map, node, hash);
-    return node;
 }
 
 static inline struct cthr_rcu_map_node *node_of_inline(void *entry) {
@@ -135,17 +128,6 @@ static void node_retire(struct cthr_rcu_map_node *node) {
     urcu_memb_call_rcu(&node->tail->rcu, node_reclaim);
 }
 
-struct match_closure {
-    cthr_rcu_map_match_t match;
-    const void *key;
-};
-
-static int match_user(struct cds_lfht_node *lfht, const void *key) {
-    const struct match_closure *closure = key;
-    struct cthr_rcu_map_node *node = node_of(lfht);
-    return closure->match(node->entry, closure->key) != 0;
-}
-
 // cds_lfht compares the full hash before calling match, so accepting every node finds "same hash, any key".
 static int match_any(struct cds_lfht_node *lfht, const void *key) {
     (void)lfht;
@@ -155,6 +137,18 @@ static int match_any(struct cds_lfht_node *lfht, const void *key) {
 
 static int match_identity(struct cds_lfht_node *lfht, const void *key) { return lfht == key; }
 
+// For a call_rcu callback that must not run while a fork is being prepared (it would wait for the resize worker
+// that cthr_rcu_before_fork paused): takes cthr_rcu_fork_mutex and returns 1; or, while a fork is prepared, queues
+// `head` again behind it (counted once in cthr_rcu_requeued, which cthr_rcu_barrier waits for) and returns 0.
+static int fork_quiet_or_requeue(struct rcu_head *head, int *requeued, void (*callback)(struct rcu_head *)) {
+    if (pthread_mutex_trylock(&cthr_rcu_fork_mutex) == 0) return 1;
+    if (!*requeued) (void)cthr_atomic_i64_fetch_add(&cthr_rcu_requeued, 1, CTHR_RELAXED);
+    *requeued = 1;
+    CTHR_TSAN_RELEASE(head);
+    urcu_memb_call_rcu(head, callback);
+    return 0;
+}
+
 struct resize_request {
     struct rcu_head rcu;
     cthr_rcu_map_t *map;
@@ -162,25 +156,23 @@ struct resize_request {
     int requeued;
 };
 
+// Both records start with their rcu_head, so the TSan release on `head` in fork_quiet_or_requeue pairs with the
+// callbacks' acquire on the record.
+_Static_assert(offsetof(struct resize_request, rcu) == 0, "rcu_head first");
+
 static void resize_run(struct rcu_head *head) {
     struct resize_request *request = caa_container_of(head, struct resize_request, rcu);
     CTHR_TSAN_ACQUIRE(request);
     // On the call_rcu worker: registered, outside any read section, as cds_lfht_resize requires. The table is still
     // alive: its destruction is queued behind this request (one FIFO call_rcu queue, and no writer runs after
     // cthr_rcu_map_destroy).
-    if (pthread_mutex_trylock(&cthr_rcu_fork_mutex) != 0) {
-        // A fork is being prepared: resizing now could wait for the paused resize worker (see rcu_internal.h).
-        if (!request->requeued) __atomic_add_fetch(&cthr_rcu_requeued, 1, __ATOMIC_RELAXED);
-        request->requeued = 1;
-        CTHR_TSAN_RELEASE(request);
-        urcu_memb_call_rcu(&request->rcu, resize_run);
-        return;
-    }
+    // A fork is being prepared: resizing now could wait for the paused resize worker (see rcu_internal.h).
+    if (!fork_quiet_or_requeue(&request->rcu, &request->requeued, resize_run)) return;
     cds_lfht_resize(request->map->table, request->size);
     (void)pthread_mutex_unlock(&cthr_rcu_fork_mutex);
     int requeued = request->requeued;
     free(request);
-    if (requeued) __atomic_sub_fetch(&cthr_rcu_requeued, 1, __ATOMIC_RELEASE);
+    if (requeued) (void)cthr_atomic_i64_fetch_sub(&cthr_rcu_requeued, 1, CTHR_RELEASE);
     CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
 }
 
@@ -188,11 +180,11 @@ static void resize_run(struct rcu_head *head) {
 // power-of-two counts), which makes lookups in large maps walk long chains. When the count passes the size last
 // requested, ask for a table with one bucket per entry, on the call_rcu worker so the writer never blocks.
 static void grow_if_needed(cthr_rcu_map_t *map, long count) {
-    unsigned long hint = __atomic_load_n(&map->size_hint, __ATOMIC_RELAXED);
+    uint64_t hint = cthr_atomic_u64_load(&map->size_hint, CTHR_RELAXED);
     if (count <= 0 || (unsigned long)count <= hint || hint >= (1ul << 30)) return;
     unsigned long size = hint << 1;
     while (size < (unsigned long)count && size < (1ul << 30)) size <<= 1;
-    if (!__atomic_compare_exchange_n(&map->size_hint, &hint, size, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return;
+    if (!cthr_atomic_u64_compare_exchange_strong(&map->size_hint, &hint, size, CTHR_RELAXED, CTHR_RELAXED)) return;
     struct resize_request *request = malloc(sizeof *request);
     if (request == NULL) return;  // liburcu's own policy still applies
     request->map = map;
@@ -204,7 +196,7 @@ static void grow_if_needed(cthr_rcu_map_t *map, long count) {
 }
 
 static inline void count_add(cthr_rcu_map_t *map, long delta) {
-    long count = __atomic_add_fetch(&map->count, delta, __ATOMIC_RELAXED);
+    long count = (long)cthr_atomic_i64_fetch_add(&map->count, delta, CTHR_RELAXED) + delta;
     if (delta > 0) grow_if_needed(map, count);
 }
 
@@ -228,27 +220,15 @@ int cthr_rcu_map_create(size_t initial_capacity, cthr_rcu_map_release_t release,
     if (map == NULL) return ENOMEM;
     map->release = release;
     map->context = context;
-    map->count = 0;
-    map->size_hint = buckets;
-    pthread_mutexattr_t attr;
-    int rc = pthread_mutexattr_init(&attr);
-    if (rc == 0) rc = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
-    unsigned initialized = 0;
-    for (; rc == 0 && initialized < CTHR_RCU_MAP_STRIPES; initialized++) {
-        rc = pthread_mutex_init(&map->stripes[initialized].mutex, &attr);
-        if (rc != 0) break;
-    }
-    (void)pthread_mutexattr_destroy(&attr);
-    if (rc == 0) {
-        __atomic_store_n(&cthr_rcu_helpers_started, 1, __ATOMIC_RELAXED);
-        map->table = cds_lfht_new_flavor(buckets, 64, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
-                                         &urcu_memb_flavor, NULL);
-        if (map->table == NULL) rc = ENOMEM;
-    }
-    if (rc != 0) {
-        for (unsigned i = 0; i < initialized; i++) (void)pthread_mutex_destroy(&map->stripes[i].mutex);
+    cthr_atomic_i64_init(&map->count, 0);
+    cthr_atomic_u64_init(&map->size_hint, buckets);
+    for (unsigned i = 0; i < CTHR_RCU_MAP_STRIPES; i++) (void)cthr_lock_init(&map->stripes[i].lock);
+    cthr_atomic_i32_store(&cthr_rcu_helpers_started, 1, CTHR_RELAXED);
+    map->table = cds_lfht_new_flavor(buckets, 64, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, &urcu_memb_flavor,
+                                     NULL);
+    if (map->table == NULL) {
         free(map);
-        return rc;
+        return ENOMEM;
     }
     *out = map;
     return 0;
@@ -260,25 +240,20 @@ struct table_retirement {
     int requeued;
 };
 
+_Static_assert(offsetof(struct table_retirement, rcu) == 0, "rcu_head first");
+
 static void table_reclaim(struct rcu_head *head) {
     struct table_retirement *retirement = caa_container_of(head, struct table_retirement, rcu);
     CTHR_TSAN_ACQUIRE(retirement);
     CTHR_TSAN_ACQUIRE(&cthr_rcu_tsan_grace_period);
     cthr_rcu_map_t *map = retirement->map;
-    if (pthread_mutex_trylock(&cthr_rcu_fork_mutex) != 0) {
-        // A fork is being prepared: cds_lfht_destroy would wait for the resize worker that cthr_rcu_before_fork
-        // paused, while the fork waits for this worker (see rcu_internal.h). Retry after it; the record stays behind
-        // every node of the table in the queue.
-        if (!retirement->requeued) __atomic_add_fetch(&cthr_rcu_requeued, 1, __ATOMIC_RELAXED);
-        retirement->requeued = 1;
-        CTHR_TSAN_RELEASE(retirement);
-        urcu_memb_call_rcu(&retirement->rcu, table_reclaim);
-        return;
-    }
+    // A fork is being prepared: cds_lfht_destroy would wait for the resize worker that cthr_rcu_before_fork paused,
+    // while the fork waits for this worker (see rcu_internal.h). Retry after it; the record stays behind every node of
+    // the table in the queue.
+    if (!fork_quiet_or_requeue(&retirement->rcu, &retirement->requeued, table_reclaim)) return;
     // Runs outside any read section, after the grace period that follows the removal of every node.
     (void)cds_lfht_destroy(map->table, NULL);
     (void)pthread_mutex_unlock(&cthr_rcu_fork_mutex);
-    for (unsigned i = 0; i < CTHR_RCU_MAP_STRIPES; i++) (void)pthread_mutex_destroy(&map->stripes[i].mutex);
     cthr_rcu_map_release_t release = map->release;
     void *context = map->context;
     free(map);
@@ -289,7 +264,7 @@ static void table_reclaim(struct rcu_head *head) {
     int requeued = retirement->requeued;
     free(retirement);
     CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
-    if (requeued) __atomic_sub_fetch(&cthr_rcu_requeued, 1, __ATOMIC_RELEASE);
+    if (requeued) (void)cthr_atomic_i64_fetch_sub(&cthr_rcu_requeued, 1, CTHR_RELEASE);
 }
 
 int cthr_rcu_map_destroy(cthr_rcu_map_t *map) {
@@ -321,14 +296,6 @@ int cthr_rcu_map_destroy(cthr_rcu_map_t *map) {
 // The read-side entry points refuse a NULL map, iterator or match with one branch, predicted not taken (the two
 // tests are combined with `|` so the compiler emits a single conditional jump).
 
-void *cthr_rcu_map_lookup(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key) {
-    if (__builtin_expect((map == NULL) | (match == NULL), 0)) return NULL;
-    struct match_closure closure = {match, key};
-    struct cds_lfht_iter iter;
-    cds_lfht_lookup(map->table, (unsigned long)hash, match_user, &closure, &iter);
-    return entry_at(&iter);
-}
-
 void *cthr_rcu_map_find_hash(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_iter_t *iter) {
     if (__builtin_expect((map == NULL) | (iter == NULL), 0)) return NULL;
     struct cds_lfht_iter *it = (struct cds_lfht_iter *)iter;
@@ -355,75 +322,6 @@ void *cthr_rcu_map_next(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter) {
     struct cds_lfht_iter *it = (struct cds_lfht_iter *)iter;
     cds_lfht_next(map->table, it);
     return entry_at(it);
-}
-
-int cthr_rcu_map_add_unique(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key,
-                            void *entry) {
-    if (map == NULL || match == NULL) return EINVAL;
-    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
-    struct cthr_rcu_map_node *node = node_new(map, hash, entry);
-    if (node == NULL) return ENOMEM;
-    struct match_closure closure = {match, key};
-    cthr_rcu_read_lock();
-    struct cds_lfht_node *found = cds_lfht_add_unique(map->table, (unsigned long)hash, match_user, &closure,
-                                                      &node->lfht);
-    cthr_rcu_read_unlock();
-    if (found != &node->lfht) {
-        free(node);
-        return EEXIST;
-    }
-    count_add(map, 1);
-    return 0;
-}
-
-int cthr_rcu_map_add_replace(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key,
-                             void *entry, int *replaced) {
-    if (map == NULL || match == NULL) return EINVAL;
-    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
-    struct cthr_rcu_map_node *node = node_new(map, hash, entry);
-    if (node == NULL) return ENOMEM;
-    struct match_closure closure = {match, key};
-    cthr_rcu_read_lock();
-    struct cds_lfht_node *old = cds_lfht_add_replace(map->table, (unsigned long)hash, match_user, &closure,
-                                                     &node->lfht);
-    cthr_rcu_read_unlock();
-    if (old != NULL) {
-        node_retire(node_of(old));
-    } else {
-        count_add(map, 1);
-    }
-    if (replaced != NULL) *replaced = old != NULL;
-    return 0;
-}
-
-int cthr_rcu_map_delete(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_match_t match, const void *key) {
-    if (map == NULL || match == NULL) return EINVAL;
-    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
-    struct match_closure closure = {match, key};
-    int rc = ENOENT;
-    cthr_rcu_read_lock();
-    struct cds_lfht_iter iter;
-    cds_lfht_lookup(map->table, (unsigned long)hash, match_user, &closure, &iter);
-    struct cds_lfht_node *lfht = cds_lfht_iter_get_node(&iter);
-    if (lfht != NULL && cds_lfht_del(map->table, lfht) == 0) {
-        node_retire(node_of(lfht));
-        count_add(map, -1);
-        rc = 0;
-    }
-    cthr_rcu_read_unlock();
-    return rc;
-}
-
-int cthr_rcu_map_add(cthr_rcu_map_t *map, uint64_t hash, void *entry) {
-    if (map == NULL) return EINVAL;
-    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
-    struct cthr_rcu_map_node *node = node_new(map, hash, entry);
-    if (node == NULL) return ENOMEM;
-    cthr_rcu_read_lock();
-    cds_lfht_add(map->table, (unsigned long)hash, &node->lfht);
-    cthr_rcu_read_unlock();
-    count_add(map, 1);
-    return 0;
 }
 
 int cthr_rcu_map_add_entry(cthr_rcu_map_t *map, uint64_t hash, void *entry) {
@@ -458,17 +356,6 @@ int cthr_rcu_map_replace_at_entry(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter
     return replace_node_at(map, iter, old, node);
 }
 
-int cthr_rcu_map_replace_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter, void *entry) {
-    if (map == NULL || iter == NULL || iter->node == NULL) return EINVAL;
-    CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
-    struct cthr_rcu_map_node *old = node_of(iter->node);
-    struct cthr_rcu_map_node *node = node_new(map, old->tail->hash, entry);
-    if (node == NULL) return ENOMEM;
-    int rc = replace_node_at(map, iter, old, node);
-    if (rc != 0) free(node);
-    return rc;
-}
-
 int cthr_rcu_map_delete_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter) {
     if (map == NULL || iter == NULL || iter->node == NULL) return EINVAL;
     CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
@@ -483,17 +370,17 @@ int cthr_rcu_map_delete_at(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter) {
 
 long cthr_rcu_map_count(const cthr_rcu_map_t *map) {
     if (map == NULL) return 0;
-    long count = __atomic_load_n(&map->count, __ATOMIC_RELAXED);
+    long count = (long)cthr_atomic_i64_load(&map->count, CTHR_RELAXED);
     return count < 0 ? 0 : count;
 }
 
 int cthr_rcu_map_writer_lock(cthr_rcu_map_t *map, uint64_t hash) {
     if (map == NULL) return EINVAL;
     CTHR_RCU_REFUSE_IN_READ_ONLY_CHILD();
-    return pthread_mutex_lock(&stripe_of(map, hash)->mutex);
+    return cthr_rcu_writer_lock(&stripe_of(map, hash)->lock);
 }
 
 int cthr_rcu_map_writer_unlock(cthr_rcu_map_t *map, uint64_t hash) {
     if (map == NULL) return EINVAL;
-    return pthread_mutex_unlock(&stripe_of(map, hash)->mutex);
+    return cthr_rcu_writer_unlock(&stripe_of(map, hash)->lock);
 }

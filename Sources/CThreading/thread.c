@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cthr_clock.h"
+#include "cthr_lock.h"
 #include "cthr_thread.h"
 
 // What the new thread needs before it runs `body`: allocated by the creator, freed by whichever side ends up
@@ -157,29 +157,8 @@ bool cthr_thread_equal(pthread_t a, pthread_t b) {
     return pthread_equal(a, b) != 0;
 }
 
-// The calling thread's id, 0 until first asked for.
-static _Thread_local pid_t cthr_cached_thread_id = 0;
-
-// After fork() the child's only thread inherits the forking thread's cache, which holds the parent's thread id.
-static void cthr_thread_id_reset_in_child(void) {
-    cthr_cached_thread_id = 0;
-}
-
-static pthread_once_t cthr_thread_id_atfork_once = PTHREAD_ONCE_INIT;
-
-static void cthr_thread_id_register_atfork(void) {
-    // If registration fails (ENOMEM), a forked child may report a stale id; nothing else is affected.
-    (void)pthread_atfork(NULL, NULL, cthr_thread_id_reset_in_child);
-}
-
-pid_t cthr_thread_id(void) {
-    if (cthr_cached_thread_id == 0) {
-        // Any thread that filled its cache did so after this registration, so a child never inherits a stale one.
-        (void)pthread_once(&cthr_thread_id_atfork_once, cthr_thread_id_register_atfork);
-        cthr_cached_thread_id = (pid_t)syscall(SYS_gettid);
-    }
-    return cthr_cached_thread_id;
-}
+// One thread-id cache for the whole C layer: the lock's (`cthr_lock_self`, reset in a forked child by lock.c).
+pid_t cthr_thread_id(void) { return (pid_t)cthr_lock_self(); }
 
 bool cthr_thread_is_main(void) {
     return cthr_thread_id() == getpid();
@@ -253,47 +232,6 @@ int cthr_thread_get_name(char *buffer, size_t capacity) {
     }
     memcpy(buffer, name, length);
     buffer[length] = '\0';
-    return 0;
-}
-
-int cthr_thread_set_affinity(pthread_t thread, const int *cpus, size_t count) {
-    // More entries than a cpu_set_t has CPUs is a corrupt count (a negative size converted to size_t, say): refuse
-    // it before reading `cpus`, which may be far shorter.
-    if (cpus == NULL || count == 0 || count > CPU_SETSIZE) {
-        return EINVAL;
-    }
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (size_t index = 0; index < count; index++) {
-        if (cpus[index] < 0 || cpus[index] >= CPU_SETSIZE) {
-            return EINVAL;
-        }
-        CPU_SET((size_t)cpus[index], &set);
-    }
-    return pthread_setaffinity_np(thread, sizeof set, &set);
-}
-
-int cthr_thread_get_affinity(pthread_t thread, int *cpus, size_t capacity, size_t *count) {
-    if (cpus == NULL || count == NULL) {
-        return EINVAL;
-    }
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    int error = pthread_getaffinity_np(thread, sizeof set, &set);
-    if (error != 0) {
-        return error;
-    }
-    size_t needed = (size_t)CPU_COUNT(&set);
-    *count = needed;
-    if (needed > capacity) {
-        return ERANGE;
-    }
-    size_t filled = 0;
-    for (int cpu = 0; cpu < CPU_SETSIZE && filled < needed; cpu++) {
-        if (CPU_ISSET((size_t)cpu, &set)) {
-            cpus[filled++] = cpu;
-        }
-    }
     return 0;
 }
 

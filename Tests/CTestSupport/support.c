@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <linux/membarrier.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -28,4 +30,19 @@ int cthr_test_membarrier_query(void) {
 #else
     return -ENOSYS;
 #endif
+}
+
+int cthr_test_pin_to_one_cpu(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    int error = pthread_getaffinity_np(pthread_self(), sizeof set, &set);
+    if (error != 0) return error;
+    int last = -1;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (CPU_ISSET((size_t)cpu, &set)) last = cpu;
+    }
+    if (last < 0) return EINVAL;
+    CPU_ZERO(&set);
+    CPU_SET((size_t)last, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }

@@ -373,7 +373,7 @@ private final class CallbackContext {
 
 // MARK: - Hash map
 
-/// Entries of the C map tests: a key, a value and a release counter shared by the map.
+/// Entries of the C map tests: a key and a value, stored inline in the table node.
 private struct MapEntry {
     var key: Int
     var value: Int
@@ -383,13 +383,13 @@ private let releasedEntries = Atomic<Int>(0)
 
 private let releasedContexts = Atomic<Int>(0)
 
+/// The map frees inline entries itself: the release callback only counts (and the final NULL call counts contexts).
 private let releaseEntry: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { entry, _ in
-    guard let entry else {
+    if entry == nil {
         releasedContexts.add(1, ordering: .relaxed)  // the final call after destroy
-        return
+    } else {
+        releasedEntries.add(1, ordering: .relaxed)
     }
-    entry.assumingMemoryBound(to: MapEntry.self).deallocate()
-    releasedEntries.add(1, ordering: .relaxed)
 }
 
 private let releaseInlineEntry: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
@@ -400,23 +400,43 @@ private let releaseInlineEntry: @convention(c) (UnsafeMutableRawPointer?, Unsafe
     counter.pointee += entry == nil ? 1_000 : 1
 }
 
-private let matchKey: @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?) -> Int32 = { entry, key in
-    entry!.assumingMemoryBound(to: MapEntry.self).pointee.key == key!.assumingMemoryBound(to: Int.self).pointee
-        ? 1 : 0
-}
-
-private func makeEntry(_ key: Int, _ value: Int) -> UnsafeMutablePointer<MapEntry> {
-    let entry = UnsafeMutablePointer<MapEntry>.allocate(capacity: 1)
-    entry.initialize(to: MapEntry(key: key, value: value))
+/// An unpublished inline entry holding `key` and `value`.
+private func makeEntry(_ key: Int, _ value: Int) -> UnsafeMutableRawPointer {
+    let entry = cthr_rcu_map_entry_alloc(MemoryLayout<MapEntry>.size)!
+    #expect(Int(bitPattern: entry) % 16 == 0)
+    entry.initializeMemory(as: MapEntry.self, to: MapEntry(key: key, value: value))
     return entry
 }
 
+/// The first entry with `key` among those of `hash` (positioning `iterator` on it), inside the caller's read section.
+private func find(
+    _ map: OpaquePointer?,
+    _ key: Int,
+    hash: UInt64,
+    _ iterator: inout cthr_rcu_map_iter_t
+) -> UnsafeMutableRawPointer? {
+    var candidate = cthr_rcu_map_find_hash(map, hash, &iterator)
+    while let raw = candidate, raw.assumingMemoryBound(to: MapEntry.self).pointee.key != key {
+        candidate = cthr_rcu_map_next_hash(map, &iterator)
+    }
+    return candidate
+}
+
 private func lookup(_ map: OpaquePointer?, _ key: Int, hash: UInt64? = nil) -> Int? {
-    var key = key
     cthr_rcu_read_lock()
     defer { cthr_rcu_read_unlock() }
-    let entry = cthr_rcu_map_lookup(map, hash ?? UInt64(key), matchKey, &key)
-    return entry?.assumingMemoryBound(to: MapEntry.self).pointee.value
+    var iterator = cthr_rcu_map_iter_t()
+    return find(map, key, hash: hash ?? UInt64(key), &iterator)?.assumingMemoryBound(to: MapEntry.self).pointee.value
+}
+
+/// Adds `key` -> `value` the way a C caller adds a key that must be unique: under the key's writer lock, after a find.
+/// Returns 0, or EEXIST (nothing added).
+private func addUnique(_ map: OpaquePointer?, _ key: Int, _ value: Int, hash: UInt64? = nil) -> Int32 {
+    let hash = hash ?? UInt64(key)
+    #expect(cthr_rcu_map_writer_lock(map, hash) == 0)
+    defer { #expect(cthr_rcu_map_writer_unlock(map, hash) == 0) }
+    if lookup(map, key, hash: hash) != nil { return EEXIST }
+    return cthr_rcu_map_add_entry(map, hash, makeEntry(key, value))
 }
 
 @Suite(.serialized) struct RCUMapCTests {
@@ -437,20 +457,17 @@ private func lookup(_ map: OpaquePointer?, _ key: Int, hash: UInt64? = nil) -> I
         }
     }
 
-    /// The read-side functions answer NULL for a NULL map, iterator or match function, and leave the iterator alone.
+    /// The read-side functions answer NULL for a NULL map or iterator, and leave the iterator alone.
     @Test func readersAcceptNullArguments() {
         var map: OpaquePointer?
         #expect(cthr_rcu_map_create(0, releaseEntry, nil, &map) == 0)
         defer { _ = cthr_rcu_map_destroy(map) }
-        var key = 1
-        #expect(cthr_rcu_map_add_unique(map, 1, matchKey, &key, makeEntry(1, 10)) == 0)
+        #expect(addUnique(map, 1, 10) == 0)
         let sentinel = UnsafeMutableRawPointer(bitPattern: 0x5EED)
         var iterator = cthr_rcu_map_iter_t(node: sentinel, next: sentinel)
         cthr_rcu_read_lock()
-        #expect(cthr_rcu_map_lookup(nil, 1, matchKey, &key) == nil)
-        #expect(cthr_rcu_map_lookup(map, 1, nil, &key) == nil)  // the entry exists: only the NULL match refuses it
         #expect(cthr_rcu_map_find_hash(nil, 1, &iterator) == nil)
-        #expect(cthr_rcu_map_find_hash(map, 1, nil) == nil)
+        #expect(cthr_rcu_map_find_hash(map, 1, nil) == nil)  // the entry exists: only the NULL iterator refuses it
         #expect(cthr_rcu_map_next_hash(nil, &iterator) == nil)
         #expect(cthr_rcu_map_next_hash(map, nil) == nil)
         #expect(cthr_rcu_map_first(nil, &iterator) == nil)
@@ -462,35 +479,19 @@ private func lookup(_ map: OpaquePointer?, _ key: Int, hash: UInt64? = nil) -> I
         #expect(lookup(map, 1) == 10)
     }
 
-    /// Every writer entry point returns EINVAL for a NULL map (and for a NULL match, iterator, unpositioned iterator
-    /// or inline entry where it takes one) and changes nothing; the count of a NULL map is 0.
+    /// Every writer entry point returns EINVAL for a NULL map (and for a NULL iterator, unpositioned iterator or
+    /// inline entry where it takes one) and changes nothing; the count of a NULL map is 0.
     @Test func writersRejectNullArguments() {
         var map: OpaquePointer?
         #expect(cthr_rcu_map_create(0, releaseEntry, nil, &map) == 0)
         defer { _ = cthr_rcu_map_destroy(map) }
-        var key = 1
-        let entry = makeEntry(1, 10)  // refused everywhere below, so still ours
-        defer { entry.deallocate() }
-        let inline = cthr_rcu_map_entry_alloc(MemoryLayout<MapEntry>.size)!
+        let inline = makeEntry(1, 11)  // refused everywhere below, so still ours
         defer { cthr_rcu_map_entry_free(inline) }
-        inline.initializeMemory(as: MapEntry.self, to: MapEntry(key: 1, value: 11))
-        var replaced: Int32 = -1
         var unpositioned = cthr_rcu_map_iter_t()
 
-        #expect(cthr_rcu_map_add_unique(nil, 1, matchKey, &key, entry) == EINVAL)
-        #expect(cthr_rcu_map_add_unique(map, 1, nil, &key, entry) == EINVAL)
-        #expect(cthr_rcu_map_add_replace(nil, 1, matchKey, &key, entry, &replaced) == EINVAL)
-        #expect(cthr_rcu_map_add_replace(map, 1, nil, &key, entry, &replaced) == EINVAL)
-        #expect(replaced == -1)
-        #expect(cthr_rcu_map_delete(nil, 1, matchKey, &key) == EINVAL)
-        #expect(cthr_rcu_map_delete(map, 1, nil, &key) == EINVAL)
-        #expect(cthr_rcu_map_add(nil, 1, entry) == EINVAL)
         #expect(cthr_rcu_map_add_entry(nil, 1, inline) == EINVAL)
         #expect(cthr_rcu_map_add_entry(map, 1, nil) == EINVAL)
         cthr_rcu_read_lock()
-        #expect(cthr_rcu_map_replace_at(nil, &unpositioned, entry) == EINVAL)
-        #expect(cthr_rcu_map_replace_at(map, nil, entry) == EINVAL)
-        #expect(cthr_rcu_map_replace_at(map, &unpositioned, entry) == EINVAL)
         #expect(cthr_rcu_map_replace_at_entry(nil, &unpositioned, inline) == EINVAL)
         #expect(cthr_rcu_map_replace_at_entry(map, nil, inline) == EINVAL)
         #expect(cthr_rcu_map_replace_at_entry(map, &unpositioned, inline) == EINVAL)
@@ -505,31 +506,32 @@ private func lookup(_ map: OpaquePointer?, _ key: Int, hash: UInt64? = nil) -> I
         #expect(lookup(map, 1) == nil)
     }
 
-    @Test func addLookupReplaceDeleteCount() {
+    /// Add, replace in place of a found entry, delete at a found entry, count; replaced and deleted entries are
+    /// released after a grace period, the rest at destroy, then the context once.
+    @Test func addReplaceDeleteCount() {
         #expect(withDeadline { cthr_rcu_barrier() } == 0)
         let releasedBefore = releasedEntries.load(ordering: .relaxed)
         var map: OpaquePointer?
         #expect(cthr_rcu_map_create(16, releaseEntry, nil, &map) == 0)
-        var key = 1
-        #expect(cthr_rcu_map_add_unique(map, 1, matchKey, &key, makeEntry(1, 10)) == 0)
-        let duplicate = makeEntry(1, 11)
-        #expect(cthr_rcu_map_add_unique(map, 1, matchKey, &key, duplicate) == EEXIST)
-        duplicate.deallocate()  // still ours after EEXIST
+        #expect(addUnique(map, 1, 10) == 0)
+        #expect(addUnique(map, 1, 11) == EEXIST)
         #expect(lookup(map, 1) == 10)
         #expect(cthr_rcu_map_count(map) == 1)
 
-        var replaced: Int32 = -1
-        #expect(cthr_rcu_map_add_replace(map, 1, matchKey, &key, makeEntry(1, 12), &replaced) == 0)
-        #expect(replaced == 1)
+        cthr_rcu_read_lock()
+        var iterator = cthr_rcu_map_iter_t()
+        #expect(find(map, 1, hash: 1, &iterator) != nil)
+        #expect(cthr_rcu_map_replace_at_entry(map, &iterator, makeEntry(1, 12)) == 0)
+        cthr_rcu_read_unlock()
         #expect(lookup(map, 1) == 12)
-        key = 2
-        #expect(cthr_rcu_map_add_replace(map, 2, matchKey, &key, makeEntry(2, 20), &replaced) == 0)
-        #expect(replaced == 0)
+        #expect(addUnique(map, 2, 20) == 0)
         #expect(cthr_rcu_map_count(map) == 2)
 
-        key = 1
-        #expect(cthr_rcu_map_delete(map, 1, matchKey, &key) == 0)
-        #expect(cthr_rcu_map_delete(map, 1, matchKey, &key) == ENOENT)
+        cthr_rcu_read_lock()
+        #expect(find(map, 1, hash: 1, &iterator) != nil)
+        #expect(cthr_rcu_map_delete_at(map, &iterator) == 0)
+        #expect(cthr_rcu_map_delete_at(map, &iterator) == ENOENT)
+        cthr_rcu_read_unlock()
         #expect(lookup(map, 1) == nil)
         #expect(lookup(map, 2) == 20)
         #expect(cthr_rcu_map_count(map) == 1)
@@ -550,20 +552,14 @@ private func lookup(_ map: OpaquePointer?, _ key: Int, hash: UInt64? = nil) -> I
         released.initialize(to: 0)
         var map: OpaquePointer?
         #expect(cthr_rcu_map_create(0, releaseInlineEntry, released, &map) == 0)
-        func inline(_ key: Int, _ value: Int) -> UnsafeMutableRawPointer {
-            let entry = cthr_rcu_map_entry_alloc(MemoryLayout<MapEntry>.size)!
-            #expect(Int(bitPattern: entry) % 16 == 0)
-            entry.initializeMemory(as: MapEntry.self, to: MapEntry(key: key, value: value))
-            return entry
-        }
-        #expect(cthr_rcu_map_add_entry(map, 9, inline(9, 90)) == 0)
-        #expect(cthr_rcu_map_add_entry(map, 8, inline(8, 80)) == 0)
+        #expect(cthr_rcu_map_add_entry(map, 9, makeEntry(9, 90)) == 0)
+        #expect(cthr_rcu_map_add_entry(map, 8, makeEntry(8, 80)) == 0)
         #expect(lookup(map, 9) == 90)
         cthr_rcu_read_lock()
         var iterator = cthr_rcu_map_iter_t()
         #expect(cthr_rcu_map_find_hash(map, 9, &iterator) != nil)
-        #expect(cthr_rcu_map_replace_at_entry(map, &iterator, inline(9, 99)) == 0)
-        let late = inline(9, 100)
+        #expect(cthr_rcu_map_replace_at_entry(map, &iterator, makeEntry(9, 99)) == 0)
+        let late = makeEntry(9, 100)
         #expect(cthr_rcu_map_replace_at_entry(map, &iterator, late) == ENOENT)  // already replaced
         cthr_rcu_map_entry_free(late)
         cthr_rcu_read_unlock()
@@ -582,7 +578,7 @@ private func lookup(_ map: OpaquePointer?, _ key: Int, hash: UInt64? = nil) -> I
         defer { _ = cthr_rcu_map_destroy(map) }
         // Three keys forced onto one hash: lookups must tell them apart by key.
         for key in 1...3 {
-            #expect(cthr_rcu_map_add(map, 42, makeEntry(key, key * 100)) == 0)
+            #expect(cthr_rcu_map_add_entry(map, 42, makeEntry(key, key * 100)) == 0)
         }
         #expect(lookup(map, 2, hash: 42) == 200)
         #expect(lookup(map, 2) == nil)  // right key, wrong hash
@@ -595,7 +591,7 @@ private func lookup(_ map: OpaquePointer?, _ key: Int, hash: UInt64? = nil) -> I
             let key = raw.assumingMemoryBound(to: MapEntry.self).pointee.key
             seen.append(key)
             if key == 2 {
-                #expect(cthr_rcu_map_replace_at(map, &iterator, makeEntry(2, 222)) == 0)
+                #expect(cthr_rcu_map_replace_at_entry(map, &iterator, makeEntry(2, 222)) == 0)
             }
             entry = cthr_rcu_map_next_hash(map, &iterator)
         }
@@ -604,11 +600,7 @@ private func lookup(_ map: OpaquePointer?, _ key: Int, hash: UInt64? = nil) -> I
         #expect(lookup(map, 2, hash: 42) == 222)
 
         cthr_rcu_read_lock()
-        var found = cthr_rcu_map_find_hash(map, 42, &iterator)
-        while let raw = found, raw.assumingMemoryBound(to: MapEntry.self).pointee.key != 3 {
-            found = cthr_rcu_map_next_hash(map, &iterator)
-        }
-        #expect(found != nil)
+        #expect(find(map, 3, hash: 42, &iterator) != nil)
         #expect(cthr_rcu_map_delete_at(map, &iterator) == 0)
         #expect(cthr_rcu_map_delete_at(map, &iterator) == ENOENT)
         cthr_rcu_read_unlock()
@@ -621,9 +613,8 @@ private func lookup(_ map: OpaquePointer?, _ key: Int, hash: UInt64? = nil) -> I
         #expect(cthr_rcu_map_create(0, releaseEntry, nil, &map) == 0)
         defer { _ = cthr_rcu_map_destroy(map) }
         for key in 0..<500 {
-            var k = key
-            // A poor hash (key * 2654435761) still spreads over buckets; the table resizes as it grows.
-            #expect(cthr_rcu_map_add_unique(map, UInt64(key), matchKey, &k, makeEntry(key, -key)) == 0)
+            // The table resizes as it grows.
+            #expect(addUnique(map, key, -key) == 0)
         }
         #expect(cthr_rcu_map_count(map) == 500)
         cthr_rcu_read_lock()
@@ -640,6 +631,8 @@ private func lookup(_ map: OpaquePointer?, _ key: Int, hash: UInt64? = nil) -> I
         #expect(keys.sorted() == Array(0..<500))
     }
 
+    /// The writer locks are the library's futex lock: a second lock by the holder is EDEADLK, an unlock by a thread
+    /// that does not hold it EPERM, and keys on other stripes stay free.
     @Test func writerLocksAreStripedAndErrorChecked() {
         var map: OpaquePointer?
         #expect(cthr_rcu_map_create(0, releaseEntry, nil, &map) == 0)
@@ -647,6 +640,13 @@ private func lookup(_ map: OpaquePointer?, _ key: Int, hash: UInt64? = nil) -> I
         #expect(cthr_rcu_map_writer_unlock(map, 5) == EPERM)
         #expect(cthr_rcu_map_writer_lock(map, 5) == 0)
         #expect(cthr_rcu_map_writer_lock(map, 5) == EDEADLK)
+        #expect(cthr_rcu_map_writer_lock(map, 6) == 0)  // another stripe
+        #expect(cthr_rcu_map_writer_unlock(map, 6) == 0)
+        let mapAddress = UInt(bitPattern: map)
+        let other = startThread {
+            #expect(cthr_rcu_map_writer_unlock(OpaquePointer(bitPattern: mapAddress), 5) == EPERM)
+        }
+        #expect(join(other))
         #expect(cthr_rcu_map_writer_unlock(map, 5) == 0)
     }
 }

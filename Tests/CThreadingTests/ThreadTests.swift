@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+import CTestSupport
 import CThreading
 import Glibc
 import Testing
@@ -195,81 +196,12 @@ import Testing
         #expect((status >> 8) & 0xff == 0)
     }
 
-    @Test func affinitySetAndGet() throws {
-        let count = Int(cthr_cpu_count())
-        #expect(count >= 1)
-        let outcome = SharedCell<(set: Int32, get: Int32, cpus: [Int32])>((-1, -1, []))
-        let spawned = spawnVoid {
-            var allowed = [Int32](repeating: -1, count: 1024)
-            var allowedCount = 0
-            guard cthr_thread_get_affinity(cthr_thread_self(), &allowed, allowed.count, &allowedCount) == 0 else {
-                return
-            }
-            var target: [Int32] = [allowed[0]]
-            let set = cthr_thread_set_affinity(cthr_thread_self(), &target, 1)
-            var now = [Int32](repeating: -1, count: 1024)
-            var nowCount = 0
-            let get = cthr_thread_get_affinity(cthr_thread_self(), &now, now.count, &nowCount)
-            outcome.pointer.pointee = (set, get, Array(now.prefix(nowCount)) + [allowed[0]])
-        }
-        let thread = try #require(spawned)
-        #expect(thread.joined())
-        let (set, get, cpus) = outcome.pointer.pointee
-        #expect(set == 0)
-        #expect(get == 0)
-        // `cpus` is the mask read back followed by the CPU that was asked for.
-        #expect(cpus.count == 2)
-        #expect(cpus.first == cpus.last)
-    }
-
-    @Test func affinityRejectsBadArguments() {
-        var cpus: [Int32] = [-1]
-        var big: [Int32] = [1024]  // CPU_SETSIZE, one past the largest CPU a cpu_set_t holds
-        var out = [Int32](repeating: 0, count: 4)
-        var count = 0
-        #expect(cthr_thread_set_affinity(cthr_thread_self(), nil, 1) == EINVAL)
-        #expect(cthr_thread_set_affinity(cthr_thread_self(), &cpus, 0) == EINVAL)
-        #expect(cthr_thread_set_affinity(cthr_thread_self(), &cpus, 1) == EINVAL)
-        #expect(cthr_thread_set_affinity(cthr_thread_self(), &big, 1) == EINVAL)
-        #expect(cthr_thread_get_affinity(cthr_thread_self(), nil, 4, &count) == EINVAL)
-        #expect(cthr_thread_get_affinity(cthr_thread_self(), &out, 4, nil) == EINVAL)
-        // Capacity 0 is too small for any mask: ERANGE, with the number needed.
-        #expect(cthr_thread_get_affinity(cthr_thread_self(), &out, 0, &count) == ERANGE)
-        #expect(count >= 1)
-    }
-
-    /// A count above CPU_SETSIZE is refused before the list is read: the list may be far shorter than the count (a
-    /// negative Swift `Int` arrives as a huge `size_t`). Runs on its own thread: should the call wrongly succeed, only
-    /// that thread is pinned.
-    @Test func affinityRejectsCountsBeyondCpuSetSize() throws {
-        let codes = SharedCell<[Int32]>([])
-        let spawned = spawnVoid {
-            var one: [Int32] = [0]
-            // 1,025 valid entries (CPU 0 over and over): only the count is wrong.
-            var many = [Int32](repeating: 0, count: 1025)
-            codes.pointer.pointee = [
-                cthr_thread_set_affinity(cthr_thread_self(), &many, many.count),
-                cthr_thread_set_affinity(cthr_thread_self(), &one, -1),
-                cthr_thread_set_affinity(cthr_thread_self(), &one, Int.min),
-            ]
-        }
-        let thread = try #require(spawned)
-        #expect(thread.joined())
-        #expect(codes.pointer.pointee == [EINVAL, EINVAL, EINVAL])
-    }
-
     /// `cthr_cpu_count` reads the calling thread's mask: a thread pinned to one CPU counts one, whatever the main
     /// thread may use.
     @Test func cpuCountFollowsTheCallingThreadsMask() throws {
         let outcome = SharedCell<(set: Int32, count: Int32)>((-1, -1))
         let spawned = spawnVoid {
-            var allowed = [Int32](repeating: -1, count: 1024)
-            var allowedCount = 0
-            guard cthr_thread_get_affinity(cthr_thread_self(), &allowed, allowed.count, &allowedCount) == 0 else {
-                return
-            }
-            var target: [Int32] = [allowed[allowedCount - 1]]
-            let set = cthr_thread_set_affinity(cthr_thread_self(), &target, 1)
+            let set = cthr_test_pin_to_one_cpu()
             outcome.pointer.pointee = (set, cthr_cpu_count())
         }
         let thread = try #require(spawned)

@@ -30,7 +30,7 @@ public final class Once: @unchecked Sendable {
     /// Creates a flag whose body has not run.
     public init() {
         flag = .allocate(capacity: 1)
-        flag.initialize(to: cthr_once_t(state: 0, owner: 0))
+        flag.initialize(to: cthr_once_t())  // zeroed: not run
     }
 
     deinit {

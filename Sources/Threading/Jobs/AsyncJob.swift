@@ -3,7 +3,7 @@
 
 /// A ``Job`` that ends when its body says so: the usual `AsyncOperation` subclass of `Operation`, built in.
 ///
-/// The body (the closure, or ``main()`` in a subclass) starts the work — a callback API, another queue — and
+/// The body (the closure) starts the work — a callback API, another queue — and
 /// returns; the job stays ``Job/State/executing``, holding its slot of the queue's ``JobQueue/maxConcurrentJobs``,
 /// until ``finish()`` or ``finish(throwing:)`` is called from any thread. An error thrown by the body itself ends
 /// the job at once.
@@ -19,19 +19,8 @@
 /// For a typed output use the asynchronous ``ResultJob`` instead.
 ///
 /// Reference semantics; `Sendable` like ``Job``.
-open class AsyncJob: Job, @unchecked Sendable {
-    private let startBody: (@Sendable (AsyncJob) throws -> Void)?
-
-    /// Creates an asynchronous job whose work is ``main()``, for subclasses.
-    ///
-    /// - Parameters:
-    ///   - name: A name for diagnostics; nil gives `job-N`.
-    ///   - priority: Its priority among the ready jobs of its queue.
-    ///   - qos: The pool lane its body starts in; nil uses its queue's.
-    public override init(name: String? = nil, priority: Priority = .normal, qos: QoS? = nil) {
-        startBody = nil
-        super.init(name: name, priority: priority, qos: qos, asynchronous: true)
-    }
+public final class AsyncJob: Job, @unchecked Sendable {
+    private let startBody: @Sendable (AsyncJob) throws -> Void
 
     /// Creates an asynchronous job that starts `body` and ends when ``finish()`` is called.
     ///
@@ -50,12 +39,9 @@ open class AsyncJob: Job, @unchecked Sendable {
         super.init(name: name, priority: priority, qos: qos, asynchronous: true)
     }
 
-    /// Starts the work. The default runs the closure given at creation; override it in a subclass and make sure
-    /// ``finish()`` is eventually called.
-    ///
-    /// - Throws: An error that ends the job ``Job/State/failed`` at once.
-    open override func main() throws {
-        try startBody?(self)
+    /// Starts the work: runs the closure given at creation, which arranges for ``finish()`` to be called.
+    override func main() throws {
+        try startBody(self)
     }
 
     /// Ends the job: ``Job/State/finished``, or ``Job/State/cancelled`` when it was cancelled meanwhile. Calls

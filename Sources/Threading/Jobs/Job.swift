@@ -6,21 +6,21 @@ import CThreading
 /// A unit of work with a life cycle, dependencies, cooperative cancellation and completion handlers, in the
 /// manner of Foundation's `Operation` and named so it never clashes with it.
 ///
-/// Make one from a closure, or subclass and override ``main()``:
+/// Make one from a closure:
 ///
 /// ```swift
 /// let job = Job(name: "log") { job in
 ///     if job.isCancelled { return }
 ///     print("running")
 /// }
-///
-/// final class Resize: Job {
-///     override func main() throws { /* check isCancelled, do the work */ }
-/// }
 /// ```
 ///
+/// The class is not open: a subclass would inherit the job's `Sendable` promise without the compiler checking the
+/// properties it adds. What a job's work needs goes into its closure, whose captures the compiler checks; for a
+/// typed output use ``ResultJob``, for work that ends later ``AsyncJob``.
+///
 /// Life cycle (``State``): a job is ``State/waiting`` while one of its dependencies has not ended, then
-/// ``State/ready``; a ``JobQueue`` (or ``start()``) moves it to ``State/executing`` and runs ``main()`` once; it
+/// ``State/ready``; a ``JobQueue`` (or ``start()``) moves it to ``State/executing`` and runs its work once; it
 /// ends ``State/finished`` (the body returned), ``State/failed`` (the body threw: ``error``) or
 /// ``State/cancelled``. A job cancelled before it starts ends at once and never runs; a job cancelled while running
 /// keeps running (cancellation is cooperative: the body checks ``isCancelled``) and ends ``State/cancelled`` when
@@ -36,9 +36,8 @@ import CThreading
 /// ``ResultJob``.
 ///
 /// A reference type and `Sendable`: all mutable state is guarded by one internal lock and only `@Sendable`
-/// closures are stored; a subclass that adds stored properties must keep that promise (guard them itself, or set
-/// them only in ``main()`` and read them after the job ended).
-open class Job: @unchecked Sendable, CustomStringConvertible {
+/// closures are stored.
+public class Job: @unchecked Sendable, CustomStringConvertible {
     /// The job's name, used in diagnostics (such as a refused cycle) and by ``description``.
     public let name: String
 
@@ -65,7 +64,7 @@ open class Job: @unchecked Sendable, CustomStringConvertible {
     /// 0 until the job ended, then 1 (a futex word for ``waitUntilFinished(timeout:)``).
     let done = EngineWord.allocate()
 
-    /// Creates a job whose work is ``main()``, for subclasses.
+    /// Creates a job that does nothing when it runs: a join point that dependents wait on.
     ///
     /// - Parameters:
     ///   - name: A name for diagnostics; nil gives `job-N`.
@@ -115,18 +114,14 @@ open class Job: @unchecked Sendable, CustomStringConvertible {
         "job-\(JobGraph.counter.add(1, ordering: .relaxed).newValue)"
     }
 
-    /// The job's work. The default runs the closure given to ``init(name:priority:qos:_:)``.
-    ///
-    /// Override it in a subclass (without calling `super`). Check ``isCancelled`` at convenient points and return
-    /// early when it is true. An error thrown here ends the job ``State/failed`` with that ``error``.
-    ///
-    /// - Throws: Whatever the work throws; dependents see it.
-    open func main() throws {
+    /// The job's work: the closure given to ``init(name:priority:qos:_:)`` (the library's subclasses override it).
+    /// An error thrown here ends the job ``State/failed`` with that ``error``.
+    func main() throws {
         try body?(self)
     }
 
     /// The job's name.
-    open var description: String { "Job \"\(name)\"" }
+    public var description: String { "Job \"\(name)\"" }
 
     // MARK: State
 

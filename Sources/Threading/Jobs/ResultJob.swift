@@ -10,7 +10,7 @@
 /// queue.addJobs([load, decode])
 /// ```
 ///
-/// A synchronous result job returns its output from its body (or from ``produce()`` in a subclass); an
+/// A synchronous result job returns its output from its body; an
 /// asynchronous one (``init(name:priority:qos:asynchronous:)``) calls ``finish(returning:)`` or
 /// ``finish(throwing:)`` later, from any thread, like an `Operation` subclass that finishes when a download calls back.
 ///
@@ -18,23 +18,16 @@
 /// (its output, if any, is not trusted).
 ///
 /// Reference semantics; `Sendable` because `Output` is and the stored output is guarded by the job lock.
-open class ResultJob<Output: Sendable>: Job, @unchecked Sendable {
+public final class ResultJob<Output: Sendable>: Job, @unchecked Sendable {
     // Guarded by `JobGraph.lock`.
     private var produced: Output?
-    private let produceBody: (@Sendable (ResultJob<Output>) throws -> Output)?
-    private let asynchronousBody: (@Sendable (ResultJob<Output>) -> Void)?
-
-    /// Creates a job whose output is ``produce()``, for subclasses.
-    ///
-    /// - Parameters:
-    ///   - name: A name for diagnostics; nil gives `job-N`.
-    ///   - priority: Its priority among the ready jobs of its queue.
-    ///   - qos: The pool lane it runs in; nil uses its queue's.
-    public override init(name: String? = nil, priority: Priority = .normal, qos: QoS? = nil) {
-        produceBody = nil
-        asynchronousBody = nil
-        super.init(name: name, priority: priority, qos: qos, asynchronous: false)
+    /// The work: it returns the output, or it starts work that calls a `finish` method later.
+    private enum Body {
+        case produce(@Sendable (ResultJob<Output>) throws -> Output)
+        case asynchronous(@Sendable (ResultJob<Output>) -> Void)
     }
+
+    private let work: Body
 
     /// Creates a job whose output is what `body` returns.
     ///
@@ -49,8 +42,7 @@ open class ResultJob<Output: Sendable>: Job, @unchecked Sendable {
         qos: QoS? = nil,
         _ body: @escaping @Sendable (ResultJob<Output>) throws -> Output
     ) {
-        produceBody = body
-        asynchronousBody = nil
+        work = .produce(body)
         super.init(name: name, priority: priority, qos: qos, asynchronous: false)
     }
 
@@ -68,32 +60,19 @@ open class ResultJob<Output: Sendable>: Job, @unchecked Sendable {
         qos: QoS? = nil,
         asynchronous body: @escaping @Sendable (ResultJob<Output>) -> Void
     ) {
-        produceBody = nil
-        asynchronousBody = body
+        work = .asynchronous(body)
         super.init(name: name, priority: priority, qos: qos, asynchronous: true)
     }
 
-    /// Produces the output. The default calls the closure given at creation; override it in a subclass.
-    ///
-    /// Traps when neither a closure was given nor the method overridden.
-    ///
-    /// - Returns: The output.
-    /// - Throws: Whatever the work throws; the job then ends ``Job/State/failed``.
-    open func produce() throws -> Output {
-        guard let produceBody else {
-            threadingFatal("ResultJob.produce(): \(self) has no body; override produce() or pass a closure")
+    /// Runs the closure and stores its output (or starts the asynchronous body).
+    override func main() throws {
+        switch work {
+        case .produce(let body):
+            let output = try body(self)
+            JobGraph.lock.withLock { produced = output }
+        case .asynchronous(let body):
+            body(self)
         }
-        return try produceBody(self)
-    }
-
-    /// Runs ``produce()`` (or starts the asynchronous body) and stores the output.
-    public final override func main() throws {
-        if let asynchronousBody {
-            asynchronousBody(self)
-            return
-        }
-        let output = try produce()
-        JobGraph.lock.withLock { produced = output }
     }
 
     /// Ends an asynchronous job with `output`. Calls after the job ended (a second finish) are ignored.

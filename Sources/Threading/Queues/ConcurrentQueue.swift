@@ -24,6 +24,9 @@ public final class ConcurrentQueue: WorkQueue {
     /// The queue's label, used in diagnostics.
     public var label: String { core.label }
 
+    /// The engine's handle on this queue (see ``WorkQueue/queueHandle``).
+    public var queueHandle: QueueHandle { QueueHandle(core) }
+
     /// The queue's quality of service: the pool lane its work runs in.
     public var qos: QoS { core.qos }
 

@@ -30,6 +30,9 @@ public final class MainQueue: WorkQueue {
     /// The queue's label, `threading.main`.
     public var label: String { core.label }
 
+    /// The engine's handle on this queue (see ``WorkQueue/queueHandle``).
+    public var queueHandle: QueueHandle { QueueHandle(core) }
+
     /// The queue's quality of service, ``QoS/userInteractive``.
     public var qos: QoS { core.qos }
 

@@ -4,8 +4,9 @@
 /// A queue of the Threading engine: ``SerialQueue``, ``ConcurrentQueue`` or ``MainQueue``.
 ///
 /// The protocol lets APIs take any of them (a target queue, ``WorkGroup/notify(queue:execute:)``,
-/// ``WorkItem/notify(queue:execute:)``, ``QueueTimer``). Only the three engine queue types may conform: passing
-/// another conforming type where the engine needs a queue traps with a message.
+/// ``WorkItem/notify(queue:execute:)``, ``QueueTimer``). A type outside the library cannot make a ``QueueHandle``,
+/// so it conforms only by forwarding ``queueHandle`` to one of these queues (a wrapper that adds logging, say): the
+/// engine then runs the work on that queue, and no conformer can reach the engine with a queue it does not know.
 ///
 /// Queues are reference types and `Sendable`: every operation is thread-safe.
 public protocol WorkQueue: AnyObject, Sendable {
@@ -19,19 +20,23 @@ public protocol WorkQueue: AnyObject, Sendable {
     ///
     /// - Parameter work: The closure; it is released after it ran.
     func async(execute work: @escaping @Sendable () -> Void)
+
+    /// The engine's handle on the queue: what targets, timers, notifications, suspension and queue-specific values
+    /// act on. Only the library's queues make one; a wrapper returns its wrapped queue's.
+    var queueHandle: QueueHandle { get }
+}
+
+/// The queue engine's handle on a ``WorkQueue``: opaque, made only by the library's own queues, so that the protocol
+/// can be conformed to by forwarding and never by a type the engine cannot run.
+public struct QueueHandle: Sendable {
+    let core: any QueueCore
+
+    init(_ core: any QueueCore) { self.core = core }
 }
 
 extension WorkQueue {
-    /// The engine core behind a queue (traps for foreign conformers).
-    var engineCore: any QueueCore {
-        switch self {
-        case let queue as SerialQueue: return queue.core
-        case let queue as ConcurrentQueue: return queue.core
-        case is MainQueue: return MainLoop.shared.core
-        default:
-            threadingFatal("\(type(of: self)) is not a Threading queue: use SerialQueue, ConcurrentQueue or MainQueue")
-        }
-    }
+    /// The engine core behind a queue.
+    var engineCore: any QueueCore { queueHandle.core }
 
     /// Whether the calling thread is running work of this queue: the current queue is this queue or targets it
     /// (directly or through a chain of targets).

@@ -155,7 +155,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     /// - Throws: What `body` throws.
     /// - Complexity: O(1) on average; no lock, no allocation.
     @inlinable
-    public func withValue<R>(forKey key: Key, _ body: (Value) throws -> R) rethrows -> R? {
+    public func withValue<R, E: Error>(forKey key: Key, _ body: (Value) throws(E) -> R) throws(E) -> R? {
         cthr_rcu_read_lock()
         defer { cthr_rcu_read_unlock() }
         if Self.usesFlatTable {
@@ -298,7 +298,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     /// - Throws: What `transform` throws; then nothing changes.
     @discardableResult
     @inlinable
-    public func update(_ key: Key, _ transform: (Value?) throws -> Value?) rethrows -> Value? {
+    public func update<E: Error>(_ key: Key, _ transform: (Value?) throws(E) -> Value?) throws(E) -> Value? {
         if Self.usesFlatTable { return try updateFlat(key, transform) }
         let hash = self.hash(key)
         lockStripe(hash, "update")
@@ -380,7 +380,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
 
     /// ``update(_:_:)`` on the flat table: the key's stripe lock is held across the read, `transform` and the write.
     @inlinable
-    func updateFlat(_ key: Key, _ transform: (Value?) throws -> Value?) rethrows -> Value? {
+    func updateFlat<E: Error>(_ key: Key, _ transform: (Value?) throws(E) -> Value?) throws(E) -> Value? {
         let flat = self.flat.unsafelyUnwrapped
         let code = cthr_rcu_flat_lock(flat, Self.bits(key))
         if code != 0 { flatFailure(code, "update") }
@@ -427,6 +427,11 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     /// Whether a write to a present key rewrites its value in place, with one atomic store, instead of publishing a
     /// new entry: true for values of 1, 2, 4 or 8 bytes, aligned to their size, that hold no references (`Int`,
     /// `Double`, `UInt32`, a one-field struct of these...). Resolved at compile time in specialized code.
+    ///
+    /// `_isPOD` is the one underscored standard-library call here, and on purpose: "holds no references" is what makes
+    /// an in-place store safe (no reader can see a half-released object), and nothing public answers it for an
+    /// unconstrained `Value` (`BitwiseCopyable` is a marker protocol: generic code cannot test it with `is`). Without
+    /// it every write of an `Int` value allocates an entry and retires the old one through a grace period.
     @inlinable
     static var valuesInPlace: Bool {
         let size = MemoryLayout<Value>.size

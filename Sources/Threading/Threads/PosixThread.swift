@@ -41,8 +41,8 @@ import Musl
 /// `Sendable`: the pthread handle is immutable, the state is an `Atomic`, and the result is handed over by
 /// `pthread_join`, which orders the thread's write before the joiner's read; at most one join gets it.
 public final class PosixThread<Result>: @unchecked Sendable {
-    /// The pthread handle.
-    public let handle: pthread_t
+    /// The pthread handle (internal: the public API never hands out a raw `pthread_t`).
+    let handle: pthread_t
 
     /// The name given at creation, if any (as requested, before Linux's 15-byte truncation).
     public let name: String?

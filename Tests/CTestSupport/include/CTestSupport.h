@@ -21,4 +21,8 @@ int cthr_test_heap_trim(void);
 // the call fails (no membarrier, or a seccomp filter refusing it). Swift cannot call the variadic syscall(2).
 int cthr_test_membarrier_query(void);
 
+// Pins the calling thread to the highest-numbered CPU of its affinity mask (Swift cannot use the CPU_SET macros).
+// Returns 0 or the pthread_getaffinity_np / pthread_setaffinity_np error.
+int cthr_test_pin_to_one_cpu(void);
+
 #endif // CTHREADING_TEST_SUPPORT_H

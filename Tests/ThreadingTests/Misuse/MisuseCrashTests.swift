@@ -233,18 +233,6 @@ import Testing
         #expect(Self.text(result).contains("the interval must be positive"), "\(Self.text(result))")
     }
 
-    @Test func foreignWorkQueueTraps() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            final class Imposter: WorkQueue {
-                let label = "imposter"
-                let qos = QoS.default
-                func async(execute work: @escaping @Sendable () -> Void) { work() }
-            }
-            _ = SerialQueue(label: "victim", target: Imposter())
-        }
-        #expect(Self.text(result).contains("Imposter is not a Threading queue"), "\(Self.text(result))")
-    }
-
     @Test func mainQueueDrainOffTheMainThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let thread = try! PosixThread { _ = MainQueue.runUntilIdle() }
