@@ -67,7 +67,8 @@ public final class ConditionVariable: @unchecked Sendable {
     /// - Parameters:
     ///   - lock: A lock the calling thread holds (traps otherwise); `predicate` runs while it is held.
     ///   - predicate: The condition to wait for.
-    public func wait(_ lock: MutexLock, until predicate: () throws -> Bool) rethrows {
+    /// - Throws: What `predicate` throws (the lock is held again then).
+    public func wait<Failure: Error>(_ lock: MutexLock, until predicate: () throws(Failure) -> Bool) throws(Failure) {
         while try !predicate() { wait(lock) }
     }
 

@@ -96,11 +96,8 @@ public final class ConcurrentQueue: WorkQueue {
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw.
     @inlinable
-    public func sync<Result>(execute work: () throws -> Result) rethrows -> Result {
-        // Non-generic engine side (see `SerialQueue.sync`).
-        var result: Result?
-        try _syncVoid(barrier: false) { result = try work() }
-        return result!
+    public func sync<Result, Failure: Error>(execute work: () throws(Failure) -> Result) throws(Failure) -> Result {
+        try sync(flags: [], execute: work)
     }
 
     /// Runs `work` on the calling thread; with `.barrier`, alone (after every earlier task, before later ones).
@@ -114,18 +111,22 @@ public final class ConcurrentQueue: WorkQueue {
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw.
     @inlinable
-    public func sync<Result>(flags: QueueTaskFlags, execute work: () throws -> Result) rethrows -> Result {
+    public func sync<Result, Failure: Error>(
+        flags: QueueTaskFlags,
+        execute work: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        // Non-generic, non-throwing engine side (see `SerialQueue.sync`).
         var result: Result?
-        try _syncVoid(barrier: flags.contains(.barrier)) { result = try work() }
+        var failure: Failure?
+        _syncVoid(barrier: flags.contains(.barrier)) {
+            do throws(Failure) { result = try work() } catch { failure = error }
+        }
+        if let failure { throw failure }
         return result!
     }
 
     @usableFromInline
-    func _syncVoid(barrier: Bool, _ work: () throws -> Void) rethrows {
-        try _sync(barrier: barrier, work)
-    }
-
-    func _sync<Result>(barrier: Bool, _ work: () throws -> Result) rethrows -> Result {
+    func _syncVoid(barrier: Bool, _ work: () -> Void) {
         let context = EngineThread.current
         if !barrier, let stripe = core.enterStriped() {
             context.push(core, exclusive: false, entry: true)
@@ -133,7 +134,8 @@ public final class ConcurrentQueue: WorkQueue {
                 context.pop()
                 core.leaveStriped(stripe)
             }
-            return try work()
+            work()
+            return
         }
         if core.target == nil && (barrier ? core.tryBarrierFast() : core.tryReadFast()) {
             context.push(core, exclusive: barrier, entry: true)
@@ -141,8 +143,9 @@ public final class ConcurrentQueue: WorkQueue {
                 context.pop()
                 if barrier { core.releaseBarrier() } else { core.releaseRead() }
             }
-            return try work()
+            work()
+            return
         }
-        return try core.syncSlow(context, barrier: barrier, work)
+        core.syncSlow(context, barrier: barrier, work)
     }
 }

@@ -48,17 +48,15 @@ public final class MainQueue: WorkQueue {
     /// - Parameter work: The closure.
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw.
-    public func sync<Result>(execute work: () throws -> Result) rethrows -> Result {
+    public func sync<Result, Failure: Error>(execute work: () throws(Failure) -> Result) throws(Failure) -> Result {
+        var result: Result?
+        var failure: Failure?
         let context = EngineThread.current
-        if context.pointee.isMainThread && core.tryAcquireFast() {
-            context.push(core, exclusive: true, entry: true)
-            defer {
-                context.pop()
-                core.releaseFast()
-            }
-            return try work()
+        core.syncFast(context, eligible: context.pointee.isMainThread) {
+            do throws(Failure) { result = try work() } catch { failure = error }
         }
-        return try core.syncSlow(context, barrier: false, work)
+        if let failure { throw failure }
+        return result!
     }
 
     /// Runs main-queue tasks on the calling (main) thread forever.

@@ -83,30 +83,22 @@ public final class SerialQueue: WorkQueue {
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw.
     @inlinable
-    public func sync<Result>(execute work: () throws -> Result) rethrows -> Result {
-        // The engine side is not generic (`_syncVoid`), so callers in other modules get the optimised fast path
-        // instead of an unspecialised generic one; the result travels through a specialised local.
+    public func sync<Result, Failure: Error>(execute work: () throws(Failure) -> Result) throws(Failure) -> Result {
+        // The engine side is neither generic nor throwing (`_syncVoid`), so callers in other modules get the
+        // optimised fast path instead of an unspecialised generic one; the result and the typed error travel
+        // through specialised locals.
         var result: Result?
-        try _syncVoid { result = try work() }
+        var failure: Failure?
+        _syncVoid {
+            do throws(Failure) { result = try work() } catch { failure = error }
+        }
+        if let failure { throw failure }
         return result!
     }
 
     @usableFromInline
-    func _syncVoid(_ work: () throws -> Void) rethrows {
-        try _sync(work)
-    }
-
-    func _sync<Result>(_ work: () throws -> Result) rethrows -> Result {
-        let context = EngineThread.current
-        if core.target == nil && core.tryAcquireFast() {
-            context.push(core, exclusive: true, entry: true)
-            defer {
-                context.pop()
-                core.releaseFast()
-            }
-            return try work()
-        }
-        return try core.syncSlow(context, barrier: false, work)
+    func _syncVoid(_ work: () -> Void) {
+        core.syncFast(EngineThread.current, eligible: core.target == nil, work)
     }
 
     /// As ``sync(execute:)`` (the flags change nothing on a serial queue).
@@ -116,7 +108,11 @@ public final class SerialQueue: WorkQueue {
     ///   - work: The closure.
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw.
-    public func sync<Result>(flags: QueueTaskFlags, execute work: () throws -> Result) rethrows -> Result {
-        try _sync(work)
+    @inlinable
+    public func sync<Result, Failure: Error>(
+        flags: QueueTaskFlags,
+        execute work: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try sync(execute: work)
     }
 }

@@ -75,6 +75,22 @@ final class SerialCore: QueueCore, @unchecked Sendable {
 
     // MARK: Fast paths
 
+    /// `sync` on the calling thread: the fast path (take the idle queue's drain lock and run `work` here) when
+    /// `eligible` (a queue without target; for the main queue, the main thread), else the slow path.
+    @inline(__always)
+    func syncFast(_ context: EngineContext, eligible: Bool, _ work: () -> Void) {
+        if eligible && tryAcquireFast() {
+            context.push(self, exclusive: true, entry: true)
+            defer {
+                context.pop()
+                releaseFast()
+            }
+            work()
+            return
+        }
+        syncSlow(context, barrier: false, work)
+    }
+
     @inline(__always)
     func tryAcquireFast() -> Bool {
         word.compareExchange(0, QueueState.owned).exchanged
