@@ -45,6 +45,7 @@ public final class Once: @unchecked Sendable {
     /// - Parameter body: The one-time work; it runs on the calling thread.
     ///
     /// The corresponding C function is `pthread_once` (here `cthr_once_run`).
+    @available(*, noasync, message: "run(_:) may block the thread; use `await once.run { }`")
     public func run(_ body: () -> Void) {
         if cthr_once_done(flag) { return }
         let code = withoutActuallyEscaping(body) { body in

@@ -92,6 +92,8 @@ public final class ConcurrentQueue: WorkQueue {
     /// - Parameter work: The closure.
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw.
+    @available(*, noasync, message: "sync blocks the thread; use `try await queue.run { }`")
+    @available(*, noasync, message: "sync blocks the thread; use `try await queue.run { }`")
     @inlinable
     public func sync<Result>(execute work: () throws -> Result) rethrows -> Result {
         // Non-generic engine side (see `SerialQueue.sync`).
@@ -110,6 +112,8 @@ public final class ConcurrentQueue: WorkQueue {
     ///   - work: The closure.
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw.
+    @available(*, noasync, message: "sync blocks the thread; use `try await queue.run { }`")
+    @available(*, noasync, message: "sync blocks the thread; use `try await queue.run { }`")
     @inlinable
     public func sync<Result>(flags: QueueTaskFlags, execute work: () throws -> Result) rethrows -> Result {
         var result: Result?

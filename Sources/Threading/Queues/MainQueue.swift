@@ -45,6 +45,7 @@ public final class MainQueue: WorkQueue {
     /// - Parameter work: The closure.
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw.
+    @available(*, noasync, message: "sync blocks the thread; use `try await MainQueue.shared.run { }`")
     public func sync<Result>(execute work: () throws -> Result) rethrows -> Result {
         let context = EngineThread.current
         if context.pointee.isMainThread && core.tryAcquireFast() {

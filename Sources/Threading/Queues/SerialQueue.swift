@@ -79,6 +79,8 @@ public final class SerialQueue: WorkQueue {
     /// - Parameter work: The closure.
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw.
+    @available(*, noasync, message: "sync blocks the thread; use `try await queue.run { }`")
+    @available(*, noasync, message: "sync blocks the thread; use `try await queue.run { }`")
     @inlinable
     public func sync<Result>(execute work: () throws -> Result) rethrows -> Result {
         // The engine side is not generic (`_syncVoid`), so callers in other modules get the optimised fast path
@@ -113,6 +115,7 @@ public final class SerialQueue: WorkQueue {
     ///   - work: The closure.
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw.
+    @available(*, noasync, message: "sync blocks the thread; use `try await queue.run { }`")
     public func sync<Result>(flags: QueueTaskFlags, execute work: () throws -> Result) rethrows -> Result {
         try _sync(work)
     }

@@ -30,6 +30,7 @@ public enum RCU {
     ///   instead of deadlocking. Not in a read-only forked child (see ``writersAvailable``): traps.
     ///
     /// The corresponding C function is `cthr_rcu_synchronize` (liburcu's `synchronize_rcu`).
+    @available(*, noasync, message: "synchronize() blocks the thread; use `await RCU.synchronize()`")
     public static func synchronize() {
         _ = liburcuChecked
         let code = cthr_rcu_synchronize()
@@ -48,6 +49,7 @@ public enum RCU {
     ///   child (see ``writersAvailable``): traps.
     ///
     /// The corresponding C function is `cthr_rcu_barrier` (liburcu's `rcu_barrier`).
+    @available(*, noasync, message: "barrier() blocks the thread; use `await RCU.barrier()`")
     public static func barrier() {
         _ = liburcuChecked
         let code = cthr_rcu_barrier()

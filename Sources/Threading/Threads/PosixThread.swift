@@ -109,6 +109,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
     ///   (traps).
     ///
     /// The corresponding C function is `pthread_join`.
+    @available(*, noasync, message: "join() blocks the thread; use `await thread.join()`")
     public func join() -> sending Result {
         claim("join()", as: 1)
         let code = MainThreadWait.recording(.join(handle, name: name)) {
@@ -134,6 +135,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
     ///   it, and this is not the thread itself (traps).
     ///
     /// The corresponding C function is `pthread_timedjoin_np`.
+    @available(*, noasync, message: "join(timeout:) blocks the thread; use `await thread.join()`")
     public func join(timeout: Duration) -> sending Result? {
         claim("join(timeout:)", as: 3)
         let deadline = monotonicDeadline(after: timeout)
@@ -168,7 +170,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
 
     /// Moves the state from joinable to `next`, trapping if it was already joined or detached, or a timed join
     /// waits on it.
-    private func claim(_ operation: String, as next: UInt8) {
+    func claim(_ operation: String, as next: UInt8) {
         let (exchanged, previous) = state.compareExchange(expected: 0, desired: next, ordering: .acquiringAndReleasing)
         if !exchanged {
             let what =
@@ -182,7 +184,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
     }
 
     /// Traps unless a join returned 0: `EDEADLK` (the thread joining itself) gets its own message.
-    private func requireJoined(_ code: CInt, _ operation: String, _ function: String) {
+    func requireJoined(_ code: CInt, _ operation: String, _ function: String) {
         require(
             code != EDEADLK,
             "PosixThread\(describeName).\(operation): called on thread \(currentThreadID) for itself (this would "
