@@ -51,3 +51,16 @@ extension QoS {
         }
     }
 }
+
+extension WorkerPool {
+    /// Shuts the pool down as the synchronous ``shutdown()`` does, suspending the task (never blocking its thread)
+    /// until every accepted task ran and the pool's threads were joined.
+    ///
+    /// The wait runs on a thread of ``blocking``, so a task that itself ran on this pool may call it (it is
+    /// suspended, so its thread is free to finish). Not cancellable: a shutdown, once started, completes.
+    ///
+    /// Traps for ``shared`` and ``blocking``, as ``shutdown()`` does.
+    public func shutdown() async {
+        await awaitOnBlockingPool { self.shutdown() }
+    }
+}

@@ -122,7 +122,7 @@ public final class WorkerPool: Sendable {
     ///
     /// Traps for ``shared`` and ``blocking`` (the process-wide pools are never shut down) and when called from a
     /// thread of this pool (it would wait for itself).
-    @available(*, noasync, message: "shutdown() blocks the calling thread; call it from a thread of your own")
+    @available(*, noasync, message: "shutdown() blocks the calling thread; use `await pool.shutdown()`")
     public func shutdown() {
         _ = stop(deadline: .max, "shutdown()")
     }

@@ -45,7 +45,7 @@ public struct BenchCommand: ParsableCommand {
         subcommands: [
             CacheCommand.self, LocksCommand.self, ThreadsCommand.self, HandoffCommand.self, QueuesCommand.self,
             RCUCommand.self, RenderCommand.self, ChildCacheCommand.self, ChildBlockedQueuesCommand.self,
-            ChildLocksCommand.self, PoolsCommand.self, BlockingPoolCommand.self,
+            ChildLocksCommand.self, PoolsCommand.self, BlockingPoolCommand.self, ActorsCommand.self,
         ],
         defaultSubcommand: CacheCommand.self
     )

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import BenchKit
+import Testing
+
+/// The `actors` family: every case completes operations, and the family is a subcommand.
+@Suite struct ActorsFamilyTests {
+    static let all = Actors.pingPongCatalog + Actors.offloadCatalog + Actors.waitCatalog
+
+    @Test("every actors case completes round trips", arguments: ActorsFamilyTests.all.map(\.id))
+    func actorsRun(id: String) throws {
+        let entry = try #require(Self.all.first { $0.id == id })
+        for count in [1, 2] {
+            let sample = entry.run(count, 0.01)
+            #expect(sample.operations > 0)
+            #expect(sample.badOperations == 0)
+        }
+    }
+
+    @Test func actorsIsASubcommand() throws {
+        #expect(try BenchCommand.parseAsRoot(["actors", "--format", "json"]) is ActorsCommand)
+    }
+}
