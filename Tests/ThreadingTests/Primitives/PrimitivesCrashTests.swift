@@ -199,7 +199,8 @@ struct PrimitivesCrashTests {
         #expect(afterDetach.contains("PosixThread \"timed\".join(timeout:): the thread was already detached"))
         let timedThenPlain = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let thread = try! PosixThread(name: "timed") {}
-            guard blockingCall({ thread.join(timeout: .seconds(20)) != nil }) else { exit(0) }  // not a trap: the test fails
+            // Not a trap: the test fails.
+            guard blockingCall({ thread.join(timeout: .seconds(20)) != nil }) else { exit(0) }
             blockingCall { thread.join() }
         }
         let afterTimed = String(decoding: timedThenPlain?.standardErrorContent ?? [], as: UTF8.self)

@@ -37,7 +37,9 @@ public enum Actors {
     /// The ping-pong cases: ours, then the peers.
     public static let pingPongCatalog: [Entry] = [
         Entry(name: "actor on SerialQueue", id: "serial-queue", kind: .ours) { pairs, seconds in
-            pingPong(pairs: pairs, seconds: seconds) { _ in QueueExecutorPinger(queue: SerialQueue(label: "bench.actor")) }
+            pingPong(pairs: pairs, seconds: seconds) { _ in
+                QueueExecutorPinger(queue: SerialQueue(label: "bench.actor"))
+            }
         },
         Entry(name: "default actor", id: "default", kind: .peer) { pairs, seconds in
             pingPong(pairs: pairs, seconds: seconds) { _ in DefaultPinger() }
@@ -56,7 +58,9 @@ public enum Actors {
 
     /// The offload cases.
     public static let offloadCatalog: [Entry] = [
-        Entry(name: "blocking pool via withTaskExecutorPreference", id: "blocking-pool", kind: .ours) { tasks, seconds in
+        Entry(name: "blocking pool via withTaskExecutorPreference", id: "blocking-pool", kind: .ours) {
+            tasks,
+            seconds in
             runTasks(tasks: tasks, seconds: seconds) {
                 await withTaskExecutorPreference(WorkerPool.blocking) { blockingCall() }
             }

@@ -124,7 +124,10 @@ struct ExamplesTests {
             "\(output)"
         )
         // The process's main thread sits in MainQueue.run(): the @MainActor function ran there.
-        #expect(line(output, "main actor ran on the main thread:") == "main actor ran on the main thread: true", "\(output)")
+        #expect(
+            line(output, "main actor ran on the main thread:") == "main actor ran on the main thread: true",
+            "\(output)"
+        )
     }
 
     @Test("main-queue: serial.sync from main is the main thread but not the main queue")
