@@ -17,7 +17,7 @@ extension WorkerPool: TaskExecutor {
     /// Runs `job` as a task of this pool.
     ///
     /// Called by the Swift runtime. Traps, like any submission, when the pool was shut down (unless called from
-    /// one of its own threads, see ``shutdown()``).
+    /// one of its own threads, see ``shutdown()-8p8u6``).
     ///
     /// - Parameter job: The job.
     /// - Complexity: O(1): one pool submission (a lock round trip, a wake-up when a thread is idle).

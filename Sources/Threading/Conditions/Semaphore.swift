@@ -9,7 +9,7 @@ import Glibc
 import Musl
 #endif
 
-/// A counting semaphore: ``wait()`` takes one unit (blocking while there is none), ``signal()`` returns one.
+/// A counting semaphore: ``wait()-7yygf`` takes one unit (blocking while there is none), ``signal()`` returns one.
 ///
 /// Built on a process-private POSIX `sem_t`; timed waits use the monotonic clock. Use it to limit concurrency
 /// (initial value N), or as a one-shot hand-off (initial value 0). The count must stay within
@@ -72,7 +72,7 @@ public final class Semaphore: @unchecked Sendable {
 
     /// Takes one unit, waiting at most `timeout` on the monotonic clock.
     ///
-    /// Like ``wait()``, a unit taken here orders everything the thread that returned it did before its ``signal()``
+    /// Like ``wait()-7yygf``, a unit taken here orders everything the thread that returned it did before its ``signal()``
     /// before what this thread does next, and ThreadSanitizer sees that too: it does not intercept `sem_clockwait`,
     /// so the C layer annotates the hand-off for it.
     ///
@@ -99,8 +99,8 @@ public final class Semaphore: @unchecked Sendable {
         cthr_sem_trywait(sem) == 0
     }
 
-    /// Returns one unit, waking one waiter if any (a thread blocked in ``wait()`` or a task suspended in the async
-    /// ``wait()``).
+    /// Returns one unit, waking one waiter if any (a thread blocked in ``wait()-7yygf`` or a task suspended in the async
+    /// ``wait()-7yygf``).
     ///
     /// - Precondition: The count is below ``maximumValue`` (traps with `EOVERFLOW`).
     ///

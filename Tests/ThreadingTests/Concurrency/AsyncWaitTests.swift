@@ -197,4 +197,15 @@ import Testing
         try await withDeadline { await RCU.synchronize() }
         try await withDeadline { await RCU.barrier() }
     }
+
+    @Test func poolShutdownFromAsyncCodeRunsAcceptedWork() async throws {
+        let pool = WorkerPool(label: "conc.shutdown", threads: 2)
+        let ran = LockedValue(0)
+        let queue = SerialQueue(label: "conc.shutdown.queue", pool: pool)
+        for _ in 0..<10 { queue.async { ran.withLock { $0 += 1 } } }
+        // Called from a task that runs on the pool itself: it is suspended, so its thread is free to finish.
+        try await withDeadline { await withTaskExecutorPreference(pool) { await pool.shutdown() } }
+        #expect(pool.isShutDown)
+        #expect(ran.withLock { $0 } == 10)
+    }
 }
