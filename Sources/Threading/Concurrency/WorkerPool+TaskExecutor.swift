@@ -16,16 +16,21 @@
 extension WorkerPool: TaskExecutor {
     /// Runs `job` as a task of this pool.
     ///
-    /// Called by the Swift runtime. Traps, like any submission, when the pool was shut down (unless called from
-    /// one of its own threads, see ``shutdown()-8p8u6``).
+    /// Called by the Swift runtime. Once the pool was shut down, the jobs of tasks that still prefer it (a task that
+    /// awaited the shutdown from inside `withTaskExecutorPreference(pool)`, a task that outlived its pool) run on
+    /// the runtime's global concurrent executor instead: a task is never dropped, and its preference cannot be
+    /// honoured any more.
     ///
     /// - Parameter job: The job.
     /// - Complexity: O(1): one pool submission (a lock round trip, a wake-up when a thread is idle).
     public func enqueue(_ job: consuming ExecutorJob) {
+        if engine.isShutDown {
+            globalConcurrentExecutor.enqueue(job)
+            return
+        }
         let lane = QoS(jobPriority: job.priority).rawValue
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
-        engine.requireAccepting("a task job on worker pool '\(label)'")
         engine.submit(.job { job.runSynchronously(on: executor) }, lane: lane)
     }
 
