@@ -26,7 +26,7 @@ import Testing
                 done.leave()
             }
             print(5)
-            _ = done.wait(timeout: .seconds(20))
+            _ = blockingCall { done.wait(timeout: .seconds(20)) }
         }
         let text = Self.stderrText(result)
         #expect(text.contains("Threading: deadlock: sync onto queue 'seed.serial.syncInAsync'"))
@@ -37,7 +37,7 @@ import Testing
     @Test func directSyncOntoCurrentQueueIsDiagnosed() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = SerialQueue(label: "crash.direct")
-            queue.sync { queue.sync {} }
+            blockingCall { queue.sync { queue.sync {} } }
         }
         let text = Self.stderrText(result)
         #expect(text.contains("deadlock: sync onto queue 'crash.direct'"))
@@ -49,7 +49,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let a = SerialQueue(label: "crash.chain.A")
             let b = SerialQueue(label: "crash.chain.B")
-            a.sync { b.sync { a.sync {} } }
+            blockingCall { a.sync { b.sync { a.sync {} } } }
         }
         let text = Self.stderrText(result)
         #expect(text.contains("deadlock: sync onto queue 'crash.chain.A'"))
@@ -74,7 +74,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let root = SerialQueue(label: "crash.target2.root")
             let child = SerialQueue(label: "crash.target2.child", target: root)
-            child.sync { root.sync {} }
+            blockingCall { child.sync { root.sync {} } }
         }
         let text = Self.stderrText(result)
         #expect(text.contains("deadlock: sync onto queue 'crash.target2.root'"))
@@ -83,7 +83,7 @@ import Testing
     @Test func barrierSyncFromInsideTheSameConcurrentQueueIsDiagnosed() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = ConcurrentQueue(label: "crash.barrier")
-            queue.sync { queue.sync(flags: .barrier) {} }
+            blockingCall { queue.sync { queue.sync(flags: .barrier) {} } }
         }
         let text = Self.stderrText(result)
         #expect(text.contains("deadlock: sync(flags: .barrier) onto queue 'crash.barrier'"))

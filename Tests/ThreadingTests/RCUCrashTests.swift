@@ -58,7 +58,7 @@ import Threading
     @Test func barrierInsideAGracePeriodCallbackTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             RCU.callAfterGracePeriod { RCU.barrier() }
-            RCU.barrier()
+            blockingCall { RCU.barrier() }
             _ = cthr_sleep_ns(20_000_000_000)
         }
         #expect(Self.stderr(result).contains("RCU.barrier() called inside an RCU read section or a deferred release"))

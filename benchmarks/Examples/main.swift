@@ -13,7 +13,7 @@ import Musl
 
 let examples: [Example] = [
     mainQueueExample, trampolineExample, syncAsyncExample, ticketsExample, cacheCrashExample, pipelineExample,
-    priorityInversionExample, queuePoolExample, threadsExample, tsdExample,
+    priorityInversionExample, queuePoolExample, threadsExample, tsdExample, asyncServerExample,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -9,11 +9,11 @@ import Glibc
 import Musl
 #endif
 
-/// Runs a body exactly once, however many threads call ``run(_:)``: the first caller runs it, concurrent callers
+/// Runs a body exactly once, however many threads call ``run(_:)-7nlk2``: the first caller runs it, concurrent callers
 /// block until it has finished, and later callers return at once.
 ///
 /// Built on CThreading's futex once flag (`cthr_once_t`), which, unlike `pthread_once`, passes a context, so the
-/// body can be a Swift closure. Completion happens-before every return from ``run(_:)``: what the body wrote is
+/// body can be a Swift closure. Completion happens-before every return from ``run(_:)-7nlk2``: what the body wrote is
 /// visible to all callers.
 ///
 /// ```swift
@@ -21,7 +21,7 @@ import Musl
 /// setup.run { loadConfiguration() }
 /// ```
 ///
-/// Traps: calling ``run(_:)`` on the same `Once` from inside its body (it would wait for itself).
+/// Traps: calling ``run(_:)-7nlk2`` on the same `Once` from inside its body (it would wait for itself).
 ///
 /// A reference type and `Sendable`: its state is the C once flag, changed only by atomic operations.
 public final class Once: @unchecked Sendable {
@@ -45,6 +45,7 @@ public final class Once: @unchecked Sendable {
     /// - Parameter body: The one-time work; it runs on the calling thread.
     ///
     /// The corresponding C function is `pthread_once` (here `cthr_once_run`).
+    @available(*, noasync, message: "run(_:) may block the thread; use `await once.run { }`")
     public func run(_ body: () -> Void) {
         if cthr_once_done(flag) { return }
         let code = withoutActuallyEscaping(body) { body in

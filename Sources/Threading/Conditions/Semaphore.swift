@@ -9,7 +9,7 @@ import Glibc
 import Musl
 #endif
 
-/// A counting semaphore: ``wait()`` takes one unit (blocking while there is none), ``signal()`` returns one.
+/// A counting semaphore: ``wait()-7yygf`` takes one unit (blocking while there is none), ``signal()`` returns one.
 ///
 /// Built on a process-private POSIX `sem_t`; timed waits use the monotonic clock. Use it to limit concurrency
 /// (initial value N), or as a one-shot hand-off (initial value 0). The count must stay within
@@ -30,6 +30,8 @@ import Musl
 /// A reference type and `Sendable`: `sem_t` synchronizes itself.
 public final class Semaphore: @unchecked Sendable {
     let sem: UnsafeMutablePointer<cthr_sem_t>
+    /// Tasks suspended in the async ``wait()`` (see Semaphore+Async.swift).
+    let asyncWaiters = AsyncWaitList()
 
     /// The largest count a semaphore can hold (`SEM_VALUE_MAX`).
     public static var maximumValue: Int { Int(cthr_sem_value_max()) }
@@ -61,6 +63,7 @@ public final class Semaphore: @unchecked Sendable {
     /// Takes one unit, waiting while the count is 0.
     ///
     /// The corresponding C function is `sem_wait`.
+    @available(*, noasync, message: "wait() blocks the thread; use `try await semaphore.wait()`")
     public func wait() {
         if cthr_sem_trywait(sem) == 0 { return }
         let code = Engine.blocking { cthr_sem_wait(sem) }
@@ -69,7 +72,7 @@ public final class Semaphore: @unchecked Sendable {
 
     /// Takes one unit, waiting at most `timeout` on the monotonic clock.
     ///
-    /// Like ``wait()``, a unit taken here orders everything the thread that returned it did before its ``signal()``
+    /// Like ``wait()-7yygf``, a unit taken here orders everything the thread that returned it did before its ``signal()``
     /// before what this thread does next, and ThreadSanitizer sees that too: it does not intercept `sem_clockwait`,
     /// so the C layer annotates the hand-off for it.
     ///
@@ -77,6 +80,7 @@ public final class Semaphore: @unchecked Sendable {
     /// - Returns: `true` when a unit was taken, `false` when the timeout expired first.
     ///
     /// The corresponding C function is `sem_clockwait` with `CLOCK_MONOTONIC`.
+    @available(*, noasync, message: "wait(timeout:) blocks the thread; use `try await semaphore.wait()`")
     public func wait(timeout: Duration) -> Bool {
         if cthr_sem_trywait(sem) == 0 { return true }
         let deadline = monotonicDeadline(after: timeout)
@@ -95,7 +99,8 @@ public final class Semaphore: @unchecked Sendable {
         cthr_sem_trywait(sem) == 0
     }
 
-    /// Returns one unit, waking one waiter if any.
+    /// Returns one unit, waking one waiter if any (a thread blocked in ``wait()-7yygf`` or a task suspended in the async
+    /// ``wait()-7yygf``).
     ///
     /// - Precondition: The count is below ``maximumValue`` (traps with `EOVERFLOW`).
     ///
@@ -103,6 +108,7 @@ public final class Semaphore: @unchecked Sendable {
     public func signal() {
         let code = cthr_sem_post(sem)
         require(code == 0, "Semaphore.signal(): sem_post failed with \(errnoName(code))")
+        resumeAsyncWaiters()
     }
 
     /// The current count (a snapshot that may be stale by the time it is used).

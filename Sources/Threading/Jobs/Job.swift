@@ -226,6 +226,11 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
     ///
     /// - Parameter timeout: The longest wait; nil waits as long as needed.
     /// - Returns: True when the job ended, false on timeout.
+    @available(
+        *,
+        noasync,
+        message: "waitUntilFinished(timeout:) blocks the thread; use `try await job.waitUntilFinished()`"
+    )
     public func waitUntilFinished(timeout: Duration? = nil) -> Bool {
         if timeout == nil && done.load() == 0 && JobGraph.lock.withLock({ abandonedByFork && !stateValue.isEnded }) {
             threadingFatal(

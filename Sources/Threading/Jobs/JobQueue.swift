@@ -181,6 +181,11 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
     ///
     /// - Parameter timeout: The longest wait; nil waits as long as needed.
     /// - Returns: True when the queue was empty, false on timeout.
+    @available(
+        *,
+        noasync,
+        message: "waitUntilAllFinished(timeout:) blocks the thread; await each job's `waitUntilFinished()`"
+    )
     public func waitUntilAllFinished(timeout: Duration? = nil) -> Bool {
         jobWait(core.idle, timeout: timeout)
     }

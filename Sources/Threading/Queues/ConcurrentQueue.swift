@@ -95,6 +95,7 @@ public final class ConcurrentQueue: WorkQueue {
     /// - Parameter work: The closure.
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw.
+    @available(*, noasync, message: "sync blocks the thread; use `try await queue.run { }`")
     @inlinable
     public func sync<Result, Failure: Error>(execute work: () throws(Failure) -> Result) throws(Failure) -> Result {
         try sync(flags: [], execute: work)
@@ -110,6 +111,7 @@ public final class ConcurrentQueue: WorkQueue {
     ///   - work: The closure.
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw.
+    @available(*, noasync, message: "sync blocks the thread; use `try await queue.run { }`")
     @inlinable
     public func sync<Result, Failure: Error>(
         flags: QueueTaskFlags,

@@ -7,6 +7,9 @@ import CThreading
 ///
 /// Linux has no run loop that drains it for you: the main thread runs main-queue tasks while it is inside
 /// ``run()`` (a server's last call, never returns), ``drain(until:)`` or ``runUntilIdle()`` (tools and tests).
+/// Inside them it also runs Dispatch's main queue, where the Swift runtime sends `@MainActor` jobs on Linux: an
+/// `@MainActor` function called from a task completes on the main thread while it sits in ``run()`` (see
+/// <doc:Concurrency>).
 ///
 /// "Main thread" and "main queue" are different questions: ``PosixThread/isMainThread`` asks which thread runs;
 /// `MainQueue.shared.isCurrent` asks which queue the running code was submitted to. Inside `serial.sync { }` called
@@ -48,6 +51,7 @@ public final class MainQueue: WorkQueue {
     /// - Parameter work: The closure.
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw.
+    @available(*, noasync, message: "sync blocks the thread; use `try await MainQueue.shared.run { }`")
     public func sync<Result, Failure: Error>(execute work: () throws(Failure) -> Result) throws(Failure) -> Result {
         var result: Result?
         var failure: Failure?
@@ -64,6 +68,7 @@ public final class MainQueue: WorkQueue {
     /// Traps when called on another thread.
     public static func run() -> Never {
         let context = mainContext("MainQueue.run()")
+        DispatchMainBridge.start()
         while true {
             MainLoop.shared.drainOnce(context, wait: true, deadline: .max)
         }
@@ -78,6 +83,7 @@ public final class MainQueue: WorkQueue {
     @discardableResult
     public static func drain(until deadline: ContinuousClock.Instant) -> Bool {
         let context = mainContext("MainQueue.drain(until:)")
+        DispatchMainBridge.start()
         let end = engineDeadline(deadline)
         var ran = false
         while cthr_clock_now_ns() < end {
@@ -94,6 +100,8 @@ public final class MainQueue: WorkQueue {
     @discardableResult
     public static func runUntilIdle() -> Bool {
         let context = mainContext("MainQueue.runUntilIdle()")
+        DispatchMainBridge.start()
+        DispatchMainBridge.drainNow()
         var ran = false
         while MainLoop.shared.drainOnce(context, wait: false, deadline: 0) { ran = true }
         return ran

@@ -82,6 +82,7 @@ public final class SerialQueue: WorkQueue {
     /// - Parameter work: The closure.
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw.
+    @available(*, noasync, message: "sync blocks the thread; use `try await queue.run { }`")
     @inlinable
     public func sync<Result, Failure: Error>(execute work: () throws(Failure) -> Result) throws(Failure) -> Result {
         // The engine side is neither generic nor throwing (`_syncVoid`), so callers in other modules get the
@@ -108,6 +109,7 @@ public final class SerialQueue: WorkQueue {
     ///   - work: The closure.
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw.
+    @available(*, noasync, message: "sync blocks the thread; use `try await queue.run { }`")
     @inlinable
     public func sync<Result, Failure: Error>(
         flags: QueueTaskFlags,

@@ -55,6 +55,9 @@ public final class WorkGroup: @unchecked Sendable {
         }
     }
 
+    /// Whether the count is zero now (a snapshot).
+    var isEmpty: Bool { count.load() == 0 }
+
     /// Waits until the count is zero, or `timeout` passed.
     ///
     /// On the main thread, an untimed wait for a group one of whose tasks is blocked in a `sync` onto the main queue
@@ -66,6 +69,7 @@ public final class WorkGroup: @unchecked Sendable {
     ///
     /// - Parameter timeout: The longest wait; nil waits as long as needed.
     /// - Returns: True when the count reached zero, false on timeout.
+    @available(*, noasync, message: "wait(timeout:) blocks the thread; use `try await group.wait()`")
     public func wait(timeout: Duration? = nil) -> Bool {
         if count.load() == 0 { return true }
         if timeout == nil && enteredEpoch.load(ordering: .relaxed) != EngineFork.epoch.load(ordering: .relaxed) {

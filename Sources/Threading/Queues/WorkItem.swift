@@ -81,6 +81,7 @@ public final class WorkItem: @unchecked Sendable {
     ///
     /// - Parameter timeout: The longest wait; nil waits as long as needed.
     /// - Returns: True when finished, false on timeout.
+    @available(*, noasync, message: "wait(timeout:) blocks the thread; use `try await item.wait()`")
     public func wait(timeout: Duration? = nil) -> Bool {
         if done.load() == 1 { return true }
         if timeout == nil {

@@ -11,7 +11,7 @@ import CThreading
 ///
 /// Two kinds (see <doc:Pools>):
 /// - a **CPU pool** (``Kind/cpu``) runs at most ``threadCount`` tasks at once. A task that blocks in a wait the pool
-///   can see (a `sync` on a busy queue, ``WorkGroup/wait(timeout:)``, ``Semaphore/wait()``,
+///   can see (a `sync` on a busy queue, ``WorkGroup/wait(timeout:)``, ``Semaphore/wait()-7yygf``,
 ///   ``ConditionVariable/wait(_:)``, a ``withBlockingRegion(_:)``) gives its slot up meanwhile, and the pool adds a
 ///   thread for pending work, up to ``maxThreads`` = `max(40, 4 × threadCount + 32)` threads;
 /// - a **blocking pool** (``Kind/blocking``) is for work that blocks (file and socket I/O, foreign locks): exactly
@@ -23,7 +23,7 @@ import CThreading
 /// the advice (raise the cap, or use a blocking pool), at most once per episode and once every 10 s, and counts it
 /// in ``QueueEngineStatistics/saturations``.
 ///
-/// ``shutdown()`` stops the pool: it takes no more submissions from other threads, runs every task it accepted,
+/// ``shutdown()-8p8u6`` stops the pool: it takes no more submissions from other threads, runs every task it accepted,
 /// and joins its threads. A submission to a queue of a shut-down pool traps with a message naming the pool and the
 /// queue: it is a programming error, never a silent drop. A pool that is never shut down keeps its threads (they
 /// reference it) until the process exits; the process-wide pools are never shut down.
@@ -70,7 +70,7 @@ public final class WorkerPool: Sendable {
     /// ``threadCount``.
     public var maxThreads: Int { engine.maxThreads }
 
-    /// Whether ``shutdown()`` or ``shutdown(timeout:)`` was called.
+    /// Whether ``shutdown()-8p8u6`` or ``shutdown(timeout:)`` was called.
     public var isShutDown: Bool { engine.isShutDown }
 
     /// The pool's state now: threads, queued units, saturation counters.
@@ -122,12 +122,12 @@ public final class WorkerPool: Sendable {
     ///
     /// Traps for ``shared`` and ``blocking`` (the process-wide pools are never shut down) and when called from a
     /// thread of this pool (it would wait for itself).
-    @available(*, noasync, message: "shutdown() blocks the calling thread; call it from a thread of your own")
+    @available(*, noasync, message: "shutdown() blocks the calling thread; use `await pool.shutdown()`")
     public func shutdown() {
         _ = stop(deadline: .max, "shutdown()")
     }
 
-    /// Shuts the pool down as ``shutdown()`` does, waiting at most `timeout` for the accepted tasks.
+    /// Shuts the pool down as ``shutdown()-8p8u6`` does, waiting at most `timeout` for the accepted tasks.
     ///
     /// When the timeout passes first, the tasks not yet started never run (they are released) and threads busy
     /// with a task exit when it returns; the call returns what was left.
@@ -163,7 +163,7 @@ public final class WorkerPool: Sendable {
     /// thread for pending work (Java's `ForkJoinPool.ManagedBlocker`). On a thread that is not a pool worker it
     /// just runs `body`.
     ///
-    /// The library's own waits do this already (`sync`, ``WorkGroup/wait(timeout:)``, ``Semaphore/wait()``,
+    /// The library's own waits do this already (`sync`, ``WorkGroup/wait(timeout:)``, ``Semaphore/wait()-7yygf``,
     /// ``ConditionVariable/wait(_:)``, ``Monitor`` waits, ``Job/waitUntilFinished(timeout:)``,
     /// ``JobQueue/waitUntilAllFinished(timeout:)``). A CPU pool compensates up to its ``maxThreads``; long or many
     /// blocking calls belong on a blocking pool.

@@ -13,23 +13,24 @@ import Musl
 /// and `fork()` support, over liburcu's memb flavour.
 ///
 /// You rarely need these: ``RCUValue`` and ``RCUMap`` register threads and reclaim old values on their own. Use
-/// ``synchronize()`` or ``barrier()`` when you must know that old values are gone (tests, shutdown), and the fork
+/// ``synchronize()-46ekl`` or ``barrier()-4zb2m`` when you must know that old values are gone (tests, shutdown), and the fork
 /// hooks around a `fork()` that is not followed at once by `exec`. See <doc:RCURules> for the rules.
 ///
-/// The first use of RCU in a process (creating an ``RCUValue`` or ``RCUMap``, or calling ``synchronize()``,
-/// ``barrier()`` or ``registerCurrentThread()``) checks that the liburcu loaded at run time matches the liburcu
+/// The first use of RCU in a process (creating an ``RCUValue`` or ``RCUMap``, or calling ``synchronize()-46ekl``,
+/// ``barrier()-4zb2m`` or ``registerCurrentThread()``) checks that the liburcu loaded at run time matches the liburcu
 /// headers Threading was compiled with; on a mismatch the process stops with one line on standard error saying so.
 public enum RCU {
     /// Waits until every read section that was running when it was called has ended (a grace period).
     ///
     /// Afterwards no reader can still see a value that an ``RCUValue`` or ``RCUMap`` replaced before the call;
-    /// their release may still be queued (use ``barrier()`` to wait for it).
+    /// their release may still be queued (use ``barrier()-4zb2m`` to wait for it).
     ///
     /// - Precondition: Not inside a read section (``RCUValue/read(_:)``, ``RCUMap/withValue(forKey:_:)``, an
     ///   iteration of a snapshot is fine). Calling it there would wait for itself forever, so it traps with a message
     ///   instead of deadlocking. Not in a read-only forked child (see ``writersAvailable``): traps.
     ///
     /// The corresponding C function is `cthr_rcu_synchronize` (liburcu's `synchronize_rcu`).
+    @available(*, noasync, message: "synchronize() blocks the thread; use `await RCU.synchronize()`")
     public static func synchronize() {
         _ = liburcuChecked
         let code = cthr_rcu_synchronize()
@@ -48,6 +49,7 @@ public enum RCU {
     ///   child (see ``writersAvailable``): traps.
     ///
     /// The corresponding C function is `cthr_rcu_barrier` (liburcu's `rcu_barrier`).
+    @available(*, noasync, message: "barrier() blocks the thread; use `await RCU.barrier()`")
     public static func barrier() {
         _ = liburcuChecked
         let code = cthr_rcu_barrier()
@@ -64,7 +66,7 @@ public enum RCU {
     ///
     /// liburcu's `call_rcu`, for any clean-up that must wait until no reader can still see something (an object
     /// unlinked from your own RCU-published structure, a slot that may be reused once nobody reads it). The call
-    /// never waits: it queues the callback and returns, also inside a read section. ``barrier()`` waits until every
+    /// never waits: it queues the callback and returns, also inside a read section. ``barrier()-4zb2m`` waits until every
     /// callback queued before it has run.
     ///
     /// ```swift
@@ -76,8 +78,8 @@ public enum RCU {
     /// - It runs on liburcu's call_rcu worker thread, outside any read section, in no particular order with other
     ///   callbacks, and it holds up every deferred release of the process while it runs (the old values of
     ///   ``RCUValue`` and ``RCUMap`` included). Keep it short and never block in it: no waiting for a lock another
-    ///   thread may hold for long, no queue `sync`, no ``synchronize()``.
-    /// - It must not call ``barrier()`` (that traps: it would wait for itself). It may read and write RCU data and
+    ///   thread may hold for long, no queue `sync`, no ``synchronize()-46ekl``.
+    /// - It must not call ``barrier()-4zb2m`` (that traps: it would wait for itself). It may read and write RCU data and
     ///   queue further callbacks.
     /// - Whatever it captured is released after it ran, on the call_rcu thread.
     ///
@@ -103,7 +105,7 @@ public enum RCU {
     /// usually have) or where a deferred release or an ``RCUMap`` had started liburcu's worker threads: liburcu 0.13
     /// keeps those dead threads' registrations, and the child's new threads would reuse their thread-local storage,
     /// so a grace period there could spin forever or crash. In such a child reads keep working on every thread, and
-    /// every write (``RCUValue`` and ``RCUMap`` updates, creating an ``RCUMap``, ``synchronize()``, ``barrier()``)
+    /// every write (``RCUValue`` and ``RCUMap`` updates, creating an ``RCUMap``, ``synchronize()-46ekl``, ``barrier()-4zb2m``)
     /// traps with a message that says so; dropping an ``RCUValue`` frees it, dropping an ``RCUMap`` leaks it. A
     /// child that needs to write should `exec`, or the process should fork before its threads use RCU.
     ///

@@ -10,7 +10,7 @@ import Glibc
 import Musl
 #endif
 
-/// An operating-system thread running a closure, and the handle to it: ``join()`` waits for the closure and
+/// An operating-system thread running a closure, and the handle to it: ``join()-2oeo2`` waits for the closure and
 /// returns its result; ``detach()`` lets the thread finish on its own.
 ///
 /// ```swift
@@ -58,7 +58,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
     ///   - name: The thread's name as debuggers and `ps -L` show it (truncated to 15 bytes, Linux's limit).
     ///   - stackSize: The stack size in bytes; `nil` for the system default. Sizes below the system minimum are
     ///     raised to it and sizes are rounded up to the page size.
-    ///   - body: The work; its result is returned by ``join()``.
+    ///   - body: The work; its result is returned by ``join()-2oeo2``.
     /// - Throws: ``ThreadingError/tryAgain`` when the system refuses a thread (`RLIMIT_NPROC`, memory, or a stack
     ///   it cannot map); ``ThreadingError/invalidArgument`` for a negative or rejected stack size.
     ///
@@ -109,6 +109,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
     ///   (traps).
     ///
     /// The corresponding C function is `pthread_join`.
+    @available(*, noasync, message: "join() blocks the thread; use `await thread.join()`")
     public func join() -> sending Result {
         claim("join()", as: 1)
         let code = MainThreadWait.recording(.join(handle, name: name)) {
@@ -123,7 +124,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
     /// thread is still running at the deadline.
     ///
     /// After a timeout the thread stays joinable: call `join()`, `join(timeout:)` or `detach()` later (or release
-    /// the handle, which detaches it). After a successful timed join the handle is joined, as after ``join()``.
+    /// the handle, which detaches it). After a successful timed join the handle is joined, as after ``join()-2oeo2``.
     /// The wait is measured on the monotonic clock.
     ///
     /// When `Result` is itself optional, a body that returned `nil` gives `.some(nil)`, which is not a timeout.
@@ -134,6 +135,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
     ///   it, and this is not the thread itself (traps).
     ///
     /// The corresponding C function is `pthread_timedjoin_np`.
+    @available(*, noasync, message: "join(timeout:) blocks the thread; use `await thread.join()`")
     public func join(timeout: Duration) -> sending Result? {
         claim("join(timeout:)", as: 3)
         let deadline = monotonicDeadline(after: timeout)
@@ -168,7 +170,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
 
     /// Moves the state from joinable to `next`, trapping if it was already joined or detached, or a timed join
     /// waits on it.
-    private func claim(_ operation: String, as next: UInt8) {
+    func claim(_ operation: String, as next: UInt8) {
         let (exchanged, previous) = state.compareExchange(expected: 0, desired: next, ordering: .acquiringAndReleasing)
         if !exchanged {
             let what =
@@ -182,7 +184,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
     }
 
     /// Traps unless a join returned 0: `EDEADLK` (the thread joining itself) gets its own message.
-    private func requireJoined(_ code: CInt, _ operation: String, _ function: String) {
+    func requireJoined(_ code: CInt, _ operation: String, _ function: String) {
         require(
             code != EDEADLK,
             "PosixThread\(describeName).\(operation): called on thread \(currentThreadID) for itself (this would "

@@ -63,11 +63,11 @@ import Testing
             let queue = ConcurrentQueue(label: "fork.parent")
             for _ in 0..<8 { queue.async(group: warm) { lock.withLock { _ = value.update { $0 + 1 } } } }
             queue.asyncAfter(delay: .milliseconds(1)) {}
-            guard warm.wait(timeout: .seconds(20)) else { exit(2) }
+            guard blockingCall({ warm.wait(timeout: .seconds(20)) }) else { exit(2) }
 
             // No RCU callback may be pending across the fork: the child's call_rcu thread would run a grace period
             // over the dead threads' registrations (see <doc:Misuse>).
-            RCU.barrier()
+            blockingCall { RCU.barrier() }
             RCU.prepareForFork()
             let pid = fork()
             if pid == 0 {
@@ -79,7 +79,7 @@ import Testing
             // The parent goes on working too.
             let after = WorkGroup()
             queue.async(group: after) { _ = value.update { $0 + 1 } }
-            guard after.wait(timeout: .seconds(20)) else { exit(4) }
+            guard blockingCall({ after.wait(timeout: .seconds(20)) }) else { exit(4) }
             // Wait for the child with a deadline; its status becomes ours (10...17: a step of the workload failed,
             // 70 + N: killed by signal N, 99: hung).
             var status: Int32 = 0

@@ -64,7 +64,7 @@ import Testing
                 return 0  // not reached
             }
             gate.open()
-            guard group.wait(timeout: .seconds(20)) else { exit(2) }
+            guard blockingCall({ group.wait(timeout: .seconds(20)) }) else { exit(2) }
             exit(status >= 70 && status < 99 ? 0 : 3)
         }
         let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
@@ -87,7 +87,7 @@ import Testing
                 return 0  // not reached
             }
             gate.open()
-            guard item.wait(timeout: .seconds(20)) else { exit(2) }
+            guard blockingCall({ item.wait(timeout: .seconds(20)) }) else { exit(2) }
             exit(status >= 70 && status < 99 ? 0 : 3)
         }
         let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
@@ -106,7 +106,7 @@ import Testing
                 return 0  // not reached
             }
             gate.open()
-            guard job.waitUntilFinished(timeout: .seconds(20)) else { exit(2) }
+            guard blockingCall({ job.waitUntilFinished(timeout: .seconds(20)) }) else { exit(2) }
             exit(status >= 70 && status < 99 ? 0 : 3)
         }
         let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)

@@ -86,7 +86,7 @@ import Testing
                 PosixThread.sleep(for: .seconds(20))
             }
             reader.detach()
-            _ = reading.wait(timeout: .seconds(20))
+            _ = blockingCall { reading.wait(timeout: .seconds(20)) }
             lock.unlock()
         }
         #expect(Self.text(result).contains("ReadWriteLock \"stray\": unlock() on thread"), "\(Self.text(result))")
@@ -155,8 +155,8 @@ import Testing
                 started.signal()
                 MainQueue.shared.sync {}
             }
-            _ = started.wait(timeout: .seconds(20))
-            worker.join()
+            _ = blockingCall { started.wait(timeout: .seconds(20)) }
+            blockingCall { worker.join() }
         }
         let text = Self.text(result)
         #expect(text.contains("Threading: deadlock: a sync onto the main queue from thread 'handler'"), "\(text)")
@@ -174,7 +174,7 @@ import Testing
             watchdog.detach()
             let group = WorkGroup()
             ConcurrentQueue(label: "requests").async(group: group) { MainQueue.shared.sync {} }
-            _ = group.wait()
+            _ = blockingCall { group.wait() }
         }
         let text = Self.text(result)
         #expect(text.contains("Threading: deadlock: a sync onto the main queue from thread"), "\(text)")
@@ -189,11 +189,11 @@ import Testing
             EngineThread.designateMainForTesting()
             let worker = try! PosixThread { MainQueue.shared.sync { 7 } }
             while !MainQueue.drain(until: .now + .milliseconds(5)) {}
-            guard worker.join() == 7 else { exit(1) }
+            guard blockingCall({ worker.join() == 7 }) else { exit(1) }
             let group = WorkGroup()
             ConcurrentQueue(label: "timed").async(group: group) { MainQueue.shared.sync {} }
-            _ = group.wait(timeout: .milliseconds(20))
-            while !group.wait(timeout: .zero) { _ = MainQueue.drain(until: .now + .milliseconds(5)) }
+            _ = blockingCall { group.wait(timeout: .milliseconds(20)) }
+            while !blockingCall({ group.wait(timeout: .zero) }) { _ = MainQueue.drain(until: .now + .milliseconds(5)) }
             exit(0)
         }
     }
@@ -236,7 +236,7 @@ import Testing
     @Test func mainQueueDrainOffTheMainThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let thread = try! PosixThread { _ = MainQueue.runUntilIdle() }
-            thread.join()
+            blockingCall { thread.join() }
         }
         #expect(Self.text(result).contains("must be called on the main thread"), "\(Self.text(result))")
     }

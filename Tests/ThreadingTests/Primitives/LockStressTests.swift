@@ -121,7 +121,7 @@ struct LockStressTests {
                     }
                 }
             }
-            for thread in threads { thread.join() }
+            blockingCall { for thread in threads { thread.join() } }
             if counter.value != 6 * 20_000 { exit(1) }
             // A thread that registers to sleep on a held lock passes the sleeper's barrier: one membarrier call.
             lock.lock()
@@ -130,7 +130,7 @@ struct LockStressTests {
             while cthr_lock_waiter_count(lock.word) == 0 && ContinuousClock.now < deadline { PosixThread.yield() }
             PosixThread.sleep(for: .milliseconds(5))
             lock.unlock()
-            sleeper.join()
+            blockingCall { sleeper.join() }
             if MutexLock.membarrierCalls == 0 { exit(4) }
         }
     }

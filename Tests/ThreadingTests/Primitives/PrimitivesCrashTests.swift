@@ -38,7 +38,7 @@ struct PrimitivesCrashTests {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let lock = MutexLock(name: "foreign")
             let thread = try! PosixThread { lock.lock() }
-            thread.join()
+            blockingCall { thread.join() }
             lock.unlock()
         }
         let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
@@ -149,7 +149,7 @@ struct PrimitivesCrashTests {
     func onceRecursion() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let once = Once()
-            once.run { once.run {} }
+            blockingCall { once.run { once.run {} } }
         }
         let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(message.contains("Once.run(_:): called again from inside its own body"))
@@ -169,15 +169,15 @@ struct PrimitivesCrashTests {
     func doubleJoin() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let thread = try! PosixThread(name: "once-only") {}
-            thread.join()
-            thread.join()
+            blockingCall { thread.join() }
+            blockingCall { thread.join() }
         }
         let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(message.contains("PosixThread \"once-only\".join(): the thread was already joined"))
         await #expect(processExitsWith: .failure) {
             let thread = try! PosixThread {}
             thread.detach()
-            thread.join()
+            blockingCall { thread.join() }
         }
     }
 
@@ -185,22 +185,23 @@ struct PrimitivesCrashTests {
     func timedJoinMisuse() async {
         let joined = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let thread = try! PosixThread(name: "timed") {}
-            thread.join()
-            _ = thread.join(timeout: .seconds(1))
+            blockingCall { thread.join() }
+            _ = blockingCall { thread.join(timeout: .seconds(1)) }
         }
         let afterJoin = String(decoding: joined?.standardErrorContent ?? [], as: UTF8.self)
         #expect(afterJoin.contains("PosixThread \"timed\".join(timeout:): the thread was already joined"))
         let detached = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let thread = try! PosixThread(name: "timed") {}
             thread.detach()
-            _ = thread.join(timeout: .zero)
+            _ = blockingCall { thread.join(timeout: .zero) }
         }
         let afterDetach = String(decoding: detached?.standardErrorContent ?? [], as: UTF8.self)
         #expect(afterDetach.contains("PosixThread \"timed\".join(timeout:): the thread was already detached"))
         let timedThenPlain = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let thread = try! PosixThread(name: "timed") {}
-            guard thread.join(timeout: .seconds(20)) != nil else { exit(0) }  // not a trap: the test fails
-            thread.join()
+            // Not a trap: the test fails.
+            guard blockingCall({ thread.join(timeout: .seconds(20)) != nil }) else { exit(0) }
+            blockingCall { thread.join() }
         }
         let afterTimed = String(decoding: timedThenPlain?.standardErrorContent ?? [], as: UTF8.self)
         #expect(afterTimed.contains("PosixThread \"timed\".join(): the thread was already joined"))
@@ -234,13 +235,13 @@ struct PrimitivesCrashTests {
                 waiting.signal()
                 _ = thread.join(timeout: .seconds(20))
             }
-            _ = waiting.wait(timeout: .seconds(20))
+            _ = blockingCall { waiting.wait(timeout: .seconds(20)) }
             // Wait until the timed join has claimed the handle.
             let deadline = cthr_clock_now_ns() + 20_000_000_000
             while thread.state.load(ordering: .acquiring) != 3 && cthr_clock_now_ns() < deadline {
                 PosixThread.yield()
             }
-            thread.join()
+            blockingCall { thread.join() }
             timed.detach()
         }
         let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)

@@ -46,7 +46,7 @@ public struct BenchCommand: ParsableCommand {
             CacheCommand.self, LocksCommand.self, ThreadsCommand.self, HandoffCommand.self, QueuesCommand.self,
             RCUCommand.self, RenderCommand.self, ChildCacheCommand.self, ChildBlockedQueuesCommand.self,
             ChildLocksCommand.self, PoolsCommand.self, BlockingPoolCommand.self, PoolAsyncCommand.self,
-            KVServerCommand.self, TimersCommand.self,
+            KVServerCommand.self, TimersCommand.self, ActorsCommand.self,
         ],
         defaultSubcommand: CacheCommand.self
     )

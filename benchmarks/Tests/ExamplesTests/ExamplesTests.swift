@@ -107,10 +107,27 @@ struct ExamplesTests {
         #expect(status == 0, "\(output)")
         for name in [
             "main-queue", "trampoline", "sync-async", "tickets", "cache-crash", "pipeline", "priority-inversion",
-            "queue-pool", "threads", "tsd",
+            "queue-pool", "threads", "tsd", "async-server",
         ] {
             #expect(output.contains(name), "\(name) missing from --list")
         }
+    }
+
+    @Test("async-server: actors on queues serve every request, shut down cleanly, @MainActor runs on main")
+    func asyncServer() {
+        let (status, output) = runExamples(["async-server"])
+        #expect(status == 0, "\(output)")
+        #expect(
+            line(output, "served")?.hasPrefix(
+                "served 200 requests for 16 clients, audited 200, read bytes: true, io pool shut down: true"
+            ) == true,
+            "\(output)"
+        )
+        // The process's main thread sits in MainQueue.run(): the @MainActor function ran there.
+        #expect(
+            line(output, "main actor ran on the main thread:") == "main actor ran on the main thread: true",
+            "\(output)"
+        )
     }
 
     @Test("main-queue: serial.sync from main is the main thread but not the main queue")

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+/// A worker pool is a task executor (SE-0417): tasks that prefer it run their nonisolated code on its threads.
+///
+/// ```swift
+/// let bytes = await withTaskExecutorPreference(WorkerPool.blocking) {
+///     readWholeFile(path)  // blocking I/O: a blocking-pool thread, never a cooperative one
+/// }
+/// ```
+///
+/// `Task(executorPreference: pool) { … }` starts a task there; `withTaskExecutorPreference(pool) { … }` moves the
+/// rest of a scope there. Actor-isolated code still runs on its actor's executor. A job of a preferring task is
+/// one pool task in the lane that matches its priority; a CPU pool compensates for jobs that block in the waits it
+/// sees, as for any task (see ``WorkerPool``), and ``WorkerPool/blocking`` is the home of blocking calls.
+extension WorkerPool: TaskExecutor {
+    /// Runs `job` as a task of this pool.
+    ///
+    /// Called by the Swift runtime. Once the pool was shut down, the jobs of tasks that still prefer it (a task that
+    /// awaited the shutdown from inside `withTaskExecutorPreference(pool)`, a task that outlived its pool) run on
+    /// the runtime's global concurrent executor instead: a task is never dropped, and its preference cannot be
+    /// honoured any more.
+    ///
+    /// - Parameter job: The job.
+    /// - Complexity: O(1): one pool submission (a lock round trip, a wake-up when a thread is idle).
+    public func enqueue(_ job: consuming ExecutorJob) {
+        if engine.isShutDown {
+            globalConcurrentExecutor.enqueue(job)
+            return
+        }
+        let lane = QoS(jobPriority: job.priority).rawValue
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        engine.submit(.job { job.runSynchronously(on: executor) }, lane: lane)
+    }
+
+    /// This pool as an unowned task executor.
+    ///
+    /// - Returns: The unowned executor.
+    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
+    }
+}
+
+extension QoS {
+    /// The lane of a job of `priority`: the task priorities map to the classes of the same name (`userInteractive` and above to ``userInteractive``, `high` to
+    /// ``userInitiated``, `medium` to ``default``, `low` to ``utility``, `background` to ``background``).
+    init(jobPriority priority: JobPriority) {
+        switch priority.rawValue {
+        case 0x21...: self = .userInteractive
+        case 0x19..<0x21: self = .userInitiated
+        case 0x15..<0x19: self = .default
+        case 0x11..<0x15: self = .utility
+        case 0x01..<0x11: self = .background
+        default: self = .default
+        }
+    }
+}
+
+extension WorkerPool {
+    /// Shuts the pool down as the synchronous ``shutdown()`` does, suspending the task (never blocking its thread)
+    /// until every accepted task ran and the pool's threads were joined.
+    ///
+    /// The wait runs on a thread of ``blocking``, so a task that itself ran on this pool may call it (it is
+    /// suspended, so its thread is free to finish). Not cancellable: a shutdown, once started, completes.
+    ///
+    /// Traps for ``shared`` and ``blocking``, as ``shutdown()`` does.
+    public func shutdown() async {
+        await awaitOnBlockingPool { self.shutdown() }
+    }
+}

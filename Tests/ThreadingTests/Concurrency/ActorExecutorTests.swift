@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import Testing
+
+@testable import Threading
+
+/// Serial queues as actor executors, worker pools as task executors.
+@Suite struct ActorExecutorTests {
+    @Test func actorJobsRunOnTheirQueue() async throws {
+        let actor = QueueActor(queue: SerialQueue(label: "conc.actor"))
+        let onQueue = try await withDeadline { await actor.isOnQueue() }
+        #expect(onQueue)
+        let count = try await withDeadline { await actor.increment() }
+        #expect(count == 1)
+    }
+
+    @Test func assumeIsolatedSucceedsInTheQueuesAsyncClosures() async throws {
+        let queue = SerialQueue(label: "conc.assume.async")
+        let actor = QueueActor(queue: queue)
+        let value: Int = try await withDeadline {
+            try await queue.run {
+                actor.preconditionIsolated()
+                return actor.assumeIsolated { $0.increment() }
+            }
+        }
+        #expect(value == 1)
+        #expect(queue.isIsolatingCurrentContext() == false)
+    }
+
+    @Test func assumeIsolatedSucceedsInsideSyncOnTheCallersThread() throws {
+        let queue = SerialQueue(label: "conc.assume.sync")
+        let actor = QueueActor(queue: queue)
+        let caller = PosixThread.currentID
+        let (value, thread) = queue.sync {
+            actor.preconditionIsolated()
+            return (actor.assumeIsolated { $0.increment() }, PosixThread.currentID)
+        }
+        #expect(value == 1)
+        #expect(thread == caller)
+    }
+
+    @Test func assumeIsolatedSucceedsOnAQueueThatTargetsTheActorsQueue() {
+        let root = SerialQueue(label: "conc.assume.root")
+        let child = SerialQueue(label: "conc.assume.child", target: root)
+        let actor = QueueActor(queue: root)
+        let value = child.sync { actor.assumeIsolated { $0.increment() } }
+        #expect(value == 1)
+        #expect(child.sync { root.isIsolatingCurrentContext() } == true)
+        #expect(root.sync { child.isIsolatingCurrentContext() } == false)
+    }
+
+    /// Actor jobs and plain closures submitted alternately to a suspended queue run in submission order.
+    @Test func actorJobsAndClosuresShareOneFIFO() async throws {
+        let queue = SerialQueue(label: "conc.fifo")
+        let log = LockedValue<[Int]>([])
+        let actor = QueueActor(queue: queue, log: log)
+        let count = 400
+        queue.suspend()
+        var tasks: [Task<Void, Never>] = []
+        for index in 0..<count {
+            if index.isMultiple(of: 2) {
+                queue.async { log.withLock { $0.append(index) } }
+            } else {
+                // An immediate task runs on this thread up to its first suspension: the hop onto the actor, which
+                // enqueues the job on the queue before `Task.immediate` returns.
+                tasks.append(Task.immediate { await actor.record(index) })
+            }
+        }
+        queue.resume()
+        let started = tasks
+        try await withDeadline { for task in started { await task.value } }
+        _ = try await withDeadline { try await queue.run { 0 } }
+        #expect(log.withLock { $0 } == Array(0..<count))
+    }
+
+    @Test(arguments: ["shared", "blocking", "user-cpu", "user-blocking"])
+    func taskExecutorPreferenceRunsOnThePool(_ which: String) async throws {
+        let pool: WorkerPool =
+            switch which {
+            case "shared": .shared
+            case "blocking": .blocking
+            case "user-cpu": WorkerPool(label: "conc.cpu", threads: 2)
+            default: WorkerPool(label: "conc.blocking", threads: 2, kind: .blocking)
+            }
+        let inTask = try await withDeadline {
+            await Task(executorPreference: pool) { isOnPool(pool) }.value
+        }
+        #expect(inTask)
+        let inScope = try await withDeadline {
+            await withTaskExecutorPreference(pool) { isOnPool(pool) }
+        }
+        #expect(inScope)
+        if which.hasPrefix("user") { blockingCall { pool.shutdown(timeout: .seconds(20)) } }
+    }
+
+    @Test func taskOnAPoolCallsAnActorOnAQueueAndComesBack() async throws {
+        let pool = WorkerPool(label: "conc.mixed", threads: 2, kind: .blocking)
+        let actor = QueueActor(queue: SerialQueue(label: "conc.mixed.actor"))
+        let (before, inActor, after) = try await withDeadline {
+            await withTaskExecutorPreference(pool) {
+                let before = isOnPool(pool)
+                let inActor = await actor.isOnQueue()
+                return (before, inActor, isOnPool(pool))
+            }
+        }
+        #expect(before && inActor && after)
+        blockingCall { pool.shutdown(timeout: .seconds(20)) }
+    }
+}

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import ArgumentParser
+import Foundation
+import Threading
+
+/// `bench actors`: Swift Concurrency on Threading — actor ping-pong on serial queues vs default actors, a Dispatch
+/// adapter and NIO event loops; blocking calls offloaded to the blocking pool vs `NIOThreadPool`; async waits vs
+/// hand-built continuations.
+public struct ActorsCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "actors",
+        abstract: "Actors on SerialQueue vs default actors, a DispatchQueue adapter and NIO event loops (ping-pong, "
+            + "1/2/8 pairs); blocking-call offload; await semaphore/group latency.",
+        discussion: """
+            Defaults: --threads 1,2,8 (actor pairs for ping-pong; concurrent tasks for offload) --seconds 0.2
+            --warmup 0.05 --repeat 3. The waits run one pair of tasks.
+            \(CommonOptions.quickHelp(defaultThreads: ActorsCommand.defaultThreads)).
+            Files: bench-results/actors/ (bench-results/quick/actors/ with --quick).
+            """
+    )
+
+    /// Default counts: actor pairs (ping-pong) and concurrent tasks (offload).
+    public static let defaultThreads = [1, 2, 8]
+
+    /// The options every family shares.
+    @OptionGroup public var common: CommonOptions
+
+    public init() {}
+
+    public func run() throws {
+        let all = Actors.pingPongCatalog + Actors.offloadCatalog + Actors.waitCatalog
+        let pick = { (catalog: [Actors.Entry]) in
+            try selectStrategies(catalog, filter: common.strategies, id: \.id, name: \.name, kind: \.kind)
+        }
+        if common.list {
+            print(listing(all.map { ($0.id, $0.name, $0.kind, "actors family case") }))
+            return
+        }
+        Reporter.warnIfDebug()
+        let settings = common.settings(defaults: CacheCommand.defaultSettings)
+        let threads = common.threadCounts(defaults: Self.defaultThreads)
+        let progress = Progress(enabled: !common.quiet)
+        progress.expect(threads.count * 2 + 1)
+        let parameters = [
+            "seconds": String(settings.seconds), "warmup": String(settings.warmup),
+            "repeats": String(settings.repeats),
+        ]
+        func study(_ id: String, _ operation: String, _ threads: [Int], _ entries: [Actors.Entry]) -> StudyResult {
+            Self.withPeerRatios(
+                runStudy(
+                    id: "actors-\(id)",
+                    family: "actors",
+                    title: "actors \(id)",
+                    operation: operation,
+                    parameters: parameters,
+                    threads: threads,
+                    cases: entries.map { BenchCase(name: $0.name, id: $0.id, kind: $0.kind, run: $0.run) },
+                    settings: settings,
+                    progress: progress
+                )
+            )
+        }
+        let studies = [
+            study(
+                "ping-pong",
+                "one round trip: an actor awaits a method of its peer (threads = actor pairs)",
+                threads,
+                try pick(Actors.pingPongCatalog)
+            ),
+            study(
+                "offload",
+                "one blocking call (getppid) moved off the cooperative pool and awaited (threads = tasks)",
+                threads,
+                try pick(Actors.offloadCatalog)
+            ),
+            study(
+                "waits",
+                "one async wait: a semaphore round trip between two tasks, or a group left by a queue task",
+                [1],
+                try pick(Actors.waitCatalog)
+            ),
+        ]
+        try Reporter.emit(Reporter.report(studies), options: common, family: "actors")
+    }
+
+    /// The study with a summary giving ours against every peer at every count: `1: actor on SerialQueue 1.20x
+    /// default actor, 2.50x actor on DispatchQueue adapter, ...`.
+    public static func withPeerRatios(_ study: StudyResult) -> StudyResult {
+        var study = study
+        var parts: [String] = []
+        for count in study.threads {
+            let cells = study.results.filter { $0.threads == count && $0.valid && $0.opsPerSecond > 0 }
+            for ours in cells where ours.kind == .ours {
+                let ratios = cells.filter { $0.kind == .peer }.map {
+                    "\(formatRatio(ours.opsPerSecond / $0.opsPerSecond)) \($0.strategy)"
+                }
+                guard !ratios.isEmpty else { continue }
+                parts.append("\(count): \(ours.strategy) " + ratios.joined(separator: ", "))
+            }
+        }
+        if !parts.isEmpty { study.summary = "SUMMARY \(study.title): " + parts.joined(separator: "; ") }
+        return study
+    }
+}

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import Dispatch
+import Foundation
+import Glibc
+import Histogram
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import Synchronization
+import Threading
+
+/// The `actors` family: Swift Concurrency on Threading against the executors a user would pick instead.
+///
+/// - ping-pong: pairs of actors exchange messages (`await peer.ping()` from inside the other actor); one operation is
+///   one round trip, throughput is summed over the pairs (1, 2 and 8 pairs: the thread column counts pairs).
+///   Actors on `SerialQueue`s vs default actors vs actors on a `DispatchQueue` adapter vs actors on swift-nio event
+///   loops.
+/// - offload: a blocking call from async code, moved off the cooperative pool: the blocking pool through
+///   `withTaskExecutorPreference` vs `NIOThreadPool.runIfActive` (the thread column counts concurrent tasks).
+/// - waits: `await semaphore.wait()` and `await group.wait()` against the same wait built by hand from a
+///   continuation.
+public enum Actors {
+    /// One case as the CLI sees it.
+    public struct Entry: Sendable {
+        /// Display name.
+        public var name: String
+        /// Command-line identifier.
+        public var id: String
+        /// Ours, peer or reference.
+        public var kind: StrategyKind
+        /// One timed run with `threads` pairs or tasks.
+        public var run: @Sendable (_ threads: Int, _ seconds: Double) -> RunSample
+    }
+
+    /// The ping-pong cases: ours, then the peers.
+    public static let pingPongCatalog: [Entry] = [
+        Entry(name: "actor on SerialQueue", id: "serial-queue", kind: .ours) { pairs, seconds in
+            pingPong(pairs: pairs, seconds: seconds) { _ in
+                QueueExecutorPinger(queue: SerialQueue(label: "bench.actor"))
+            }
+        },
+        Entry(name: "default actor", id: "default", kind: .peer) { pairs, seconds in
+            pingPong(pairs: pairs, seconds: seconds) { _ in DefaultPinger() }
+        },
+        Entry(name: "actor on DispatchQueue adapter", id: "dispatch", kind: .peer) { pairs, seconds in
+            pingPong(pairs: pairs, seconds: seconds) { _ in
+                QueueExecutorPinger(dispatch: DispatchSerialExecutor(DispatchQueue(label: "bench.actor")))
+            }
+        },
+        Entry(name: "actor on NIO event loop", id: "nio", kind: .peer) { pairs, seconds in
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
+            defer { try? group.syncShutdownGracefully() }
+            return pingPong(pairs: pairs, seconds: seconds) { _ in QueueExecutorPinger(eventLoop: group.next()) }
+        },
+    ]
+
+    /// The offload cases.
+    public static let offloadCatalog: [Entry] = [
+        Entry(name: "blocking pool via withTaskExecutorPreference", id: "blocking-pool", kind: .ours) {
+            tasks,
+            seconds in
+            runTasks(tasks: tasks, seconds: seconds) {
+                await withTaskExecutorPreference(WorkerPool.blocking) { blockingCall() }
+            }
+        },
+        Entry(name: "NIOThreadPool.runIfActive", id: "nio-thread-pool", kind: .peer) { tasks, seconds in
+            let pool = NIOThreadPool(numberOfThreads: 64)
+            pool.start()
+            defer { try? pool.syncShutdownGracefully() }
+            return runTasks(tasks: tasks, seconds: seconds) {
+                _ = try? await pool.runIfActive { blockingCall() }
+            }
+        },
+    ]
+
+    /// The wait cases: each is one task handing a unit to another and back (semaphore) or one task awaiting a group
+    /// that a queue task leaves (group).
+    public static let waitCatalog: [Entry] = [
+        Entry(name: "await Semaphore.wait() ping-pong", id: "semaphore", kind: .ours) { _, seconds in
+            let sides = [Semaphore(value: 0), Semaphore(value: 0)]
+            return asyncPingPong(seconds: seconds, signal: { sides[$0].signal() }, wait: { try await sides[$0].wait() })
+        },
+        Entry(name: "hand-built continuation ping-pong", id: "continuation", kind: .peer) { _, seconds in
+            let sides = [HandBuiltEvent(), HandBuiltEvent()]
+            return asyncPingPong(seconds: seconds, signal: { sides[$0].signal() }, wait: { await sides[$0].wait() })
+        },
+        Entry(name: "await WorkGroup.wait() after a queue task leaves", id: "group", kind: .ours) { _, seconds in
+            let queue = ConcurrentQueue(label: "bench.group")
+            return runTasks(tasks: 1, seconds: seconds) {
+                let group = WorkGroup()
+                queue.async(group: group) {}
+                try? await group.wait()
+            }
+        },
+        Entry(name: "hand-built continuation resumed by a queue task", id: "group-continuation", kind: .peer) {
+            _,
+            seconds in
+            let queue = ConcurrentQueue(label: "bench.group")
+            return runTasks(tasks: 1, seconds: seconds) {
+                await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+                    queue.async { continuation.resume() }
+                }
+            }
+        },
+    ]
+
+    /// A short blocking system call (what a file read that hits the page cache costs, roughly).
+    @inline(never)
+    static func blockingCall() {
+        _ = getppid()
+    }
+
+    /// One timed run of `pairs` actor pairs: the first actor of each pair calls the second in a loop.
+    static func pingPong<P: Pinger>(pairs: Int, seconds: Double, make: (Int) -> P) -> RunSample {
+        let actors = (0..<pairs * 2).map(make)
+        let stop = DoneFlag()
+        let results = LockedValue<[WorkerResult]>([])
+        let finished = Semaphore(value: 0)
+        let start = monotonicNanoseconds()
+        let cpuStart = processCPUNanoseconds()
+        for pair in 0..<pairs {
+            let (first, second) = (actors[pair * 2], actors[pair * 2 + 1])
+            Task {
+                let result = await first.rally(with: second, stop: stop)
+                results.withLock { $0.append(result) }
+                finished.signal()
+            }
+        }
+        usleep(UInt32(seconds * 1_000_000))
+        stop.flag.store(true, ordering: .releasing)
+        for _ in 0..<pairs { finished.wait() }
+        return sample(results.withLock { $0 }, start: start, cpuStart: cpuStart)
+    }
+
+    /// One timed run of `tasks` tasks, each repeating `operation`.
+    static func runTasks(
+        tasks: Int,
+        seconds: Double,
+        _ operation: @escaping @Sendable () async -> Void
+    ) -> RunSample {
+        let stop = DoneFlag()
+        let results = LockedValue<[WorkerResult]>([])
+        let finished = Semaphore(value: 0)
+        let start = monotonicNanoseconds()
+        let cpuStart = processCPUNanoseconds()
+        for _ in 0..<tasks {
+            Task {
+                var result = WorkerResult()
+                repeat {
+                    for step in 0..<LatencySampler.interval {
+                        let started = step == 0 ? monotonicNanoseconds() : 0
+                        await operation()
+                        if step == 0 { _ = result.latency.record(monotonicNanoseconds() &- started) }
+                    }
+                    result.operations &+= LatencySampler.interval
+                } while !stop.flag.load(ordering: .acquiring)
+                result.endNanoseconds = monotonicNanoseconds()
+                results.withLock { [result] in $0.append(result) }
+                finished.signal()
+            }
+        }
+        usleep(UInt32(seconds * 1_000_000))
+        stop.flag.store(true, ordering: .releasing)
+        for _ in 0..<tasks { finished.wait() }
+        return sample(results.withLock { $0 }, start: start, cpuStart: cpuStart)
+    }
+
+    /// Two tasks hand a turn back and forth: one operation is one round trip.
+    static func asyncPingPong(
+        seconds: Double,
+        signal: @escaping @Sendable (Int) -> Void,
+        wait: @escaping @Sendable (Int) async throws -> Void
+    ) -> RunSample {
+        let stop = DoneFlag()
+        let responderDone = Semaphore(value: 0)
+        Task {
+            while true {
+                try? await wait(1)
+                signal(0)
+                if stop.flag.load(ordering: .acquiring) { break }
+            }
+            responderDone.signal()
+        }
+        let sample = runTasks(tasks: 1, seconds: seconds) {
+            signal(1)
+            try? await wait(0)
+        }
+        stop.flag.store(true, ordering: .releasing)
+        signal(1)
+        responderDone.wait()
+        return sample
+    }
+
+    static func sample(_ results: [WorkerResult], start: UInt64, cpuStart: UInt64) -> RunSample {
+        let operations = results.reduce(0) { $0 + $1.operations }
+        let end = results.map(\.endNanoseconds).max() ?? monotonicNanoseconds()
+        let elapsed = Double(max(end &- start, 1)) / 1e9
+        var latency = LatencySampler.makeHistogram()
+        for result in results { latency.add(result.latency) }
+        let mean = Double(operations) / Double(max(results.count, 1))
+        let slowest = Double(results.map(\.operations).min() ?? 0)
+        return RunSample(
+            operationsPerSecond: Double(operations) / elapsed,
+            cpuNanosecondsPerOperation: Double(processCPUNanoseconds() &- cpuStart) / Double(max(operations, 1)),
+            fairness: mean > 0 ? slowest / mean : 0,
+            badOperations: 0,
+            operations: operations,
+            latency: latency
+        )
+    }
+}
+
+/// One side of an actor ping-pong.
+///
+/// Both methods touch the actor's state: the compiler removes a hop to an executor when nothing after it needs the
+/// isolation, so a `ping` that only computed, or a loop that touched no state of the caller, would measure plain
+/// calls on one thread instead of round trips.
+protocol Pinger: Actor {
+    /// Answers a ping (counts it in the actor's state).
+    func ping(_ value: Int) -> Int
+    /// Counts a received answer in the actor's state.
+    func answered()
+}
+
+extension Pinger {
+    /// Calls `peer` until `stop` is set (at least one batch); returns the round trips and sampled latencies.
+    func rally<Peer: Pinger>(with peer: Peer, stop: DoneFlag) async -> WorkerResult {
+        var result = WorkerResult()
+        var value = 0
+        repeat {
+            for step in 0..<LatencySampler.interval {
+                let started = step == 0 ? monotonicNanoseconds() : 0
+                value = await peer.ping(value)
+                answered()  // back on this actor: one round trip
+                if step == 0 { _ = result.latency.record(monotonicNanoseconds() &- started) }
+            }
+            result.operations &+= LatencySampler.interval
+        } while !stop.flag.load(ordering: .acquiring)
+        result.endNanoseconds = monotonicNanoseconds()
+        return result
+    }
+}
+
+/// A default actor (the runtime's own executor, on the cooperative pool).
+actor DefaultPinger: Pinger {
+    private var count = 0
+    func ping(_ value: Int) -> Int {
+        count &+= 1
+        return value &+ count
+    }
+    func answered() { count &+= 1 }
+}
+
+/// An actor on a custom serial executor: a `SerialQueue`, a `DispatchQueue` adapter or a NIO event loop.
+actor QueueExecutorPinger: Pinger {
+    private let owner: any SerialExecutor
+    private let executor: UnownedSerialExecutor
+
+    init(queue: SerialQueue) {
+        owner = queue
+        executor = queue.asUnownedSerialExecutor()
+    }
+
+    init(dispatch: DispatchSerialExecutor) {
+        owner = dispatch
+        executor = dispatch.asUnownedSerialExecutor()
+    }
+
+    init(eventLoop: any EventLoop) {
+        owner = eventLoop.executor
+        executor = eventLoop.executor.asUnownedSerialExecutor()
+    }
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor }
+
+    private var count = 0
+    func ping(_ value: Int) -> Int {
+        count &+= 1
+        return value &+ count
+    }
+    func answered() { count &+= 1 }
+}
+
+/// The adapter users write over Dispatch on Linux (where `DispatchSerialQueue` is no executor): each job is one
+/// `DispatchQueue.async` closure.
+final class DispatchSerialExecutor: SerialExecutor {
+    let queue: DispatchQueue
+    init(_ queue: DispatchQueue) { self.queue = queue }
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedSerialExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+}
+
+/// An async one-slot event built by hand from a continuation, as users write it: `signal()` resumes the waiter or
+/// banks the signal. `@unchecked Sendable`: both fields are guarded by `lock`.
+final class HandBuiltEvent: @unchecked Sendable {
+    private let lock = NIOLock()
+    private var banked = 0
+    private var waiter: UnsafeContinuation<Void, Never>?
+
+    func signal() {
+        lock.lock()
+        if let waiter {
+            self.waiter = nil
+            lock.unlock()
+            waiter.resume()
+            return
+        }
+        banked += 1
+        lock.unlock()
+    }
+
+    func wait() async {
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            lock.lock()
+            if banked > 0 {
+                banked -= 1
+                lock.unlock()
+                continuation.resume()
+                return
+            }
+            waiter = continuation
+            lock.unlock()
+        }
+    }
+}
