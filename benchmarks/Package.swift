@@ -34,6 +34,8 @@ let package = Package(
                 "CBenchSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // NIO's ThreadSpecificVariable, the peer of ThreadLocal in the `threadlocal` family.
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             path: "BenchKit"

@@ -53,6 +53,7 @@ public enum Handoff {
     public static let catalog: [Entry] = [
         Entry(SemaphoreBaton.self), Entry(ConditionVariableBaton.self), Entry(MonitorBaton.self),
         Entry(DispatchSemaphoreBaton.self), Entry(NSConditionBaton.self), Entry(PthreadCondBaton.self),
+        Entry(NSConditionLockBaton.self),
     ]
 
     /// One timed run: `pairs` independent pairs, each with its own baton.
@@ -173,6 +174,21 @@ final class NSConditionBaton: Baton, @unchecked Sendable {
         condition.lock()
         while turn != side { condition.wait() }
         condition.unlock()
+    }
+}
+
+/// Peer: Foundation `NSConditionLock` whose condition is the turn (the peer of `Monitor`). `@unchecked Sendable`:
+/// `NSConditionLock` is thread-safe.
+final class NSConditionLockBaton: Baton, @unchecked Sendable {
+    static let name = "NSConditionLock", id = "nsconditionlock", kind = StrategyKind.peer
+    private let lock = NSConditionLock(condition: 0)
+    func pass(to side: Int) {
+        lock.lock()
+        lock.unlock(withCondition: side)
+    }
+    func await(_ side: Int) {
+        lock.lock(whenCondition: side)
+        lock.unlock()
     }
 }
 

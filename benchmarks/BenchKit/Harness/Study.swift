@@ -169,6 +169,7 @@ func makeCell(_ benchCase: BenchCase, threads: Int, samples: [RunSample]) -> Cel
         outcome: outcome,
         repeats: samples.map(\.operationsPerSecond)
     )
+    cell.maxNs = samples.map(\.worstNanoseconds).max()
     if median.membarrierCallsPerSecond > 0 { cell.membarrierCallsPerSecond = median.membarrierCallsPerSecond }
     return cell
 }

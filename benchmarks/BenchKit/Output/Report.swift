@@ -35,6 +35,9 @@ public struct CellResult: Codable, Sendable, Equatable {
     public var repeats: [Double]
     /// The thread census of the blocked-queues study; nil in every other study.
     public var census: ThreadCensus?
+    /// The longest operation seen over all repeats, nanoseconds (in `locks`, the longest batch of 64 operations of
+    /// one thread: an upper bound on the worst wait for the lock); nil in reports written before it was measured.
+    public var maxNs: UInt64?
     /// `membarrier` calls per second by the locks of the process that ran the cell (median run); nil when none.
     public var membarrierCallsPerSecond: Double?
 
