@@ -135,6 +135,12 @@ check "lock exchange" lock.pml ltl pass -DRMW_UNLOCK
 check "lock membarrier, a deadline passes" lock.pml safety pass -DTIMEOUTS=1
 check "lock membarrier, a deadline passes" lock.pml ltl pass -DTIMEOUTS=1
 check "lock exchange, a deadline passes" lock.pml safety pass -DRMW_UNLOCK -DTIMEOUTS=1
+check "lock membarrier, hand-off" lock.pml safety pass -DHANDOFF
+check "lock membarrier, hand-off" lock.pml ltl pass -DHANDOFF
+check "lock exchange, hand-off" lock.pml safety pass -DRMW_UNLOCK -DHANDOFF
+check "lock exchange, hand-off" lock.pml ltl pass -DRMW_UNLOCK -DHANDOFF
+check "lock exchange, hand-off, a deadline passes" lock.pml safety pass -DRMW_UNLOCK -DHANDOFF -DTIMEOUTS=1
+check "lock MUTANT_HEIR_UNBOUNDED" lock.pml safety fail -DHANDOFF -DMUTANT_HEIR_UNBOUNDED
 check "lock MUTANT_NO_BARRIER" lock.pml safety fail -DMUTANT_NO_BARRIER
 check "lock MUTANT_NO_BARRIER" lock.pml ltl fail -DMUTANT_NO_BARRIER
 check "lock MUTANT_RMW_RELAXED" lock.pml safety fail -DMUTANT_RMW_RELAXED

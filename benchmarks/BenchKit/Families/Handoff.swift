@@ -187,7 +187,12 @@ final class NSConditionLockBaton: Baton, @unchecked Sendable {
         lock.unlock(withCondition: side)
     }
     func await(_ side: Int) {
-        lock.lock(whenCondition: side)
+        // `lock(whenCondition:)` is `lock(whenCondition:before: .distantFuture)`, which traps on this Foundation
+        // for Linux (the far date overflows the conversion to a timespec): a deadline an hour away is the same
+        // call path without the trap.
+        guard lock.lock(whenCondition: side, before: Date(timeIntervalSinceNow: 3_600)) else {
+            fatalError("NSConditionLock: no turn within an hour")
+        }
         lock.unlock()
     }
 }
