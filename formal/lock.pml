@@ -48,6 +48,7 @@
  *                          HANDOFF (exchange mode: the CAS from the owner's id fails; membarrier mode: the load sees
  *                          it), and the slow unlock reserves the word and wakes the heir (no `waiters` wake). In
  *                          membarrier mode the plain store of 0 may still overwrite a HANDOFF set after its load.
+ *                          (The heir's own deadline, which withdraws the bit, is not modelled.)
  *   MUTANT_HEIR_UNBOUNDED  HANDOFF, but the heir's sleep has no 1 ms bound: must fail in membarrier mode (the plain-
  *                          store unlock overwrites HANDOFF after its load; nobody wakes the heir)
  *   TIMEOUTS=n             up to n futex waits (in all) end at their deadline while asleep: cthr_lock_lock_slow's
