@@ -38,6 +38,19 @@
  *                          LDAXR/STLXR then LDR does it): must fail. So the RMW mode needs the load of `waiters`
  *                          seq_cst (or a fence), not relaxed.
  *   MUTANT_KEEP_WAKING     a woken thread that gives up does not clear WAKING: must fail (unlocks wake nobody)
+ *   HANDOFF                the fairness hand-off (cthr_lock.h, "Fairness"): a woken thread that gave up may (once
+ *                          per round; "it has waited more than 1 ms") call cthr_lock_inherit: with the word free it
+ *                          takes it; with HANDOFF already set it goes back to waiting; else it sets HANDOFF (a CAS,
+ *                          drains its buffer) and, as the heir, sleeps on the word while it is held with HANDOFF; it
+ *                          takes the reserved word (owner 0, HANDOFF set), or finds HANDOFF gone (lost to a plain-
+ *                          store unlock) and goes back to waiting, clearing WAKING. Its sleep also ends by itself
+ *                          (the 1 ms bound). attempt() refuses a reserved word. The fast unlock refuses a word with
+ *                          HANDOFF (exchange mode: the CAS from the owner's id fails; membarrier mode: the load sees
+ *                          it), and the slow unlock reserves the word and wakes the heir (no `waiters` wake). In
+ *                          membarrier mode the plain store of 0 may still overwrite a HANDOFF set after its load.
+ *                          (The heir's own deadline, which withdraws the bit, is not modelled.)
+ *   MUTANT_HEIR_UNBOUNDED  HANDOFF, but the heir's sleep has no 1 ms bound: must fail in membarrier mode (the plain-
+ *                          store unlock overwrites HANDOFF after its load; nobody wakes the heir)
  *   TIMEOUTS=n             up to n futex waits (in all) end at their deadline while asleep: cthr_lock_lock_slow's
  *                          timeout path (one last attempt; else leave the waiters keeping WAKING and, when others
  *                          remain, set WAKING and wake one, passing on a wake this thread may have consumed); the
@@ -73,11 +86,13 @@ bit buffered[NTHREADS + 1];  /* thread t's store buffer holds `word = 0` */
 byte inside = 0;             /* threads in the critical section */
 byte finished = 0;
 byte timeouts = 0;           /* TIMEOUTS: deadlines that passed so far */
+bit handoff = 0;             /* the word's HANDOFF bit (in memory) */
+bit heir_asleep[NTHREADS + 1];  /* the heir's futex sleep on the word */
 
 /* Drains thread t's store buffer (in one step). */
 inline drain(t) {
     if
-    :: buffered[t] -> word = 0; buffered[t] = 0
+    :: buffered[t] -> word = 0; handoff = 0; buffered[t] = 0  /* the store writes the whole word */
     :: else -> skip
     fi
 }
@@ -112,7 +127,7 @@ inline attempt() {
     atomic {
         drain(me);
         if
-        :: word == 0 -> word = me; got = 1
+        :: word == 0 && !handoff -> word = me; got = 1
         :: else -> skip
         fi
     }
@@ -122,7 +137,7 @@ inline attempt() {
 proctype Drain(byte t) {
 end:
     do
-    :: atomic { buffered[t] -> word = 0; buffered[t] = 0 }
+    :: atomic { buffered[t] -> word = 0; handoff = 0; buffered[t] = 0 }
     od
 }
 
@@ -134,9 +149,11 @@ proctype Thread(byte me) {
     byte seen_count;
     bit seen_waking;
     byte after;
+    bit inherited;
     do
     :: round < ROUNDS ->
         got = 0;
+        inherited = 0;
         /* cthr_lock_fast_lock */
         attempt();
         if
@@ -216,6 +233,44 @@ sleep_step:
             seen_count = wcount;
             seen_waking = waking
         }
+#ifdef HANDOFF
+        /* waited more than 1 ms (any time, once per round): cthr_lock_inherit */
+        if
+        :: !inherited ->
+            inherited = 1;
+            atomic {
+                drain(me);
+                if
+                :: handoff -> skip                        /* another heir asked first */
+                :: !handoff && word == 0 -> word = me; got = 1
+                :: !handoff && word != 0 -> handoff = 1; heir_asleep[me] = 0
+                fi
+            };
+            if
+            :: got -> goto leave
+            :: else
+            fi;
+            do
+            :: atomic { !handoff -> skip }; break        /* none or lost: back to waiting */
+            :: atomic { handoff && word == 0 -> handoff = 0; word = me; got = 1 }; break
+            :: atomic { handoff && word != 0 -> heir_asleep[me] = 1 };
+                /* futex wait on the word; ends by the unlock's wake or (the 1 ms bound) by itself */
+                if
+                :: atomic { !heir_asleep[me] }
+#ifndef MUTANT_HEIR_UNBOUNDED
+                :: atomic { heir_asleep[me] -> heir_asleep[me] = 0 }
+#endif
+                fi
+            od;
+            if
+            :: got -> goto leave
+            :: else
+            fi;
+            /* no hand-off: a fresh step (1), WAKING cleared, then the barrier and check */
+            atomic { drain(me); waking = 0; seen_count = wcount; seen_waking = waking }
+        :: else
+        fi;
+#endif
         goto sleep_step;
 leave:
         /* leave the waiters with the lock: count - 1, WAKING cleared */
@@ -225,8 +280,44 @@ critical:
         assert(inside == 1);
         inside--;
         /* cthr_lock_fast_unlock */
+#ifdef HANDOFF
+        /* HANDOFF set: the fast unlock fails; cthr_lock_unlock_slow reserves the word (CAS) and wakes the heir */
+        atomic {
+            if
+            :: handoff -> drain(me); word = 0; heir_asleep[1] = 0; heir_asleep[2] = 0;
+#if NTHREADS >= 3
+                heir_asleep[3] = 0;
+#endif
+                got = 0
+            :: else -> got = 1
+            fi
+        };
+        if
+        :: !got -> goto next_round
+        :: else
+        fi;
+#endif
 #if defined(RMW_UNLOCK) && !defined(MUTANT_RMW_RELAXED)
+#ifdef HANDOFF
+        /* the CAS from the owner's id: fails if a heir set HANDOFF since the check above (then: reserve) */
+        atomic {
+            drain(me);
+            if
+            :: handoff -> word = 0; heir_asleep[1] = 0; heir_asleep[2] = 0;
+#if NTHREADS >= 3
+                heir_asleep[3] = 0;
+#endif
+                got = 0
+            :: else -> word = 0; got = 1
+            fi
+        };
+        if
+        :: !got -> goto next_round
+        :: else
+        fi;
+#else
         atomic { drain(me); word = 0 }  /* atomic exchange: a locked instruction, a full fence */
+#endif
 #else
         buffered[me] = 1;               /* release store word = 0: enters the store buffer */
 #endif

@@ -10,6 +10,22 @@
 //   bits 0-29  owner thread id (0 = free; Linux thread ids stay below 2^22)
 //   bit  30    SLOW: every fast path fails and the caller takes its slow path (statistics, other kinds); only
 //              changed by the owner, since only the owner writes the word while it is held
+//   bit  31    HANDOFF: a waiter that has waited too long (the heir) asks for the lock (see Fairness); set by the
+//              heir with a compare-exchange while the lock is held, so the owner's fast unlock fails and its slow
+//              unlock hands the lock over instead of freeing it
+//
+// Fairness. An unlock frees the word and any running thread may take it (barging), which is what makes the lock
+// fast under contention, but a sleeper woken again and again can lose every race. So a registered waiter that has
+// waited more than CTHR_LOCK_STARVATION_NS (1 ms) since it registered, and lost the race once more after a
+// wake-up, becomes the heir: it sets HANDOFF in the held word (one heir at a time: whoever finds the bit clear).
+// The owner's unlock then leaves the word reserved (owner 0, HANDOFF set), which no compare-exchange from 0 and
+// no attempt takes except the heir's, and wakes the heir, which sleeps on the word itself (nobody else does). The
+// heir takes the reserved word and leaves the waiters as any thread that got the lock. Its sleeps on the word
+// last 1 ms at most before it looks again, so a HANDOFF lost to the membarrier mode's plain-store unlock (load,
+// then store) costs latency, never a hang; a heir whose deadline passes withdraws the bit (or takes the lock, if
+// it was handed over meanwhile). Starvation is bounded by about 1 ms plus one critical section, as with WebKit's
+// ParkingLot fair unlock and Rust parking_lot's eventual fairness. The other waiters are not affected: the
+// hand-off passes the lock without freeing it, and the heir's own unlock is an ordinary one.
 //
 // Sleeping. Threads that find the lock held spin briefly (only while nobody sleeps on it), then register in
 // `waiters` (a count) and sleep on that field with a futex. Its top bit, WAKING, means "a woken thread is awake and
@@ -66,6 +82,9 @@ extern "C" {
 
 #define CTHR_LOCK_OWNER_MASK 0x3fffffffu
 #define CTHR_LOCK_SLOW 0x40000000u
+#define CTHR_LOCK_HANDOFF 0x80000000u
+// How long a registered waiter waits before it asks for the lock to be handed to it.
+#define CTHR_LOCK_STARVATION_NS 1000000u
 // In `waiters`: the count of registered waiters, and the WAKING bit (a woken thread will look at the lock again).
 #define CTHR_LOCK_WAITER_MASK 0x7fffffffu
 #define CTHR_LOCK_WAKING 0x80000000u
@@ -90,6 +109,9 @@ int cthr_lock_uses_membarrier(void);
 
 // How many `membarrier` calls the locks of this process made (sleepers in membarrier mode); 0 in the default mode.
 uint64_t cthr_lock_membarrier_calls(void);
+
+// How many times the locks of this process were handed to a waiter that had waited too long (see Fairness).
+uint64_t cthr_lock_handoffs(void);
 
 // Called by an unlock after releasing, when its load of `waiters` found sleepers and WAKING clear: sets WAKING and
 // wakes one sleeper unless another unlock set it first.
@@ -145,7 +167,8 @@ int cthr_lock_trylock(cthr_lock_t *_Nullable lock);
 // caller already holds it; nothing changes) or EINVAL (NULL).
 int cthr_lock_lock_slow(cthr_lock_t *_Nullable lock, uint64_t deadline_ns);
 
-// Releases the lock held by the caller, keeping its SLOW bit and waking one sleeper if there is one.
+// Releases the lock held by the caller, keeping its SLOW bit and waking one sleeper if there is one; when a heir
+// asked for it (HANDOFF), hands the lock to the heir instead (the word stays reserved for it) and wakes it.
 // Returns 0, EPERM (the caller does not hold it; nothing changes) or EINVAL (NULL).
 int cthr_lock_unlock_slow(cthr_lock_t *_Nullable lock);
 

@@ -34,6 +34,12 @@ int cthr_once_run(cthr_once_t *_Nullable once, cthr_once_body_t _Nullable body, 
 // Whether the body has finished running on `once` (acquire load).
 bool cthr_once_done(const cthr_once_t *_Nullable once);
 
+// The inlined check of `cthr_once_done` for a non-NULL flag: one acquire load of the state (2 = done), so a run
+// after the first costs what `pthread_once`'s own fast path costs, without the call.
+static inline bool cthr_once_fast_done(const cthr_once_t *_Nonnull once) {
+    return cthr_atomic_u32_load(&once->state, CTHR_ACQUIRE) == 2;
+}
+
 #ifdef __cplusplus
 }
 #endif

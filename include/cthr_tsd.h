@@ -23,8 +23,10 @@ int cthr_tsd_create(pthread_key_t *_Nullable out, cthr_tsd_destructor_t _Nullabl
 // Returns 0 or EINVAL.
 int cthr_tsd_delete(pthread_key_t key);
 
-// The calling thread's value for `key` (NULL if never set).
-void *_Nullable cthr_tsd_get(pthread_key_t key);
+// The calling thread's value for `key` (NULL if never set). Inline, so a read from Swift is one libc call.
+static inline void *_Nullable cthr_tsd_get(pthread_key_t key) {
+    return pthread_getspecific(key);
+}
 
 // Sets the calling thread's value for `key` (the old value is not destroyed). Returns 0, EINVAL or ENOMEM.
 int cthr_tsd_set(pthread_key_t key, const void *_Nullable value);

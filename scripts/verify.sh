@@ -135,6 +135,12 @@ check "lock exchange" lock.pml ltl pass -DRMW_UNLOCK
 check "lock membarrier, a deadline passes" lock.pml safety pass -DTIMEOUTS=1
 check "lock membarrier, a deadline passes" lock.pml ltl pass -DTIMEOUTS=1
 check "lock exchange, a deadline passes" lock.pml safety pass -DRMW_UNLOCK -DTIMEOUTS=1
+check "lock membarrier, hand-off" lock.pml safety pass -DHANDOFF
+check "lock membarrier, hand-off" lock.pml ltl pass -DHANDOFF
+check "lock exchange, hand-off" lock.pml safety pass -DRMW_UNLOCK -DHANDOFF
+check "lock exchange, hand-off" lock.pml ltl pass -DRMW_UNLOCK -DHANDOFF
+check "lock exchange, hand-off, a deadline passes" lock.pml safety pass -DRMW_UNLOCK -DHANDOFF -DTIMEOUTS=1
+check "lock MUTANT_HEIR_UNBOUNDED" lock.pml safety fail -DHANDOFF -DMUTANT_HEIR_UNBOUNDED
 check "lock MUTANT_NO_BARRIER" lock.pml safety fail -DMUTANT_NO_BARRIER
 check "lock MUTANT_NO_BARRIER" lock.pml ltl fail -DMUTANT_NO_BARRIER
 check "lock MUTANT_RMW_RELAXED" lock.pml safety fail -DMUTANT_RMW_RELAXED
@@ -177,10 +183,13 @@ check "workgroup MUTANT_NOTIFY_NO_LOCK" workgroup.pml safety fail -DMUTANT_NOTIF
 check "workgroup MUTANT_WAKE_EARLY" workgroup.pml safety fail -DMUTANT_WAKE_EARLY
 check "workgroup MUTANT_WAKE_EARLY" workgroup.pml ltl fail -DMUTANT_WAKE_EARLY
 
-# The semaphore's wait/post protocol (glibc sem_t, which sem.c wraps; formal/semaphore.pml).
+# The semaphore's wait/post protocol (glibc's sem_t scheme, which sem.c implements; formal/semaphore.pml).
 check "semaphore 2 waiters" semaphore.pml safety pass
 check "semaphore 2 waiters" semaphore.pml ltl pass
 check "semaphore 3 waiters" semaphore.pml safety pass -DNWAITERS=3
+check "semaphore 2 waiters, deadline" semaphore.pml safety pass -DTIMEOUTS=1
+check "semaphore 2 waiters, deadline" semaphore.pml ltl pass -DTIMEOUTS=1
+check "semaphore 3 waiters, deadline" semaphore.pml safety pass -DNWAITERS=3 -DTIMEOUTS=1
 check "semaphore MUTANT_WAKE_ON_ZERO" semaphore.pml safety fail -DMUTANT_WAKE_ON_ZERO
 check "semaphore MUTANT_WAKE_ON_ZERO" semaphore.pml ltl fail -DMUTANT_WAKE_ON_ZERO
 

@@ -25,6 +25,9 @@ int cthr_lock_membarrier_mode = 0;
 // Membarrier calls made by sleepers (membarrier mode only).
 static uint64_t cthr_lock_membarrier_count = 0;
 
+// Hand-offs to a heir (see Fairness in the header).
+static uint64_t cthr_lock_handoff_count = 0;
+
 // A thread that finds the lock held tries this many times (with `pause`) before it sleeps, as long as nobody
 // sleeps on the lock already (then it queues at once: the woken thread is the one that spins). Few: a spinner
 // that polls the word takes its cache line away from the holder at every look, and with two threads on two cores
@@ -65,6 +68,10 @@ int cthr_lock_uses_membarrier(void) { return __atomic_load_n(&cthr_lock_membarri
 
 uint64_t cthr_lock_membarrier_calls(void) {
     return __atomic_load_n(&cthr_lock_membarrier_count, __ATOMIC_RELAXED);
+}
+
+uint64_t cthr_lock_handoffs(void) {
+    return __atomic_load_n(&cthr_lock_handoff_count, __ATOMIC_RELAXED);
 }
 
 // In a forked child (one thread): forget the parent's cached thread id. The membarrier registration is inherited
@@ -151,12 +158,13 @@ int cthr_lock_init(cthr_lock_t *lock) {
     return 0;
 }
 
-// Takes the lock if its owner field is 0, keeping the SLOW bit; returns 0, EBUSY or EDEADLK and updates *word.
+// Takes the lock if its owner field is 0 and it is not reserved for a heir (HANDOFF), keeping the SLOW bit;
+// returns 0, EBUSY or EDEADLK and updates *word.
 static inline int cthr_lock_attempt(cthr_lock_t *lock, uint32_t self, uint32_t *word) {
     for (;;) {
         uint32_t owner = *word & CTHR_LOCK_OWNER_MASK;
         if (owner == self) return EDEADLK;
-        if (owner != 0) return EBUSY;
+        if (owner != 0 || (*word & CTHR_LOCK_HANDOFF) != 0) return EBUSY;
         if (__atomic_compare_exchange_n(&lock->word, word, *word | self, true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
             return 0;
         }
@@ -192,6 +200,55 @@ static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, int spins, int yield
     }
 }
 
+// The heir's wait (see Fairness in the header): asks for the lock with HANDOFF and sleeps on the word until the
+// owner's unlock reserves it (owner 0, HANDOFF set), then takes it. Returns 0 (taken), EBUSY (no hand-off: the
+// bit was set by another heir, or got lost; the caller goes back to its ordinary wait) or ETIMEDOUT (the deadline
+// passed; the request is withdrawn).
+static int cthr_lock_inherit(cthr_lock_t *lock, uint32_t self, uint64_t deadline_ns) {
+    uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+    for (;;) {
+        if ((word & CTHR_LOCK_HANDOFF) != 0) return EBUSY;  // another heir asked first
+        if ((word & CTHR_LOCK_OWNER_MASK) == 0) {
+            // Free: take it as anyone would.
+            if (__atomic_compare_exchange_n(&lock->word, &word, word | self, true, __ATOMIC_ACQUIRE,
+                                            __ATOMIC_RELAXED)) {
+                return 0;
+            }
+            continue;
+        }
+        if (__atomic_compare_exchange_n(&lock->word, &word, word | CTHR_LOCK_HANDOFF, true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+            word |= CTHR_LOCK_HANDOFF;
+            break;
+        }
+    }
+    // Now the heir: only this thread clears HANDOFF while the lock is held, or takes the reserved word.
+    for (;;) {
+        if ((word & CTHR_LOCK_HANDOFF) == 0) return EBUSY;  // lost (membarrier mode's plain-store unlock)
+        if ((word & CTHR_LOCK_OWNER_MASK) == 0) {
+            if (__atomic_compare_exchange_n(&lock->word, &word, (word & ~CTHR_LOCK_HANDOFF) | self, false,
+                                            __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+                __atomic_fetch_add(&cthr_lock_handoff_count, 1, __ATOMIC_RELAXED);
+                return 0;
+            }
+            continue;
+        }
+        uint64_t now = cthr_clock_now_ns();
+        if (deadline_ns != UINT64_MAX && now >= deadline_ns) {
+            // Withdraw the request; if the lock was handed over meanwhile, the loop above takes it.
+            if (__atomic_compare_exchange_n(&lock->word, &word, word & ~CTHR_LOCK_HANDOFF, false, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED)) {
+                return ETIMEDOUT;
+            }
+            continue;
+        }
+        uint64_t until = now + CTHR_LOCK_UNPAIRED_SLEEP_NS;
+        if (until > deadline_ns) until = deadline_ns;
+        (void)cthr_lock_futex_wait(&lock->word, word, until);
+        word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+    }
+}
+
 int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
     if (lock == NULL) return EINVAL;
     uint32_t self = cthr_lock_self();
@@ -209,6 +266,7 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
                                         __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
     }
     seen = (seen & ~CTHR_LOCK_WAKING) + 1;
+    uint64_t registered_at = cthr_clock_now_ns();
     for (;;) {
         bool paired = cthr_lock_barrier();
         uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_SEQ_CST);
@@ -232,7 +290,16 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
         // WAKING and check again after the barrier at the top before sleeping.
         result = cthr_lock_spin(lock, self, CTHR_LOCK_WOKEN_SPINS, CTHR_LOCK_WOKEN_YIELDS, deadline_ns, false);
         if (result != EBUSY) break;
+        // Clear WAKING first (this thread gives up its turn as the woken spinner), then, if it has waited too
+        // long, ask for the lock to be handed to it. The barrier and check at the top follow either way.
         seen = __atomic_and_fetch(&lock->waiters, ~CTHR_LOCK_WAKING, __ATOMIC_SEQ_CST);
+        if (cthr_clock_now_ns() - registered_at > CTHR_LOCK_STARVATION_NS) {
+            result = cthr_lock_inherit(lock, self, deadline_ns);
+            if (result != EBUSY) break;
+            // No hand-off: wait again as an ordinary waiter, from a fresh step (1) (WAKING cleared) through the
+            // barrier and check at the top; a wake that came meanwhile is answered by that check.
+            seen = __atomic_and_fetch(&lock->waiters, ~CTHR_LOCK_WAKING, __ATOMIC_SEQ_CST);
+        }
     }
 
     // Leave the waiters. With the lock: clear WAKING too (the bit may be this thread's; clearing one that is
@@ -256,10 +323,23 @@ int cthr_lock_unlock_slow(cthr_lock_t *lock) {
     if (lock == NULL) return EINVAL;
     uint32_t self = cthr_lock_self();
     uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
-    if ((word & CTHR_LOCK_OWNER_MASK) != self) return EPERM;
-    // Only the owner writes a held word, so a store keeps the SLOW bit safely; sequentially consistent store and
-    // load pair with the sleeper's fence in either mode.
-    __atomic_store_n(&lock->word, word & CTHR_LOCK_SLOW, __ATOMIC_SEQ_CST);
+    do {
+        if ((word & CTHR_LOCK_OWNER_MASK) != self) return EPERM;
+        if ((word & CTHR_LOCK_HANDOFF) != 0) {
+            // A heir asked: reserve the word for it (owner 0, HANDOFF kept) and wake it. The lock is not freed,
+            // so nobody else needs waking; the heir's own unlock is an ordinary one.
+            if (__atomic_compare_exchange_n(&lock->word, &word, word & (CTHR_LOCK_SLOW | CTHR_LOCK_HANDOFF), true,
+                                            __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+                cthr_lock_futex_wake(&lock->word, INT_MAX);
+                return 0;
+            }
+            continue;
+        }
+        // Only the owner changes the owner and SLOW bits of a held word, but a heir may set HANDOFF meanwhile:
+        // a compare-exchange keeps the SLOW bit; sequentially consistent, it pairs with the sleeper's fence in
+        // either mode.
+    } while (!__atomic_compare_exchange_n(&lock->word, &word, word & CTHR_LOCK_SLOW, true, __ATOMIC_SEQ_CST,
+                                          __ATOMIC_RELAXED));
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if ((int32_t)__atomic_load_n(&lock->waiters, __ATOMIC_SEQ_CST) > 0) cthr_lock_wake_one(lock);
     return 0;
@@ -283,8 +363,11 @@ uint32_t cthr_lock_waiter_count(const cthr_lock_t *lock) {
 int cthr_lock_set_slow(cthr_lock_t *lock, bool on) {
     if (lock == NULL) return EINVAL;
     uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
-    if ((word & CTHR_LOCK_OWNER_MASK) != cthr_lock_self()) return EPERM;
-    __atomic_store_n(&lock->word, (word & ~CTHR_LOCK_SLOW) | (on ? CTHR_LOCK_SLOW : 0), __ATOMIC_RELAXED);
+    do {
+        if ((word & CTHR_LOCK_OWNER_MASK) != cthr_lock_self()) return EPERM;
+        // A compare-exchange, so a heir's HANDOFF set meanwhile is kept.
+    } while (!__atomic_compare_exchange_n(&lock->word, &word, (word & ~CTHR_LOCK_SLOW) | (on ? CTHR_LOCK_SLOW : 0),
+                                          true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     return 0;
 }
 

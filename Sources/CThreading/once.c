@@ -13,7 +13,7 @@
 enum {
     CTHR_ONCE_NOT_RUN = 0,
     CTHR_ONCE_RUNNING = 1,
-    CTHR_ONCE_DONE = 2,
+    CTHR_ONCE_DONE = 2,  // cthr_once_fast_done in the header tests this value
 };
 
 int cthr_once_init(cthr_once_t *once) {

@@ -4,40 +4,39 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
-#include <semaphore.h>
+#include <linux/futex.h>
+#include <stddef.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cthr_clock.h"
 #include "cthr_sem.h"
 #include "cthr_tsan.h"
 
+_Static_assert(CTHR_SEM_VALUE_MAX == (unsigned int)INT_MAX, "the maximum is SEM_VALUE_MAX (INT_MAX)");
+_Static_assert(sizeof(cthr_sem_t) == sizeof(uint64_t), "one 64-bit word");
+
+// The value: the low half of the word, the futex word sleepers wait on.
+static inline uint32_t *cthr_sem_value_word(cthr_sem_t *sem) {
+    return (uint32_t *)&sem->data;
+}
+
 unsigned int cthr_sem_value_max(void) {
-    return (unsigned int)SEM_VALUE_MAX;
+    return CTHR_SEM_VALUE_MAX;
 }
 
 int cthr_sem_init(cthr_sem_t *sem, unsigned int value) {
-    if (sem == NULL || value > cthr_sem_value_max()) {
+    if (sem == NULL || value > CTHR_SEM_VALUE_MAX) {
         return EINVAL;
     }
-    return sem_init(&sem->raw, 0, value) == 0 ? 0 : errno;
+    __atomic_store_n(&sem->data, (uint64_t)value, __ATOMIC_RELAXED);
+    return 0;
 }
 
 int cthr_sem_destroy(cthr_sem_t *sem) {
     if (sem == NULL) {
         return EINVAL;
-    }
-    return sem_destroy(&sem->raw) == 0 ? 0 : errno;
-}
-
-int cthr_sem_wait(cthr_sem_t *sem) {
-    if (sem == NULL) {
-        return EINVAL;
-    }
-    // EINTR only means a signal handler ran; the contract is to keep waiting.
-    while (sem_wait(&sem->raw) != 0) {
-        if (errno != EINTR) {
-            return errno;
-        }
     }
     return 0;
 }
@@ -46,41 +45,101 @@ int cthr_sem_trywait(cthr_sem_t *sem) {
     if (sem == NULL) {
         return EINVAL;
     }
-    return sem_trywait(&sem->raw) == 0 ? 0 : errno;
+    return cthr_sem_fast_trywait(sem) ? 0 : EAGAIN;
+}
+
+// FUTEX_WAIT_BITSET on CLOCK_MONOTONIC with an absolute deadline, while the value is 0; returns 0, EAGAIN,
+// ETIMEDOUT or EINTR.
+static int cthr_sem_futex_wait(cthr_sem_t *sem, uint64_t deadline_ns) {
+    struct timespec ts;
+    struct timespec *tsp = NULL;
+    if (deadline_ns != UINT64_MAX) {
+        ts = cthr_clock_timespec(deadline_ns);
+        tsp = &ts;
+    }
+    long rc = syscall(SYS_futex, cthr_sem_value_word(sem), FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0u, tsp, NULL,
+                      FUTEX_BITSET_MATCH_ANY);
+    return rc == 0 ? 0 : errno;
+}
+
+// Takes a unit and leaves the waiters in one compare-exchange, if the value is above 0.
+static inline bool cthr_sem_take_registered(cthr_sem_t *sem) {
+    uint64_t word = __atomic_load_n(&sem->data, __ATOMIC_RELAXED);
+    while ((uint32_t)word != 0) {
+        if (__atomic_compare_exchange_n(&sem->data, &word, word - 1 - CTHR_SEM_WAITER_ONE, true, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 int cthr_sem_timedwait(cthr_sem_t *sem, uint64_t deadline_ns) {
     if (sem == NULL) {
         return EINVAL;
     }
-    if (deadline_ns == UINT64_MAX) {
-        return cthr_sem_wait(sem);
+    if (cthr_sem_fast_trywait(sem)) {
+        CTHR_TSAN_ACQUIRE(sem);
+        return 0;
     }
-    struct timespec deadline = cthr_clock_timespec(deadline_ns);
-    // The deadline is absolute, so restarting after a signal does not extend the wait.
-    while (sem_clockwait(&sem->raw, CLOCK_MONOTONIC, &deadline) != 0) {
-        if (errno != EINTR) {
-            return errno;
+    // Register, then look at the value before every sleep: a post that comes after the registration sees the
+    // waiter and wakes one sleeper; the futex compares the value with 0 atomically with going to sleep.
+    __atomic_fetch_add(&sem->data, CTHR_SEM_WAITER_ONE, __ATOMIC_SEQ_CST);
+    for (;;) {
+        if (cthr_sem_take_registered(sem)) break;
+        int rc = cthr_sem_futex_wait(sem, deadline_ns);
+        if (rc == ETIMEDOUT) {
+            // A post may have come with the timeout (and woken this thread, or found it awake): take that unit
+            // rather than leave it while another thread sleeps.
+            if (cthr_sem_take_registered(sem)) break;
+            __atomic_fetch_sub(&sem->data, CTHR_SEM_WAITER_ONE, __ATOMIC_RELAXED);
+            return ETIMEDOUT;
         }
+        // Woken, EAGAIN (the value was not 0) or EINTR (a signal handler ran; the deadline is absolute): look again.
     }
-    // ThreadSanitizer does not intercept sem_clockwait, so it would not see that the unit taken here was posted
-    // after the poster's writes: acquire what cthr_sem_post released.
+    // ThreadSanitizer sees the compare-exchanges (acquire after the poster's release); the annotation states the
+    // hand-off for the futex path too, as the sem_t wrapper did (TSan does not see futex sleeps).
     CTHR_TSAN_ACQUIRE(sem);
     return 0;
+}
+
+int cthr_sem_wait(cthr_sem_t *sem) {
+    return cthr_sem_timedwait(sem, UINT64_MAX);
 }
 
 int cthr_sem_post(cthr_sem_t *sem) {
     if (sem == NULL) {
         return EINVAL;
     }
-    // Paired with the acquire in cthr_sem_timedwait (the intercepted sem_wait and sem_trywait need no help).
+    // Paired with the acquire in cthr_sem_timedwait.
     CTHR_TSAN_RELEASE(sem);
-    return sem_post(&sem->raw) == 0 ? 0 : errno;
+    uint64_t word = __atomic_load_n(&sem->data, __ATOMIC_RELAXED);
+    do {
+        if ((uint32_t)word >= CTHR_SEM_VALUE_MAX) return EOVERFLOW;
+    } while (!__atomic_compare_exchange_n(&sem->data, &word, word + 1, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+    if ((word >> 32) != 0) {
+        syscall(SYS_futex, cthr_sem_value_word(sem), FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+    }
+    return 0;
 }
 
 int cthr_sem_getvalue(cthr_sem_t *sem, int *out) {
     if (sem == NULL || out == NULL) {
         return EINVAL;
     }
-    return sem_getvalue(&sem->raw, out) == 0 ? 0 : errno;
+    *out = (int)(uint32_t)__atomic_load_n(&sem->data, __ATOMIC_RELAXED);
+    return 0;
+}
+
+void cthr_sem_register_waiter(cthr_sem_t *sem) {
+    (void)__atomic_fetch_add(&sem->data, CTHR_SEM_WAITER_ONE, __ATOMIC_SEQ_CST);
+}
+
+void cthr_sem_unregister_waiter(cthr_sem_t *sem) {
+    (void)__atomic_fetch_sub(&sem->data, CTHR_SEM_WAITER_ONE, __ATOMIC_SEQ_CST);
+}
+
+uint32_t cthr_sem_waiter_count(const cthr_sem_t *sem) {
+    if (sem == NULL) return 0;
+    return (uint32_t)(__atomic_load_n(&sem->data, __ATOMIC_RELAXED) >> 32);
 }

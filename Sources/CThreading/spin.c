@@ -4,23 +4,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
-#include <stdatomic.h>
+#include <stddef.h>
 
 #include "cthr_spin.h"
-
-// The lock word is declared as a plain uint32_t in the header (Swift cannot import _Atomic) and accessed here as
-// _Atomic uint32_t, which must have the same size and alignment and be lock-free.
-_Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t), "_Atomic uint32_t must mirror uint32_t");
-_Static_assert(_Alignof(_Atomic uint32_t) == _Alignof(uint32_t), "_Atomic uint32_t must mirror uint32_t");
-_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
 
 // Longest run of `pause` instructions between two looks at the lock word; past it the waiter yields the CPU
 // instead, so the holder can run even when threads outnumber cores.
 #define CTHR_SPIN_BACKOFF_CAP 64u
-
-static inline _Atomic uint32_t *cthr_spin_word(cthr_spin_t *lock) {
-    return (_Atomic uint32_t *)&lock->state;
-}
 
 static inline void cthr_spin_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -28,7 +18,7 @@ static inline void cthr_spin_pause(void) {
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield" ::: "memory");
 #else
-    atomic_signal_fence(memory_order_seq_cst);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
 #endif
 }
 
@@ -36,23 +26,37 @@ int cthr_spin_init(cthr_spin_t *lock) {
     if (lock == NULL) {
         return EINVAL;
     }
-    atomic_init(cthr_spin_word(lock), 0u);
+    __atomic_store_n(&lock->state, 0u, __ATOMIC_RELAXED);
     return 0;
+}
+
+// Takes the lock if its owner field is 0, keeping the SLOW bit; returns true and updates *word otherwise.
+static inline bool cthr_spin_attempt(cthr_spin_t *lock, uint32_t self, uint32_t *word) {
+    while ((*word & CTHR_SPIN_OWNER_MASK) == 0) {
+        if (__atomic_compare_exchange_n(&lock->state, word, *word | self, true, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 int cthr_spin_lock(cthr_spin_t *lock) {
     if (lock == NULL) {
         return EINVAL;
     }
-    _Atomic uint32_t *word = cthr_spin_word(lock);
-    // Fast path: one exchange when the lock is free.
-    if (atomic_exchange_explicit(word, 1u, memory_order_acquire) == 0u) {
-        return 0;
+    uint32_t self = cthr_lock_self();
+    uint32_t word = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+    if ((word & CTHR_SPIN_OWNER_MASK) == self) {
+        return EDEADLK;
     }
     unsigned backoff = 1;
     for (;;) {
+        if (cthr_spin_attempt(lock, self, &word)) {
+            return 0;
+        }
         // Test: wait with plain loads (the cache line stays shared) until the lock looks free.
-        while (atomic_load_explicit(word, memory_order_relaxed) != 0u) {
+        while ((word & CTHR_SPIN_OWNER_MASK) != 0) {
             if (backoff <= CTHR_SPIN_BACKOFF_CAP) {
                 for (unsigned i = 0; i < backoff; i++) {
                     cthr_spin_pause();
@@ -61,10 +65,7 @@ int cthr_spin_lock(cthr_spin_t *lock) {
             } else {
                 (void)sched_yield();
             }
-        }
-        // Test-and-set: only now try to take it.
-        if (atomic_exchange_explicit(word, 1u, memory_order_acquire) == 0u) {
-            return 0;
+            word = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
         }
     }
 }
@@ -73,23 +74,32 @@ int cthr_spin_trylock(cthr_spin_t *lock) {
     if (lock == NULL) {
         return EINVAL;
     }
-    _Atomic uint32_t *word = cthr_spin_word(lock);
-    if (atomic_load_explicit(word, memory_order_relaxed) != 0u) {
-        return EBUSY;
-    }
-    return atomic_exchange_explicit(word, 1u, memory_order_acquire) == 0u ? 0 : EBUSY;
+    uint32_t word = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+    return cthr_spin_attempt(lock, cthr_lock_self(), &word) ? 0 : EBUSY;
 }
 
 int cthr_spin_unlock(cthr_spin_t *lock) {
     if (lock == NULL) {
         return EINVAL;
     }
-    _Atomic uint32_t *word = cthr_spin_word(lock);
-    // A free lock is reported, not "unlocked" again. Only the holder may unlock, so nobody else can change a held
-    // word between this load and the store below; two threads racing to unlock one lock is undefined.
-    if (atomic_load_explicit(word, memory_order_relaxed) == 0u) {
+    // Only the owner writes a held word, so nothing changes it between this load and the store below.
+    uint32_t word = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+    if ((word & CTHR_SPIN_OWNER_MASK) != cthr_lock_self()) {
         return EPERM;
     }
-    atomic_store_explicit(word, 0u, memory_order_release);
+    __atomic_store_n(&lock->state, word & CTHR_SPIN_SLOW, __ATOMIC_RELEASE);
+    return 0;
+}
+
+uint32_t cthr_spin_owner(const cthr_spin_t *lock) {
+    if (lock == NULL) return 0;
+    return __atomic_load_n(&lock->state, __ATOMIC_RELAXED) & CTHR_SPIN_OWNER_MASK;
+}
+
+int cthr_spin_set_slow(cthr_spin_t *lock, bool on) {
+    if (lock == NULL) return EINVAL;
+    uint32_t word = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+    if ((word & CTHR_SPIN_OWNER_MASK) != cthr_lock_self()) return EPERM;
+    __atomic_store_n(&lock->state, (word & ~CTHR_SPIN_SLOW) | (on ? CTHR_SPIN_SLOW : 0), __ATOMIC_RELAXED);
     return 0;
 }

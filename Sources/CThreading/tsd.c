@@ -17,10 +17,6 @@ int cthr_tsd_delete(pthread_key_t key) {
     return pthread_key_delete(key);
 }
 
-void *cthr_tsd_get(pthread_key_t key) {
-    return pthread_getspecific(key);
-}
-
 int cthr_tsd_set(pthread_key_t key, const void *value) {
     return pthread_setspecific(key, value);
 }

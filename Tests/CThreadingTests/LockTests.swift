@@ -210,6 +210,58 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(cthr_lock_load(lock.pointer) == 0)
     }
 
+    /// A heir's request (HANDOFF in the held word) sends the owner's unlock to the slow path, which reserves the
+    /// word for the heir: nobody else takes it, by the fast path, a try or a timed lock.
+    @Test func handOffReservesTheWordForTheHeir() {
+        let lock = makeLock()
+        let me = cthr_lock_self()
+        #expect(cthr_lock_fast_lock(lock.pointer))
+        lock.pointer.pointee.word |= CTHR_LOCK_HANDOFF  // what a heir's compare-exchange does
+        #expect(!cthr_lock_fast_unlock(lock.pointer))
+        #expect(cthr_lock_load(lock.pointer) == me | CTHR_LOCK_HANDOFF)
+        #expect(cthr_lock_unlock_slow(lock.pointer) == 0)
+        #expect(cthr_lock_load(lock.pointer) == CTHR_LOCK_HANDOFF)  // reserved: owner 0, HANDOFF kept
+        #expect(cthr_lock_owner(lock.pointer) == 0)
+        #expect(!cthr_lock_fast_lock(lock.pointer))
+        #expect(cthr_lock_trylock(lock.pointer) == EBUSY)
+        #expect(cthr_lock_lock_slow(lock.pointer, 0) == ETIMEDOUT)
+        #expect(cthr_lock_unlock_slow(lock.pointer) == EPERM)
+        #expect(cthr_lock_load(lock.pointer) == CTHR_LOCK_HANDOFF)
+        #expect(cthr_lock_waiter_count(lock.pointer) == 0)
+    }
+
+    /// Bounded starvation: a waiter registered for more than 1 ms that is woken and still finds the lock held
+    /// becomes the heir (sets HANDOFF in the held word and sleeps on the word); the owner's unlock then hands the
+    /// lock to it: the word goes straight from the owner to the heir, and the hand-off is counted.
+    @Test func aStarvedWaiterGetsTheLockHandedOver() throws {
+        let lock = makeLock()
+        #expect(cthr_lock_fast_lock(lock.pointer))
+        let outcome = SharedCell<(code: Int32, owned: Bool)>((-1, false))
+        let thread = try #require(
+            spawnVoid {
+                let code = cthr_lock_lock_slow(lock.pointer, cthr_clock_deadline_after(generousTimeoutNs))
+                let owned = cthr_lock_owner(lock.pointer) == cthr_lock_self()
+                if code == 0 { _ = unlock(lock.pointer) }
+                outcome.pointer.pointee = (code, owned)
+            }
+        )
+        #expect(eventually { cthr_lock_waiter_count(lock.pointer) == 1 })
+        _ = cthr_sleep_ns(5_000_000)  // the waiter has now waited more than 1 ms
+        let handoffsBefore = cthr_lock_handoffs()
+        // Wake it without releasing (as an unlock whose release another thread beat would): its spin fails.
+        cthr_lock_wake_one(lock.pointer)
+        #expect(eventually { cthr_lock_load(lock.pointer) & CTHR_LOCK_HANDOFF != 0 })
+        #expect(cthr_lock_owner(lock.pointer) == cthr_lock_self())
+        #expect(!cthr_lock_fast_unlock(lock.pointer))
+        #expect(cthr_lock_unlock_slow(lock.pointer) == 0)
+        #expect(thread.joined())
+        #expect(outcome.pointer.pointee.code == 0)
+        #expect(outcome.pointer.pointee.owned)
+        #expect(cthr_lock_handoffs() == handoffsBefore + 1)
+        #expect(cthr_lock_waiter_count(lock.pointer) == 0)
+        #expect(cthr_lock_load(lock.pointer) == 0)
+    }
+
     /// With SLOW set, the inline fast paths refuse (and change nothing), the slow paths work and keep the bit;
     /// clearing it restores the initial word's mode.
     @Test func slowBitSendsTheFastPathsToTheSlowPaths() {

@@ -66,6 +66,50 @@ private func makeSemaphore(_ value: UInt32) -> SharedCell<cthr_sem_t> {
         #expect(cthr_sem_destroy(semaphore.pointer) == 0)
     }
 
+    @Test func fastPathsTakeAndReturnUnitsWithoutWaiters() {
+        let semaphore = makeSemaphore(1)
+        #expect(cthr_sem_fast_trywait(semaphore.pointer))
+        #expect(!cthr_sem_fast_trywait(semaphore.pointer))
+        #expect(cthr_sem_fast_post(semaphore.pointer))
+        #expect(cthr_sem_waiter_count(semaphore.pointer) == 0)
+        // A deadline already passed still takes an available unit.
+        #expect(cthr_sem_timedwait(semaphore.pointer, 0) == 0)
+        #expect(cthr_sem_destroy(semaphore.pointer) == 0)
+    }
+
+    @Test func aRegisteredWaiterSendsPostsToTheSlowPathWhichWakesIt() throws {
+        let semaphore = makeSemaphore(0)
+        let result = SharedCell<Int32>(-1)
+        let waiter = try #require(
+            spawnVoid {
+                result.pointer.pointee = cthr_sem_timedwait(
+                    semaphore.pointer,
+                    cthr_clock_deadline_after(generousTimeoutNs)
+                )
+            }
+        )
+        let deadline = cthr_clock_deadline_after(generousTimeoutNs)
+        while cthr_sem_waiter_count(semaphore.pointer) == 0 && cthr_clock_now_ns() < deadline {
+            _ = cthr_sleep_ns(1_000_000)
+        }
+        #expect(cthr_sem_waiter_count(semaphore.pointer) == 1)
+        #expect(!cthr_sem_fast_post(semaphore.pointer))
+        #expect(cthr_sem_post(semaphore.pointer) == 0)
+        #expect(waiter.joined())
+        #expect(result.pointer.pointee == 0)
+        #expect(cthr_sem_waiter_count(semaphore.pointer) == 0)
+        var value: Int32 = -1
+        #expect(cthr_sem_getvalue(semaphore.pointer, &value) == 0)
+        #expect(value == 0)
+    }
+
+    @Test func aTimedOutWaiterLeavesTheWaiters() {
+        let semaphore = makeSemaphore(0)
+        #expect(cthr_sem_timedwait(semaphore.pointer, cthr_clock_deadline_after(5_000_000)) == ETIMEDOUT)
+        #expect(cthr_sem_waiter_count(semaphore.pointer) == 0)
+        #expect(cthr_sem_fast_post(semaphore.pointer))
+    }
+
     @Test func postAtTheMaximumOverflows() {
         let semaphore = makeSemaphore(cthr_sem_value_max())
         #expect(cthr_sem_post(semaphore.pointer) == EOVERFLOW)
@@ -87,6 +131,7 @@ private func makeSemaphore(_ value: UInt32) -> SharedCell<cthr_sem_t> {
         #expect(cthr_sem_timedwait(nil, 0) == EINVAL)
         #expect(cthr_sem_post(nil) == EINVAL)
         #expect(cthr_sem_getvalue(nil, &value) == EINVAL)
+        #expect(cthr_sem_waiter_count(nil) == 0)
         #expect(cthr_sem_init(semaphore.pointer, 0) == 0)
         #expect(cthr_sem_getvalue(semaphore.pointer, nil) == EINVAL)
         #expect(cthr_sem_destroy(semaphore.pointer) == 0)

@@ -81,7 +81,41 @@ func countUnderLock(lock: @escaping @Sendable () -> Void, unlock: @escaping @Sen
         #expect(waiter.joined())
     }
 
+    @Test func theWordNamesTheOwnerAndOnlyTheOwnerUnlocks() throws {
+        let spin = SharedCell(cthr_spin_t())
+        #expect(cthr_spin_owner(spin.pointer) == 0)
+        #expect(cthr_spin_fast_lock(spin.pointer))
+        #expect(cthr_spin_owner(spin.pointer) == cthr_lock_self())
+        #expect(cthr_spin_lock(spin.pointer) == EDEADLK)
+        let fromOtherThread = SharedCell<Int32>(-1)
+        let spawned = spawnVoid {
+            fromOtherThread.pointer.pointee = cthr_spin_fast_unlock(spin.pointer) ? 0 : cthr_spin_unlock(spin.pointer)
+        }
+        #expect(try #require(spawned).joined())
+        #expect(fromOtherThread.pointer.pointee == EPERM)
+        #expect(cthr_spin_owner(spin.pointer) == cthr_lock_self())
+        #expect(cthr_spin_fast_unlock(spin.pointer))
+        #expect(cthr_spin_owner(spin.pointer) == 0)
+        #expect(!cthr_spin_fast_unlock(spin.pointer))
+    }
+
+    @Test func theSlowBitSendsBothFastPathsToTheSlowOnes() {
+        let spin = SharedCell(cthr_spin_t())
+        #expect(cthr_spin_set_slow(spin.pointer, true) == EPERM)
+        #expect(cthr_spin_lock(spin.pointer) == 0)
+        #expect(cthr_spin_set_slow(spin.pointer, true) == 0)
+        #expect(!cthr_spin_fast_unlock(spin.pointer))
+        #expect(cthr_spin_unlock(spin.pointer) == 0)
+        #expect(!cthr_spin_fast_lock(spin.pointer))
+        #expect(cthr_spin_trylock(spin.pointer) == 0)
+        #expect(cthr_spin_set_slow(spin.pointer, false) == 0)
+        #expect(cthr_spin_fast_unlock(spin.pointer))
+        #expect(spin.pointer.pointee.state == 0)
+    }
+
     @Test func badArgumentsReturnEINVAL() {
+        #expect(cthr_spin_owner(nil) == 0)
+        #expect(cthr_spin_set_slow(nil, true) == EINVAL)
         #expect(cthr_spin_init(nil) == EINVAL)
         #expect(cthr_spin_lock(nil) == EINVAL)
         #expect(cthr_spin_trylock(nil) == EINVAL)

@@ -23,6 +23,15 @@ final class AsyncWaitList: @unchecked Sendable {
     let lock = EngineLock()
     /// The number of linked nodes (changed under `lock`, read anywhere).
     let count = Atomic<Int>(0)
+    /// Called under `lock` when a waiter is counted, and when it is no longer: the resource registers the task as a
+    /// waiter of its own (a ``Semaphore`` in its C word, so that a post takes the path that resumes tasks).
+    private let registered: () -> Void
+    private let unregistered: () -> Void
+
+    init(registered: @escaping () -> Void, unregistered: @escaping () -> Void) {
+        self.registered = registered
+        self.unregistered = unregistered
+    }
     /// Guarded by `lock`.
     private var head: Node?
     /// Guarded by `lock`.
@@ -46,9 +55,11 @@ final class AsyncWaitList: @unchecked Sendable {
                     return
                 }
                 count.add(1, ordering: .sequentiallyConsistent)
+                registered()
                 atomicMemoryFence(ordering: .sequentiallyConsistent)
                 if acquire() {
                     count.subtract(1, ordering: .sequentiallyConsistent)
+                    unregistered()
                     lock.unlock()
                     continuation.resume()
                     return
@@ -64,6 +75,7 @@ final class AsyncWaitList: @unchecked Sendable {
             if node.linked {
                 unlink(node)
                 count.subtract(1, ordering: .sequentiallyConsistent)
+                unregistered()
             }
             node.continuation = nil
             lock.unlock()
@@ -78,6 +90,7 @@ final class AsyncWaitList: @unchecked Sendable {
         while let first = head, acquire() {
             unlink(first)
             count.subtract(1, ordering: .sequentiallyConsistent)
+            unregistered()
             if let continuation = first.continuation { resumed.append(continuation) }
             first.continuation = nil
         }

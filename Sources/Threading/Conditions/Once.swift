@@ -25,6 +25,7 @@ import Musl
 ///
 /// A reference type and `Sendable`: its state is the C once flag, changed only by atomic operations.
 public final class Once: @unchecked Sendable {
+    @usableFromInline
     let flag: UnsafeMutablePointer<cthr_once_t>
 
     /// Creates a flag whose body has not run.
@@ -44,10 +45,18 @@ public final class Once: @unchecked Sendable {
     ///
     /// - Parameter body: The one-time work; it runs on the calling thread.
     ///
-    /// The corresponding C function is `pthread_once` (here `cthr_once_run`).
+    /// - Complexity: One inlined acquire load once a body has run.
+    ///
+    /// The corresponding C function is `pthread_once` (here `cthr_once_fast_done`/`cthr_once_run`).
     @available(*, noasync, message: "run(_:) may block the thread; use `await once.run { }`")
+    @inlinable
     public func run(_ body: () -> Void) {
-        if cthr_once_done(flag) { return }
+        if _fastPath(cthr_once_fast_done(flag)) { return }
+        runSlow(body)
+    }
+
+    @usableFromInline
+    func runSlow(_ body: () -> Void) {
         let code = withoutActuallyEscaping(body) { body in
             var closure = body
             return withUnsafeMutablePointer(to: &closure) { pointer in

@@ -11,7 +11,10 @@ import Musl
 
 /// A counting semaphore: ``wait()-7yygf`` takes one unit (blocking while there is none), ``signal()`` returns one.
 ///
-/// Built on a process-private POSIX `sem_t`; timed waits use the monotonic clock. Use it to limit concurrency
+/// Built on CThreading's futex semaphore (`cthr_sem_t`, glibc's `sem_t` protocol: the value and the number of
+/// waiters in one 64-bit word): when a unit is available, ``wait()`` is one inlined compare-exchange, and when
+/// nobody waits, ``signal()`` is one inlined compare-exchange, with no system call either way; timed waits sleep on
+/// the futex with a deadline on the monotonic clock. Use it to limit concurrency
 /// (initial value N), or as a one-shot hand-off (initial value 0). The count must stay within
 /// 0...``maximumValue``.
 ///
@@ -27,11 +30,13 @@ import Musl
 /// On a pool worker of the queue engine, a wait that has to block gives the worker's slot up meanwhile (so the pool
 /// grows and queued work keeps running), like the engine's own waits.
 ///
-/// A reference type and `Sendable`: `sem_t` synchronizes itself.
+/// A reference type and `Sendable`: its only state is the C semaphore word, changed only by atomic operations.
 public final class Semaphore: @unchecked Sendable {
+    @usableFromInline
     let sem: UnsafeMutablePointer<cthr_sem_t>
-    /// Tasks suspended in the async ``wait()`` (see Semaphore+Async.swift).
-    let asyncWaiters = AsyncWaitList()
+    /// Tasks suspended in the async ``wait()-7yygf`` (see Semaphore+Async.swift), each registered as a waiter in the
+    /// C word while it waits, so that ``signal()`` takes its slow path, which resumes them.
+    let asyncWaiters: AsyncWaitList
 
     /// The largest count a semaphore can hold (`SEM_VALUE_MAX`).
     public static var maximumValue: Int { Int(cthr_sem_value_max()) }
@@ -40,7 +45,7 @@ public final class Semaphore: @unchecked Sendable {
     ///
     /// - Parameter value: The initial count, in 0...``maximumValue`` (traps otherwise, naming the value).
     ///
-    /// The corresponding C function is `sem_init`.
+    /// The corresponding C function is `sem_init` (here `cthr_sem_init`).
     public init(value: Int = 0) {
         require(
             value >= 0,
@@ -50,9 +55,13 @@ public final class Semaphore: @unchecked Sendable {
             value <= Semaphore.maximumValue,
             "Semaphore(value: \(value)): the initial value exceeds SEM_VALUE_MAX (\(Semaphore.maximumValue))"
         )
-        sem = .allocate(capacity: 1)
-        let code = cthr_sem_init(sem, UInt32(value))
-        require(code == 0, "Semaphore(value: \(value)): sem_init failed with \(errnoName(code))")
+        let sem = UnsafeMutablePointer<cthr_sem_t>.allocate(capacity: 1)
+        sem.initialize(to: cthr_sem_t(data: UInt64(value)))
+        self.sem = sem
+        asyncWaiters = AsyncWaitList(
+            registered: { cthr_sem_register_waiter(sem) },
+            unregistered: { cthr_sem_unregister_waiter(sem) }
+        )
     }
 
     deinit {
@@ -62,31 +71,46 @@ public final class Semaphore: @unchecked Sendable {
 
     /// Takes one unit, waiting while the count is 0.
     ///
-    /// The corresponding C function is `sem_wait`.
+    /// - Complexity: One compare-exchange when a unit is available.
+    ///
+    /// The corresponding C function is `sem_wait` (here `cthr_sem_fast_trywait`/`cthr_sem_wait`).
     @available(*, noasync, message: "wait() blocks the thread; use `try await semaphore.wait()`")
+    @inlinable
     public func wait() {
-        if cthr_sem_trywait(sem) == 0 { return }
+        if _fastPath(cthr_sem_fast_trywait(sem)) { return }
+        waitSlow()
+    }
+
+    @usableFromInline
+    func waitSlow() {
         let code = Engine.blocking { cthr_sem_wait(sem) }
-        require(code == 0, "Semaphore.wait(): sem_wait failed with \(errnoName(code))")
+        require(code == 0, "Semaphore.wait(): cthr_sem_wait failed with \(errnoName(code))")
     }
 
     /// Takes one unit, waiting at most `timeout` on the monotonic clock.
     ///
     /// Like ``wait()-7yygf``, a unit taken here orders everything the thread that returned it did before its ``signal()``
-    /// before what this thread does next, and ThreadSanitizer sees that too: it does not intercept `sem_clockwait`,
-    /// so the C layer annotates the hand-off for it.
+    /// before what this thread does next, and ThreadSanitizer sees that too: the wait is a futex wait with an
+    /// absolute deadline (not `sem_clockwait`, which ThreadSanitizer does not intercept), and the C layer annotates
+    /// the hand-off for it.
     ///
     /// - Parameter timeout: The longest time to wait (zero or negative: one attempt; huge: forever).
     /// - Returns: `true` when a unit was taken, `false` when the timeout expired first.
     ///
-    /// The corresponding C function is `sem_clockwait` with `CLOCK_MONOTONIC`.
+    /// The corresponding C function is `sem_clockwait` with `CLOCK_MONOTONIC` (here `cthr_sem_timedwait`).
     @available(*, noasync, message: "wait(timeout:) blocks the thread; use `try await semaphore.wait()`")
+    @inlinable
     public func wait(timeout: Duration) -> Bool {
-        if cthr_sem_trywait(sem) == 0 { return true }
+        if _fastPath(cthr_sem_fast_trywait(sem)) { return true }
+        return waitSlow(timeout: timeout)
+    }
+
+    @usableFromInline
+    func waitSlow(timeout: Duration) -> Bool {
         let deadline = monotonicDeadline(after: timeout)
         let code = Engine.blocking { cthr_sem_timedwait(sem, deadline) }
         if code == ETIMEDOUT { return false }
-        require(code == 0, "Semaphore.wait(timeout:): sem_clockwait failed with \(errnoName(code))")
+        require(code == 0, "Semaphore.wait(timeout:): cthr_sem_timedwait failed with \(errnoName(code))")
         return true
     }
 
@@ -94,18 +118,27 @@ public final class Semaphore: @unchecked Sendable {
     ///
     /// - Returns: `true` when a unit was taken.
     ///
-    /// The corresponding C function is `sem_trywait`.
+    /// The corresponding C function is `sem_trywait` (here `cthr_sem_fast_trywait`).
+    @inlinable
     public func tryWait() -> Bool {
-        cthr_sem_trywait(sem) == 0
+        cthr_sem_fast_trywait(sem)
     }
 
     /// Returns one unit, waking one waiter if any (a thread blocked in ``wait()-7yygf`` or a task suspended in the async
     /// ``wait()-7yygf``).
     ///
     /// - Precondition: The count is below ``maximumValue`` (traps with `EOVERFLOW`).
+    /// - Complexity: One compare-exchange when nobody waits.
     ///
-    /// The corresponding C function is `sem_post`.
+    /// The corresponding C function is `sem_post` (here `cthr_sem_fast_post`/`cthr_sem_post`).
+    @inlinable
     public func signal() {
+        if _fastPath(cthr_sem_fast_post(sem)) { return }
+        signalSlow()
+    }
+
+    @usableFromInline
+    func signalSlow() {
         let code = cthr_sem_post(sem)
         require(code == 0, "Semaphore.signal(): sem_post failed with \(errnoName(code))")
         resumeAsyncWaiters()
@@ -113,7 +146,7 @@ public final class Semaphore: @unchecked Sendable {
 
     /// The current count (a snapshot that may be stale by the time it is used).
     ///
-    /// The corresponding C function is `sem_getvalue`.
+    /// The corresponding C function is `sem_getvalue` (here `cthr_sem_getvalue`).
     public var value: Int {
         var out: CInt = 0
         _ = cthr_sem_getvalue(sem, &out)

@@ -2,7 +2,6 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 import CThreading
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -12,10 +11,12 @@ import Musl
 
 /// A spin lock for very short critical sections: a waiting thread spins with `pause`, backs off, then yields.
 ///
-/// Built on CThreading's test-and-test-and-set lock (`cthr_spin_t`), which yields the processor after a bounded
-/// spin, so it stays usable when threads outnumber cores; still, a thread preempted while holding it makes others
-/// burn CPU, so prefer ``MutexLock`` unless measurements say otherwise. The owner's thread id is recorded next to
-/// the lock word (relaxed stores) so misuse is diagnosed.
+/// Built on CThreading's test-and-test-and-set lock (`cthr_spin_t`), whose word holds the owner's kernel thread id,
+/// as ``MutexLock``'s does: when uncontended, `lock()` is one inlined compare-exchange and `unlock()` one load
+/// (is the word this thread's id?) and one release store, so the ownership checks cost nothing extra. A waiting
+/// thread yields the processor after a bounded spin, so the lock stays usable when threads outnumber cores; still,
+/// a thread preempted while holding it makes others burn CPU, and a spin lock is not fair (a releasing thread can
+/// take it back at once), so prefer ``MutexLock`` unless measurements say otherwise.
 ///
 /// ```swift
 /// let spin = SpinLock(name: "counter")
@@ -25,13 +26,13 @@ import Musl
 /// Traps (each message names the lock): `lock()` by the thread that holds it; `unlock()` by a thread that does
 /// not hold it; deinitialization while held.
 ///
-/// A reference type and `Sendable`: its state is the C lock word and an `Atomic` owner id.
+/// A reference type and `Sendable`: its state is the C lock word, changed only by atomic operations.
 public final class SpinLock: @unchecked Sendable {
     /// The name used in diagnostics, if any.
     public let name: String?
 
+    @usableFromInline
     let spin: UnsafeMutablePointer<cthr_spin_t>
-    let owner = Atomic<UInt32>(0)
     let recorder = LockStatisticsRecorder()
 
     /// Creates a free spin lock.
@@ -44,7 +45,7 @@ public final class SpinLock: @unchecked Sendable {
     }
 
     deinit {
-        let holder = owner.load(ordering: .relaxed)
+        let holder = cthr_spin_owner(spin)
         require(holder == 0, "\(describe()): deinitialized while held by thread \(holder)")
         spin.deallocate()
     }
@@ -52,52 +53,37 @@ public final class SpinLock: @unchecked Sendable {
     /// Acquires the lock, spinning (then yielding) while it is held.
     ///
     /// - Precondition: The calling thread does not hold the lock (traps: it would spin forever).
+    /// - Complexity: One compare-exchange when the lock is free.
     ///
-    /// The corresponding C function is `cthr_spin_lock` (like `pthread_spin_lock`, with backoff).
+    /// The corresponding C function is `pthread_spin_lock` (here `cthr_spin_fast_lock`/`cthr_spin_lock`, with
+    /// backoff).
+    @inlinable
     public func lock() {
-        let me = currentThreadID
-        if cthr_spin_trylock(spin) == 0 {
-            if recorder.isEnabled { recorder.recordUncontended() }
-        } else {
-            require(
-                owner.load(ordering: .relaxed) != me,
-                "\(describe()): lock() on thread \(me), which already holds it (this would spin forever)"
-            )
-            let start = recorder.isEnabled ? cthr_clock_now_ns() : 0
-            _ = cthr_spin_lock(spin)
-            if start != 0 { recorder.recordContended(since: start) }
-        }
-        owner.store(me, ordering: .relaxed)
+        if _fastPath(cthr_spin_fast_lock(spin)) { return }
+        lockSlow()
     }
 
     /// Acquires the lock if it is free.
     ///
     /// - Returns: `true` when acquired, `false` when held (by another thread or the caller).
     ///
-    /// The corresponding C function is `cthr_spin_trylock`.
+    /// The corresponding C function is `pthread_spin_trylock` (here `cthr_spin_trylock`).
+    @inlinable
     public func tryLock() -> Bool {
-        guard cthr_spin_trylock(spin) == 0 else { return false }
-        owner.store(currentThreadID, ordering: .relaxed)
-        if recorder.isEnabled { recorder.recordUncontended() }
-        return true
+        if _fastPath(cthr_spin_fast_lock(spin)) { return true }
+        return tryLockSlow()
     }
 
     /// Releases the lock.
     ///
     /// - Precondition: The calling thread holds the lock (traps otherwise).
+    /// - Complexity: One load and one release store.
     ///
-    /// The corresponding C function is `cthr_spin_unlock`.
+    /// The corresponding C function is `pthread_spin_unlock` (here `cthr_spin_fast_unlock`/`cthr_spin_unlock`).
+    @inlinable
     public func unlock() {
-        let me = currentThreadID
-        let holder = owner.load(ordering: .relaxed)
-        require(
-            holder == me,
-            "\(describe()): unlock() on thread \(me), which does not hold it ("
-                + (holder == 0 ? "it is not locked)" : "it is held by thread \(holder))")
-        )
-        owner.store(0, ordering: .relaxed)
-        let code = cthr_spin_unlock(spin)
-        require(code == 0, "\(describe()): unlock() failed with \(errnoName(code))")
+        if _fastPath(cthr_spin_fast_unlock(spin)) { return }
+        unlockSlow()
     }
 
     /// Runs `body` while holding the lock.
@@ -112,10 +98,23 @@ public final class SpinLock: @unchecked Sendable {
         return try body()
     }
 
-    /// Whether contention statistics are being counted (off by default; a flag checked on each acquisition).
+    /// Whether contention statistics are being counted (off by default).
+    ///
+    /// Turning them on makes every acquisition take the slow path, which counts; turning them off restores the
+    /// one-instruction fast path. Setting it briefly takes the lock (it may also be set while holding it).
     public var statisticsEnabled: Bool {
         get { recorder.isEnabled }
-        set { recorder.enabled.store(newValue, ordering: .relaxed) }
+        set {
+            // Only the owner may change the SLOW bit: take the lock (uncounted) unless this thread holds it.
+            let alreadyHeld = cthr_spin_owner(spin) == currentThreadID
+            if !alreadyHeld && !cthr_spin_fast_lock(spin) {
+                let code = cthr_spin_lock(spin)
+                require(code == 0, "\(describe()): statisticsEnabled: locking failed with \(errnoName(code))")
+            }
+            recorder.enabled.store(newValue, ordering: .relaxed)
+            _ = cthr_spin_set_slow(spin, newValue)
+            if !alreadyHeld { unlock() }
+        }
     }
 
     /// The counters collected while ``statisticsEnabled`` was on.
@@ -125,4 +124,46 @@ public final class SpinLock: @unchecked Sendable {
     public func resetStatistics() { recorder.reset() }
 
     func describe() -> String { lockDescription("SpinLock", name, self) }
+
+    @usableFromInline
+    func lockSlow() {
+        let code: CInt
+        if recorder.isEnabled {
+            code = recorder.acquire(attempt: { cthr_spin_trylock(spin) }, wait: { cthr_spin_lock(spin) })
+        } else {
+            code = cthr_spin_lock(spin)
+        }
+        switch code {
+        case 0: return
+        case EDEADLK:
+            threadingFatal(
+                "\(describe()): lock() on thread \(currentThreadID), which already holds it (this would spin forever)"
+            )
+        default:
+            threadingFatal("\(describe()): lock() failed with \(errnoName(code))")
+        }
+    }
+
+    @usableFromInline
+    func tryLockSlow() -> Bool {
+        guard cthr_spin_trylock(spin) == 0 else { return false }
+        if recorder.isEnabled { recorder.recordUncontended() }
+        return true
+    }
+
+    @usableFromInline
+    func unlockSlow() {
+        let code = cthr_spin_unlock(spin)
+        switch code {
+        case 0: return
+        case EPERM:
+            let holder = cthr_spin_owner(spin)
+            threadingFatal(
+                "\(describe()): unlock() on thread \(currentThreadID), which does not hold it ("
+                    + (holder == 0 ? "it is not locked)" : "it is held by thread \(holder))")
+            )
+        default:
+            threadingFatal("\(describe()): unlock() failed with \(errnoName(code))")
+        }
+    }
 }

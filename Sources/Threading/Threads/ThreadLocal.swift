@@ -25,8 +25,10 @@ import Musl
 /// step is releasing the values of other threads when the `ThreadLocal` is dropped, after which nobody can reach
 /// them.
 public final class ThreadLocal<Value>: @unchecked Sendable {
+    @usableFromInline
     let key: pthread_key_t
     let registry = ThreadLocalRegistry()
+    @usableFromInline
     let makeDefault: @Sendable () -> Value
 
     /// Creates a thread-local value whose per-thread default is made by `makeDefault` on first access.
@@ -60,18 +62,38 @@ public final class ThreadLocal<Value>: @unchecked Sendable {
 
     /// The calling thread's value (created from the default on first access); setting it releases the old value.
     ///
+    /// - Complexity: A set value is read with one `pthread_getspecific`, inlined into the caller.
+    ///
     /// The corresponding C functions are `pthread_getspecific` and `pthread_setspecific`.
+    @inlinable
     public var value: Value {
         get {
-            let cell = currentCell()
-            if let value = cell.value { return value }
-            let value = makeDefault()
-            cell.value = value
-            return value
+            if let pointer = cthr_tsd_get(key),
+                let value = Unmanaged<ThreadLocalTypedCell<Value>>.fromOpaque(pointer).takeUnretainedValue().value
+            {
+                return value
+            }
+            return makeValue()
         }
         set {
-            currentCell().value = newValue
+            setValue(newValue)
         }
+    }
+
+    @usableFromInline
+    func setValue(_ newValue: Value) {
+        currentCell().value = newValue
+    }
+
+    /// The first read of ``value`` on this thread (or the first after ``removeValue()``): registers the cell if
+    /// needed and stores the default.
+    @usableFromInline
+    func makeValue() -> Value {
+        let cell = currentCell()
+        if let value = cell.value { return value }
+        let value = makeDefault()
+        cell.value = value
+        return value
     }
 
     /// Runs `body` with in-place access to the calling thread's value (created from the default if needed).

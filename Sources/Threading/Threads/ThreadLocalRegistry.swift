@@ -26,6 +26,7 @@ import Musl
 let threadLocalLock = MutexLock(name: "ThreadLocal registry")
 
 /// One thread's value for one ``ThreadLocal`` (the non-generic part).
+@usableFromInline
 class ThreadLocalCell: @unchecked Sendable {
     /// The owning ThreadLocal's registry while both the thread and the ThreadLocal live; `nil` once the cell is
     /// dead. Guarded by `threadLocalLock`.
@@ -43,8 +44,31 @@ class ThreadLocalCell: @unchecked Sendable {
 }
 
 /// A cell holding a `Value`.
+///
+/// The value lives in its own allocation, reached through a pointer: a read from ``ThreadLocal/value`` (inlined
+/// into the caller) then needs no exclusivity check of a class property. Only the owning thread touches it, except
+/// `clear()`, which runs once the owning thread can no longer reach the cell (decided under `threadLocalLock`).
+@usableFromInline
 final class ThreadLocalTypedCell<Value>: ThreadLocalCell, @unchecked Sendable {
-    var value: Value?
+    @usableFromInline
+    let storage: UnsafeMutablePointer<Value?>
+
+    override init(key: pthread_key_t) {
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: nil)
+        super.init(key: key)
+    }
+
+    deinit {
+        storage.deinitialize(count: 1)
+        storage.deallocate()
+    }
+
+    @inlinable
+    var value: Value? {
+        get { storage.pointee }
+        set { storage.pointee = newValue }
+    }
 
     override func clear() {
         value = nil

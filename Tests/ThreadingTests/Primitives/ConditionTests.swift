@@ -95,6 +95,9 @@ struct ConditionTests {
         let waiter = try PosixThread(name: "waiter") {
             stage.withLock(when: { $0 == 2 }, timeout: testDeadline) { $0 = 3 }
         }
+        // Until the waiter parks on its predicate it may hold the lock (taking it, checking the predicate), and a
+        // try form then rightly fails: wait for it to park, so the lock is free below.
+        #expect(Torture.waitUntil(seconds: 20) { stage.withLock { _ in stage.waiters.count } == 1 })
         #expect(stage.withLockIfAvailable(when: { $0 == 5 }, { _ in true }) == nil)
         #expect(stage.withLockIfAvailable { $0 = 1 } != nil)
         let moved = stage.withLockIfAvailable(

@@ -423,3 +423,104 @@ extension TortureTests {
         }
     }
 }
+
+extension TortureTests {
+    /// The futex semaphore (`cthr_sem.h`: value and waiter count in one word, the inlined fast paths, timed futex
+    /// waits with one more look after a timeout): no token is lost or taken twice, and no waiter sleeps through a
+    /// post, with blocking, try and timed takes racing posts.
+    @Suite(.serialized)
+    struct SemaphoreTorture {
+        /// Posters return `tokens` units in random bursts while takers take them with random variants (blocking,
+        /// try in a loop, timed with 0 to 2 ms timeouts in a loop); every token must be taken exactly once, none
+        /// before it was posted, and none may be left over.
+        @Test
+        func everyTokenIsTakenExactlyOnce() throws {
+            let seed = Torture.seed()
+            let perTaker = Torture.size(2_000, long: 100_000)
+            let takers = 3
+            let posters = 2
+            let semaphore = Semaphore()
+            let posted = Atomic<Int>(0)
+            let taken = Atomic<Int>(0)
+            let timeouts = TortureCounter()
+            let violations = TortureViolations()
+            let payload = Shared(0)
+            let payloadLock = MutexLock(name: "payload")
+            let total = takers * perTaker
+            let ok = runTogether(takers + posters) { index in
+                var random = TortureRandom(seed: seed &+ UInt64(index))
+                if index >= takers {
+                    // Posters: share the total between them, in bursts, sometimes pausing.
+                    while true {
+                        let next = posted.add(1, ordering: .relaxed).newValue
+                        if next > total { return }
+                        payloadLock.withLock { payload.value += 1 }
+                        semaphore.signal()
+                        if random.chance(5) { Torture.spin(random.below(2_000)) }
+                    }
+                }
+                for _ in 0..<perTaker {
+                    switch random.below(3) {
+                    case 0:
+                        semaphore.wait()
+                    case 1:
+                        while !semaphore.tryWait() { PosixThread.yield() }
+                    default:
+                        while !semaphore.wait(timeout: TortureLock.timeout(&random)) { timeouts.add() }
+                    }
+                    // The k-th token taken overall needs k posts, each after its payload was counted.
+                    let seen = taken.add(1, ordering: .relaxed).newValue
+                    let written = payloadLock.withLock { payload.value }
+                    if written < seen { violations.record("token \(seen) taken before it was posted") }
+                }
+            }
+            #expect(ok, "a taker or poster did not finish within the deadline (a lost wake-up?)")
+            #expect(taken.load(ordering: .relaxed) == total)
+            #expect(semaphore.value == 0, "tokens left over: \(semaphore.value)")
+            #expect(cthr_sem_waiter_count(semaphore.sem) == 0, "waiters still registered")
+            #expect(violations.count == 0, "\(violations.messages)")
+            Torture.report(
+                "semaphore tokens",
+                seed: seed,
+                ["tokens": total, "timeouts": timeouts.value, "violations": violations.count]
+            )
+        }
+
+        /// Every taker sleeps on an empty semaphore (some with deadlines that expire around the posts); the posts
+        /// then come one at a time, each only after the previous token was taken: a post that wakes nobody, or a
+        /// wake lost to a waiter that timed out, leaves the chain stuck until the deadline.
+        @Test
+        func everySleeperIsWokenByItsPost() throws {
+            let seed = Torture.seed()
+            let rounds = Torture.size(20, long: 2_000)
+            let sleepers = 5
+            for round in 0..<rounds {
+                var random = TortureRandom(seed: seed &+ UInt64(round))
+                let semaphore = Semaphore()
+                let takenTokens = Semaphore()
+                let timeouts = TortureCounter()
+                let timedSleepers = random.below(sleepers)
+                let ok = runTogether(sleepers + 1) { index in
+                    if index == sleepers {
+                        for _ in 0..<sleepers {
+                            semaphore.signal()
+                            guard takenTokens.wait(timeout: testDeadline) else { return }
+                        }
+                        return
+                    }
+                    if index < timedSleepers {
+                        while !semaphore.wait(timeout: .microseconds(50 + index * 100)) { timeouts.add() }
+                    } else {
+                        semaphore.wait()
+                    }
+                    takenTokens.signal()
+                }
+                #expect(ok, "round \(round): a sleeper was not woken (lost wake-up)")
+                #expect(semaphore.value == 0)
+                #expect(cthr_sem_waiter_count(semaphore.sem) == 0)
+                if !ok { break }
+            }
+            Torture.report("semaphore wake chain", seed: seed, ["rounds": rounds, "sleepers": sleepers])
+        }
+    }
+}

@@ -43,7 +43,8 @@ public struct BenchCommand: ParsableCommand {
               swift run -c release bench render bench-results/report.json
             """,
         subcommands: [
-            CacheCommand.self, LocksCommand.self, ThreadsCommand.self, HandoffCommand.self, QueuesCommand.self,
+            CacheCommand.self, LocksCommand.self, OnceCommand.self, ThreadLocalCommand.self, ThreadsCommand.self,
+            HandoffCommand.self, QueuesCommand.self,
             RCUCommand.self, RenderCommand.self, ChildCacheCommand.self, ChildBlockedQueuesCommand.self,
             ChildLocksCommand.self, PoolsCommand.self, BlockingPoolCommand.self, PoolAsyncCommand.self,
             KVServerCommand.self, TimersCommand.self, ActorsCommand.self,

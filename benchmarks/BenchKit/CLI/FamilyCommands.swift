@@ -48,6 +48,79 @@ public struct LocksCommand: ParsableCommand {
     }
 }
 
+/// `bench once`: `Once.run` after the first run, against `pthread_once` and a Swift `static let`.
+public struct OnceCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "once",
+        abstract: "Run-once checks after the first run: Once vs pthread_once and a Swift static let.",
+        discussion: """
+            Defaults: --threads 1,2,4,8 --seconds 0.2 --warmup 0.05 --repeat 3.
+            \(CommonOptions.quickHelp(defaultThreads: OnceCommand.defaultThreads)).
+            Files: bench-results/once/ (bench-results/quick/once/ with --quick).
+            """
+    )
+
+    /// Default thread counts.
+    public static let defaultThreads = CacheCommand.defaultThreads
+
+    /// The options every family shares.
+    @OptionGroup public var common: CommonOptions
+
+    public init() {}
+
+    public func run() throws {
+        try runReads(BenchReads.onceCatalog, id: "once", operation: "one run-once call after the first run", common)
+    }
+}
+
+/// `bench threadlocal`: reads of a thread-local value, `ThreadLocal` vs `pthread_getspecific` and NIO's
+/// `ThreadSpecificVariable`.
+public struct ThreadLocalCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "threadlocal",
+        abstract: "Thread-local reads: ThreadLocal vs pthread_getspecific and NIO's ThreadSpecificVariable.",
+        discussion: """
+            Defaults: --threads 1,2,4,8 --seconds 0.2 --warmup 0.05 --repeat 3.
+            \(CommonOptions.quickHelp(defaultThreads: ThreadLocalCommand.defaultThreads)).
+            Files: bench-results/threadlocal/ (bench-results/quick/threadlocal/ with --quick).
+            """
+    )
+
+    /// Default thread counts.
+    public static let defaultThreads = CacheCommand.defaultThreads
+
+    /// The options every family shares.
+    @OptionGroup public var common: CommonOptions
+
+    public init() {}
+
+    public func run() throws {
+        try runReads(
+            BenchReads.threadLocalCatalog,
+            id: "threadlocal",
+            operation: "one read of a thread-local value",
+            common
+        )
+    }
+}
+
+/// Runs the `once` or `threadlocal` family.
+func runReads(_ catalog: [BenchReads.Entry], id: String, operation: String, _ common: CommonOptions) throws {
+    let entries = try selectStrategies(catalog, filter: common.strategies, id: \.id, name: \.name, kind: \.kind)
+    if common.list {
+        print(listing(entries.map { ($0.id, $0.name, $0.kind, operation) }))
+        return
+    }
+    try runFamily(
+        id: id,
+        title: id,
+        operation: operation,
+        defaultThreads: CacheCommand.defaultThreads,
+        common: common,
+        cases: entries.map { BenchCase(name: $0.name, id: $0.id, kind: $0.kind, run: $0.run) }
+    )
+}
+
 /// `bench handoff`: condition/semaphore ping-pong between pairs of threads.
 public struct HandoffCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(

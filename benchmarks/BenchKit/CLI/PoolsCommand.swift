@@ -383,7 +383,7 @@ public struct TimersCommand: ParsableCommand {
                 ],
                 threads: [1],
                 cases: entries.map {
-                    BenchCase(name: $0.name, id: $0.id, kind: $0.kind, reportsMaxLatency: true, run: $0.run)
+                    BenchCase(name: $0.name, id: $0.id, kind: $0.kind, run: $0.run)
                 },
                 settings: settings,
                 progress: progress

@@ -53,6 +53,7 @@ public enum Handoff {
     public static let catalog: [Entry] = [
         Entry(SemaphoreBaton.self), Entry(ConditionVariableBaton.self), Entry(MonitorBaton.self),
         Entry(DispatchSemaphoreBaton.self), Entry(NSConditionBaton.self), Entry(PthreadCondBaton.self),
+        Entry(NSConditionLockBaton.self),
     ]
 
     /// One timed run: `pairs` independent pairs, each with its own baton.
@@ -173,6 +174,26 @@ final class NSConditionBaton: Baton, @unchecked Sendable {
         condition.lock()
         while turn != side { condition.wait() }
         condition.unlock()
+    }
+}
+
+/// Peer: Foundation `NSConditionLock` whose condition is the turn (the peer of `Monitor`). `@unchecked Sendable`:
+/// `NSConditionLock` is thread-safe.
+final class NSConditionLockBaton: Baton, @unchecked Sendable {
+    static let name = "NSConditionLock", id = "nsconditionlock", kind = StrategyKind.peer
+    private let lock = NSConditionLock(condition: 0)
+    func pass(to side: Int) {
+        lock.lock()
+        lock.unlock(withCondition: side)
+    }
+    func await(_ side: Int) {
+        // `lock(whenCondition:)` is `lock(whenCondition:before: .distantFuture)`, which traps on this Foundation
+        // for Linux (the far date overflows the conversion to a timespec): a deadline an hour away is the same
+        // call path without the trap.
+        guard lock.lock(whenCondition: side, before: Date(timeIntervalSinceNow: 3_600)) else {
+            fatalError("NSConditionLock: no turn within an hour")
+        }
+        lock.unlock()
     }
 }
 

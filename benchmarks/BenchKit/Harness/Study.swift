@@ -41,8 +41,6 @@ public struct BenchCase: Sendable {
     public var run: @Sendable (_ threads: Int, _ seconds: Double) -> RunSample
     /// Child-process cases run once per cell, without warm-up or repeats.
     public var isolation: Isolation
-    /// Whether the cell reports the largest latency sample too (``CellResult/maxNs``).
-    public var reportsMaxLatency: Bool
 
     /// Creates a case.
     public init(
@@ -50,14 +48,12 @@ public struct BenchCase: Sendable {
         id: String,
         kind: StrategyKind,
         isolation: Isolation = .inProcess,
-        reportsMaxLatency: Bool = false,
         run: @escaping @Sendable (_ threads: Int, _ seconds: Double) -> RunSample
     ) {
         self.name = name
         self.id = id
         self.kind = kind
         self.isolation = isolation
-        self.reportsMaxLatency = reportsMaxLatency
         self.run = run
     }
 }
@@ -173,7 +169,7 @@ func makeCell(_ benchCase: BenchCase, threads: Int, samples: [RunSample]) -> Cel
         outcome: outcome,
         repeats: samples.map(\.operationsPerSecond)
     )
-    if benchCase.reportsMaxLatency && hasLatency { cell.maxNs = latency.max }
+    cell.maxNs = samples.map(\.worstNanoseconds).max()
     if median.membarrierCallsPerSecond > 0 { cell.membarrierCallsPerSecond = median.membarrierCallsPerSecond }
     return cell
 }

@@ -46,6 +46,9 @@ public struct WorkerResult: Sendable {
     public var endNanoseconds: UInt64 = 0
     /// Sampled per-operation latencies in nanoseconds.
     public var latency = LatencySampler.makeHistogram()
+    /// The longest wait this thread saw, in nanoseconds, when the family measures it beyond the sampled latencies
+    /// (`locks`: the longest batch of `LatencySampler.interval` operations, an upper bound on its longest wait).
+    public var worstNanoseconds: UInt64 = 0
 
     /// Creates an empty result.
     public init() {}
@@ -82,6 +85,8 @@ public struct RunSample: Sendable {
     public var latency: Histogram<UInt64>
     /// A non-nil description when the run ended abnormally (a child process that crashed, hung, ...).
     public var abnormalOutcome: String?
+    /// The longest operation seen (the sampled latencies' maximum, or a family's own `worstNanoseconds`).
+    public var worstNanoseconds: UInt64 = 0
     /// `membarrier` calls per second that this process's locks made during the run (`MutexLock.membarrierCalls`):
     /// 0 in the default lock mode, the host-wide cost of the opt-in membarrier mode otherwise.
     public var membarrierCallsPerSecond: Double = 0
@@ -151,7 +156,9 @@ public func runTimed(
     var cpu: UInt64 = 0
     var end = max(start, drained)
     var slowest = Int.max
+    var worst: UInt64 = 0
     for result in all {
+        worst = max(worst, result.worstNanoseconds, result.latency.totalCount > 0 ? result.latency.max : 0)
         operations += result.operations
         bad += result.badOperations
         cpu += result.cpuNanoseconds
@@ -170,6 +177,7 @@ public func runTimed(
         latency: latency
     )
     sample.membarrierCallsPerSecond = Double(MutexLock.membarrierCalls &- membarriersBefore) / elapsed
+    sample.worstNanoseconds = worst
     return sample
 }
 

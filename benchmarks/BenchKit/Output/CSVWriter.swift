@@ -8,7 +8,8 @@ public enum CSVWriter {
     /// The header row's columns.
     public static let columns = [
         "study", "family", "strategy", "id", "kind", "threads", "ops_per_s", "cpu_ns_per_op", "p50_ns", "p99_ns",
-        "fairness", "bad_ops", "valid", "outcome", "ratio_to_best_peer", "queues", "blocked_at_once", "tasks_completed",
+        "max_ns", "fairness", "bad_ops", "valid", "outcome", "ratio_to_best_peer", "queues", "blocked_at_once",
+        "tasks_completed",
         "baseline_threads", "peak_threads", "pool_peak_threads", "thread_cap",
     ]
 
@@ -21,7 +22,8 @@ public enum CSVWriter {
                     [
                         study.id, study.family, cell.strategy, cell.id, cell.kind.rawValue, String(cell.threads),
                         String(format: "%.1f", cell.opsPerSecond), String(format: "%.2f", cell.cpuNsPerOp),
-                        String(cell.p50Ns), String(cell.p99Ns), String(format: "%.4f", cell.fairness),
+                        String(cell.p50Ns), String(cell.p99Ns), cell.maxNs.map { String($0) } ?? "",
+                        String(format: "%.4f", cell.fairness),
                         String(cell.badOperations), cell.valid ? "true" : "false", cell.outcome,
                         cell.ratioToBestPeer.map { String(format: "%.4f", $0) } ?? "",
                     ] + censusFields(cell.census)

@@ -35,10 +35,12 @@ public struct CellResult: Codable, Sendable, Equatable {
     public var repeats: [Double]
     /// The thread census of the blocked-queues study; nil in every other study.
     public var census: ThreadCensus?
+    /// The longest operation seen over all repeats, nanoseconds: the largest latency sample (in `timers`, the worst
+    /// lateness), or in `locks` the longest batch of 64 operations of one thread (an upper bound on the worst wait
+    /// for the lock); nil in reports written before it was measured.
+    public var maxNs: UInt64?
     /// `membarrier` calls per second by the locks of the process that ran the cell (median run); nil when none.
     public var membarrierCallsPerSecond: Double?
-    /// The largest latency sample over all repeats, nanoseconds; nil unless the study reports it (`bench timers`).
-    public var maxNs: UInt64?
 
     /// Creates a cell.
     public init(

@@ -46,7 +46,8 @@ public enum TextTable {
             return out + renderCensus(study)
         }
         let header = [
-            "strategy", "kind", "ops/s", "vs best peer", "cpu ns/op", "p50 ns", "p99 ns", "fairness", "validation",
+            "strategy", "kind", "ops/s", "vs best peer", "cpu ns/op", "p50 ns", "p99 ns", "max ns", "fairness",
+            "validation",
         ]
         let nameWidth = max(24, (study.results.map(\.strategy.count).max() ?? 0) + 1)
         for count in study.threads {
@@ -122,13 +123,14 @@ public enum TextTable {
             crashed ? "-" : String(format: "%.1f", cell.cpuNsPerOp),
             crashed ? "-" : String(cell.p50Ns),
             crashed ? "-" : String(cell.p99Ns),
+            crashed ? "-" : cell.maxNs.map { String($0) } ?? "-",
             crashed ? "-" : String(format: "%.2f", cell.fairness),
             cell.outcome,
         ]
     }
 
     static func row(_ columns: [String], nameWidth: Int) -> String {
-        let widths = [nameWidth, 10, 9, 14, 11, 9, 10, 10]
+        let widths = [nameWidth, 10, 9, 14, 11, 9, 10, 11, 10]
         var line = "   "
         for (index, column) in columns.enumerated() {
             if index == 0 {

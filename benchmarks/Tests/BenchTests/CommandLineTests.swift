@@ -112,6 +112,7 @@ struct CommandLineTests {
             (["cache"], CacheCommand.defaultThreads), (["locks"], LocksCommand.defaultThreads),
             (["queues"], QueuesCommand.defaultThreads), (["rcu"], RCUCommand.defaultThreads),
             (["handoff"], HandoffCommand.defaultThreads), (["threads"], ThreadsCommand.defaultThreads),
+            (["once"], OnceCommand.defaultThreads), (["threadlocal"], ThreadLocalCommand.defaultThreads),
         ]
     )
     func quickHelp(arguments: [String], defaults: [Int]) throws {
@@ -132,6 +133,8 @@ struct CommandLineTests {
         case let rcu as RCUCommand: rcu.common
         case let handoff as HandoffCommand: handoff.common
         case let threads as ThreadsCommand: threads.common
+        case let once as OnceCommand: once.common
+        case let threadLocal as ThreadLocalCommand: threadLocal.common
         default: nil
         }
     }

@@ -54,6 +54,24 @@ struct FamilyTests {
         #expect(sample.badOperations == 0)
     }
 
+    @Test(
+        "every once and thread-local reader reads the value set up",
+        arguments: (BenchReads.onceCatalog + BenchReads.threadLocalCatalog).map(\.id)
+    )
+    func readsAreValid(id: String) throws {
+        let entry = try #require((BenchReads.onceCatalog + BenchReads.threadLocalCatalog).first { $0.id == id })
+        let sample = entry.run(2, 0.01)
+        #expect(sample.operations > 0)
+        #expect(sample.badOperations == 0)
+    }
+
+    @Test("the locks workload reports its longest batch as the worst wait")
+    func locksReportTheWorstWait() throws {
+        let entry = try #require(Locks.catalog.first { $0.id == "mutexlock" })
+        let sample = entry.run(2, 0.01)
+        #expect(sample.worstNanoseconds > 0)
+    }
+
     @Test("every spawner returns the thread's result", arguments: Threads.catalog.map(\.id))
     func threadsRun(id: String) throws {
         let entry = try #require(Threads.catalog.first { $0.id == id })
