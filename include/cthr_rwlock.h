@@ -138,7 +138,8 @@ static inline bool cthr_rwlock_fast_rdlock(cthr_rwlock_t *_Nonnull lock) {
         }
         striped = 1;
     } else {
-        if ((state & CTHR_RWLOCK_BLOCK) != 0 || (state & CTHR_RWLOCK_COUNT_MASK) == CTHR_RWLOCK_COUNT_MASK) return false;
+        if ((state & CTHR_RWLOCK_BLOCK) != 0) return false;
+        if ((state & CTHR_RWLOCK_COUNT_MASK) == CTHR_RWLOCK_COUNT_MASK) return false;
         uint64_t next = state + 1;
         if ((state & CTHR_RWLOCK_COUNT_MASK) != 0 && (state & CTHR_RWLOCK_WRITER) == 0) next |= CTHR_RWLOCK_BIASED;
         if (!__atomic_compare_exchange_n(&lock->state, &state, next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
@@ -164,7 +165,9 @@ static inline bool cthr_rwlock_fast_rdunlock(cthr_rwlock_t *_Nonnull lock) {
         cthr_rwlock_leave_stripe(lock, cthr_rwlock_stripe(lock, held->index));
     } else {
         uint64_t before = __atomic_fetch_sub(&lock->state, 1, __ATOMIC_SEQ_CST);
-        if ((before & CTHR_RWLOCK_COUNT_MASK) == 1 && (before & CTHR_RWLOCK_DRAIN_WAIT) != 0) cthr_rwlock_wake_drain(lock);
+        if ((before & CTHR_RWLOCK_COUNT_MASK) == 1 && (before & CTHR_RWLOCK_DRAIN_WAIT) != 0) {
+            cthr_rwlock_wake_drain(lock);
+        }
     }
     return true;
 }
