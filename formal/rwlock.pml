@@ -14,15 +14,18 @@
  *       a guard that blocks until the condition holds).
  *       Unlock: cthr_rwlock_leave_stripe (subtract 1 from the stripe; when it reached 0, load the word and wake the
  *       drainer when DRAIN_WAIT is set) or the central fetch_sub (wake the drainer when the count it replaced was 1
- *       and DRAIN_WAIT was set). cthr_rwlock_wake_drain: drain_seq + 1, futex wake.
+ *       and DRAIN_WAIT was set). cthr_rwlock_wake_drain: fetch_and clears DRAIN_WAIT; if this thread cleared it,
+ *       drain_seq + 1 and a futex wake.
  *   Writer w (NWRITERS of them, ROUNDS write sections each):
  *       cthr_rwlock_fast_wrlock: CAS the word from 0 to WRITER|BLOCK, and nothing else.
- *       cthr_rwlock_write_acquire: phase 1, the claim: CAS WRITER on (clearing BIASED and setting REBIAS when it was
- *       set; BLOCK too when writers are preferred); a claimed word is waited out (the write_seq sleep is not
- *       modelled: a guard). Phase 2, the drain, each round: load the word; drained when its count is 0 and, with
- *       REBIAS, a scan of the stripes (one load per stripe) finds every stripe at 0: then CAS the loaded value to
- *       value | BLOCK without DRAIN_WAIT (owned); else the sleep step: load drain_seq, load the word, CAS
- *       DRAIN_WAIT on, drained again (scan), futex wait on drain_seq while it still holds the value loaded.
+ *       cthr_rwlock_write_acquire: phase 1, the claim: CAS WRITER on (preferring writers also BLOCK on, BIASED off
+ *       and REBIAS on when it was set); a claimed word is waited out (the write_seq sleep is not modelled: a guard).
+ *       Phase 2, the drain, each round: load the word; drained when its count is 0 and, with BIASED or REBIAS, a
+ *       scan of the stripes (one load per stripe) finds every stripe at 0: then CAS the loaded value to BLOCK on,
+ *       BIASED off (REBIAS on when it was set), DRAIN_WAIT off: owned if BLOCK was already on in the loaded value,
+ *       else round again (stripe readers that came in before BLOCK); not drained: the sleep step: load drain_seq,
+ *       set DRAIN_WAIT with a load of the word, drained again (scan), futex wait on drain_seq while it still holds
+ *       the value loaded.
  *       With -DTIMEOUTS=1 a writer may give up instead of sleeping (cthr_rwlock_release_write: clear the writer's
  *       bits, restore BIASED after a revocation).
  *       Unlock: cthr_rwlock_release_write (the same).
@@ -37,6 +40,9 @@
  *   MUTANT_NO_SCAN         a writer that revoked the bias does not scan the stripes: must fail
  *   MUTANT_KEEP_REVOKED    a writer that gives its claim back does not restore BIASED (with TIMEOUTS=1): must fail
  *                          (a stripe reader still inside while the word reads 0: a fast-path writer walks in)
+ *   MUTANT_OWN_AT_BLOCK    preferring readers, the writer owns the lock as soon as its CAS sets BLOCK, without
+ *                          scanning the stripes again: must fail (a stripe reader that came in between the scan
+ *                          and the CAS is inside)
  *   MUTANT_NO_DRAIN_WAKE   a leaving stripe reader never wakes the drainer: must fail (the writer sleeps forever)
  */
 
@@ -73,8 +79,13 @@ byte readers_in = 0;
 byte writers_in = 0;
 byte finished = 0;
 
+/* cthr_rwlock_wake_drain: fetch_and clears DRAIN_WAIT; the thread that cleared it bumps drain_seq and wakes */
 inline wake_drain() {
-    atomic { drain_seq++; drainer_asleep = 0 }
+    atomic { w = drain_wait; drain_wait = 0 };
+    if
+    :: w -> atomic { drain_seq++; drainer_asleep = 0 }
+    :: else
+    fi
 }
 
 proctype Reader(byte me) {
@@ -196,7 +207,7 @@ inline release_write() {
 
 proctype Writer() {
     byte round = 0;
-    bit fast, ok, s_rebias, s_block, s_drain, d;
+    bit fast, ok, s_rebias, s_block, s_drain, s_biased, d;
     byte s_count, seq, i;
     do
     :: round < ROUNDS ->
@@ -217,30 +228,42 @@ again:
             !writer ->
             writer = 1;
             if
-            :: biased -> biased = 0; rebias = 1
-            :: else
-            fi;
-            if
-            :: PREFER_WRITERS -> block = 1
+            :: PREFER_WRITERS ->
+                block = 1;
+                if
+                :: biased -> biased = 0; rebias = 1
+                :: else
+                fi
             :: else
             fi
         };
         /* phase 2: the drain */
         do
-        :: atomic { s_count = count; s_rebias = rebias; s_block = block; s_drain = drain_wait };
-            drained(d, s_count, s_rebias);
+        :: atomic { s_count = count; s_rebias = rebias; s_block = block; s_drain = drain_wait; s_biased = biased };
+            drained(d, s_count, s_rebias || s_biased);
             if
             :: d ->
+                /* CAS from the loaded value: BLOCK on, BIASED off (REBIAS on if it was set), DRAIN_WAIT off */
                 atomic {
                     if
-                    :: count == s_count && rebias == s_rebias && block == s_block && drain_wait == s_drain ->
-                        block = 1; drain_wait = 0; ok = 1
+                    :: count == s_count && rebias == s_rebias && block == s_block && drain_wait == s_drain &&
+                       biased == s_biased ->
+                        block = 1; drain_wait = 0;
+                        if
+                        :: biased -> biased = 0; rebias = 1
+                        :: else
+                        fi;
+                        ok = 1
                     :: else -> ok = 0
                     fi
                 };
                 if
-                :: ok -> break
-                :: else
+#ifdef MUTANT_OWN_AT_BLOCK
+                :: ok -> break              /* owned as soon as BLOCK is set, without looking again */
+#else
+                :: ok && s_block -> break   /* BLOCK was set before the scan: owned */
+#endif
+                :: else                     /* BLOCK set just now (or the CAS failed): look again */
                 fi
             :: else ->
 #if TIMEOUTS
@@ -251,8 +274,8 @@ again:
 #endif
                 /* the sleep step */
                 seq = drain_seq;
-                atomic { drain_wait = 1; s_count = count; s_rebias = rebias };
-                drained(d, s_count, s_rebias);
+                atomic { drain_wait = 1; s_count = count; s_rebias = rebias; s_biased = biased };
+                drained(d, s_count, s_rebias || s_biased);
                 if
                 :: d
                 :: else ->

@@ -16,18 +16,18 @@
 // read-mostly work moves to the stripes by itself. Read holds are tracked per thread (below), so a nested read of
 // a lock the thread already reads touches no shared memory at all, whatever the preference.
 //
-// Writers. A writer claims the write side (WRITER, with its id) and, if the lock was biased, clears BIASED in the
-// same compare-exchange (revocation) and remembers it (REBIAS). It then waits until the central count is zero and,
-// after a revocation, every stripe is zero. Preferring writers, the claim sets BLOCK at once, so new readers wait;
-// preferring readers, the writer sets BLOCK only in a compare-exchange that also sees the central count at zero
-// (stripe readers cannot arrive meanwhile: BIASED is clear and readers set it only while no writer claims). The
-// unlock clears the word (restoring BIASED after a revocation) and wakes whoever registered a sleep. The lock word
-// is 0 only when nothing is held and no bias is on: then the inlined write lock is one compare-exchange from 0
-// and the unlock one compare-exchange back, as in `cthr_lock_t`.
+// Writers. A writer claims the write side (WRITER, with its id); new readers wait only once BLOCK is set, and the
+// bias is revoked (BIASED cleared, REBIAS remembered) in the compare-exchange that sets BLOCK. Preferring writers,
+// the claim itself sets BLOCK; preferring readers, the bias stays on and readers keep coming in while the writer
+// waits for a moment with no reader (central count zero, every stripe zero), then sets BLOCK in a compare-exchange
+// that also sees the count at zero. Either way the writer then scans the stripes again and waits for the stripe
+// readers that came in before BLOCK. The unlock clears the word (restoring BIASED after a revocation) and wakes
+// whoever registered a sleep. The lock word is 0 only when nothing is held and no bias is on: then the inlined
+// write lock is one compare-exchange from 0 and the unlock one compare-exchange back, as in `cthr_lock_t`.
 //
-// Why a stripe reader and a revoking writer never both get in: the reader's increment and reload and the writer's
-// compare-exchange and stripe scan are all sequentially consistent (Dekker's pairing): either the reload sees the
-// claim (the reader leaves), or the scan sees the increment (the writer waits for the decrement). A stripe count
+// Why a stripe reader and a writer never both get in: the reader's increment and reload and the writer's BLOCK
+// compare-exchange and stripe scan are all sequentially consistent (Dekker's pairing): either the reload sees
+// BLOCK (the reader leaves), or the scan sees the increment (the writer waits for the decrement). A stripe count
 // that is not zero while the word is 0 belongs to a reader on its way out, never to a holder.
 //
 // Sleeping. Three futex words, each a sequence number: `read_seq` (readers waiting for BLOCK to clear),
@@ -111,7 +111,8 @@ int cthr_rwlock_destroy(cthr_rwlock_t *_Nullable lock);
 // stripe reached zero while one sleeps.
 void cthr_rwlock_leave_stripe(cthr_rwlock_t *_Nonnull lock, uint32_t *_Nonnull stripe);
 
-// Wakes the writer draining readers (a central reader brought the count to zero while DRAIN_WAIT was set).
+// Wakes the writer draining readers (a reader brought its stripe or the central count to zero while DRAIN_WAIT was
+// set): clears DRAIN_WAIT and wakes the drainer if this call cleared it.
 void cthr_rwlock_wake_drain(cthr_rwlock_t *_Nonnull lock);
 
 // The counter of stripe `index` (masked).

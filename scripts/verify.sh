@@ -193,6 +193,7 @@ check "rwlock MUTANT_NO_RECHECK" rwlock.pml safety fail -DMUTANT_NO_RECHECK
 check "rwlock MUTANT_NO_SCAN" rwlock.pml safety fail -DMUTANT_NO_SCAN
 check "rwlock MUTANT_KEEP_REVOKED" rwlock.pml safety fail -DMUTANT_KEEP_REVOKED -DTIMEOUTS=1
 check "rwlock MUTANT_NO_DRAIN_WAKE" rwlock.pml safety fail -DMUTANT_NO_DRAIN_WAKE
+check "rwlock MUTANT_OWN_AT_BLOCK" rwlock.pml safety fail -DMUTANT_OWN_AT_BLOCK
 
 end=$(date +%s)
 echo "verify: $runs run(s), $bad failed, $((end - start)) s"

@@ -111,7 +111,12 @@ static bool cthr_rwlock_stripes_clear(cthr_rwlock_t *lock) {
     return true;
 }
 
-void cthr_rwlock_wake_drain(cthr_rwlock_t *lock) { cthr_rwlock_futex_wake(&lock->drain_seq, 1); }
+// Clears DRAIN_WAIT and wakes the drainer if this thread cleared it: one wake per sleep of the drainer, however
+// many readers leave meanwhile (the drainer sets the flag again before it sleeps again, then scans).
+void cthr_rwlock_wake_drain(cthr_rwlock_t *lock) {
+    uint64_t before = __atomic_fetch_and(&lock->state, ~CTHR_RWLOCK_DRAIN_WAIT, __ATOMIC_SEQ_CST);
+    if ((before & CTHR_RWLOCK_DRAIN_WAIT) != 0) cthr_rwlock_futex_wake(&lock->drain_seq, 1);
+}
 
 void cthr_rwlock_leave_stripe(cthr_rwlock_t *lock, uint32_t *stripe) {
     if (__atomic_sub_fetch(stripe, 1, __ATOMIC_SEQ_CST) == 0 &&
@@ -238,10 +243,10 @@ static void cthr_rwlock_release_write(cthr_rwlock_t *lock) {
     if ((state & CTHR_RWLOCK_WRITE_WAITERS) != 0) cthr_rwlock_futex_wake(&lock->write_seq, 1);
 }
 
-// Whether the claiming writer may own the lock now: no central reader and, after a revocation, no stripe reader.
+// Whether no reader holds the lock now: no central reader and, when the lock is or was biased, no stripe reader.
 static inline bool cthr_rwlock_drained(cthr_rwlock_t *lock, uint64_t state) {
     return (state & CTHR_RWLOCK_COUNT_MASK) == 0 &&
-           ((state & CTHR_RWLOCK_REBIAS) == 0 || cthr_rwlock_stripes_clear(lock));
+           ((state & (CTHR_RWLOCK_REBIAS | CTHR_RWLOCK_BIASED)) == 0 || cthr_rwlock_stripes_clear(lock));
 }
 
 // The write side: claim, then wait for the readers to leave. `try_only`: one attempt, nothing changed on failure.
@@ -259,9 +264,12 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
         state = __atomic_load_n(&lock->state, __ATOMIC_SEQ_CST);
         if ((state & CTHR_RWLOCK_WRITER) == 0) {
             if (try_only && (state & CTHR_RWLOCK_COUNT_MASK) != 0) return EBUSY;
-            uint64_t next = (state & ~CTHR_RWLOCK_BIASED) | mine;
-            if ((state & CTHR_RWLOCK_BIASED) != 0) next |= CTHR_RWLOCK_REBIAS;
-            if (prefer_writers || try_only) next |= CTHR_RWLOCK_BLOCK;
+            uint64_t next = state | mine;
+            if (prefer_writers || try_only) {
+                // Block new readers now, revoking the bias in the same step.
+                next = (next & ~CTHR_RWLOCK_BIASED) | CTHR_RWLOCK_BLOCK;
+                if ((state & CTHR_RWLOCK_BIASED) != 0) next |= CTHR_RWLOCK_REBIAS;
+            }
             if (slept) next |= CTHR_RWLOCK_WRITE_WAITERS;  // others may sleep behind this writer's wake-up
             if (__atomic_compare_exchange_n(&lock->state, &state, next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
                 state = next;
@@ -296,15 +304,20 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
         round = CTHR_RWLOCK_SPINS + CTHR_RWLOCK_YIELDS;  // awake: look again, then sleep again if still claimed
     }
 
-    // Phase 2: wait for the readers to leave. Preferring readers, BLOCK is set only together with a zero central
-    // count (stripe readers cannot arrive: BIASED stays clear while the claim stands).
+    // Phase 2: wait for the readers to leave. Preferring readers, the bias stays on and new readers keep coming in
+    // while the writer waits; once no reader holds the lock, one compare-exchange blocks new readers and revokes the
+    // bias, and the writer then waits for the stripe readers that came in between its scan and that step (they saw
+    // BIASED and not BLOCK after their increment; any later one sees BLOCK and leaves: Dekker's pairing again).
     for (int round = 0;; round++) {
         state = __atomic_load_n(&lock->state, __ATOMIC_SEQ_CST);
         if (cthr_rwlock_drained(lock, state)) {
-            uint64_t next = (state | CTHR_RWLOCK_BLOCK) & ~CTHR_RWLOCK_DRAIN_WAIT;
+            uint64_t next = (state | CTHR_RWLOCK_BLOCK) & ~(CTHR_RWLOCK_DRAIN_WAIT | CTHR_RWLOCK_BIASED);
+            if ((state & CTHR_RWLOCK_BIASED) != 0) next |= CTHR_RWLOCK_REBIAS;
+            bool owned = (state & CTHR_RWLOCK_BLOCK) != 0;  // BLOCK was set before this drained test: nobody left
             if (next == state ||
                 __atomic_compare_exchange_n(&lock->state, &state, next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
-                return 0;
+                if (owned) return 0;
+                round = -1;  // BLOCK set now: look again for readers that came in meanwhile (usually none)
             }
             continue;
         }
