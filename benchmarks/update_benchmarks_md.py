@@ -69,6 +69,29 @@ def goals(report):
             value, verdict = fmt(ratio(mine, peer), 1.0)
             who = f"vs {peer['strategy']}" if peer else ""
             rows.append((f"{study['title']}, {t} thread{'' if t == 1 else 's'}: MutexLock >= best peer lock", value, verdict, who))
+    # Issue 19: RecursiveLock at least its peers, ReadWriteLock writes at least pthread_rwlock's (bench locks), and
+    # ReadWriteLock at least 2x pthread_rwlock on read-mostly work (cache study, 95 % and 100 % reads).
+    locks = studies.get("locks")
+    if locks:
+        for t in locks["threads"]:
+            c = cells(locks, t)
+            plural = "" if t == 1 else "s"
+            peer = best(locks, t, "peer", {"nsrecursivelock", "pthread-recursive-mutex"})
+            value, verdict = fmt(ratio(c.get("recursivelock"), peer), 1.0)
+            who = f"vs {peer['strategy']}" if peer else ""
+            rows.append((f"{locks['title']}, {t} thread{plural}: RecursiveLock >= best recursive peer", value,
+                         verdict, who))
+            value, verdict = fmt(ratio(c.get("rwlock"), c.get("pthread-rwlock")), 1.0)
+            rows.append((f"{locks['title']}, {t} thread{plural}: ReadWriteLock write >= pthread_rwlock write", value,
+                         verdict, ""))
+    for sid in ("cache-r95", "cache-r100"):
+        study = studies.get(sid)
+        if not study:
+            continue
+        for t in [t for t in study["threads"] if t >= 2]:
+            c = cells(study, t)
+            value, verdict = fmt(ratio(c.get("rwlock"), c.get("pthread-rwlock")), 2.0)
+            rows.append((f"{study['title']}, {t} threads: ReadWriteLock >= 2x pthread_rwlock", value, verdict, ""))
     for sid in ("cache-r95", "cache-r50", "cache-r100"):
         study = studies.get(sid)
         if not study:

@@ -33,6 +33,7 @@
 #include "cthr_sem.h"
 #include "cthr_futex.h"
 #include "cthr_lock.h"
+#include "cthr_rlock.h"
 #include "cthr_atomic.h"
 #include "cthr_once.h"
 #include "cthr_rcu.h"

@@ -1,178 +1,441 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+// The reader-writer lock's slow paths; the protocol is described in cthr_rwlock.h.
+
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cthr_clock.h"
+#include "cthr_lock.h"
 #include "cthr_rwlock.h"
 
-// The calling thread's read holds (see the header): up to CTHR_RWLOCK_TRACKED locks with a count each, and a count
-// of holds on locks beyond those, which are not checked. Initial-exec: two instructions to reach it.
-struct cthr_rwlock_holds {
-    const cthr_rwlock_t *lock[CTHR_RWLOCK_TRACKED];
-    int count[CTHR_RWLOCK_TRACKED];
-    int untracked;
-};
-static __thread struct cthr_rwlock_holds cthr_rwlock_held __attribute__((tls_model("initial-exec")));
+__thread cthr_rwlock_holds_t cthr_rwlock_held __attribute__((tls_model("initial-exec")));
+
+// The next stripe index to hand to a thread (1-based; threads keep theirs for life, so with as many stripes as
+// CPUs, the threads that run at once mostly write different lines).
+static uint32_t cthr_rwlock_next_index = 0;
+
+// A waiting thread tries this many times with `pause`, then yields this many times, before it sleeps.
+#ifndef CTHR_RWLOCK_SPINS
+#define CTHR_RWLOCK_SPINS 40
+#endif
+#ifndef CTHR_RWLOCK_YIELDS
+#define CTHR_RWLOCK_YIELDS 8
+#endif
+
+#define CTHR_RWLOCK_MIN_STRIPES 8u
+#define CTHR_RWLOCK_MAX_STRIPES 64u
+
+// Every bit a claiming or holding writer owns, which its release clears.
+#define CTHR_RWLOCK_WRITE_BITS                                                                                   \
+    (CTHR_RWLOCK_WRITER | CTHR_RWLOCK_BLOCK | CTHR_RWLOCK_DRAIN_WAIT | CTHR_RWLOCK_REBIAS |                     \
+     (0xffffffffull << CTHR_RWLOCK_OWNER_SHIFT))
+
+_Static_assert(CTHR_RWLOCK_STRIPE_STRIDE * sizeof(uint32_t) == 64, "one stripe per 64-byte line");
+
+static inline void cthr_rwlock_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static int cthr_rwlock_futex_wait(uint32_t *word, uint32_t expected, uint64_t deadline_ns) {
+    struct timespec ts;
+    struct timespec *tsp = NULL;
+    if (deadline_ns != UINT64_MAX) {
+        ts = cthr_clock_timespec(deadline_ns);
+        tsp = &ts;
+    }
+    long rc = syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected, tsp, NULL,
+                      FUTEX_BITSET_MATCH_ANY);
+    return rc == 0 ? 0 : errno;
+}
+
+static void cthr_rwlock_futex_wake(uint32_t *word, int count) {
+    __atomic_fetch_add(word, 1, __ATOMIC_SEQ_CST);
+    syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, count, NULL, NULL, 0);
+}
+
+static inline uint32_t cthr_rwlock_owner_of(uint64_t state) {
+    return (state & CTHR_RWLOCK_WRITER) ? (uint32_t)(state >> CTHR_RWLOCK_OWNER_SHIFT) : 0;
+}
+
+static uint32_t cthr_rwlock_stripes_for_cpus(void) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t stripes = CTHR_RWLOCK_MIN_STRIPES;
+    while (stripes < CTHR_RWLOCK_MAX_STRIPES && (long)stripes < cpus) stripes *= 2;
+    return stripes;
+}
+
+// This thread's stripe index, assigned on first use.
+static inline uint32_t cthr_rwlock_index(void) {
+    if (cthr_rwlock_held.index == 0) {
+        uint32_t index = __atomic_add_fetch(&cthr_rwlock_next_index, 1, __ATOMIC_RELAXED);
+        cthr_rwlock_held.index = index == 0 ? 1 : index;
+    }
+    return cthr_rwlock_held.index;
+}
 
 static inline int cthr_rwlock_slot(const cthr_rwlock_t *lock) {
     for (int index = 0; index < CTHR_RWLOCK_TRACKED; index++) {
-        if (cthr_rwlock_held.lock[index] == lock && cthr_rwlock_held.count[index] > 0) return index;
+        if (cthr_rwlock_held.count[index] != 0 && cthr_rwlock_held.lock[index] == lock) return index;
     }
     return -1;
 }
 
-// Records a read hold the caller just took.
-static inline void cthr_rwlock_note_read(const cthr_rwlock_t *lock) {
-    int slot = cthr_rwlock_slot(lock);
-    if (slot < 0) {
-        for (int index = 0; index < CTHR_RWLOCK_TRACKED; index++) {
-            if (cthr_rwlock_held.count[index] == 0) {
-                slot = index;
-                cthr_rwlock_held.lock[index] = lock;
-                break;
+static inline int cthr_rwlock_free_slot(void) {
+    for (int index = 0; index < CTHR_RWLOCK_TRACKED; index++) {
+        if (cthr_rwlock_held.count[index] == 0) return index;
+    }
+    return -1;
+}
+
+// Whether every stripe reads zero (acquire: a zero read from a leaving reader orders its critical section first).
+static bool cthr_rwlock_stripes_clear(cthr_rwlock_t *lock) {
+    for (uint32_t index = 0; index <= lock->stripe_mask; index++) {
+        if (__atomic_load_n(&lock->stripes[index * CTHR_RWLOCK_STRIPE_STRIDE], __ATOMIC_SEQ_CST) != 0) return false;
+    }
+    return true;
+}
+
+// Clears DRAIN_WAIT and wakes the drainer if this thread cleared it: one wake per sleep of the drainer, however
+// many readers leave meanwhile (the drainer sets the flag again before it sleeps again, then scans).
+void cthr_rwlock_wake_drain(cthr_rwlock_t *lock) {
+    uint64_t before = __atomic_fetch_and(&lock->state, ~CTHR_RWLOCK_DRAIN_WAIT, __ATOMIC_SEQ_CST);
+    if ((before & CTHR_RWLOCK_DRAIN_WAIT) != 0) cthr_rwlock_futex_wake(&lock->drain_seq, 1);
+}
+
+void cthr_rwlock_leave_stripe(cthr_rwlock_t *lock, uint32_t *stripe) {
+    if (__atomic_sub_fetch(stripe, 1, __ATOMIC_SEQ_CST) == 0 &&
+        (__atomic_load_n(&lock->state, __ATOMIC_SEQ_CST) & CTHR_RWLOCK_DRAIN_WAIT) != 0) {
+        cthr_rwlock_wake_drain(lock);
+    }
+}
+
+int cthr_rwlock_init(cthr_rwlock_t *lock, int kind) {
+    if (lock == NULL || (kind != CTHR_RWLOCK_PREFER_READER && kind != CTHR_RWLOCK_PREFER_WRITER)) return EINVAL;
+    uint32_t count = cthr_rwlock_stripes_for_cpus();
+    size_t bytes = (size_t)count * CTHR_RWLOCK_STRIPE_STRIDE * sizeof(uint32_t);
+    uint32_t *stripes = aligned_alloc(64, bytes);
+    if (stripes == NULL) return ENOMEM;
+    memset(stripes, 0, bytes);
+    memset(lock, 0, sizeof(*lock));
+    lock->kind = (uint32_t)kind;
+    lock->stripe_mask = count - 1;
+    lock->stripes = stripes;
+    return 0;
+}
+
+int cthr_rwlock_destroy(cthr_rwlock_t *lock) {
+    if (lock == NULL) return EINVAL;
+    uint64_t state = __atomic_load_n(&lock->state, __ATOMIC_ACQUIRE);
+    if ((state & (CTHR_RWLOCK_WRITER | CTHR_RWLOCK_COUNT_MASK)) != 0) return EBUSY;
+    if (lock->stripes != NULL && !cthr_rwlock_stripes_clear(lock)) return EBUSY;
+    free(lock->stripes);
+    lock->stripes = NULL;
+    return 0;
+}
+
+// Records a read hold the caller just took in `slot` (or as untracked when the table is full).
+static inline void cthr_rwlock_record(const cthr_rwlock_t *lock, int slot, uint8_t striped) {
+    if (slot >= 0) {
+        cthr_rwlock_held.lock[slot] = lock;
+        cthr_rwlock_held.count[slot] = 1;
+        cthr_rwlock_held.striped[slot] = striped;
+    } else {
+        cthr_rwlock_held.untracked++;
+    }
+    cthr_rwlock_held.entries++;
+}
+
+// One attempt at a new read hold. Returns 0 (held and recorded), EBUSY (blocked by a writer) or EAGAIN.
+static int cthr_rwlock_read_attempt(cthr_rwlock_t *lock, int slot) {
+    for (;;) {
+        uint64_t state = __atomic_load_n(&lock->state, __ATOMIC_SEQ_CST);
+        if ((state & CTHR_RWLOCK_BLOCK) != 0) return EBUSY;
+        if ((state & CTHR_RWLOCK_BIASED) != 0 && slot >= 0) {
+            uint32_t *stripe = cthr_rwlock_stripe(lock, cthr_rwlock_index());
+            __atomic_fetch_add(stripe, 1, __ATOMIC_SEQ_CST);
+            state = __atomic_load_n(&lock->state, __ATOMIC_SEQ_CST);
+            if ((state & (CTHR_RWLOCK_BIASED | CTHR_RWLOCK_BLOCK)) == CTHR_RWLOCK_BIASED) {
+                cthr_rwlock_record(lock, slot, 1);
+                return 0;
             }
+            cthr_rwlock_leave_stripe(lock, stripe);
+            continue;
+        }
+        if ((state & CTHR_RWLOCK_COUNT_MASK) == CTHR_RWLOCK_COUNT_MASK) return EAGAIN;
+        uint64_t next = state + 1;
+        if ((state & CTHR_RWLOCK_COUNT_MASK) != 0 && (state & CTHR_RWLOCK_WRITER) == 0 && slot >= 0) {
+            next |= CTHR_RWLOCK_BIASED;
+        }
+        if (__atomic_compare_exchange_n(&lock->state, &state, next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+            cthr_rwlock_record(lock, slot, 0);
+            return 0;
         }
     }
-    if (slot < 0) {
-        cthr_rwlock_held.untracked++;
-    } else {
+}
+
+// A read hold: nested (a count in the table), or new, waiting until `deadline_ns` (0 = one attempt only).
+static int cthr_rwlock_read_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, bool try_only) {
+    if (lock == NULL) return EINVAL;
+    (void)cthr_rwlock_index();
+    int slot = cthr_rwlock_slot(lock);
+    if (slot >= 0) {
+        if (cthr_rwlock_held.count[slot] == UINT32_MAX) return EAGAIN;
         cthr_rwlock_held.count[slot]++;
+        return 0;
     }
+    uint64_t state = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+    if (cthr_rwlock_owner_of(state) == cthr_lock_self() && (state & CTHR_RWLOCK_BLOCK) != 0) return EDEADLK;
+    slot = cthr_rwlock_free_slot();
+    for (int round = 0;; round++) {
+        int rc = cthr_rwlock_read_attempt(lock, slot);
+        if (rc != EBUSY || try_only) return rc;
+        if (round < CTHR_RWLOCK_SPINS) {
+            cthr_rwlock_relax();
+            continue;
+        }
+        if (deadline_ns != UINT64_MAX && cthr_clock_now_ns() >= deadline_ns) return ETIMEDOUT;
+        if (round < CTHR_RWLOCK_SPINS + CTHR_RWLOCK_YIELDS) {
+            sched_yield();
+            continue;
+        }
+        // Sleep: read the sequence, register (while readers are still blocked), sleep while it is unchanged.
+        uint32_t seq = __atomic_load_n(&lock->read_seq, __ATOMIC_SEQ_CST);
+        state = __atomic_load_n(&lock->state, __ATOMIC_SEQ_CST);
+        if ((state & CTHR_RWLOCK_BLOCK) == 0) continue;
+        if ((state & CTHR_RWLOCK_READ_WAITERS) == 0 &&
+            !__atomic_compare_exchange_n(&lock->state, &state, state | CTHR_RWLOCK_READ_WAITERS, false,
+                                         __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+            continue;
+        }
+        if (cthr_rwlock_futex_wait(&lock->read_seq, seq, deadline_ns) == ETIMEDOUT) {
+            rc = cthr_rwlock_read_attempt(lock, slot);  // a hold that became free meanwhile still counts
+            return rc == EBUSY ? ETIMEDOUT : rc;
+        }
+    }
+}
+
+// Releases a claim or a write hold: clears the writer's bits (restoring the bias it revoked), then wakes the
+// readers and one writer that registered a sleep.
+static void cthr_rwlock_release_write(cthr_rwlock_t *lock) {
+    uint64_t state = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+    uint64_t next;
+    do {
+        next = state & ~(CTHR_RWLOCK_WRITE_BITS | CTHR_RWLOCK_READ_WAITERS | CTHR_RWLOCK_WRITE_WAITERS);
+        if ((state & CTHR_RWLOCK_REBIAS) != 0) next |= CTHR_RWLOCK_BIASED;
+    } while (!__atomic_compare_exchange_n(&lock->state, &state, next, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+    if ((state & CTHR_RWLOCK_READ_WAITERS) != 0) cthr_rwlock_futex_wake(&lock->read_seq, INT_MAX);
+    if ((state & CTHR_RWLOCK_WRITE_WAITERS) != 0) cthr_rwlock_futex_wake(&lock->write_seq, 1);
+}
+
+// Whether no reader holds the lock now: no central reader and, when the lock is or was biased, no stripe reader.
+static inline bool cthr_rwlock_drained(cthr_rwlock_t *lock, uint64_t state) {
+    return (state & CTHR_RWLOCK_COUNT_MASK) == 0 &&
+           ((state & (CTHR_RWLOCK_REBIAS | CTHR_RWLOCK_BIASED)) == 0 || cthr_rwlock_stripes_clear(lock));
+}
+
+// The write side: claim, then wait for the readers to leave. `try_only`: one attempt, nothing changed on failure.
+static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, bool try_only) {
+    if (lock == NULL) return EINVAL;
+    uint32_t self = cthr_lock_self();
+    uint64_t mine = ((uint64_t)self << CTHR_RWLOCK_OWNER_SHIFT) | CTHR_RWLOCK_WRITER;
+    if (cthr_rwlock_slot(lock) >= 0) return EDEADLK;  // an upgrade would wait for itself
+    bool prefer_writers = lock->kind == CTHR_RWLOCK_PREFER_WRITER;
+    bool slept = false;
+
+    // Phase 1: claim the write side.
+    uint64_t state;
+    for (int round = 0;; round++) {
+        state = __atomic_load_n(&lock->state, __ATOMIC_SEQ_CST);
+        if ((state & CTHR_RWLOCK_WRITER) == 0) {
+            if (try_only && (state & CTHR_RWLOCK_COUNT_MASK) != 0) return EBUSY;
+            uint64_t next = state | mine;
+            if (prefer_writers || try_only) {
+                // Block new readers now, revoking the bias in the same step.
+                next = (next & ~CTHR_RWLOCK_BIASED) | CTHR_RWLOCK_BLOCK;
+                if ((state & CTHR_RWLOCK_BIASED) != 0) next |= CTHR_RWLOCK_REBIAS;
+            }
+            if (slept) next |= CTHR_RWLOCK_WRITE_WAITERS;  // others may sleep behind this writer's wake-up
+            if (__atomic_compare_exchange_n(&lock->state, &state, next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+                state = next;
+                break;
+            }
+            continue;
+        }
+        if (cthr_rwlock_owner_of(state) == self) return EDEADLK;
+        if (try_only) return EBUSY;
+        if (round < CTHR_RWLOCK_SPINS) {
+            cthr_rwlock_relax();
+            continue;
+        }
+        if (deadline_ns != UINT64_MAX && cthr_clock_now_ns() >= deadline_ns) {
+            if (slept && (state & CTHR_RWLOCK_WRITE_WAITERS) != 0) cthr_rwlock_futex_wake(&lock->write_seq, 1);
+            return ETIMEDOUT;
+        }
+        if (round < CTHR_RWLOCK_SPINS + CTHR_RWLOCK_YIELDS) {
+            sched_yield();
+            continue;
+        }
+        uint32_t seq = __atomic_load_n(&lock->write_seq, __ATOMIC_SEQ_CST);
+        state = __atomic_load_n(&lock->state, __ATOMIC_SEQ_CST);
+        if ((state & CTHR_RWLOCK_WRITER) == 0) continue;
+        if ((state & CTHR_RWLOCK_WRITE_WAITERS) == 0 &&
+            !__atomic_compare_exchange_n(&lock->state, &state, state | CTHR_RWLOCK_WRITE_WAITERS, false,
+                                         __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+            continue;
+        }
+        slept = true;
+        (void)cthr_rwlock_futex_wait(&lock->write_seq, seq, deadline_ns);
+        round = CTHR_RWLOCK_SPINS + CTHR_RWLOCK_YIELDS;  // awake: look again, then sleep again if still claimed
+    }
+
+    // Phase 2: wait for the readers to leave. Preferring readers, the bias stays on and new readers keep coming in
+    // while the writer waits; once no reader holds the lock, one compare-exchange blocks new readers and revokes the
+    // bias, and the writer then waits for the stripe readers that came in between its scan and that step (they saw
+    // BIASED and not BLOCK after their increment; any later one sees BLOCK and leaves: Dekker's pairing again).
+    for (int round = 0;; round++) {
+        state = __atomic_load_n(&lock->state, __ATOMIC_SEQ_CST);
+        if (cthr_rwlock_drained(lock, state)) {
+            uint64_t next = (state | CTHR_RWLOCK_BLOCK) & ~(CTHR_RWLOCK_DRAIN_WAIT | CTHR_RWLOCK_BIASED);
+            if ((state & CTHR_RWLOCK_BIASED) != 0) next |= CTHR_RWLOCK_REBIAS;
+            bool owned = (state & CTHR_RWLOCK_BLOCK) != 0;  // BLOCK was set before this drained test: nobody left
+            if (next == state ||
+                __atomic_compare_exchange_n(&lock->state, &state, next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+                if (owned) return 0;
+                round = -1;  // BLOCK set now: look again for readers that came in meanwhile (usually none)
+            }
+            continue;
+        }
+        if (try_only) {
+            cthr_rwlock_release_write(lock);
+            return EBUSY;
+        }
+        if (round < CTHR_RWLOCK_SPINS) {
+            cthr_rwlock_relax();
+            continue;
+        }
+        if (deadline_ns != UINT64_MAX && cthr_clock_now_ns() >= deadline_ns) {
+            cthr_rwlock_release_write(lock);
+            return ETIMEDOUT;
+        }
+        if (round < CTHR_RWLOCK_SPINS + CTHR_RWLOCK_YIELDS) {
+            sched_yield();
+            continue;
+        }
+        uint32_t seq = __atomic_load_n(&lock->drain_seq, __ATOMIC_SEQ_CST);
+        state = __atomic_load_n(&lock->state, __ATOMIC_SEQ_CST);
+        if ((state & CTHR_RWLOCK_DRAIN_WAIT) == 0 &&
+            !__atomic_compare_exchange_n(&lock->state, &state, state | CTHR_RWLOCK_DRAIN_WAIT, false,
+                                         __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+            continue;
+        }
+        state |= CTHR_RWLOCK_DRAIN_WAIT;
+        if (cthr_rwlock_drained(lock, state)) continue;
+        (void)cthr_rwlock_futex_wait(&lock->drain_seq, seq, deadline_ns);
+        round = CTHR_RWLOCK_SPINS;  // awake: look again, yield a little, sleep again if readers remain
+    }
+}
+
+int cthr_rwlock_rdlock(cthr_rwlock_t *lock) { return cthr_rwlock_read_acquire(lock, UINT64_MAX, false); }
+
+int cthr_rwlock_tryrdlock(cthr_rwlock_t *lock) { return cthr_rwlock_read_acquire(lock, 0, true); }
+
+int cthr_rwlock_timedrdlock(cthr_rwlock_t *lock, uint64_t deadline_ns) {
+    return cthr_rwlock_read_acquire(lock, deadline_ns, false);
+}
+
+int cthr_rwlock_wrlock(cthr_rwlock_t *lock) { return cthr_rwlock_write_acquire(lock, UINT64_MAX, false); }
+
+int cthr_rwlock_trywrlock(cthr_rwlock_t *lock) { return cthr_rwlock_write_acquire(lock, 0, true); }
+
+int cthr_rwlock_timedwrlock(cthr_rwlock_t *lock, uint64_t deadline_ns) {
+    return cthr_rwlock_write_acquire(lock, deadline_ns, false);
+}
+
+// Releases one read hold recorded in `slot`, or an untracked one (`slot` < 0).
+static void cthr_rwlock_read_release(cthr_rwlock_t *lock, int slot) {
+    bool striped = false;
+    if (slot >= 0) {
+        if (--cthr_rwlock_held.count[slot] != 0) return;  // a nested hold
+        striped = cthr_rwlock_held.striped[slot] != 0;
+    } else {
+        cthr_rwlock_held.untracked--;
+    }
+    cthr_rwlock_held.entries--;
+    if (striped) {
+        cthr_rwlock_leave_stripe(lock, cthr_rwlock_stripe(lock, cthr_rwlock_held.index));
+        return;
+    }
+    uint64_t before = __atomic_fetch_sub(&lock->state, 1, __ATOMIC_SEQ_CST);
+    if ((before & CTHR_RWLOCK_COUNT_MASK) == 1 && (before & CTHR_RWLOCK_DRAIN_WAIT) != 0) cthr_rwlock_wake_drain(lock);
+}
+
+int cthr_rwlock_rdunlock(cthr_rwlock_t *lock) {
+    if (lock == NULL) return EINVAL;
+    int slot = cthr_rwlock_slot(lock);
+    if (slot < 0) {
+        // One of the holds beyond the table (not checked), if the thread has any and the lock has central readers.
+        uint64_t state = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+        if (cthr_rwlock_held.untracked == 0 || (state & CTHR_RWLOCK_COUNT_MASK) == 0) return EPERM;
+    }
+    cthr_rwlock_read_release(lock, slot);
+    return 0;
+}
+
+int cthr_rwlock_unlock(cthr_rwlock_t *lock) {
+    if (lock == NULL) return EINVAL;
+    if (cthr_rwlock_holds_write(lock)) {
+        cthr_rwlock_release_write(lock);
+        return 0;
+    }
+    return cthr_rwlock_rdunlock(lock);
 }
 
 int cthr_rwlock_read_holds(const cthr_rwlock_t *lock) {
     if (lock == NULL) return 0;
     int slot = cthr_rwlock_slot(lock);
-    return slot < 0 ? 0 : cthr_rwlock_held.count[slot];
+    return slot < 0 ? 0 : (int)cthr_rwlock_held.count[slot];
 }
 
-int cthr_rwlock_init(cthr_rwlock_t *lock, int kind) {
-    if (lock == NULL) {
-        return EINVAL;
-    }
-    int preference;
-    switch (kind) {
-    case CTHR_RWLOCK_PREFER_READER:
-        preference = PTHREAD_RWLOCK_PREFER_READER_NP;
-        break;
-    case CTHR_RWLOCK_PREFER_WRITER:
-        preference = PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
-        break;
-    default:
-        return EINVAL;
-    }
-    pthread_rwlockattr_t attr;
-    int error = pthread_rwlockattr_init(&attr);
-    if (error != 0) {
-        return error;
-    }
-    error = pthread_rwlockattr_setkind_np(&attr, preference);
-    if (error == 0) {
-        error = pthread_rwlock_init(&lock->raw, &attr);
-    }
-    (void)pthread_rwlockattr_destroy(&attr);
-    return error;
+uint32_t cthr_rwlock_writer(const cthr_rwlock_t *lock) {
+    if (lock == NULL) return 0;
+    return cthr_rwlock_owner_of(__atomic_load_n(&lock->state, __ATOMIC_RELAXED));
 }
 
-int cthr_rwlock_destroy(cthr_rwlock_t *lock) {
-    if (lock == NULL) {
-        return EINVAL;
-    }
-    // glibc's pthread_rwlock_destroy never reports a held lock; a write try-lock does: it fails while anyone
-    // (the caller included) holds the lock in either mode.
-    int error = pthread_rwlock_trywrlock(&lock->raw);
-    if (error != 0) {
-        return (error == EBUSY || error == EDEADLK) ? EBUSY : error;
-    }
-    (void)pthread_rwlock_unlock(&lock->raw);
-    return pthread_rwlock_destroy(&lock->raw);
+bool cthr_rwlock_holds_write(const cthr_rwlock_t *lock) {
+    if (lock == NULL) return false;
+    uint64_t state = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+    // Held, not merely claimed: BLOCK set and no reader left (a claimant still draining does not hold it).
+    return cthr_rwlock_owner_of(state) == cthr_lock_self() && (state & CTHR_RWLOCK_BLOCK) != 0;
 }
 
-int cthr_rwlock_rdlock(cthr_rwlock_t *lock) {
-    if (lock == NULL) {
-        return EINVAL;
-    }
-    int error = pthread_rwlock_rdlock(&lock->raw);
-    if (error == 0) cthr_rwlock_note_read(lock);
-    return error;
+int cthr_rwlock_set_slow(cthr_rwlock_t *lock, bool on) {
+    if (lock == NULL) return EINVAL;
+    __atomic_store_n(&lock->slow, on ? 1u : 0u, __ATOMIC_RELAXED);
+    return 0;
 }
 
-int cthr_rwlock_wrlock(cthr_rwlock_t *lock) {
-    if (lock == NULL) {
-        return EINVAL;
-    }
-    if (cthr_rwlock_slot(lock) >= 0) return EDEADLK;
-    return pthread_rwlock_wrlock(&lock->raw);
+uint64_t cthr_rwlock_load(const cthr_rwlock_t *lock) {
+    if (lock == NULL) return 0;
+    return __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
 }
 
-int cthr_rwlock_tryrdlock(cthr_rwlock_t *lock) {
-    if (lock == NULL) {
-        return EINVAL;
-    }
-    int error = pthread_rwlock_tryrdlock(&lock->raw);
-    if (error == 0) cthr_rwlock_note_read(lock);
-    return error;
-}
-
-int cthr_rwlock_trywrlock(cthr_rwlock_t *lock) {
-    if (lock == NULL) {
-        return EINVAL;
-    }
-    if (cthr_rwlock_slot(lock) >= 0) return EDEADLK;
-    return pthread_rwlock_trywrlock(&lock->raw);
-}
-
-int cthr_rwlock_timedrdlock(cthr_rwlock_t *lock, uint64_t deadline_ns) {
-    if (lock == NULL) {
-        return EINVAL;
-    }
-    int error;
-    if (deadline_ns == UINT64_MAX) {
-        error = pthread_rwlock_rdlock(&lock->raw);
-    } else {
-        struct timespec deadline = cthr_clock_timespec(deadline_ns);
-        error = pthread_rwlock_clockrdlock(&lock->raw, CLOCK_MONOTONIC, &deadline);
-    }
-    if (error == 0) cthr_rwlock_note_read(lock);
-    return error;
-}
-
-int cthr_rwlock_timedwrlock(cthr_rwlock_t *lock, uint64_t deadline_ns) {
-    if (lock == NULL) {
-        return EINVAL;
-    }
-    if (cthr_rwlock_slot(lock) >= 0) return EDEADLK;
-    if (deadline_ns == UINT64_MAX) {
-        return pthread_rwlock_wrlock(&lock->raw);
-    }
-    struct timespec deadline = cthr_clock_timespec(deadline_ns);
-    return pthread_rwlock_clockwrlock(&lock->raw, CLOCK_MONOTONIC, &deadline);
-}
-
-int cthr_rwlock_unlock(cthr_rwlock_t *lock) {
-    if (lock == NULL) {
-        return EINVAL;
-    }
-    int slot = cthr_rwlock_slot(lock);
-    if (slot >= 0) cthr_rwlock_held.count[slot]--;  // a read hold released through the generic call
-    return pthread_rwlock_unlock(&lock->raw);
-}
-
-int cthr_rwlock_rdunlock(cthr_rwlock_t *lock) {
-    if (lock == NULL) {
-        return EINVAL;
-    }
-    int slot = cthr_rwlock_slot(lock);
-    if (slot >= 0) {
-        cthr_rwlock_held.count[slot]--;
-    } else if (cthr_rwlock_held.untracked > 0) {
-        cthr_rwlock_held.untracked--;  // one of the holds beyond the table: not checked
-    } else {
-        return EPERM;
-    }
-    return pthread_rwlock_unlock(&lock->raw);
+uint32_t cthr_rwlock_stripe_count(const cthr_rwlock_t *lock) {
+    if (lock == NULL || lock->stripes == NULL) return 0;
+    return lock->stripe_mask + 1;
 }

@@ -105,6 +105,43 @@ private func makeLock(_ kind: Int32) -> SharedCell<cthr_rwlock_t> {
         #expect(cthr_rwlock_destroy(lock.pointer) == 0)
     }
 
+    /// The bias: once two readers met, a reader holds the lock through its stripe alone (the word reads BIASED and
+    /// nothing else); that reader keeps writers and destroy out, a refused writer restores the bias, a writer revokes
+    /// it while it holds the lock and restores it on unlock; a read unlock without a read hold is refused.
+    @Test(arguments: [readerPreferring, writerPreferring])
+    func biasedReaderExcludesWritersAndDestroy(kind: Int32) throws {
+        let lock = makeLock(kind)
+        let biased = UInt64(CTHR_RWLOCK_BIASED)
+        #expect(cthr_rwlock_rdunlock(lock.pointer) == EPERM)
+        #expect(cthr_rwlock_rdlock(lock.pointer) == 0)  // the central count
+        let holds = Event()
+        let release = Event()
+        let reader = try #require(
+            spawnVoid {
+                guard cthr_rwlock_rdlock(lock.pointer) == 0 else { return }  // meets the first reader: bias on
+                _ = cthr_rwlock_unlock(lock.pointer)
+                guard cthr_rwlock_rdlock(lock.pointer) == 0 else { return }  // now through its stripe
+                holds.signal()
+                _ = release.wait()
+                _ = cthr_rwlock_unlock(lock.pointer)
+            }
+        )
+        #expect(holds.wait())
+        #expect(cthr_rwlock_unlock(lock.pointer) == 0)
+        #expect(cthr_rwlock_load(lock.pointer) == biased)  // only the stripe holds it
+        #expect(cthr_rwlock_destroy(lock.pointer) == EBUSY)
+        #expect(cthr_rwlock_trywrlock(lock.pointer) == EBUSY)
+        #expect(cthr_rwlock_timedwrlock(lock.pointer, cthr_clock_deadline_after(10_000_000)) == ETIMEDOUT)
+        #expect(cthr_rwlock_load(lock.pointer) == biased)
+        release.signal()
+        #expect(reader.joined())
+        #expect(cthr_rwlock_wrlock(lock.pointer) == 0)
+        #expect(cthr_rwlock_load(lock.pointer) & biased == 0)
+        #expect(cthr_rwlock_unlock(lock.pointer) == 0)
+        #expect(cthr_rwlock_load(lock.pointer) == biased)
+        #expect(cthr_rwlock_destroy(lock.pointer) == 0)
+    }
+
     /// Holds a read lock, starts a writer that blocks on it, and reports whether a new reader is turned away
     /// (EBUSY) while that writer waits. Returns nil if the scenario could not be set up in time.
     private func newReaderIsTurnedAwayWhileAWriterWaits(kind: Int32) throws -> Bool? {

@@ -12,12 +12,19 @@ import Musl
 
 /// A reader-writer lock: many readers at once, or one writer.
 ///
-/// Built on `pthread_rwlock_t`. By default readers are preferred (glibc's default: a stream of readers can starve a
-/// writer); `preferWriters: true` makes a waiting writer block new readers
-/// (`PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP`), so a thread must then never take a read hold it already holds.
-/// The writer's thread id is recorded (relaxed atomic) and each thread's read holds are tracked in a small
-/// thread-local table (no shared counter, so readers on different cores still write nothing in common) to diagnose
-/// misuse in every build.
+/// Built on CThreading's futex reader-writer lock (`cthr_rwlock_t`), with inlined fast paths for both sides.
+/// Readers are biased (BRAVO, USENIX ATC 2019): while no writer is around, a reader increments a counter on a cache
+/// line of its own (one of a per-lock table of stripes, as many as CPUs) instead of a shared one, so readers on
+/// different cores write nothing in common and read-mostly work scales; a writer revokes the bias, waits for the
+/// stripes to drain, and restores the bias when it leaves. Without a bias, or for a write, the lock is one word:
+/// the write lock is one compare-exchange and the writer's thread id sits in the word, so the owner is known for
+/// free. Each thread's read holds are kept in a small thread-local table (no shared counter), which diagnoses
+/// misuse in every build and makes a nested read of a lock the thread already reads a count in that table.
+///
+/// By default readers are preferred: a writer waits until no reader holds the lock, so a stream of readers can
+/// starve it. `preferWriters: true` makes a waiting writer block new readers. Either way a thread may take a read
+/// hold it already holds (nested reads never wait), except beyond eight distinct locks read at once by one thread,
+/// where the extra holds are counted centrally and a nested one waits behind a waiting writer (preferring writers).
 ///
 /// ```swift
 /// let rw = ReadWriteLock(name: "routes")
@@ -27,10 +34,14 @@ import Musl
 ///
 /// Traps (each message names the lock), in release builds too: a write or read acquisition by the thread holding
 /// the write hold; a write acquisition by a thread holding a read hold (an upgrade, which would wait for itself;
-/// `tryWriteLock()` returns `false` instead); `unlock()` by a thread other than the writer while a writer holds it;
-/// `unlock()` by a thread that holds neither a read nor the write hold; deinitialization while held.
+/// `tryWriteLock()` returns `false` instead); `unlock()` by a thread that holds neither a read nor the write hold
+/// (another thread's write hold included); deinitialization while held.
 ///
-/// A reference type and `Sendable`: its state is the pthread lock and an `Atomic` writer id.
+/// A reference type and `Sendable`: its state is the C lock word and stripes, changed only by atomic operations,
+/// and the per-thread table, which only its own thread touches.
+///
+/// - Complexity: Memory: one 64-byte line per stripe (the CPU count rounded up to a power of two, 8 to 64) besides
+///   the lock word. A write on a biased lock reads every stripe.
 public final class ReadWriteLock: @unchecked Sendable {
     /// The name used in diagnostics, if any.
     public let name: String?
@@ -38,8 +49,9 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// Whether a waiting writer blocks new readers.
     public let prefersWriters: Bool
 
+    @usableFromInline
     let rwlock: UnsafeMutablePointer<cthr_rwlock_t>
-    let writer = Atomic<UInt32>(0)
+
     let recorder = LockStatisticsRecorder()
 
     /// Creates a free reader-writer lock.
@@ -48,49 +60,49 @@ public final class ReadWriteLock: @unchecked Sendable {
     ///   - name: A name for diagnostics and statistics.
     ///   - preferWriters: Whether a waiting writer blocks new readers (default `false`, readers preferred).
     ///
-    /// The corresponding C function is `pthread_rwlock_init`; it cannot fail on Linux (a failure traps).
+    /// The corresponding C function is `pthread_rwlock_init`; here `cthr_rwlock_init`, which fails only when the
+    /// stripes cannot be allocated (a trap).
     public init(name: String? = nil, preferWriters: Bool = false) {
         self.name = name
         self.prefersWriters = preferWriters
-        self.rwlock = .allocate(capacity: 1)
+        let raw = UnsafeMutableRawPointer.allocate(
+            byteCount: MemoryLayout<cthr_rwlock_t>.stride,
+            alignment: 64
+        )
+        self.rwlock = raw.initializeMemory(as: cthr_rwlock_t.self, repeating: cthr_rwlock_t(), count: 1)
         let kind = preferWriters ? CTHR_RWLOCK_PREFER_WRITER : CTHR_RWLOCK_PREFER_READER
         let code = cthr_rwlock_init(rwlock, Int32(kind.rawValue))
-        require(code == 0, "ReadWriteLock: pthread_rwlock_init failed with \(errnoName(code))")
+        require(code == 0, "ReadWriteLock: cthr_rwlock_init failed with \(errnoName(code))")
     }
 
     deinit {
         let code = cthr_rwlock_destroy(rwlock)
-        require(code != EBUSY, "\(describe()): deinitialized while held (pthread_rwlock_destroy returned EBUSY)")
-        rwlock.deallocate()
+        require(code != EBUSY, "\(describe()): deinitialized while held")
+        UnsafeMutableRawPointer(rwlock).deallocate()
     }
 
-    /// Takes a shared (read) hold, waiting while a writer holds the lock.
+    /// Takes a shared (read) hold, waiting while a writer holds the lock (a nested hold never waits).
     ///
     /// - Precondition: The calling thread does not hold the write hold (traps).
+    /// - Complexity: When no writer is around, one atomic increment on a line of the thread's own and one load.
     ///
     /// The corresponding C function is `pthread_rwlock_rdlock`.
+    @inlinable
     public func readLock() {
-        checkNotWriter("readLock()")
-        let code =
-            recorder.isEnabled
-            ? recorder.acquire(attempt: { cthr_rwlock_tryrdlock(rwlock) }, wait: { cthr_rwlock_rdlock(rwlock) })
-            : cthr_rwlock_rdlock(rwlock)
-        check(code, "readLock()")
+        if _fastPath(cthr_rwlock_fast_rdlock(rwlock)) { return }
+        readLockSlow()
     }
 
     /// Takes the exclusive (write) hold, waiting while anyone holds the lock.
     ///
-    /// - Precondition: The calling thread does not hold the write hold (traps).
+    /// - Precondition: The calling thread holds neither the write hold nor a read hold (traps).
+    /// - Complexity: One compare-exchange when the lock is free and unbiased; a biased lock also reads its stripes.
     ///
     /// The corresponding C function is `pthread_rwlock_wrlock`.
+    @inlinable
     public func writeLock() {
-        checkNotWriter("writeLock()")
-        let code =
-            recorder.isEnabled
-            ? recorder.acquire(attempt: { cthr_rwlock_trywrlock(rwlock) }, wait: { cthr_rwlock_wrlock(rwlock) })
-            : cthr_rwlock_wrlock(rwlock)
-        check(code, "writeLock()")
-        writer.store(currentThreadID, ordering: .relaxed)
+        if _fastPath(cthr_rwlock_fast_wrlock(rwlock)) { return }
+        writeLockSlow()
     }
 
     /// Takes a read hold if that is possible without waiting.
@@ -98,23 +110,21 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// - Returns: `true` when acquired; `false` when a writer holds the lock (or, preferring writers, waits for it).
     ///
     /// The corresponding C function is `pthread_rwlock_tryrdlock`.
+    @inlinable
     public func tryReadLock() -> Bool {
-        let code = cthr_rwlock_tryrdlock(rwlock)
-        guard code == 0 else { return false }
-        if recorder.isEnabled { recorder.recordUncontended() }
-        return true
+        if _fastPath(cthr_rwlock_fast_rdlock(rwlock)) { return true }
+        return tryReadLockSlow()
     }
 
     /// Takes the write hold if the lock is free.
     ///
-    /// - Returns: `true` when acquired, `false` when anyone holds the lock.
+    /// - Returns: `true` when acquired, `false` when anyone holds the lock (the caller's own read hold included).
     ///
     /// The corresponding C function is `pthread_rwlock_trywrlock`.
+    @inlinable
     public func tryWriteLock() -> Bool {
-        guard cthr_rwlock_trywrlock(rwlock) == 0 else { return false }
-        writer.store(currentThreadID, ordering: .relaxed)
-        if recorder.isEnabled { recorder.recordUncontended() }
-        return true
+        if _fastPath(cthr_rwlock_fast_wrlock(rwlock)) { return true }
+        return tryWriteLockSlow()
     }
 
     /// Takes a read hold, waiting at most `timeout` on the monotonic clock.
@@ -125,19 +135,10 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// - Returns: `true` when acquired, `false` when the timeout expired first.
     ///
     /// The corresponding C function is `pthread_rwlock_clockrdlock` with `CLOCK_MONOTONIC`.
+    @inlinable
     public func readLock(timeout: Duration) -> Bool {
-        checkNotWriter("readLock(timeout:)")
-        let deadline = monotonicDeadline(after: timeout)
-        let code =
-            recorder.isEnabled
-            ? recorder.acquire(
-                attempt: { cthr_rwlock_tryrdlock(rwlock) },
-                wait: { cthr_rwlock_timedrdlock(rwlock, deadline) }
-            )
-            : cthr_rwlock_timedrdlock(rwlock, deadline)
-        if code == ETIMEDOUT { return false }
-        check(code, "readLock(timeout:)")
-        return true
+        if _fastPath(cthr_rwlock_fast_rdlock(rwlock)) { return true }
+        return readLockSlow(deadline: monotonicDeadline(after: timeout))
     }
 
     /// Takes the write hold, waiting at most `timeout` on the monotonic clock.
@@ -146,48 +147,21 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// - Returns: `true` when acquired, `false` when the timeout expired first.
     ///
     /// The corresponding C function is `pthread_rwlock_clockwrlock` with `CLOCK_MONOTONIC`.
+    @inlinable
     public func writeLock(timeout: Duration) -> Bool {
-        checkNotWriter("writeLock(timeout:)")
-        let deadline = monotonicDeadline(after: timeout)
-        let code =
-            recorder.isEnabled
-            ? recorder.acquire(
-                attempt: { cthr_rwlock_trywrlock(rwlock) },
-                wait: { cthr_rwlock_timedwrlock(rwlock, deadline) }
-            )
-            : cthr_rwlock_timedwrlock(rwlock, deadline)
-        if code == ETIMEDOUT { return false }
-        check(code, "writeLock(timeout:)")
-        writer.store(currentThreadID, ordering: .relaxed)
-        return true
+        if _fastPath(cthr_rwlock_fast_wrlock(rwlock)) { return true }
+        return writeLockSlow(deadline: monotonicDeadline(after: timeout))
     }
 
     /// Releases the caller's read or write hold.
     ///
-    /// - Precondition: The calling thread holds the lock (traps when detected).
+    /// - Precondition: The calling thread holds the lock (traps otherwise).
     ///
     /// The corresponding C function is `pthread_rwlock_unlock`.
+    @inlinable
     public func unlock() {
-        let me = currentThreadID
-        let holder = writer.load(ordering: .relaxed)
-        if holder == me {
-            writer.store(0, ordering: .relaxed)
-        } else {
-            require(
-                holder == 0,
-                "\(describe()): unlock() on thread \(me), which does not hold it (thread \(holder) holds the write lock)"
-            )
-            // A read unlock: the C layer checks, per thread, that this thread holds a read hold (in every build).
-            let code = cthr_rwlock_rdunlock(rwlock)
-            if code == EPERM {
-                threadingFatal(
-                    "\(describe()): unlock() on thread \(me), which does not hold it (no read or write hold)"
-                )
-            }
-            check(code, "unlock()")
-            return
-        }
-        check(cthr_rwlock_unlock(rwlock), "unlock()")
+        if _fastPath(cthr_rwlock_fast_unlock(rwlock)) { return }
+        unlockSlow()
     }
 
     /// Runs `body` while holding a read hold.
@@ -214,10 +188,16 @@ public final class ReadWriteLock: @unchecked Sendable {
         return try body()
     }
 
-    /// Whether contention statistics are being counted (off by default; a flag checked on each acquisition).
+    /// Whether contention statistics are being counted (off by default).
+    ///
+    /// Turning them on sends every acquisition to the slow path, which counts; turning them off restores the
+    /// inlined fast paths.
     public var statisticsEnabled: Bool {
         get { recorder.isEnabled }
-        set { recorder.enabled.store(newValue, ordering: .relaxed) }
+        set {
+            recorder.enabled.store(newValue, ordering: .relaxed)
+            _ = cthr_rwlock_set_slow(rwlock, newValue)
+        }
     }
 
     /// The counters collected while ``statisticsEnabled`` was on (read and write acquisitions together).
@@ -228,13 +208,75 @@ public final class ReadWriteLock: @unchecked Sendable {
 
     func describe() -> String { lockDescription("ReadWriteLock", name, self) }
 
-    @inline(__always)
-    private func checkNotWriter(_ operation: StaticString) {
+    @usableFromInline
+    func readLockSlow() {
+        _ = readLockSlow(deadline: .max)
+    }
+
+    @usableFromInline
+    func readLockSlow(deadline: UInt64) -> Bool {
+        let code =
+            recorder.isEnabled
+            ? recorder.acquire(
+                attempt: { cthr_rwlock_tryrdlock(rwlock) },
+                wait: { cthr_rwlock_timedrdlock(rwlock, deadline) }
+            )
+            : cthr_rwlock_timedrdlock(rwlock, deadline)
+        if code == ETIMEDOUT { return false }
+        check(code, deadline == .max ? "readLock()" : "readLock(timeout:)")
+        return true
+    }
+
+    @usableFromInline
+    func writeLockSlow() {
+        _ = writeLockSlow(deadline: .max)
+    }
+
+    @usableFromInline
+    func writeLockSlow(deadline: UInt64) -> Bool {
+        let code =
+            recorder.isEnabled
+            ? recorder.acquire(
+                attempt: { cthr_rwlock_trywrlock(rwlock) },
+                wait: { cthr_rwlock_timedwrlock(rwlock, deadline) }
+            )
+            : cthr_rwlock_timedwrlock(rwlock, deadline)
+        if code == ETIMEDOUT { return false }
+        check(code, deadline == .max ? "writeLock()" : "writeLock(timeout:)")
+        return true
+    }
+
+    @usableFromInline
+    func tryReadLockSlow() -> Bool {
+        // Any refusal is `false`: busy, the caller's own write hold (EDEADLK), too many readers (EAGAIN).
+        guard cthr_rwlock_tryrdlock(rwlock) == 0 else { return false }
+        if recorder.isEnabled { recorder.recordUncontended() }
+        return true
+    }
+
+    @usableFromInline
+    func tryWriteLockSlow() -> Bool {
+        // Any refusal is `false`: busy, or the caller's own read hold (an upgrade) or write hold (EDEADLK).
+        guard cthr_rwlock_trywrlock(rwlock) == 0 else { return false }
+        if recorder.isEnabled { recorder.recordUncontended() }
+        return true
+    }
+
+    @usableFromInline
+    func unlockSlow() {
+        let code = cthr_rwlock_unlock(rwlock)
+        guard code != 0 else { return }
         let me = currentThreadID
-        require(
-            writer.load(ordering: .relaxed) != me,
-            "\(describe()): \(operation) on thread \(me), which already holds the write lock (this would deadlock)"
-        )
+        let writer = cthr_rwlock_writer(rwlock)
+        if code == EPERM && writer != 0 && writer != me {
+            threadingFatal(
+                "\(describe()): unlock() on thread \(me), which does not hold it (thread \(writer) holds the write lock)"
+            )
+        }
+        if code == EPERM {
+            threadingFatal("\(describe()): unlock() on thread \(me), which does not hold it (no read or write hold)")
+        }
+        check(code, "unlock()")
     }
 
     /// Traps unless `code` is 0 (the test is inlined; the message is built only on failure).
@@ -252,7 +294,12 @@ public final class ReadWriteLock: @unchecked Sendable {
                     + "upgrade would wait for itself (release the read lock first)"
             )
         case EDEADLK:
-            threadingFatal("\(describe()): \(operation) on thread \(currentThreadID) would deadlock (EDEADLK)")
+            threadingFatal(
+                "\(describe()): \(operation) on thread \(currentThreadID), which already holds the write lock "
+                    + "(this would deadlock)"
+            )
+        case EAGAIN:
+            threadingFatal("\(describe()): \(operation): too many readers or nested read holds (EAGAIN)")
         case EPERM:
             threadingFatal("\(describe()): \(operation) on thread \(currentThreadID), which does not hold it")
         default:

@@ -11,54 +11,57 @@ import Musl
 
 /// A mutual-exclusion lock that its owner may acquire again: each `lock()` needs a matching `unlock()`.
 ///
-/// Built on a `pthread_mutex_t` of kind `PTHREAD_MUTEX_RECURSIVE`. Use it where a critical section can call back
-/// into code that takes the same lock (`NSRecursiveLock`, `@synchronized`); prefer ``MutexLock`` otherwise, which
-/// is faster and catches accidental reentrancy.
+/// Built on CThreading's futex lock (`cthr_rlock_t`): the lock word holds the owner's kernel thread id, as in
+/// ``MutexLock``, and the nesting depth is a plain field that only the owner touches, so no acquisition pays an
+/// atomic operation beyond the lock's own: the first `lock()` is one inlined compare-exchange, a nested one the
+/// failed compare-exchange (which reads the caller's own id) and an increment, a nested `unlock()` a load and a
+/// decrement, the last `unlock()` ``MutexLock``'s. A contended `lock()` spins briefly and then sleeps on the futex,
+/// exactly like ``MutexLock``. Use it where a critical section can call back into code that takes the same lock
+/// (`NSRecursiveLock`, `@synchronized`); prefer ``MutexLock`` otherwise, which catches accidental reentrancy.
 ///
 /// ```swift
 /// let lock = RecursiveLock(name: "tree")
 /// lock.withLock { lock.withLock { /* nested: fine */ } }
 /// ```
 ///
-/// Traps (each message names the lock): `unlock()` by a thread that does not hold it; deinitialization while
-/// held; nesting deeper than the system allows.
+/// Traps (each message names the lock), in every build: `unlock()` by a thread that does not hold it (another
+/// thread's lock, or a free one); deinitialization while held; nesting deeper than 4,294,967,295 levels.
 ///
-/// A reference type and `Sendable`: its state is the pthread mutex, which synchronizes itself.
+/// A reference type and `Sendable`: its state is the C lock word, changed only by atomic operations, and a depth
+/// field that only the owning thread reads or writes.
 public final class RecursiveLock: @unchecked Sendable {
     /// The name used in diagnostics, if any.
     public let name: String?
 
-    let mutex: UnsafeMutablePointer<cthr_mutex_t>
+    @usableFromInline
+    let word: UnsafeMutablePointer<cthr_rlock_t>
+
     let recorder = LockStatisticsRecorder()
 
     /// Creates a free recursive lock.
     ///
     /// - Parameter name: A name for diagnostics and statistics.
-    ///
-    /// The corresponding C function is `pthread_mutex_init` with `PTHREAD_MUTEX_RECURSIVE`; it cannot fail for
-    /// this kind on Linux (a failure traps).
     public init(name: String? = nil) {
         self.name = name
-        self.mutex = .allocate(capacity: 1)
-        let code = cthr_mutex_init(mutex, Int32(CTHR_MUTEX_RECURSIVE.rawValue))
-        require(code == 0, "RecursiveLock: pthread_mutex_init failed with \(errnoName(code))")
+        self.word = .allocate(capacity: 1)
+        self.word.initialize(to: cthr_rlock_t(lock: cthr_lock_t(word: 0, waiters: 0), depth: 0))
     }
 
     deinit {
-        let code = cthr_mutex_destroy(mutex)
-        require(code != EBUSY, "\(describe()): deinitialized while held (pthread_mutex_destroy returned EBUSY)")
-        mutex.deallocate()
+        let owner = cthr_lock_owner(futexLock)
+        require(owner == 0, "\(describe()): deinitialized while held by thread \(owner)")
+        word.deallocate()
     }
 
     /// Acquires the lock, or one more level of it if the calling thread already holds it.
     ///
-    /// The corresponding C function is `pthread_mutex_lock`.
+    /// - Complexity: One compare-exchange when the lock is free or held by the caller.
+    ///
+    /// The corresponding C function is `pthread_mutex_lock` on a recursive mutex (here `cthr_rlock_fast_lock`).
+    @inlinable
     public func lock() {
-        let code =
-            recorder.isEnabled
-            ? recorder.acquire(attempt: { cthr_mutex_trylock(mutex) }, wait: { cthr_mutex_lock(mutex) })
-            : cthr_mutex_lock(mutex)
-        check(code, "lock()")
+        if _fastPath(cthr_rlock_fast_lock(word)) { return }
+        lockSlow()
     }
 
     /// Releases one level of the lock.
@@ -66,8 +69,10 @@ public final class RecursiveLock: @unchecked Sendable {
     /// - Precondition: The calling thread holds the lock (traps otherwise).
     ///
     /// The corresponding C function is `pthread_mutex_unlock`.
+    @inlinable
     public func unlock() {
-        check(cthr_mutex_unlock(mutex), "unlock()")
+        if _fastPath(cthr_rlock_fast_unlock(word)) { return }
+        unlockSlow()
     }
 
     /// Acquires the lock (or one more level of it) if that is possible without waiting.
@@ -75,11 +80,10 @@ public final class RecursiveLock: @unchecked Sendable {
     /// - Returns: `true` when acquired, `false` when another thread holds the lock.
     ///
     /// The corresponding C function is `pthread_mutex_trylock`.
+    @inlinable
     public func tryLock() -> Bool {
-        let code = cthr_mutex_trylock(mutex)
-        if code == 0, recorder.isEnabled { recorder.recordUncontended() }
-        if code == EAGAIN { check(code, "tryLock()") }
-        return code == 0
+        if _fastPath(cthr_rlock_fast_lock(word)) { return true }
+        return tryLockSlow()
     }
 
     /// Acquires the lock (or one more level), waiting at most `timeout` on the monotonic clock.
@@ -90,15 +94,10 @@ public final class RecursiveLock: @unchecked Sendable {
     /// - Returns: `true` when acquired, `false` when the timeout expired first.
     ///
     /// The corresponding C function is `pthread_mutex_clocklock` with `CLOCK_MONOTONIC`.
+    @inlinable
     public func lock(timeout: Duration) -> Bool {
-        let deadline = monotonicDeadline(after: timeout)
-        let code =
-            recorder.isEnabled
-            ? recorder.acquire(attempt: { cthr_mutex_trylock(mutex) }, wait: { cthr_mutex_timedlock(mutex, deadline) })
-            : cthr_mutex_timedlock(mutex, deadline)
-        if code == ETIMEDOUT { return false }
-        check(code, "lock(timeout:)")
-        return true
+        if _fastPath(cthr_rlock_fast_lock(word)) { return true }
+        return lockSlow(deadline: monotonicDeadline(after: timeout))
     }
 
     /// Runs `body` while holding the lock (reentrant: `body` may take it again).
@@ -113,10 +112,24 @@ public final class RecursiveLock: @unchecked Sendable {
         return try body()
     }
 
-    /// Whether contention statistics are being counted (off by default; a flag checked before each acquisition).
+    /// Whether contention statistics are being counted (off by default).
+    ///
+    /// Turning them on sends every acquisition to the slow path, which counts (each nested acquisition counts);
+    /// turning them off restores the inlined fast path. Setting it briefly takes the lock (it may also be set while
+    /// holding it).
     public var statisticsEnabled: Bool {
         get { recorder.isEnabled }
-        set { recorder.enabled.store(newValue, ordering: .relaxed) }
+        set {
+            // Only the owner may change the SLOW bit: take one level of the lock (uncounted) for the change.
+            if !cthr_rlock_fast_lock(word) {
+                let code = cthr_rlock_lock_slow(word, .max)
+                require(code == 0, "\(describe()): statisticsEnabled: locking failed with \(errnoName(code))")
+            }
+            recorder.enabled.store(newValue, ordering: .relaxed)
+            _ = cthr_lock_set_slow(futexLock, newValue)
+            let code = cthr_rlock_unlock_slow(word)
+            require(code == 0, "\(describe()): statisticsEnabled: unlocking failed with \(errnoName(code))")
+        }
     }
 
     /// The counters collected while ``statisticsEnabled`` was on (each nested acquisition counts).
@@ -125,19 +138,61 @@ public final class RecursiveLock: @unchecked Sendable {
     /// Sets every counter of ``statistics`` back to zero.
     public func resetStatistics() { recorder.reset() }
 
+    /// The futex lock inside `word` (its first field).
+    var futexLock: UnsafeMutablePointer<cthr_lock_t> {
+        UnsafeMutableRawPointer(word).assumingMemoryBound(to: cthr_lock_t.self)
+    }
+
+    /// How many levels of the lock the calling thread holds (0 when it does not hold it).
+    var heldDepth: Int { Int(cthr_rlock_held_depth(word)) }
+
     func describe() -> String { lockDescription("RecursiveLock", name, self) }
 
-    /// Traps unless `code` is 0 (the test is inlined; the message is built only on failure).
-    @inline(__always)
-    private func check(_ code: CInt, _ operation: StaticString) {
-        if _slowPath(code != 0) { fail(code, operation) }
+    @usableFromInline
+    func lockSlow() {
+        _ = lockSlow(deadline: .max)
+    }
+
+    @usableFromInline
+    func lockSlow(deadline: UInt64) -> Bool {
+        let code =
+            recorder.isEnabled
+            ? recorder.acquire(attempt: { cthr_rlock_trylock(word) }, wait: { cthr_rlock_lock_slow(word, deadline) })
+            : cthr_rlock_lock_slow(word, deadline)
+        switch code {
+        case 0: return true
+        case ETIMEDOUT: return false
+        default: fail(code, deadline == .max ? "lock()" : "lock(timeout:)")
+        }
+    }
+
+    @usableFromInline
+    func unlockSlow() {
+        let code = cthr_rlock_unlock_slow(word)
+        if code != 0 { fail(code, "unlock()") }
+    }
+
+    @usableFromInline
+    func tryLockSlow() -> Bool {
+        let code = cthr_rlock_trylock(word)
+        switch code {
+        case 0:
+            if recorder.isEnabled { recorder.recordUncontended() }
+            return true
+        case EBUSY: return false
+        default: fail(code, "tryLock()")
+        }
     }
 
     @inline(never)
     private func fail(_ code: CInt, _ operation: StaticString) -> Never {
         switch code {
         case EPERM:
-            threadingFatal("\(describe()): \(operation) on thread \(currentThreadID), which does not hold it")
+            let owner = cthr_lock_owner(futexLock)
+            let holder = owner == 0 ? "it is not locked" : "it is held by thread \(owner)"
+            threadingFatal(
+                "\(describe()): \(operation) on thread \(currentThreadID), which does not hold it (\(holder))"
+            )
         case EAGAIN:
             threadingFatal("\(describe()): \(operation): too many nested acquisitions (EAGAIN)")
         default:

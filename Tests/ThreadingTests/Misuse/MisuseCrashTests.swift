@@ -53,6 +53,31 @@ import Testing
         #expect(Self.text(result).contains("which does not hold it"), "\(Self.text(result))")
     }
 
+    /// Another thread's recursive lock, even nested, cannot be released: the message names the owner.
+    @Test func recursiveLockForeignUnlockTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let lock = RecursiveLock(name: "theirs")
+            lock.lock()
+            lock.lock()
+            let thread = try! PosixThread { lock.unlock() }
+            blockingCall { thread.join() }
+        }
+        #expect(Self.text(result).contains("RecursiveLock \"theirs\": unlock() on thread"), "\(Self.text(result))")
+        #expect(Self.text(result).contains("which does not hold it (it is held by thread"))
+    }
+
+    /// Another thread's write hold cannot be released: the message names the writer.
+    @Test func readWriteLockForeignWriteUnlockTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let lock = ReadWriteLock(name: "written")
+            lock.writeLock()
+            let thread = try! PosixThread { lock.unlock() }
+            blockingCall { thread.join() }
+        }
+        #expect(Self.text(result).contains("ReadWriteLock \"written\": unlock() on thread"), "\(Self.text(result))")
+        #expect(Self.text(result).contains("holds the write lock)"))
+    }
+
     /// A read hold upgraded to a write hold on the same thread would wait for itself: it traps, in release builds too.
     @Test func readWriteLockUpgradeTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {

@@ -250,6 +250,131 @@ struct LockTests {
         writer.join()
     }
 
+    /// Polls (bounded) until a writer claims `lock`'s write side.
+    func waitForWriterClaim(_ lock: ReadWriteLock) -> Bool {
+        let start = ContinuousClock.now
+        while cthr_rwlock_writer(lock.rwlock) == 0 {
+            if ContinuousClock.now - start > testDeadline { return false }
+            PosixThread.yield()
+        }
+        return true
+    }
+
+    @Test("reader preference: a waiting writer does not block new readers")
+    func readerPreference() throws {
+        let lock = ReadWriteLock(name: "prefer-readers")
+        lock.readLock()
+        let writerDone = Semaphore()
+        let writer = try PosixThread {
+            lock.writeLock()
+            lock.unlock()
+            writerDone.signal()
+        }
+        #expect(waitForWriterClaim(lock))
+        let reader = try PosixThread { () -> Bool in
+            let got = lock.tryReadLock()
+            if got { lock.unlock() }
+            return got
+        }
+        #expect(reader.join())
+        #expect(!writerDone.wait(timeout: .milliseconds(10)))  // still waiting for this thread's read hold
+        lock.unlock()
+        #expect(writerDone.wait(timeout: testDeadline))
+        writer.join()
+    }
+
+    @Test("a nested read never waits, even behind a waiting writer that is preferred", arguments: [false, true])
+    func nestedReadBehindAWaitingWriter(preferWriters: Bool) throws {
+        let lock = ReadWriteLock(name: "nested-read", preferWriters: preferWriters)
+        lock.readLock()
+        let writer = try PosixThread {
+            lock.writeLock()
+            lock.unlock()
+        }
+        #expect(waitForWriterClaim(lock))
+        #expect(lock.readLock(timeout: .zero))
+        #expect(lock.tryReadLock())
+        lock.withReadLock { #expect(cthr_rwlock_read_holds(lock.rwlock) == 4) }
+        lock.unlock()
+        lock.unlock()
+        lock.unlock()
+        #expect(cthr_rwlock_read_holds(lock.rwlock) == 0)
+        writer.join()
+    }
+
+    @Test("the reader bias: concurrent readers turn it on, a writer revokes it, waits for stripe readers, restores it")
+    func readerBias() throws {
+        let lock = ReadWriteLock(name: "bias")
+        let biased = UInt64(CTHR_RWLOCK_BIASED)
+        #expect(cthr_rwlock_load(lock.rwlock) == 0)
+        lock.readLock()  // the central count
+        let second = try PosixThread {
+            lock.readLock()  // finds a reader there: turns the bias on
+            lock.unlock()
+        }
+        second.join()
+        #expect(cthr_rwlock_load(lock.rwlock) & biased != 0)
+        let holding = Semaphore()
+        let release = Semaphore()
+        let striped = try PosixThread {
+            lock.readLock()  // a stripe of its own
+            holding.signal()
+            _ = release.wait(timeout: testDeadline)
+            lock.unlock()
+        }
+        #expect(holding.wait(timeout: testDeadline))
+        lock.unlock()
+        #expect(cthr_rwlock_load(lock.rwlock) & UInt64(CTHR_RWLOCK_COUNT_MASK) == 0)
+        #expect(!lock.tryWriteLock())  // the stripe reader holds it
+        #expect(!lock.writeLock(timeout: .milliseconds(20)))
+        #expect(cthr_rwlock_load(lock.rwlock) == biased)  // the refused writers restored the bias
+        release.signal()
+        striped.join()
+        lock.writeLock()
+        #expect(cthr_rwlock_load(lock.rwlock) & biased == 0)  // revoked while written
+        lock.unlock()
+        #expect(cthr_rwlock_load(lock.rwlock) == biased)  // restored
+        #expect(cthr_rwlock_stripe_count(lock.rwlock) >= 8)
+    }
+
+    @Test("more locks read at once than the per-thread table tracks still balance")
+    func manyReadLocksAtOnce() {
+        let locks = (0..<12).map { ReadWriteLock(name: "many-\($0)") }
+        for lock in locks { lock.readLock() }
+        for lock in locks { #expect(lock.tryReadLock()) }
+        for lock in locks.reversed() {
+            lock.unlock()
+            lock.unlock()
+        }
+        for lock in locks {
+            #expect(lock.tryWriteLock())
+            lock.unlock()
+        }
+    }
+
+    @Test("a recursive lock counts its depth per owner, and another thread waits for the last unlock")
+    func recursiveDepth() throws {
+        let lock = RecursiveLock(name: "depth")
+        lock.lock()
+        lock.lock()
+        #expect(lock.tryLock())
+        #expect(lock.heldDepth == 3)
+        let other = try PosixThread { () -> Bool in lock.tryLock() }
+        #expect(other.join() == false)
+        lock.unlock()
+        lock.unlock()
+        #expect(lock.heldDepth == 1)
+        lock.unlock()
+        #expect(lock.heldDepth == 0)
+        #expect(cthr_lock_load(lock.futexLock) == 0)
+        let again = try PosixThread { () -> Bool in
+            let got = lock.tryLock()
+            if got { lock.unlock() }
+            return got
+        }
+        #expect(again.join())
+    }
+
     @Test("statistics are off by default and count acquisitions and contention when on")
     func statistics() throws {
         let lock = MutexLock(name: "stats")

@@ -72,7 +72,8 @@ public enum Locks {
         Entry(OursReadWriteLock.self), Entry(OursSemaphore.self), Entry(OursLockedValue.self),
         Entry(PeerNSLock.self), Entry(PeerNSRecursiveLock.self), Entry(PeerSynchronizationMutex.self),
         Entry(PeerNIOLock.self), Entry(PeerDispatchSemaphore.self), Entry(PeerPthreadMutex.self),
-        Entry(PeerPthreadRWLock.self), Entry(PeerNIOLockedValueBox.self), Entry(ReferenceCASSpin.self),
+        Entry(PeerPthreadRecursiveMutex.self), Entry(PeerPthreadRWLock.self), Entry(PeerNIOLockedValueBox.self),
+        Entry(ReferenceCASSpin.self),
     ]
 
     /// One timed run of lock `L`, validated by the shared counter.
@@ -243,6 +244,31 @@ final class PeerPthreadMutex: BenchLock, @unchecked Sendable {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
+    }
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+    @inline(__always) func withLock<R>(_ body: () -> R) -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body()
+    }
+}
+
+/// Peer: a raw `pthread_mutex_t` of kind `PTHREAD_MUTEX_RECURSIVE`, the C peer of `RecursiveLock`.
+/// `@unchecked Sendable`: a mutex.
+final class PeerPthreadRecursiveMutex: BenchLock, @unchecked Sendable {
+    static let name = "pthread_mutex (recursive)", id = "pthread-recursive-mutex", kind = StrategyKind.peer
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
     }
     deinit {
         pthread_mutex_destroy(mutex)

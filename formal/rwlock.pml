@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/* SPDX-FileCopyrightText: 2026 The Threading authors */
+
+/*
+ * The reader-writer lock's bias: include/cthr_rwlock.h and Sources/CThreading/rwlock.c (the protocol is described
+ * at the top of cthr_rwlock.h).
+ *
+ * Modelled steps (every atomic of the code is sequentially consistent; each is one step here):
+ *   Reader r (NREADERS of them, stripe r; ROUNDS read sections each):
+ *       cthr_rwlock_fast_rdlock / cthr_rwlock_read_attempt: load the word; when BIASED and not BLOCK: add 1 to the
+ *       stripe, reload the word, inside when still BIASED and not BLOCK, else cthr_rwlock_leave_stripe and again;
+ *       otherwise, when not BLOCK: CAS the word from the loaded value to count + 1 (and BIASED when another reader
+ *       is counted and no writer claims); when BLOCK: wait until BLOCK clears (the read_seq sleep is not modelled:
+ *       a guard that blocks until the condition holds).
+ *       Unlock: cthr_rwlock_leave_stripe (subtract 1 from the stripe; when it reached 0, load the word and wake the
+ *       drainer when DRAIN_WAIT is set) or the central fetch_sub (wake the drainer when the count it replaced was 1
+ *       and DRAIN_WAIT was set). cthr_rwlock_wake_drain: fetch_and clears DRAIN_WAIT; if this thread cleared it,
+ *       drain_seq + 1 and a futex wake.
+ *   Writer w (NWRITERS of them, ROUNDS write sections each):
+ *       cthr_rwlock_fast_wrlock: CAS the word from 0 to WRITER|BLOCK, and nothing else.
+ *       cthr_rwlock_write_acquire: phase 1, the claim: CAS WRITER on (preferring writers also BLOCK on, BIASED off
+ *       and REBIAS on when it was set); a claimed word is waited out (the write_seq sleep is not modelled: a guard).
+ *       Phase 2, the drain, each round: load the word; drained when its count is 0 and, with BIASED or REBIAS, a
+ *       scan of the stripes (one load per stripe) finds every stripe at 0: then CAS the loaded value to BLOCK on,
+ *       BIASED off (REBIAS on when it was set), DRAIN_WAIT off: owned if BLOCK was already on in the loaded value,
+ *       else round again (stripe readers that came in before BLOCK); not drained: the sleep step: load drain_seq,
+ *       set DRAIN_WAIT with a load of the word, drained again (scan), futex wait on drain_seq while it still holds
+ *       the value loaded.
+ *       With -DTIMEOUTS=1 a writer may give up instead of sleeping (cthr_rwlock_release_write: clear the writer's
+ *       bits, restore BIASED after a revocation).
+ *       Unlock: cthr_rwlock_release_write (the same).
+ *
+ * Properties: exclusion (a writer is never inside with a reader or another writer: assertions on entry); no lost
+ * wake-up of the draining writer and no thread waiting forever (no invalid end state; every thread finishes).
+ *
+ * Variants (-D):
+ *   PREFER_WRITERS=1       the claim sets BLOCK at once
+ *   TIMEOUTS=1             a writer may give its claim back instead of sleeping
+ *   MUTANT_NO_RECHECK      a stripe reader enters without reloading the word after its increment: must fail
+ *   MUTANT_NO_SCAN         a writer that revoked the bias does not scan the stripes: must fail
+ *   MUTANT_KEEP_REVOKED    a writer that gives its claim back does not restore BIASED (with TIMEOUTS=1): must fail
+ *                          (a stripe reader still inside while the word reads 0: a fast-path writer walks in)
+ *   MUTANT_OWN_AT_BLOCK    preferring readers, the writer owns the lock as soon as its CAS sets BLOCK, without
+ *                          scanning the stripes again: must fail (a stripe reader that came in between the scan
+ *                          and the CAS is inside)
+ *   MUTANT_NO_DRAIN_WAKE   a leaving stripe reader never wakes the drainer: must fail (the writer sleeps forever)
+ */
+
+#ifndef NREADERS
+#define NREADERS 2
+#endif
+#ifndef NWRITERS
+#define NWRITERS 1
+#endif
+#ifndef ROUNDS
+#define ROUNDS 2
+#endif
+#ifndef PREFER_WRITERS
+#define PREFER_WRITERS 0
+#endif
+#ifndef TIMEOUTS
+#define TIMEOUTS 0
+#endif
+
+/* the word */
+bit biased = 0;
+bit writer = 0;
+bit block = 0;
+bit rebias = 0;
+bit drain_wait = 0;
+byte count = 0;
+/* the stripes */
+byte stripe[NREADERS];
+/* the drainer's futex */
+byte drain_seq = 0;
+bit drainer_asleep = 0;
+/* observers */
+byte readers_in = 0;
+byte writers_in = 0;
+byte finished = 0;
+
+/* cthr_rwlock_wake_drain: fetch_and clears DRAIN_WAIT; the thread that cleared it bumps drain_seq and wakes */
+inline wake_drain() {
+    atomic { w = drain_wait; drain_wait = 0 };
+    if
+    :: w -> atomic { drain_seq++; drainer_asleep = 0 }
+    :: else
+    fi
+}
+
+proctype Reader(byte me) {
+    byte round = 0;
+    bit s_biased, s_block, s_writer, ok, striped, w;
+    byte s_count, left;
+    do
+    :: round < ROUNDS ->
+        /* read lock */
+        do
+        :: atomic { s_biased = biased; s_block = block; s_writer = writer; s_count = count };
+            if
+            :: s_biased && !s_block ->
+                stripe[me]++;
+#ifdef MUTANT_NO_RECHECK
+                ok = 1;
+#else
+                atomic { ok = biased && !block };
+#endif
+                if
+                :: ok -> striped = 1; break
+                :: else ->
+                    /* cthr_rwlock_leave_stripe */
+                    atomic { stripe[me]--; left = stripe[me] };
+                    if
+                    :: left == 0 -> atomic { w = drain_wait };
+                        if
+                        :: w -> wake_drain()
+                        :: else
+                        fi
+                    :: else
+                    fi
+                fi
+            :: !s_biased && !s_block ->
+                /* CAS from the loaded value */
+                atomic {
+                    if
+                    :: biased == s_biased && block == s_block && writer == s_writer && count == s_count ->
+                        count++;
+                        if
+                        :: s_count > 0 && !s_writer -> biased = 1
+                        :: else
+                        fi;
+                        ok = 1
+                    :: else -> ok = 0
+                    fi
+                };
+                if
+                :: ok -> striped = 0; break
+                :: else
+                fi
+            :: s_block -> !block   /* wait until the writer leaves (the read_seq sleep) */
+            fi
+        od;
+        atomic { readers_in++; assert(writers_in == 0) };
+        readers_in--;
+        /* unlock */
+        if
+        :: striped ->
+            atomic { stripe[me]--; left = stripe[me] };
+#ifndef MUTANT_NO_DRAIN_WAKE
+            if
+            :: left == 0 -> atomic { w = drain_wait };
+                if
+                :: w -> wake_drain()
+                :: else
+                fi
+            :: else
+            fi
+#endif
+        :: else ->
+            atomic { left = count; count--; w = drain_wait };
+            if
+            :: left == 1 && w -> wake_drain()
+            :: else
+            fi
+        fi;
+        round++
+    :: else -> break
+    od;
+    finished++
+}
+
+/* The drained test of cthr_rwlock_drained on a loaded count and REBIAS: a scan, one stripe load per step. */
+inline drained(result, c, rb) {
+    result = (c == 0);
+#ifndef MUTANT_NO_SCAN
+    if
+    :: result && rb ->
+        i = 0;
+        do
+        :: i < NREADERS ->
+            if
+            :: stripe[i] != 0 -> result = 0; break
+            :: else -> i++
+            fi
+        :: else -> break
+        od
+    :: else
+    fi
+#endif
+}
+
+/* cthr_rwlock_release_write */
+inline release_write() {
+    atomic {
+        writer = 0;
+        block = 0;
+        drain_wait = 0;
+        if
+        :: rebias -> rebias = 0;
+#ifndef MUTANT_KEEP_REVOKED
+            biased = 1
+#endif
+        :: else
+        fi
+    }
+}
+
+proctype Writer() {
+    byte round = 0;
+    bit fast, ok, s_rebias, s_block, s_drain, s_biased, d;
+    byte s_count, seq, i;
+    do
+    :: round < ROUNDS ->
+again:
+        /* cthr_rwlock_fast_wrlock: CAS 0 -> WRITER|BLOCK */
+        atomic {
+            if
+            :: !biased && !writer && !block && !rebias && !drain_wait && count == 0 -> writer = 1; block = 1; fast = 1
+            :: else -> fast = 0
+            fi
+        };
+        if
+        :: fast -> goto inside
+        :: else
+        fi;
+        /* phase 1: the claim */
+        atomic {
+            !writer ->
+            writer = 1;
+            if
+            :: PREFER_WRITERS ->
+                block = 1;
+                if
+                :: biased -> biased = 0; rebias = 1
+                :: else
+                fi
+            :: else
+            fi
+        };
+        /* phase 2: the drain */
+        do
+        :: atomic { s_count = count; s_rebias = rebias; s_block = block; s_drain = drain_wait; s_biased = biased };
+            drained(d, s_count, s_rebias || s_biased);
+            if
+            :: d ->
+                /* CAS from the loaded value: BLOCK on, BIASED off (REBIAS on if it was set), DRAIN_WAIT off */
+                atomic {
+                    if
+                    :: count == s_count && rebias == s_rebias && block == s_block && drain_wait == s_drain &&
+                       biased == s_biased ->
+                        block = 1; drain_wait = 0;
+                        if
+                        :: biased -> biased = 0; rebias = 1
+                        :: else
+                        fi;
+                        ok = 1
+                    :: else -> ok = 0
+                    fi
+                };
+                if
+#ifdef MUTANT_OWN_AT_BLOCK
+                :: ok -> break              /* owned as soon as BLOCK is set, without looking again */
+#else
+                :: ok && s_block -> break   /* BLOCK was set before the scan: owned */
+#endif
+                :: else                     /* BLOCK set just now (or the CAS failed): look again */
+                fi
+            :: else ->
+#if TIMEOUTS
+                if
+                :: release_write(); goto again
+                :: true
+                fi;
+#endif
+                /* the sleep step */
+                seq = drain_seq;
+                atomic { drain_wait = 1; s_count = count; s_rebias = rebias; s_biased = biased };
+                drained(d, s_count, s_rebias || s_biased);
+                if
+                :: d
+                :: else ->
+                    atomic {
+                        if
+                        :: drain_seq == seq -> drainer_asleep = 1
+                        :: else
+                        fi
+                    };
+                    !drainer_asleep
+                fi
+            fi
+        od;
+inside:
+        atomic { writers_in++; assert(writers_in == 1 && readers_in == 0) };
+        writers_in--;
+        /* unlock: the fast path only when nothing else is set, else release_write: the same effect here */
+        release_write();
+        round++
+    :: else -> break
+    od;
+    finished++
+}
+
+init {
+    byte r;
+    atomic {
+        r = 0;
+        do
+        :: r < NREADERS -> run Reader(r); r++
+        :: else -> break
+        od;
+        r = 0;
+        do
+        :: r < NWRITERS -> run Writer(); r++
+        :: else -> break
+        od
+    };
+    finished == NREADERS + NWRITERS
+}
