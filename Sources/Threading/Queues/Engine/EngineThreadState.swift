@@ -35,6 +35,9 @@ struct EngineThreadState {
     var isMainThread: Bool
     /// The group of the `async(group:)` task this thread is running, innermost (for ``MainThreadWait``).
     var group: Unmanaged<WorkGroup>?
+    /// The thread's number, handed out in creation order: it picks the injection shard the thread submits to
+    /// (``EngineScheduler``), so producers spread over the shards round-robin.
+    let shard: Int
 }
 
 typealias EngineContext = UnsafeMutablePointer<EngineThreadState>
@@ -63,6 +66,9 @@ enum EngineThread {
         return makeCurrent()
     }
 
+    /// The next thread's ``EngineThreadState/shard``.
+    private static let nextShard = Atomic<Int>(0)
+
     @inline(never)
     private static func makeCurrent() -> EngineContext {
         let state = EngineContext.allocate(capacity: 1)
@@ -76,7 +82,8 @@ enum EngineThread {
                 helpItem: nil,
                 worker: nil,
                 isMainThread: isMainThread,
-                group: nil
+                group: nil,
+                shard: nextShard.add(1, ordering: .relaxed).oldValue
             )
         )
         let code = cthr_tsd_set(key, state)
