@@ -241,14 +241,14 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// fork (in that order; no path takes the engine lock while holding a run queue's).
     func forkPrepare() {
         lock.lock()
-        for queue in shards { queue.forkPrepare() }
-        for queue in slots { queue.forkPrepare() }
+        for index in 0..<shards.count { shards[index].forkPrepare() }
+        for index in 0..<slots.count { slots[index].forkPrepare() }
     }
 
     /// `fork()` handler in the parent.
     func forkParent() {
-        for queue in slots.reversed() { queue.forkParent() }
-        for queue in shards.reversed() { queue.forkParent() }
+        for index in (0..<slots.count).reversed() { slots[index].forkParent() }
+        for index in (0..<shards.count).reversed() { shards[index].forkParent() }
         lock.unlock()
     }
 
@@ -261,8 +261,8 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         let forkingWorker = forking.pointee.worker.map { $0.takeUnretainedValue() }
         let isWorker = forkingWorker?.engine === self
         let forkingSlot = isWorker ? forkingWorker!.slot : -1
-        for queue in shards { queue.forkChild(running: false) }
-        for (index, queue) in slots.enumerated() { queue.forkChild(running: index == forkingSlot) }
+        for index in 0..<shards.count { shards[index].forkChild(running: false) }
+        for index in 0..<slots.count { slots[index].forkChild(running: index == forkingSlot) }
         for worker in idle { _ = Unmanaged.passRetained(worker) }  // their threads are gone; nothing is freed here
         idle.removeAll(keepingCapacity: true)
         freeSlots.removeAll(keepingCapacity: true)
@@ -287,7 +287,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// Units queued in the pool's run queues now (from the hints; sequentially consistent loads).
     private func pendingTotal() -> Int {
         var total = 0
-        for queue in shards { total &+= queue.countHint.load(ordering: .sequentiallyConsistent) }
+        for index in 0..<shards.count { total &+= shards[index].countHint.load(ordering: .sequentiallyConsistent) }
         let bound = slotBound.load(ordering: .sequentiallyConsistent)
         for index in 0..<bound { total &+= slots[index].countHint.load(ordering: .sequentiallyConsistent) }
         return total
@@ -296,20 +296,30 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// Units submitted to the pool so far, and units run to completion (monotonic sums).
     private func submittedTotal() -> UInt64 {
         var total: UInt64 = 0
-        for queue in shards { total &+= queue.submitted.load(ordering: .sequentiallyConsistent) }
-        for queue in slots { total &+= queue.submitted.load(ordering: .sequentiallyConsistent) }
+        for index in 0..<shards.count { total &+= shards[index].submitted.load(ordering: .sequentiallyConsistent) }
+        for index in 0..<slots.count { total &+= slots[index].submitted.load(ordering: .sequentiallyConsistent) }
         return total
     }
 
     private func completedTotal() -> UInt64 {
         var total: UInt64 = 0
-        for queue in slots { total &+= queue.completed.load(ordering: .sequentiallyConsistent) }
+        for index in 0..<slots.count { total &+= slots[index].completed.load(ordering: .sequentiallyConsistent) }
         return total
     }
 
+    /// Pool threads alive now.
+    var liveThreads: Int {
+        lockEngine()
+        defer { lock.unlock() }
+        return threads
+    }
+
+    /// Workers parked now (read without the lock; a hint).
+    var parkedWorkers: Int { idleHint.load(ordering: .relaxed) }
+
     /// Whether units wait for a worker (read without the lock; a hint).
     var hasPendingWork: Bool {
-        for queue in shards where queue.countHint.load(ordering: .relaxed) > 0 { return true }
+        for index in 0..<shards.count where shards[index].countHint.load(ordering: .relaxed) > 0 { return true }
         let bound = slotBound.load(ordering: .relaxed)
         for index in 0..<bound where slots[index].countHint.load(ordering: .relaxed) > 0 { return true }
         return false
@@ -529,7 +539,9 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
 
     /// Whether any run queue of the pool holds units (sequentially consistent: see `parkLocked`).
     private func hasWork() -> Bool {
-        for queue in shards where queue.countHint.load(ordering: .sequentiallyConsistent) > 0 { return true }
+        for index in 0..<shards.count where shards[index].countHint.load(ordering: .sequentiallyConsistent) > 0 {
+            return true
+        }
         let bound = slotBound.load(ordering: .sequentiallyConsistent)
         for index in 0..<bound where slots[index].countHint.load(ordering: .sequentiallyConsistent) > 0 {
             return true
@@ -847,8 +859,8 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         life = .stopped
         // Every run queue is closed: a unit pushed from now on is refused (and counted), never stranded.
         var dropped: [EngineUnit] = []
-        for queue in shards { leftover.tasksNotRun += queue.close(into: &dropped) }
-        for queue in slots { leftover.tasksNotRun += queue.close(into: &dropped) }
+        for index in 0..<shards.count { leftover.tasksNotRun += shards[index].close(into: &dropped) }
+        for index in 0..<slots.count { leftover.tasksNotRun += slots[index].close(into: &dropped) }
         leftover.busyThreads = busyWorkers()
         let wake = idle
         idle.removeAll()
@@ -969,9 +981,9 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         let acquisitions = Int(lockAcquisitions.load(ordering: .relaxed))
         var local: UInt64 = 0
         var steals: UInt64 = 0
-        for queue in slots {
-            local &+= queue.submitted.load(ordering: .relaxed)
-            steals &+= queue.steals.load(ordering: .relaxed)
+        for index in 0..<slots.count {
+            local &+= slots[index].submitted.load(ordering: .relaxed)
+            steals &+= slots[index].steals.load(ordering: .relaxed)
         }
         let submitted = Int(truncatingIfNeeded: submittedTotal())
         return lock.withLock {
