@@ -44,7 +44,6 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
     }
 
     deinit {
-        idle.deallocate()
     }
 
     /// Same text as the handle's, so diagnostics read the same whichever one they name.

@@ -58,7 +58,6 @@ final class EngineWorker: @unchecked Sendable {
 
     init(engine: Engine) { self.engine = engine }
 
-    deinit { parker.deallocate() }
 }
 
 /// A worker pool of the queue engine: the implementation behind ``WorkerPool``.
@@ -216,10 +215,6 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         limitHint.store(cores, ordering: .relaxed)
         // fork(): the child gets empty pools and none of the parent's units (see `EngineFork`).
         EngineFork.register(self, as: .pool)
-    }
-
-    deinit {
-        monitorWord.deallocate()
     }
 
     /// Takes the engine lock, counting the acquisition (statistics: the task path takes it only to wake or park).

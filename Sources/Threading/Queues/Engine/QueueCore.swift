@@ -81,7 +81,6 @@ class QueueCore: @unchecked Sendable, EngineForkParticipant, EnginePoolMember {
     }
 
     deinit {
-        word.deallocate()
         itemsStorage.pointee.release()
         itemsStorage.deinitialize(count: 1)
         itemsStorage.deallocate()

@@ -41,7 +41,6 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     }
 
     deinit {
-        drainClaim.deallocate()
         spareStorage.pointee.release()
         spareStorage.deinitialize(count: 1)
         spareStorage.deallocate()
