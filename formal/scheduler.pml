@@ -15,9 +15,9 @@
  *   Worker    findWork: take from the own local queue, else the shard, else steal from the other worker's local
  *             queue (each take under that queue's lock). A unit taken from the shard may submit one more unit
  *             (at most LOCAL in all) from inside the task: pushed to the worker's own local queue, then notify.
- *             Nothing found: spin (spinning + 1, one look at every queue, spinning - 1); found: notify (pass the
- *             wake-up on) and search again. Else park: under the engine lock running - 1, join the idle list
- *             (idle + 1), parker = 0, then re-check every queue: work and a free slot: leave the idle list and
+ *             Nothing found: spin (spinning + 1, one look at every queue, spinning - 1); found: search again
+ *             and, once a unit is taken, notify (pass the wake-up on). Else park: under the engine lock
+ *             running - 1, join the idle list (idle + 1), parker = 0, then re-check every queue: work and a free slot: leave the idle list and
  *             search again; else unlock and `while parker == 0 { futex wait }` (a wait may time out, at most
  *             TIMEOUTS times in all), then under the lock: woken (parker == 1, the waker gave it a slot) or
  *             timed out (leave the idle list, running + 1); search again.
@@ -128,6 +128,7 @@ proctype Worker(byte me) {
     byte c;
     bit found;
     bit fromShard;
+    bit searching = 0;
     do
     :: /* findWork */
         d_step { found = 0; fromShard = 0; c = 0 };
@@ -168,6 +169,10 @@ proctype Worker(byte me) {
         fi;
         if
         :: found ->
+            if
+            :: searching -> searching = 0; notify()    /* pass the wake-up on, the unit taken */
+            :: else
+            fi;
             run_unit();
             /* the task submits to its own pool (at most LOCAL times in all): the worker's local queue */
             c = 0;
@@ -187,8 +192,9 @@ proctype Worker(byte me) {
             found = (QUEUED > 0);
             spinning--;
             if
-            :: found -> notify()
+            :: found -> searching = 1
             :: else ->
+                searching = 0;
                 /* park */
                 lock();
                 running--;

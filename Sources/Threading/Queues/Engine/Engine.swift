@@ -554,8 +554,15 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         let local = slots[slot]
         worker.slot = slot
         worker.local = local
+        // Whether the worker just came out of spinning with work found: submitters skipped the wake-up because it
+        // spun, so once it took its unit, it passes the wake-up on if more work waits.
+        var searching = false
         while true {
             if let unit = findWork(worker, local) {
+                if searching {
+                    searching = false
+                    notify()
+                }
                 local.executing.store(true, ordering: .relaxed)
                 run(unit, worker: worker, context: context)
                 local.executing.store(false, ordering: .relaxed)
@@ -580,10 +587,10 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
             }
             spinning.subtract(1, ordering: .sequentiallyConsistent)
             if found {
-                // Submitters skipped the wake-up because this worker spun: if more work waits, pass it on.
-                notify()
+                searching = true
                 continue
             }
+            searching = false
             if !park(worker, context) { return }
         }
     }
