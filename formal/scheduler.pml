@@ -18,9 +18,9 @@
  *             Nothing found: spin (spinning + 1, one look at every queue, spinning - 1); found: search again
  *             and, once a unit is taken, notify (pass the wake-up on). Else park: under the engine lock
  *             running - 1, join the idle list (idle + 1), parker = 0, then re-check every queue: work and a free
- *             slot: leave the idle list and search again; else unlock and `while parker == 0 { futex wait }` (a wait may time out, at most
- *             TIMEOUTS times in all), then under the lock: woken (parker == 1, the waker gave it a slot) or
- *             timed out (leave the idle list, running + 1); search again.
+ *             slot: leave the idle list and search again; else unlock and `while parker == 0 { futex wait }` (a
+ *             wait may time out, at most TIMEOUTS times in all), then under the lock: woken (parker == 1, the
+ *             waker gave it a slot) or timed out (leave the idle list, running + 1); search again.
  * Every sequentially consistent atomic is a plain shared variable (Promela is sequentially consistent); each step
  * under a lock is one atomic block (the locks are formal/lock.pml's). Thread creation, blocking hooks, the monitor
  * and shutdown are not modelled: the pool has NWORKERS threads from the start, all running.
