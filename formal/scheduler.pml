@@ -16,7 +16,7 @@
  *             queue (each take under that queue's lock). A unit taken from the shard may submit one more unit
  *             (at most LOCAL in all) from inside the task: pushed to the worker's own local queue, then notify.
  *             Nothing found: spin (spinning + 1, one look at every queue, spinning - 1); found: search again
- *             and, once a unit is taken, notify (pass the wake-up on). Else park: under the engine lock
+ *             and, once a unit is taken, notify if work remains (pass the wake-up on). Else park: under the engine lock
  *             running - 1, join the idle list (idle + 1), parker = 0, then re-check every queue: work and a free
  *             slot: leave the idle list and search again; else unlock and `while parker == 0 { futex wait }` (a
  *             wait may time out, at most TIMEOUTS times in all), then under the lock: woken (parker == 1, the
@@ -170,7 +170,13 @@ proctype Worker(byte me) {
         if
         :: found ->
             if
-            :: searching -> searching = 0; notify()    /* pass the wake-up on, the unit taken */
+            :: searching ->
+                /* pass the wake-up on, the unit taken, if more work waits */
+                searching = 0;
+                if
+                :: QUEUED > 0 -> notify()
+                :: else
+                fi
             :: else
             fi;
             run_unit();

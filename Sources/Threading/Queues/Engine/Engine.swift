@@ -560,8 +560,10 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         while true {
             if let unit = findWork(worker, local) {
                 if searching {
+                    // Sequentially consistent: a submitter that saw this worker spinning pushed before it stopped,
+                    // so its unit is seen here.
                     searching = false
-                    notify()
+                    if hasWork() { notify() }
                 }
                 local.executing.store(true, ordering: .relaxed)
                 run(unit, worker: worker, context: context)
