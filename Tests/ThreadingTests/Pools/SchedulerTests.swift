@@ -205,9 +205,10 @@ private func schedulerTestWait(seconds: Double = 10, _ condition: () -> Bool) ->
     }
 
     /// Lanes under sharding: with one worker, units of a higher lane injected while it is busy run before units of
-    /// a lower lane injected earlier, and the lower lane still runs (aging).
+    /// a lower lane injected earlier, and the lower lane still runs (aging). A blocking pool of one thread, so that
+    /// the monitor cannot add a second worker (two workers would append to `order` in either order).
     @Test func higherLanesRunFirstAndLowerLanesAreNotStarved() {
-        let pool = WorkerPool(label: "sched.lanes", threads: 1)
+        let pool = WorkerPool(label: "sched.lanes", threads: 1, kind: .blocking)
         defer { poolTestShutDown(pool) }
         let release = Atomic<Bool>(false)
         let busy = WorkGroup()
