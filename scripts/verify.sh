@@ -161,11 +161,15 @@ check "parker MUTANT_NO_ANNOUNCE" parker.pml safety fail -DMUTANT_NO_ANNOUNCE
 check "parker MUTANT_NO_ANNOUNCE" parker.pml ltl fail -DMUTANT_NO_ANNOUNCE
 check "parker MUTANT_OFFER_NO_WAKE" parker.pml safety fail -DMUTANT_OFFER_NO_WAKE
 
-# The pool worker's parker (formal/pool.pml).
-check "pool 2 workers, 2 units" pool.pml safety pass
-check "pool 2 workers, 2 units" pool.pml ltl pass
-check "pool MUTANT_STORE_AFTER_UNLOCK" pool.pml safety fail -DMUTANT_STORE_AFTER_UNLOCK
-check "pool MUTANT_STORE_AFTER_UNLOCK" pool.pml ltl fail -DMUTANT_STORE_AFTER_UNLOCK
+# The pool scheduler: local queues, injection, stealing, parking (formal/scheduler.pml).
+check "scheduler 2 workers, 2 injected + 1 local" scheduler.pml safety pass
+check "scheduler 2 workers, 2 injected + 1 local" scheduler.pml ltl pass
+check "scheduler 2 workers, 3 injected, no timeout" scheduler.pml safety pass -DINJECT=3 -DTIMEOUTS=0
+check "scheduler MUTANT_NO_RECHECK" scheduler.pml safety fail -DMUTANT_NO_RECHECK
+check "scheduler MUTANT_NO_RECHECK" scheduler.pml ltl fail -DMUTANT_NO_RECHECK
+check "scheduler MUTANT_STORE_AFTER_UNLOCK" scheduler.pml safety fail -DMUTANT_STORE_AFTER_UNLOCK
+check "scheduler MUTANT_STORE_AFTER_UNLOCK" scheduler.pml ltl fail -DMUTANT_STORE_AFTER_UNLOCK
+check "scheduler MUTANT_STEAL_NO_LOCK" scheduler.pml safety fail -DMUTANT_STEAL_NO_LOCK
 
 # The concurrent queue's barrier grant with striped readers (formal/barrier.pml).
 check "barrier 1 striped reader, sync+async barrier" barrier.pml safety pass

@@ -12,6 +12,79 @@
 
 #include "CTestSupport.h"
 
+#include <stdatomic.h>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define CTHR_TEST_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CTHR_TEST_SANITIZED 1
+#endif
+
+#ifndef CTHR_TEST_SANITIZED
+// Allocation counting: the test executable's definitions take precedence over libc's for the whole process, and
+// forward to glibc's own entry points (so memory from either side is freed by the one free()). Relaxed: only the
+// total matters, read after the counted work joined.
+static atomic_ulong allocations;
+
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t count, size_t size);
+extern void *__libc_realloc(void *pointer, size_t size);
+extern void *__libc_memalign(size_t alignment, size_t size);
+extern void *__libc_valloc(size_t size);
+
+static inline void count_allocation(void) { atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed); }
+
+void *malloc(size_t size) {
+    count_allocation();
+    return __libc_malloc(size);
+}
+
+void *calloc(size_t count, size_t size) {
+    count_allocation();
+    return __libc_calloc(count, size);
+}
+
+void *realloc(void *pointer, size_t size) {
+    count_allocation();
+    return __libc_realloc(pointer, size);
+}
+
+void *memalign(size_t alignment, size_t size) {
+    count_allocation();
+    return __libc_memalign(alignment, size);
+}
+
+void *aligned_alloc(size_t alignment, size_t size) {
+    count_allocation();
+    return __libc_memalign(alignment, size);
+}
+
+void *valloc(size_t size) {
+    count_allocation();
+    return __libc_valloc(size);
+}
+
+int posix_memalign(void **result, size_t alignment, size_t size) {
+    if (alignment % sizeof(void *) != 0 || (alignment & (alignment - 1)) != 0) return EINVAL;
+    count_allocation();
+    void *pointer = __libc_memalign(alignment, size);
+    if (pointer == NULL) return ENOMEM;
+    *result = pointer;
+    return 0;
+}
+
+unsigned long cthr_test_allocations(void) { return atomic_load_explicit(&allocations, memory_order_relaxed); }
+
+int cthr_test_allocations_counted(void) { return 1; }
+#else
+unsigned long cthr_test_allocations(void) { return 0; }
+
+int cthr_test_allocations_counted(void) { return 0; }
+#endif
+
 size_t cthr_test_heap_in_use(void) {
     struct mallinfo2 info = mallinfo2();
     return info.uordblks + info.hblkhd;

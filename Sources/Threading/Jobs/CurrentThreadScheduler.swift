@@ -125,6 +125,4 @@ final class Trampoline {
     var isRunning = false
     /// Empty whenever no trampoline runs; its buffer is kept for the next one and freed with the thread's state.
     var pending = EngineRing<CurrentThreadScheduler.ScheduledAction>()
-
-    deinit { pending.release() }
 }

@@ -108,8 +108,6 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
         self.isAsynchronous = asynchronous
     }
 
-    deinit { done.deallocate() }
-
     private static func makeName() -> String {
         "job-\(JobGraph.counter.add(1, ordering: .relaxed).newValue)"
     }

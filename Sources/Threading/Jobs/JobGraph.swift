@@ -23,7 +23,7 @@ struct WeakJob {
 }
 
 /// Waits on `word` until it holds a nonzero value or `timeout` passed; tells the engine when a pool worker blocks.
-func jobWait(_ word: EngineWord, timeout: Duration?) -> Bool {
+func jobWait(_ word: borrowing EngineWord, timeout: Duration?) -> Bool {
     if word.load() != 0 { return true }
     let deadline = timeout.map { monotonicDeadline(after: $0) } ?? .max
     let context = EngineThread.current

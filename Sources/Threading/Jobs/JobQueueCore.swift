@@ -25,7 +25,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
     private var members: [ObjectIdentifier: Job] = [:]
     /// Ready jobs per priority (index 0 = veryLow). Entries may be stale (a job that was cancelled, or moved back
     /// to waiting by a new dependency): starting checks the job's state.
-    private var ready = [EngineRing<Job>](repeating: EngineRing(), count: Job.Priority.allCases.count)
+    private let ready = EngineRings<Job>(count: Job.Priority.allCases.count)
     /// Keeps the core alive while it has jobs (the handle may be gone).
     private var keepAlive: JobQueueCore?
     /// The public handle while one is alive, so `Job.queue` gives back the object the user holds.
@@ -44,8 +44,6 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
     }
 
     deinit {
-        idle.deallocate()
-        for index in ready.indices { ready[index].release() }
     }
 
     /// Same text as the handle's, so diagnostics read the same whichever one they name.

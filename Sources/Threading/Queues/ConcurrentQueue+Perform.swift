@@ -51,8 +51,6 @@ private final class PerformState: @unchecked Sendable {
         self.body = body
     }
 
-    deinit { done.deallocate() }
-
     func participate() {
         while true {
             let index = next.add(1, ordering: .relaxed).oldValue

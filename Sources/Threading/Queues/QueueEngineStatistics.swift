@@ -33,6 +33,20 @@ public struct QueueEngineStatistics: Sendable, Hashable {
     public let saturations: Int
     /// Saturation warnings printed on stderr (at most one per episode and one every 10 s).
     public let saturationWarnings: Int
+    /// Units submitted to the pool since it started (tasks, serial-queue drains, timer firings).
+    public let submitted: Int
+    /// The part of ``submitted`` that a pool worker pushed to its own local run queue (work submitted from inside a
+    /// task of the same pool), without any shared lock.
+    public let localSubmissions: Int
+    /// Units an idle worker took from another worker's local run queue.
+    public let steals: Int
+    /// Times a parked worker was woken for work. A submission wakes at most one worker, and none while a worker is
+    /// spinning for work or every slot is busy: `wakeUps / submitted` is the wake-ups per task.
+    public let wakeUps: Int
+    /// Times the pool's engine-wide lock was taken. The task path takes it only to wake or park a worker, never to
+    /// queue or pick a unit: `engineLockAcquisitions / submitted` is 0 while workers are busy. (Reading the
+    /// statistics takes it too, after these counters were read.)
+    public let engineLockAcquisitions: Int
 
     init(_ engine: Engine) {
         let snapshot = engine.snapshot()
@@ -48,6 +62,11 @@ public struct QueueEngineStatistics: Sendable, Hashable {
         cancelledFirings = engine.cancelledFirings.load(ordering: .relaxed) + snapshot.droppedAfterStop
         saturations = snapshot.saturations
         saturationWarnings = snapshot.saturationWarnings
+        submitted = snapshot.submitted
+        localSubmissions = snapshot.localSubmissions
+        steals = snapshot.steals
+        wakeUps = snapshot.wakeUps
+        engineLockAcquisitions = snapshot.engineLockAcquisitions
     }
 
     /// The shared pool's state now (``WorkerPool/shared``).

@@ -25,8 +25,6 @@ public final class WorkGroup: @unchecked Sendable {
     /// Creates an empty group.
     public init() {}
 
-    deinit { count.deallocate() }
-
     /// Counts one more piece of outstanding work.
     public func enter() {
         if count.add(1) == 0 { enteredEpoch.store(EngineFork.epoch.load(ordering: .relaxed), ordering: .relaxed) }

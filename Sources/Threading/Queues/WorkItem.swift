@@ -41,8 +41,6 @@ public final class WorkItem: @unchecked Sendable {
         self.body = body
     }
 
-    deinit { done.deallocate() }
-
     /// Runs the closure on the calling thread, unless it was cancelled or already ran.
     public func perform() {
         lock.lock()

@@ -25,4 +25,13 @@ int cthr_test_membarrier_query(void);
 // Returns 0 or the pthread_getaffinity_np / pthread_setaffinity_np error.
 int cthr_test_pin_to_one_cpu(void);
 
+// Heap allocations (malloc, calloc, realloc, memalign, posix_memalign, aligned_alloc, valloc) made by every thread of
+// the process since it started. The test binary counts them by defining those functions over glibc's __libc_*
+// entry points; under AddressSanitizer or ThreadSanitizer, whose runtimes own malloc, nothing is counted and
+// cthr_test_allocations_counted() returns 0.
+unsigned long cthr_test_allocations(void);
+
+// 1 when cthr_test_allocations() counts (a plain glibc build), 0 under a sanitizer.
+int cthr_test_allocations_counted(void);
+
 #endif // CTHREADING_TEST_SUPPORT_H

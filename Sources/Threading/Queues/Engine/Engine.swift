@@ -39,37 +39,61 @@ final class EngineClaim: @unchecked Sendable {
     }
 }
 
-/// A pool thread. Fields other than `parker` are guarded by the engine lock or only touched by the thread itself.
+/// A pool thread. `slot`, `local`, `picks`, `rotation` and `blocked` are only touched by the thread itself
+/// (`blocked` also under the engine lock); `parker` is stored to by wakers under the engine lock.
 final class EngineWorker: @unchecked Sendable {
     /// The pool this thread belongs to (a worker keeps its pool alive while its thread runs).
     let engine: Engine
-    /// 0 = idle, 1 = a unit was assigned (set under the engine lock).
+    /// 0 = parked or about to park, 1 = woken (a waker took it off the idle list and gave it a running slot).
     let parker = EngineWord.allocate()
-    var assigned: (unit: EngineUnit, lane: Int)?
-    /// Whether the thread is inside a blocking hook (guarded by the engine lock).
+    /// The worker's slot in the pool, and the slot's local run queue (set when the thread starts).
+    var slot = -1
+    var local: EngineRunQueue?
+    /// Units taken, for the fairness turns of ``Engine`` (every ``QoS/agingLimit`` + 1 picks).
+    var picks: UInt = 0
+    /// The next source a fairness turn looks at first.
+    var rotation = 0
+    /// Whether the thread is inside a blocking hook.
     var blocked = false
 
     init(engine: Engine) { self.engine = engine }
 
-    deinit { parker.deallocate() }
 }
 
 /// A worker pool of the queue engine: the implementation behind ``WorkerPool``.
 ///
-/// - One FIFO lane per ``QoS``; a worker takes the highest non-empty lane, except that a lane passed over
-///   ``QoS/agingLimit`` times is served next (aging, so no lane starves).
-/// - At most `cores + extraSlots` workers run at once (`cores` is the pool's thread count: for the shared pool
-///   `cthr_cpu_effective_count()`, the affinity mask lowered to the cgroup CPU quota). A worker that blocks in one of
-///   the engine's own waits (`sync` on a busy queue, `WorkGroup.wait`, `WorkItem.wait`, a blocking region) leaves
-///   the running count (``willBlock(_:)``), so another worker is woken or created while work is pending. Blocking
-///   the engine cannot see (a foreign lock, `sleep`) is caught by the pool's monitor thread: every 10 ms, if work is
-///   pending, every slot is busy and no unit finished since the last tick, it grants one extra slot.
+/// The scheduler (see the Queues article): no lock is shared by all producers and workers on the task path.
+/// - **Local queues.** Each worker slot has an ``EngineRunQueue`` of ``localCapacity`` units. A worker that submits
+///   to its own pool pushes there (only its owner pushes; it takes its own lock, which only an occasional thief
+///   shares); when it is full, the unit goes to an injection shard.
+/// - **Injection shards.** Other threads push to one of ``shardCount`` run queues (a power of two, the cores rounded
+///   up, at most 16), chosen by the thread's number (`EngineThreadState.shard`): producers are spread round-robin
+///   and two producers share a shard's lock only when there are more producers than shards.
+/// - **Picking.** A worker takes the unit of the highest lane it sees on its local queue and on the shards (the
+///   hints, read without locks). Every ``QoS/agingLimit`` + 1 picks it takes a fairness turn instead: the next
+///   source in rotation (its local queue, then each shard) that has work, whatever the lanes. Inside one run queue
+///   lanes age (a lane passed over ``QoS/agingLimit`` times is served next). So higher lanes go first, and a unit
+///   in any queue is reached within a bounded number of picks: lower lanes are never starved.
+/// - **Stealing.** A worker with nothing local and nothing injected takes one unit from another worker's local
+///   queue (under that queue's lock).
+/// - **Parking.** A worker that finds nothing spins briefly (yielding, see ``idleSpinRounds``), then parks on its
+///   own futex word. A submission wakes at most one worker, and only when no worker is spinning (a spinner takes
+///   the work itself) and a slot is free; a spinner that finds work while more is pending passes the wake-up on.
+///   The engine lock is taken only to park, to wake, to create threads, by blocking hooks, the monitor, shutdown
+///   and statistics: never per task while workers are busy.
+/// - At most `cores + extraSlots` workers are active (running or searching) at once (`cores` is the pool's thread
+///   count: for the shared pool `cthr_cpu_effective_count()`, the affinity mask lowered to the cgroup CPU quota). A
+///   worker that blocks in one of the engine's own waits (`sync` on a busy queue, `WorkGroup.wait`,
+///   `WorkItem.wait`, a blocking region) leaves the active count (``willBlock(_:)``), so another worker is woken or
+///   created while work is pending (it steals the blocked worker's local units). Blocking the engine cannot see (a
+///   foreign lock, `sleep`) is caught by the pool's monitor thread: every 10 ms, if work is pending, every slot is
+///   busy and no unit finished since the last tick, it grants one extra slot.
 /// - Threads are capped at ``maxThreads``: for a CPU pool `max(40, 4 × cores + 32)` (enough for 32 tasks that all
 ///   wait for each other plus the cores' worth of runnable work, yet bounded: libdispatch makes one thread per
 ///   blocked serial queue); for a blocking pool exactly `cores`. Idle workers above ``keptThreads`` exit after
 ///   ``idleTimeoutNanoseconds``.
-/// - Life: running, then draining (``shutdown(deadline:)``: only threads of the pool may still submit), then
-///   stopped (every thread exits; the shutting-down thread joins them).
+/// - Life: running, then draining (``shutdown(deadline:members:)``: only threads of the pool may still submit),
+///   then stopped (every run queue is closed, every thread exits; the shutting-down thread joins them).
 final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// The process-wide default CPU pool, for queues that name none.
     static let shared = Engine(label: "threading.pool", threads: nil, blocking: false, processWide: true)
@@ -93,35 +117,51 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     let keptThreads: Int
     static let idleTimeoutNanoseconds: UInt64 = 2_000_000_000
     static let monitorTickNanoseconds: UInt64 = 10_000_000
+    /// The most units a worker's local queue holds; more go to an injection shard.
+    static let localCapacity = 256
+
+    /// The injection shards (`shardCount` of them, a power of two).
+    private let shards: [EngineRunQueue]
+    private let shardMask: Int
+    var shardCount: Int { shards.count }
+    /// One local run queue per worker slot (`maxThreads` slots); slots `0..<slotBound` have been used.
+    private let slots: [EngineRunQueue]
+    private let slotBound = Atomic<Int>(0)
 
     private let lock = EngineLock()
-    private var lanes = [EngineRing<EngineUnit>](repeating: EngineRing(), count: QoS.allCases.count)
-    private var skips = [Int](repeating: 0, count: QoS.allCases.count)
-    private var pending = 0 {
-        didSet { pendingHint.store(pending, ordering: .relaxed) }
-    }
-    /// `pending`, readable without the lock by spinning idle workers.
-    private let pendingHint = Atomic<Int>(0)
-    /// Workers spinning for work before they park (they take pending work themselves, so nobody wakes them).
-    private var spinning = 0
     /// Rounds an idle worker spins (yielding) before it parks.
     static let idleSpinRounds = 64
     /// A yield taking longer than this ran another thread: the cores are oversubscribed.
     static let busyYieldNanoseconds: UInt64 = 20_000
+    /// Slots no thread holds (guarded by the lock).
+    private var freeSlots: [Int]
     private var idle: [EngineWorker] = []
     private var threads = 0
+    /// Active workers: running a unit or searching for one (guarded by the lock, mirrored in `runningHint`).
     private var running = 0
     private var blockedCount = 0
     private var extraSlots = 0
-    private var submitted: UInt64 = 0
-    private var completed: UInt64 = 0
     private var peakThreads = 0
     private var monitorStarted = false
     private var monitorSleeping = false
     private let monitorWord = EngineWord.allocate()
+
+    // Hints for the lock-free submission path (written under the lock, sequentially consistent).
+    private let runningHint = Atomic<Int>(0)
+    private let limitHint = Atomic<Int>(0)
+    private let idleHint = Atomic<Int>(0)
+    /// 0: the monitor is not started; 1: it runs; 2: it sleeps until work comes.
+    private let monitorHint = Atomic<Int>(0)
+    /// Workers spinning for work before they park (they take pending work themselves, so nobody wakes them).
+    private let spinning = Atomic<Int>(0)
+
+    // Statistics counters.
+    private let wakeUps = Atomic<UInt64>(0)
+    private let lockAcquisitions = Atomic<UInt64>(0)
+
     /// The pool's life (guarded by the lock; mirrored in `lifeHint` for lock-free submission checks).
     private var life = Life.running {
-        didSet { lifeHint.store(life.rawValue, ordering: .releasing) }
+        didSet { lifeHint.store(life.rawValue, ordering: .sequentiallyConsistent) }
     }
     private let lifeHint = Atomic<Int>(Life.running.rawValue)
     /// Threads that exited because the pool stopped, to be joined by the shutting-down thread.
@@ -129,7 +169,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// Set when the shutting-down thread no longer joins: late exits detach themselves.
     private var joinerGone = false
     /// Units submitted internally after the pool stopped (a timed shutdown left their work behind).
-    private var droppedAfterStop = 0
+    private let droppedAfterStop = Atomic<Int>(0)
     /// When the current saturation began (0: not saturated), whether it was counted, and when the last warning was
     /// printed (guarded by the lock; only the monitor touches them).
     private var saturatedSince: UInt64 = 0
@@ -164,133 +204,228 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         cores = Swift.max(1, threads ?? Int(cthr_cpu_effective_count()))
         maxThreads = blocking ? cores : Swift.max(40, 4 * cores + 32)
         keptThreads = blocking ? 0 : cores
+        var shardCount = 1
+        while shardCount < Swift.min(cores, 16) { shardCount *= 2 }
+        shards = (0..<shardCount).map { _ in EngineRunQueue(capacity: .max) }
+        shardMask = shardCount - 1
+        slots = (0..<maxThreads).map { _ in EngineRunQueue(capacity: Engine.localCapacity) }
+        freeSlots = Array((0..<maxThreads).reversed())
+        idle.reserveCapacity(maxThreads)
+        exited.reserveCapacity(maxThreads)
+        limitHint.store(cores, ordering: .relaxed)
         // fork(): the child gets empty pools and none of the parent's units (see `EngineFork`).
         EngineFork.register(self, as: .pool)
     }
 
-    deinit {
-        monitorWord.deallocate()
-        for lane in lanes.indices { lanes[lane].release() }
+    /// Takes the engine lock, counting the acquisition (statistics: the task path takes it only to wake or park).
+    @inline(__always)
+    private func lockEngine() {
+        lock.lock()
+        lockAcquisitions.wrappingAdd(1, ordering: .relaxed)
     }
 
-    /// `fork()` prepare handler (see ``EngineFork``): holds the engine lock across the fork.
-    func forkPrepare() { lock.lock() }
+    /// Publishes the lock-guarded counts the submission path reads without the lock. Engine lock held.
+    @inline(__always)
+    private func publishLocked() {
+        runningHint.store(running, ordering: .sequentiallyConsistent)
+        idleHint.store(idle.count, ordering: .sequentiallyConsistent)
+        limitHint.store(limit, ordering: .sequentiallyConsistent)
+    }
+
+    /// `fork()` prepare handler (see ``EngineFork``): holds the engine lock and every run queue's lock across the
+    /// fork (in that order; no path takes the engine lock while holding a run queue's).
+    func forkPrepare() {
+        lock.lock()
+        for index in 0..<shards.count { shards[index].forkPrepare() }
+        for index in 0..<slots.count { slots[index].forkPrepare() }
+    }
 
     /// `fork()` handler in the parent.
-    func forkParent() { lock.unlock() }
+    func forkParent() {
+        for index in (0..<slots.count).reversed() { slots[index].forkParent() }
+        for index in (0..<shards.count).reversed() { shards[index].forkParent() }
+        lock.unlock()
+    }
 
-    /// `fork()` handler in the child (one thread, the engine lock held by `forkPrepare`): none of the parent's pool
+    /// `fork()` handler in the child (one thread, the locks held by `forkPrepare`): none of the parent's pool
     /// or monitor threads exist here, and none of the units the parent accepted may run here, so the pool restarts
     /// empty with no pending work and grows again on the child's first submission. The dropped units are abandoned,
     /// never released (see ``EngineFork``). If the forking thread is itself a worker of this pool, it stays one: it
-    /// counts as the pool's one running thread. A pool that was shutting down or stopped stays so.
+    /// counts as the pool's one running thread and keeps its slot. A pool that was shutting down or stopped stays so.
     func forkChild(_ forking: EngineContext) {
-        for lane in lanes.indices { lanes[lane].abandon() }
-        skips = [Int](repeating: 0, count: QoS.allCases.count)
-        pending = 0
+        let forkingWorker = forking.pointee.worker.map { $0.takeUnretainedValue() }
+        let isWorker = forkingWorker?.engine === self
+        let forkingSlot = isWorker ? forkingWorker!.slot : -1
+        for index in 0..<shards.count { shards[index].forkChild(running: false) }
+        for index in 0..<slots.count { slots[index].forkChild(running: index == forkingSlot) }
         for worker in idle { _ = Unmanaged.passRetained(worker) }  // their threads are gone; nothing is freed here
         idle.removeAll(keepingCapacity: true)
-        let isWorker = forking.pointee.worker.map { $0.takeUnretainedValue().engine === self } ?? false
+        freeSlots.removeAll(keepingCapacity: true)
+        for slot in (0..<maxThreads).reversed() where slot != forkingSlot { freeSlots.append(slot) }
         threads = isWorker ? 1 : 0
         running = isWorker ? 1 : 0
-        spinning = 0
+        spinning.store(0, ordering: .relaxed)
         blockedCount = 0
         extraSlots = 0
         peakThreads = threads
         monitorStarted = false
         monitorSleeping = false
+        monitorHint.store(0, ordering: .relaxed)
         monitorWord.store(0)
         exited.removeAll(keepingCapacity: true)  // the parent's threads: nothing to join here
+        publishLocked()
         lock.unlock()
     }
 
     private var limit: Int { cores + extraSlots }
 
+    /// Units queued in the pool's run queues now (from the hints; sequentially consistent loads).
+    private func pendingTotal() -> Int {
+        var total = 0
+        for index in 0..<shards.count { total &+= shards[index].countHint.load(ordering: .sequentiallyConsistent) }
+        let bound = slotBound.load(ordering: .sequentiallyConsistent)
+        for index in 0..<bound { total &+= slots[index].countHint.load(ordering: .sequentiallyConsistent) }
+        return total
+    }
+
+    /// Units submitted to the pool so far, and units run to completion (monotonic sums).
+    private func submittedTotal() -> UInt64 {
+        var total: UInt64 = 0
+        for index in 0..<shards.count { total &+= shards[index].submitted.load(ordering: .sequentiallyConsistent) }
+        for index in 0..<slots.count { total &+= slots[index].submitted.load(ordering: .sequentiallyConsistent) }
+        return total
+    }
+
+    private func completedTotal() -> UInt64 {
+        var total: UInt64 = 0
+        for index in 0..<slots.count { total &+= slots[index].completed.load(ordering: .sequentiallyConsistent) }
+        return total
+    }
+
+    /// Pool threads alive now.
+    var liveThreads: Int {
+        lockEngine()
+        defer { lock.unlock() }
+        return threads
+    }
+
+    /// Workers parked now (read without the lock; a hint).
+    var parkedWorkers: Int { idleHint.load(ordering: .relaxed) }
+
     /// Whether units wait for a worker (read without the lock; a hint).
-    var hasPendingWork: Bool { pendingHint.load(ordering: .relaxed) > 0 }
+    var hasPendingWork: Bool {
+        for index in 0..<shards.count where shards[index].countHint.load(ordering: .relaxed) > 0 { return true }
+        let bound = slotBound.load(ordering: .relaxed)
+        for index in 0..<bound where slots[index].countHint.load(ordering: .relaxed) > 0 { return true }
+        return false
+    }
 
     // MARK: Submission
 
-    /// Queues `unit` on `lane` and wakes or creates a worker if a slot is free.
+    /// Queues `unit` on `lane` and wakes or creates a worker if one is needed and a slot is free.
+    ///
+    /// A worker of this pool pushes to its local queue, any other thread to its injection shard; neither takes the
+    /// engine lock unless a worker must be woken or created (or the monitor started). No allocation beyond the
+    /// run queues' rings growing past their high-water marks.
     func submit(_ unit: EngineUnit, lane: Int) {
-        lock.lock()
-        if life == .stopped {
+        let context = EngineThread.current
+        var result = EngineRunQueue.Push.full
+        if let worker = context.pointee.worker?.takeUnretainedValue(), worker.engine === self, !worker.blocked,
+            let local = worker.local
+        {
+            result = local.push(unit, lane: lane)
+        }
+        if case .full = result {
+            result = shards[context.pointee.shard & shardMask].push(unit, lane: lane)
+        }
+        if case .closed = result {
             // Only internal continuations get here (public submissions trap in `requireAccepting`): work that a
             // timed shutdown left behind. It never runs; counted.
-            droppedAfterStop += 1
-            lock.unlock()
-            _ = unit
+            droppedAfterStop.add(1, ordering: .relaxed)
             return
         }
-        lanes[lane].append(unit)
-        pending += 1
-        submitted &+= 1
-        var actions = Actions()
-        dispatchLocked(&actions)
-        if !monitorStarted {
-            monitorStarted = true
-            actions.startMonitor = true
-        } else if monitorSleeping {
-            monitorSleeping = false
-            monitorWord.store(1)
-            actions.wakeMonitor = true
-        }
-        lock.unlock()
-        actions.perform(self)
+        notify()
     }
 
-    private struct Actions {
-        var wake: [EngineWorker] = []
-        var spawn: [EngineWorker] = []
+    /// After a push: wakes or creates one worker if none is spinning, one could take the work, and a slot is free;
+    /// starts or wakes the monitor. Lock-free unless one of those is needed.
+    @inline(__always)
+    private func notify() {
+        if monitorHint.load(ordering: .sequentiallyConsistent) != 1
+            || (spinning.load(ordering: .sequentiallyConsistent) == 0
+                && (idleHint.load(ordering: .sequentiallyConsistent) > 0
+                    || runningHint.load(ordering: .sequentiallyConsistent)
+                        < limitHint.load(ordering: .sequentiallyConsistent)))
+        {
+            notifySlow()
+        }
+    }
+
+    @inline(never)
+    private func notifySlow() {
+        lockEngine()
+        var wake: EngineWorker?
+        var spawnOne = false
         var startMonitor = false
         var wakeMonitor = false
-
-        func perform(_ engine: Engine) {
-            for worker in wake { worker.parker.wake() }
-            for worker in spawn { engine.spawn(worker) }
-            if startMonitor { engine.startMonitor() }
-            if wakeMonitor { engine.monitorWord.wake() }
-        }
-    }
-
-    /// Hands pending units to idle or new workers while slots are free. Engine lock held.
-    private func dispatchLocked(_ actions: inout Actions) {
-        while running < limit && pending > spinning {
+        if life != .stopped && spinning.load(ordering: .sequentiallyConsistent) == 0 && running < limit
+            && pendingTotal() > 0
+        {
             if let worker = idle.popLast() {
-                worker.assigned = takeNextLocked()
                 worker.parker.store(1)
                 running += 1
-                actions.wake.append(worker)
+                wake = worker
             } else if threads < maxThreads {
-                let worker = EngineWorker(engine: self)
-                worker.assigned = takeNextLocked()
                 threads += 1
                 peakThreads = Swift.max(peakThreads, threads)
                 running += 1
-                actions.spawn.append(worker)
-            } else {
-                return
+                spawnOne = true
             }
+            publishLocked()
         }
+        if !monitorStarted {
+            monitorStarted = true
+            monitorHint.store(1, ordering: .sequentiallyConsistent)
+            startMonitor = true
+        } else if monitorSleeping {
+            monitorSleeping = false
+            monitorHint.store(1, ordering: .sequentiallyConsistent)
+            monitorWord.store(1)
+            wakeMonitor = true
+        }
+        lock.unlock()
+        if let wake {
+            wakeUps.wrappingAdd(1, ordering: .relaxed)
+            wake.parker.wake()
+        }
+        if spawnOne { spawn(EngineWorker(engine: self)) }
+        if startMonitor { self.startMonitor() }
+        if wakeMonitor { monitorWord.wake() }
     }
 
-    /// Removes the next unit by lane priority with aging. Engine lock held, `pending > 0`.
-    private func takeNextLocked() -> (unit: EngineUnit, lane: Int)? {
-        var highest = -1
-        var aged = -1
-        for lane in 0..<lanes.count where !lanes[lane].isEmpty {
-            if highest < 0 {
-                highest = lane
+    /// Wakes idle workers or makes room for new ones while slots are free and units wait that no spinning worker
+    /// will take. Returns how many threads to create once the lock is released. Engine lock held.
+    private func dispatchLocked(allowSpawn: Bool) -> Int {
+        var budget = pendingTotal() - spinning.load(ordering: .sequentiallyConsistent)
+        var spawnCount = 0
+        while running < limit && budget > 0 {
+            if let worker = idle.popLast() {
+                worker.parker.store(1)
+                running += 1
+                wakeUps.wrappingAdd(1, ordering: .relaxed)
+                worker.parker.wake()
+            } else if allowSpawn && threads < maxThreads {
+                threads += 1
+                peakThreads = Swift.max(peakThreads, threads)
+                running += 1
+                spawnCount += 1
             } else {
-                skips[lane] += 1
-                if aged < 0 && skips[lane] > QoS.agingLimit { aged = lane }
+                break
             }
+            budget -= 1
         }
-        let lane = aged >= 0 ? aged : highest
-        guard lane >= 0, let unit = lanes[lane].popFirst() else { return nil }
-        skips[lane] = 0
-        pending -= 1
-        return (unit, lane)
+        publishLocked()
+        return spawnCount
     }
 
     // MARK: Workers
@@ -303,28 +438,17 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
             return nil
         }
         if code != 0 {
-            // No thread (RLIMIT_NPROC, memory): put its unit back and give the slot up. A worker that went idle
-            // meanwhile is woken for it; otherwise a running worker or the monitor's next tick (which retries the
-            // spawn) picks it up. Never spawn again from here: a refusing system would make that loop.
+            // No thread (RLIMIT_NPROC, memory): give the slot up (the units stay queued). A worker that went idle
+            // meanwhile is woken for them; otherwise a running worker or the monitor's next tick (which retries the
+            // spawn) picks them up. Never spawn again from here: a refusing system would make that loop.
             Unmanaged<EngineWorker>.fromOpaque(context).release()
             spawnRefusals.add(1, ordering: .relaxed)
-            lock.lock()
+            lockEngine()
             threads -= 1
             running -= 1
-            if let assigned = worker.assigned {
-                lanes[assigned.lane].append(assigned.unit)
-                pending += 1
-            }
-            var wake: EngineWorker?
-            if running < limit && pending > spinning, let idleWorker = idle.popLast() {
-                idleWorker.assigned = takeNextLocked()
-                idleWorker.parker.store(1)
-                running += 1
-                wake = idleWorker
-            }
+            _ = dispatchLocked(allowSpawn: false)
             let remaining = threads
             lock.unlock()
-            wake?.parker.wake()
             Engine.reportRefusal(of: "pool", code: code, threads: remaining)
         }
     }
@@ -348,39 +472,114 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         writeStandardError(message)
     }
 
+    /// Takes the next unit for `worker`: its fairness turn, else the highest lane of its local queue and the
+    /// shards, else one stolen from another worker's local queue. Nil when it found none.
+    @inline(__always)
+    private func findWork(_ worker: EngineWorker, _ local: EngineRunQueue) -> EngineUnit? {
+        worker.picks &+= 1
+        if worker.picks % UInt(QoS.agingLimit + 1) == 0, let unit = takeFairnessTurn(worker, local) { return unit }
+        let home = worker.slot
+        for _ in 0..<4 {
+            var best: EngineRunQueue?
+            var bestLane = UInt32.bitWidth
+            let localMask = local.laneMaskHint.load(ordering: .relaxed)
+            if localMask != 0 {
+                best = local
+                bestLane = localMask.trailingZeroBitCount
+            }
+            for offset in 0..<shards.count {
+                let shard = shards[(home &+ offset) & shardMask]
+                let mask = shard.laneMaskHint.load(ordering: .relaxed)
+                if mask != 0 && mask.trailingZeroBitCount < bestLane {
+                    best = shard
+                    bestLane = mask.trailingZeroBitCount
+                }
+            }
+            guard let best else { break }
+            if let unit = best.take() { return unit }
+        }
+        return steal(worker, local)
+    }
+
+    /// A fairness turn: the first source with work in rotation (the local queue, then each shard), whatever the
+    /// lanes, so that no queue waits behind higher lanes elsewhere for ever.
+    @inline(never)
+    private func takeFairnessTurn(_ worker: EngineWorker, _ local: EngineRunQueue) -> EngineUnit? {
+        let sources = shards.count + 1
+        for step in 0..<sources {
+            let index = (worker.rotation &+ step) % sources
+            let queue = index == shards.count ? local : shards[index]
+            if queue.countHint.load(ordering: .relaxed) > 0, let unit = queue.take() {
+                worker.rotation = index &+ 1
+                return unit
+            }
+        }
+        return nil
+    }
+
+    /// Takes one unit from another worker's local queue.
+    @inline(never)
+    private func steal(_ worker: EngineWorker, _ local: EngineRunQueue) -> EngineUnit? {
+        let bound = slotBound.load(ordering: .acquiring)
+        guard bound > 1 else { return nil }
+        for offset in 1..<bound {
+            let victim = slots[(worker.slot &+ offset) % bound]
+            if victim.countHint.load(ordering: .relaxed) > 0, let unit = victim.take() {
+                local.steals.wrappingAdd(1, ordering: .relaxed)
+                return unit
+            }
+        }
+        return nil
+    }
+
+    /// Whether any run queue of the pool holds units (sequentially consistent: see `parkLocked`).
+    private func hasWork() -> Bool {
+        for index in 0..<shards.count where shards[index].countHint.load(ordering: .sequentiallyConsistent) > 0 {
+            return true
+        }
+        let bound = slotBound.load(ordering: .sequentiallyConsistent)
+        for index in 0..<bound where slots[index].countHint.load(ordering: .sequentiallyConsistent) > 0 {
+            return true
+        }
+        return false
+    }
+
     private func workerMain(_ worker: EngineWorker) {
         let context = EngineThread.current
         context.pointee.worker = Unmanaged.passUnretained(worker)
-        lock.lock()
-        var next = worker.assigned
-        worker.assigned = nil
+        lockEngine()
+        let slot = freeSlots.popLast()!  // threads <= maxThreads = slots
+        if slot >= slotBound.load(ordering: .relaxed) { slotBound.store(slot + 1, ordering: .sequentiallyConsistent) }
         lock.unlock()
+        let local = slots[slot]
+        worker.slot = slot
+        worker.local = local
+        // Whether the worker just came out of spinning with work found: submitters skipped the wake-up because it
+        // spun, so once it took its unit, it passes the wake-up on if more work waits.
+        var searching = false
         while true {
-            if let (unit, lane) = next {
-                run(unit, lane: lane, worker: worker, context: context)
-            }
-            lock.lock()
-            if next != nil {
-                running -= 1
-                completed &+= 1
-            }
-            next = nil
-            if running < limit, pending > 0 {
-                next = takeNextLocked()
-                running += 1
-                lock.unlock()
+            if let unit = findWork(worker, local) {
+                if searching {
+                    // Sequentially consistent: a submitter that saw this worker spinning pushed before it stopped,
+                    // so its unit is seen here.
+                    searching = false
+                    if hasWork() { notify() }
+                }
+                local.executing.store(true, ordering: .relaxed)
+                run(unit, worker: worker, context: context)
+                local.executing.store(false, ordering: .relaxed)
+                local.completed.wrappingAdd(1, ordering: .sequentiallyConsistent)
                 continue
             }
-            if life == .stopped {
-                exitLocked(context)
-                return
-            }
             // Spin a little (yielding the CPU) before parking: work submitted meanwhile is taken without a wake-up.
-            spinning += 1
-            lock.unlock()
+            spinning.add(1, ordering: .sequentiallyConsistent)
+            var found = false
             var before = cthr_clock_now_ns()
             for _ in 0..<Engine.idleSpinRounds {
-                if pendingHint.load(ordering: .relaxed) > 0 { break }
+                if hasWork() {
+                    found = true
+                    break
+                }
                 _ = cthr_thread_yield()
                 // A yield that gave the CPU away (it took long) means other threads want the cores: spinning on
                 // would only take turns from them, so park and be woken when work comes.
@@ -388,47 +587,67 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
                 if after &- before > Engine.busyYieldNanoseconds { break }
                 before = after
             }
-            lock.lock()
-            spinning -= 1
-            if running < limit, pending > 0 {
-                next = takeNextLocked()
-                running += 1
-                lock.unlock()
+            spinning.subtract(1, ordering: .sequentiallyConsistent)
+            if found {
+                searching = true
                 continue
             }
-            if life == .stopped {
-                exitLocked(context)
-                return
-            }
-            // Go idle.
-            worker.parker.store(0)
-            idle.append(worker)
-            lock.unlock()
-            let deadline = cthr_clock_deadline_after(Engine.idleTimeoutNanoseconds)
-            while worker.parker.load() == 0 {
-                if !worker.parker.wait(expected: 0, deadline: deadline) { break }
-            }
-            lock.lock()
-            if let assigned = worker.assigned {
-                worker.assigned = nil
-                next = assigned
-                lock.unlock()
-                continue
-            }
-            if let index = idle.firstIndex(where: { $0 === worker }) {
-                idle.remove(at: index)
-            }
-            if threads > keptThreads || life == .stopped {
-                exitLocked(context)
-                return
-            }
-            lock.unlock()
+            searching = false
+            if !park(worker, context) { return }
         }
     }
 
-    /// The worker's thread leaves the pool (engine lock held; released here).
-    private func exitLocked(_ context: EngineContext) {
+    /// Parks an idle worker until it is woken (true) or it exits (false: the pool stopped, or it was idle too long
+    /// and the pool keeps enough threads).
+    private func park(_ worker: EngineWorker, _ context: EngineContext) -> Bool {
+        lockEngine()
+        running -= 1
+        if life == .stopped {
+            exitLocked(worker, context)
+            return false
+        }
+        worker.parker.store(0)
+        idle.append(worker)
+        publishLocked()
+        // Against a submitter that pushed and then read the hints before they changed (both sides sequentially
+        // consistent: either it sees this worker idle and wakes it, or this sees its unit).
+        if running < limit && hasWork() {
+            idle.removeLast()
+            running += 1
+            publishLocked()
+            lock.unlock()
+            return true
+        }
+        lock.unlock()
+        let deadline = cthr_clock_deadline_after(Engine.idleTimeoutNanoseconds)
+        while worker.parker.load() == 0 {
+            if !worker.parker.wait(expected: 0, deadline: deadline) { break }
+        }
+        lockEngine()
+        if worker.parker.load() == 1 {
+            // Woken: the waker took it off the idle list and gave it a running slot.
+            lock.unlock()
+            return true
+        }
+        if let index = idle.firstIndex(where: { $0 === worker }) {
+            idle.remove(at: index)
+        }
+        if threads > keptThreads || life == .stopped {
+            exitLocked(worker, context)
+            return false
+        }
+        running += 1
+        publishLocked()
+        lock.unlock()
+        return true
+    }
+
+    /// The worker's thread leaves the pool (engine lock held; released here). Its local queue is empty: only it
+    /// pushes there, and it leaves only when it found no work.
+    private func exitLocked(_ worker: EngineWorker, _ context: EngineContext) {
         threads -= 1
+        freeSlots.append(worker.slot)
+        publishLocked()
         leaveLocked()
         lock.unlock()
         context.pointee.worker = nil
@@ -445,7 +664,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     }
 
     @inline(__always)
-    private func run(_ unit: EngineUnit, lane: Int, worker: EngineWorker, context: EngineContext) {
+    private func run(_ unit: EngineUnit, worker: EngineWorker, context: EngineContext) {
         // QoS is the lane's priority inside the pool only: a worker never changes its nice value (see ``QoS``).
         switch unit {
         case .drain(let core):
@@ -486,21 +705,21 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     }
 
     private func workerWillBlock(_ worker: EngineWorker) {
-        lock.lock()
+        lockEngine()
         worker.blocked = true
         running -= 1
         blockedCount += 1
-        var actions = Actions()
-        dispatchLocked(&actions)
+        let spawnCount = dispatchLocked(allowSpawn: true)
         lock.unlock()
-        actions.perform(self)
+        for _ in 0..<spawnCount { spawn(EngineWorker(engine: self)) }
     }
 
     private func workerDidUnblock(_ worker: EngineWorker) {
-        lock.lock()
+        lockEngine()
         worker.blocked = false
         running += 1
         blockedCount -= 1
+        publishLocked()
         lock.unlock()
     }
 
@@ -516,10 +735,11 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         if code != 0 {
             Unmanaged<Engine>.fromOpaque(context).release()
             // Refused: the next submission tries again.
-            let remaining = lock.withLock {
-                monitorStarted = false
-                return threads
-            }
+            lockEngine()
+            monitorStarted = false
+            monitorHint.store(0, ordering: .sequentiallyConsistent)
+            let remaining = threads
+            lock.unlock()
             Engine.reportRefusal(of: "monitor", code: code, threads: remaining)
         }
     }
@@ -527,42 +747,55 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     private func monitorMain() {
         var lastCompleted: UInt64 = 0
         while true {
-            lock.lock()
+            lockEngine()
             if life == .stopped {
                 monitorStarted = false
+                monitorHint.store(0, ordering: .sequentiallyConsistent)
                 leaveLocked()
                 lock.unlock()
                 return
             }
-            if pending == 0 {
+            if pendingTotal() == 0 {
                 extraSlots = 0
+                publishLocked()
                 monitorSleeping = true
+                monitorHint.store(2, ordering: .sequentiallyConsistent)
                 monitorWord.store(0)
-                lock.unlock()
-                while monitorWord.load() == 0 { monitorWord.wait(expected: 0) }
-                lock.lock()
-                lastCompleted = completed
-                let stopped = life == .stopped
-                lock.unlock()
-                if stopped { continue }
+                // Against a submitter that pushed and read the hint before it changed (see `park`).
+                if pendingTotal() > 0 {
+                    monitorSleeping = false
+                    monitorHint.store(1, ordering: .sequentiallyConsistent)
+                    lock.unlock()
+                } else {
+                    lock.unlock()
+                    while monitorWord.load() == 0 { monitorWord.wait(expected: 0) }
+                    lockEngine()
+                    lastCompleted = completedTotal()
+                    let stopped = life == .stopped
+                    lock.unlock()
+                    if stopped { continue }
+                }
             } else {
                 lock.unlock()
             }
             _ = cthr_sleep_ns(Engine.monitorTickNanoseconds)
-            lock.lock()
-            var actions = Actions()
+            lockEngine()
+            var spawnCount = 0
+            let pending = pendingTotal()
+            let completed = completedTotal()
             // Units stranded by a refused spawn while slots are free: try again (a no-op otherwise).
-            if pending > 0 && running < limit { dispatchLocked(&actions) }
+            if pending > 0 && running < limit { spawnCount += dispatchLocked(allowSpawn: true) }
             if pending > 0 && running >= limit && completed == lastCompleted && threads < maxThreads {
                 extraSlots += 1
-                dispatchLocked(&actions)
+                spawnCount += dispatchLocked(allowSpawn: true)
             } else if pending == 0 && extraSlots > 0 {
                 extraSlots -= 1
+                publishLocked()
             }
             lastCompleted = completed
-            let warning = checkSaturationLocked()
+            let warning = checkSaturationLocked(pending: pending)
             lock.unlock()
-            actions.perform(self)
+            for _ in 0..<spawnCount { spawn(EngineWorker(engine: self)) }
             if let warning { writeStandardError(warning) }
         }
     }
@@ -607,7 +840,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// monitor exit and are joined. After the deadline, pending units are dropped (released, never run) and threads
     /// still running a task exit when it returns. Blocking; never on a thread of this pool.
     func shutdown(deadline: UInt64, members: () -> [any EnginePoolMember]) -> Leftover {
-        lock.lock()
+        lockEngine()
         if life == .running { life = .draining }
         lock.unlock()
         var quiet = false
@@ -626,20 +859,20 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
                 leftover.tasksNotRun += member.pendingTaskCount
             }
         }
-        lock.lock()
+        lockEngine()
         life = .stopped
+        // Every run queue is closed: a unit pushed from now on is refused (and counted), never stranded.
         var dropped: [EngineUnit] = []
-        for lane in lanes.indices {
-            while let unit = lanes[lane].popFirst() {
-                if case .drain = unit {} else { leftover.tasksNotRun += 1 }
-                dropped.append(unit)
-            }
-        }
-        pending = 0
-        leftover.busyThreads = running + blockedCount
+        for index in 0..<shards.count { leftover.tasksNotRun += shards[index].close(into: &dropped) }
+        for index in 0..<slots.count { leftover.tasksNotRun += slots[index].close(into: &dropped) }
+        leftover.busyThreads = busyWorkers()
         let wake = idle
         idle.removeAll()
-        for worker in wake { worker.parker.store(1) }
+        for worker in wake {
+            worker.parker.store(1)
+            running += 1
+        }
+        publishLocked()
         let monitorAsleep = monitorSleeping
         monitorSleeping = false
         monitorWord.store(1)
@@ -651,17 +884,25 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         // running a task are left to exit (detached) when it returns.
         pause = Engine.shutdownFirstPollNanoseconds
         while true {
-            lock.lock()
+            lockEngine()
             let joinable = exited
             exited.removeAll()
             let remaining = threads + (monitorStarted ? 1 : 0)
-            let done = remaining == 0 || (remaining <= running + blockedCount && cthr_clock_now_ns() >= deadline)
+            let done = remaining == 0 || (remaining <= busyWorkers() && cthr_clock_now_ns() >= deadline)
             if done { joinerGone = true }
             lock.unlock()
             for thread in joinable { _ = cthr_thread_join(thread, nil) }
             if done { return leftover }
             Engine.backOff(&pause)
         }
+    }
+
+    /// Workers running a unit now (blocked ones included).
+    private func busyWorkers() -> Int {
+        var busy = 0
+        let bound = slotBound.load(ordering: .sequentiallyConsistent)
+        for index in 0..<bound where slots[index].executing.load(ordering: .relaxed) { busy += 1 }
+        return busy
     }
 
     /// Shutdown polls for quiescence and for exiting threads, first after this long, then twice as long each time
@@ -677,12 +918,14 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// submission or completion between the two looks at the counters (so no work moved from a queue to the pool
     /// in between).
     private func isQuiescent(_ members: () -> [any EnginePoolMember]) -> Bool {
-        let before = lock.withLock { (pending + running + blockedCount, submitted, completed) }
-        guard before.0 == 0 else { return false }
+        // Completions first, then submissions: every counter only grows and a unit is counted submitted before it
+        // can complete, so equal sums mean that at one instant every submitted unit had completed.
+        let before = (completedTotal(), submittedTotal())
+        guard before.0 == before.1 else { return false }
         for member in members() where member.engine === self && member.pendingTaskCount > 0 {
             return false
         }
-        let after = lock.withLock { (pending + running + blockedCount, submitted, completed) }
+        let after = (completedTotal(), submittedTotal())
         return after == before
     }
 
@@ -691,7 +934,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// Tracks saturation (monitor tick, lock held): work waits while every thread the pool may have is busy. After
     /// the grace period it counts the episode and returns the warning to print, at most one per episode and one per
     /// ``saturationWarningIntervalNanoseconds``.
-    private func checkSaturationLocked() -> String? {
+    private func checkSaturationLocked(pending: Int) -> String? {
         guard pending > 0 && threads >= maxThreads && running + blockedCount >= threads else {
             saturatedSince = 0
             saturationCounted = false
@@ -730,26 +973,47 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         var droppedAfterStop: Int
         var saturations: Int
         var saturationWarnings: Int
+        var submitted: Int
+        var localSubmissions: Int
+        var steals: Int
+        var wakeUps: Int
+        var engineLockAcquisitions: Int
     }
 
     func snapshot() -> Snapshot {
-        lock.withLock {
+        // The counters first, so that the snapshot's own acquisition is not in them.
+        let acquisitions = Int(lockAcquisitions.load(ordering: .relaxed))
+        var local: UInt64 = 0
+        var steals: UInt64 = 0
+        for index in 0..<slots.count {
+            local &+= slots[index].submitted.load(ordering: .relaxed)
+            steals &+= slots[index].steals.load(ordering: .relaxed)
+        }
+        let submitted = Int(truncatingIfNeeded: submittedTotal())
+        return lock.withLock {
             Snapshot(
                 threads: threads,
                 peakThreads: peakThreads,
                 running: running,
                 blocked: blockedCount,
-                pending: pending,
+                pending: pendingTotal(),
                 idle: idle.count,
-                droppedAfterStop: droppedAfterStop,
+                droppedAfterStop: droppedAfterStop.load(ordering: .relaxed),
                 saturations: saturations,
-                saturationWarnings: saturationWarnings
+                saturationWarnings: saturationWarnings,
+                submitted: submitted,
+                localSubmissions: Int(truncatingIfNeeded: local),
+                steals: Int(truncatingIfNeeded: steals),
+                wakeUps: Int(truncatingIfNeeded: wakeUps.load(ordering: .relaxed)),
+                engineLockAcquisitions: acquisitions
             )
         }
     }
 
     func resetPeak() {
-        lock.withLock { peakThreads = threads }
+        lockEngine()
+        peakThreads = threads
+        lock.unlock()
     }
 }
 

@@ -16,10 +16,6 @@ final class EngineLock: @unchecked Sendable {
 
     init() {}
 
-    deinit {
-        word.deallocate()
-    }
-
     @inline(__always)
     func lock() {
         if word.weakCompareExchange(0, 1).exchanged { return }
@@ -55,17 +51,22 @@ final class EngineLock: @unchecked Sendable {
 /// A 32-bit word for atomics and futexes at a fixed heap address (it never moves, so the kernel may sleep on it).
 ///
 /// The storage is a `Synchronization.Atomic<UInt32>` (the standard library's atomics, used by the whole engine),
-/// allocated once; ``address`` hands the same bytes to `cthr_futex_wait`/`cthr_futex_wake`.
-struct EngineWord: @unchecked Sendable {
+/// allocated once; ``address`` hands the same bytes to `cthr_futex_wait`/`cthr_futex_wake`. The word owns that
+/// storage, so it is `~Copyable` and frees it in `deinit`: it cannot be copied, nor freed twice. `@unchecked
+/// Sendable`: every access is atomic.
+struct EngineWord: ~Copyable, @unchecked Sendable {
     let pointer: UnsafeMutablePointer<Atomic<UInt32>>
 
-    static func allocate(_ value: UInt32 = 0) -> EngineWord {
-        let pointer = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: 1)
+    init(_ value: UInt32 = 0) {
+        pointer = .allocate(capacity: 1)
         pointer.initialize(to: Atomic(value))
-        return EngineWord(pointer: pointer)
     }
 
-    func deallocate() {
+    static func allocate(_ value: UInt32 = 0) -> EngineWord {
+        EngineWord(value)
+    }
+
+    deinit {
         pointer.deinitialize(count: 1)
         pointer.deallocate()
     }

@@ -2,19 +2,28 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 /// A growable FIFO ring buffer (amortised O(1) append and removal at both ends) in manually managed memory, used
-/// for queue items and pool lanes.
+/// for queue items, pool run queues and job queues.
 ///
 /// Manual memory instead of an `Array` keeps the per-item cost of the queue engine's hottest loop (enqueue, drain)
-/// free of uniqueness and bounds checks. The ring owns its buffer: it must be moved or swapped, never copied while
-/// non-empty, and its owner calls ``release()`` once (the engine keeps every ring in fixed storage). Guarded by its
-/// owner's lock.
-struct EngineRing<Element> {
+/// free of uniqueness and bounds checks. The ring owns its buffer, so it is `~Copyable`: it can be moved or swapped,
+/// never copied, and its `deinit` destroys the remaining elements and frees the buffer. Guarded by its owner's lock.
+struct EngineRing<Element>: ~Copyable {
     private var buffer: UnsafeMutablePointer<Element>?
     private var capacity = 0
     private var head = 0
     private(set) var count = 0
 
     init() {}
+
+    deinit {
+        guard let buffer else { return }
+        var index = 0
+        while index < count {
+            (buffer + ((head &+ index) & (capacity &- 1))).deinitialize(count: 1)
+            index &+= 1
+        }
+        buffer.deallocate()
+    }
 
     var isEmpty: Bool { count == 0 }
 
@@ -80,7 +89,10 @@ struct EngineRing<Element> {
     /// Forgets the elements and the buffer without destroying or freeing them: a forked child's copy of work its
     /// parent accepted, which must not run there, not even as deinitializers (see `EngineFork`). Empty afterwards.
     mutating func abandon() {
-        self = EngineRing()
+        buffer = nil
+        capacity = 0
+        head = 0
+        count = 0
     }
 
     private mutating func grow() {
@@ -95,5 +107,32 @@ struct EngineRing<Element> {
         buffer = newBuffer
         capacity = newCapacity
         head = 0
+    }
+}
+
+/// A fixed number of ``EngineRing``s at a fixed heap address (one per lane or priority): the owner of their storage,
+/// so `~Copyable`; its `deinit` releases every ring. Guarded by its owner's lock.
+struct EngineRings<Element>: ~Copyable {
+    private let rings: UnsafeMutablePointer<EngineRing<Element>>
+    /// The number of rings.
+    let count: Int
+
+    init(count: Int) {
+        self.count = count
+        rings = .allocate(capacity: count)
+        for index in 0..<count { (rings + index).initialize(to: EngineRing()) }
+    }
+
+    deinit {
+        rings.deinitialize(count: count)
+        rings.deallocate()
+    }
+
+    var indices: Range<Int> { 0..<count }
+
+    /// The ring at `index` (`0 <= index < count`), in place.
+    subscript(index: Int) -> EngineRing<Element> {
+        unsafeAddress { UnsafePointer(rings + index) }
+        nonmutating unsafeMutableAddress { rings + index }
     }
 }

@@ -21,7 +21,7 @@ struct EngineFrame {
 ///
 /// Heap-allocated and only touched by its own thread (other threads only store to and wake ``parker``), so it is
 /// accessed through a pointer without exclusivity checks.
-struct EngineThreadState {
+struct EngineThreadState: ~Copyable {
     var depth: Int
     var capacity: Int
     var frames: UnsafeMutablePointer<EngineFrame>
@@ -36,6 +36,9 @@ struct EngineThreadState {
     var isMainThread: Bool
     /// The group of the `async(group:)` task this thread is running, innermost (for ``MainThreadWait``).
     var group: Unmanaged<WorkGroup>?
+    /// The thread's number, handed out in creation order: it picks the injection shard the thread submits to
+    /// (``EngineScheduler``), so producers spread over the shards round-robin.
+    let shard: Int
 }
 
 typealias EngineContext = UnsafeMutablePointer<EngineThreadState>
@@ -47,7 +50,6 @@ enum EngineThread {
         let code = cthr_tsd_create(&key) { raw in
             let state = raw.assumingMemoryBound(to: EngineThreadState.self)
             state.pointee.frames.deallocate()
-            state.pointee.parker.deallocate()
             state.deinitialize(count: 1)
             state.deallocate()
         }
@@ -64,6 +66,9 @@ enum EngineThread {
         return makeCurrent()
     }
 
+    /// The next thread's ``EngineThreadState/shard``.
+    private static let nextShard = Atomic<Int>(0)
+
     @inline(never)
     private static func makeCurrent() -> EngineContext {
         let state = EngineContext.allocate(capacity: 1)
@@ -77,7 +82,8 @@ enum EngineThread {
                 helpItem: nil,
                 worker: nil,
                 isMainThread: isMainThread,
-                group: nil
+                group: nil,
+                shard: nextShard.add(1, ordering: .relaxed).oldValue
             )
         )
         let code = cthr_tsd_set(key, state)
@@ -183,9 +189,8 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
     /// offer a waiting thread an item queued *ahead of* it (`helpOffered`, see `ConcurrentCore.offerHelp`): the
     /// waiter would wait for that item anyway, so running it itself saves a pool hop; it then keeps waiting.
     func waitGranted() {
-        let parker = pointee.parker
         for round in 0..<engineSpinRounds {
-            switch parker.load() {
+            switch pointee.parker.load() {
             case .granted: return
             case .grantedWithHelp:
                 helpGranted()
@@ -199,7 +204,7 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
         }
         Engine.willBlock(self)
         while true {
-            let state = parker.load()
+            let state = pointee.parker.load()
             if state == .granted { break }
             if state == .grantedWithHelp {
                 helpGranted()
@@ -209,8 +214,8 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
                 help()
                 continue
             }
-            if state == .waiting && !parker.compareExchange(.waiting, .sleeping) { continue }
-            parker.wait(whileIn: .sleeping)
+            if state == .waiting && !pointee.parker.compareExchange(.waiting, .sleeping) { continue }
+            pointee.parker.wait(whileIn: .sleeping)
         }
         Engine.didUnblock(self)
     }
@@ -243,17 +248,16 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
 /// Wakes a thread blocked in `waitGranted()` (a system call only when it is asleep).
 @inline(__always)
 func engineGrant(_ waiter: EngineContext) {
-    let parker = waiter.pointee.parker
     while true {
-        let state = parker.load()
+        let state = waiter.pointee.parker.load()
         if state == .helpOffered {
             // An offered item is pending: overwriting the offer with `granted` would make the waiter return without
             // running it (a lost task). `grantedWithHelp` tells it to run the item, then return granted.
-            if parker.compareExchange(.helpOffered, .grantedWithHelp) { return }
+            if waiter.pointee.parker.compareExchange(.helpOffered, .grantedWithHelp) { return }
             continue  // the waiter took the item meanwhile (helpOffered -> waiting)
         }
-        if parker.compareExchange(state, .granted) {
-            if state == .sleeping { parker.wake() }
+        if waiter.pointee.parker.compareExchange(state, .granted) {
+            if state == .sleeping { waiter.pointee.parker.wake() }
             return
         }
     }
@@ -265,15 +269,14 @@ func engineOfferHelp(
     _ waiter: EngineContext,
     _ offer: (core: ConcurrentCore, claim: EngineClaim, barrier: Bool)
 ) -> Bool {
-    let parker = waiter.pointee.parker
     while true {
-        let state = parker.load()
+        let state = waiter.pointee.parker.load()
         // Only while waiting (awake or asleep) is the slot free: with an offer pending the waiter may be reading it
         // (outside the queue lock); granted, it no longer waits.
         if state != .waiting && state != .sleeping { return false }
         waiter.pointee.helpItem = offer
-        if parker.compareExchange(state, .helpOffered) {
-            if state == .sleeping { parker.wake() }
+        if waiter.pointee.parker.compareExchange(state, .helpOffered) {
+            if state == .sleeping { waiter.pointee.parker.wake() }
             return true
         }
         waiter.pointee.helpItem = nil  // it went to sleep (waiting -> sleeping) meanwhile: try again
@@ -281,9 +284,9 @@ func engineOfferHelp(
 }
 
 /// A thread's parker for `sync` waits: a futex word whose values are the cases of ``State``, so the protocol's
-/// states have names instead of numbers. A value type over fixed heap storage (it never moves); the thread's state
-/// owns it and deallocates it at thread exit.
-struct EngineParker: @unchecked Sendable {
+/// states have names instead of numbers. It owns its word (``EngineWord``, fixed heap storage that never moves), so it
+/// is `~Copyable`; the thread's state owns it and frees it at thread exit.
+struct EngineParker: ~Copyable, @unchecked Sendable {
     /// The parker's states.
     enum State: UInt32 {
         /// Waiting, awake (spinning or about to sleep).
@@ -301,8 +304,6 @@ struct EngineParker: @unchecked Sendable {
     let word: EngineWord
 
     static func allocate() -> EngineParker { EngineParker(word: .allocate(State.waiting.rawValue)) }
-
-    func deallocate() { word.deallocate() }
 
     /// The current state (acquire).
     @inline(__always)

@@ -99,10 +99,9 @@ extension QueueCore {
         return storage
     }
 
-    /// Frees the state word and the storage of the items and the suspend count; the adopter's `deinit` calls it.
+    /// Frees the storage of the items and the suspend count; the adopter's `deinit` calls it (the state word, a
+    /// `~Copyable` ``EngineWord``, frees itself).
     func deallocateCoreStorage() {
-        word.deallocate()
-        itemsStorage.pointee.release()
         itemsStorage.deinitialize(count: 1)
         itemsStorage.deallocate()
         suspendStorage.deallocate()

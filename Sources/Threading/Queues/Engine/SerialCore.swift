@@ -58,7 +58,6 @@ final class SerialCore: QueueCore, @unchecked Sendable {
 
     deinit {
         deallocateCoreStorage()
-        drainClaim.deallocate()
         spareStorage.pointee.release()
         spareStorage.deinitialize(count: 1)
         spareStorage.deallocate()

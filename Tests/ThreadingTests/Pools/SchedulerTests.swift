@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CTestSupport
+import CThreading
+import Glibc
+import Synchronization
+import Testing
+
+@testable import Threading
+
+/// A counter a submitted closure bumps (one closure context, allocated once and retained per submission).
+private final class SchedulerTestCounter: Sendable {
+    let value = Atomic<Int>(0)
+}
+
+/// Waits (at most `seconds`) until `condition` holds, polling every 20 µs; returns whether it held.
+private func schedulerTestWait(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+    let deadline = cthr_clock_now_ns() + UInt64(seconds * 1_000_000_000)
+    while !condition() {
+        if cthr_clock_now_ns() >= deadline { return condition() }
+        _ = cthr_sleep_ns(20_000)
+    }
+    return true
+}
+
+/// The scheduler of a worker pool (see ``Engine``): local queues, injection, wake-ups, the engine lock's share of
+/// the task path, allocations. Each test owns its pool.
+@Suite(.serialized) struct SchedulerTests {
+    /// 10,000 submissions, 1,000 of which find every worker parked and wake one, allocate nothing but what the
+    /// rings need to grow the first time. The old engine built an array on the heap for each wake-up (at least
+    /// 1,000 allocations here). Counted process-wide, so in a process of its own; not under the sanitizers, whose
+    /// runtimes own malloc.
+    @Test func submissionsAndWakeUpsDoNotAllocate() async {
+        guard cthr_test_allocations_counted() != 0 else { return }
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            let pool = WorkerPool(label: "sched.alloc", threads: 2)
+            let counter = SchedulerTestCounter()
+            let body: @Sendable () -> Void = { counter.value.add(1, ordering: .relaxed) }
+            let engine = pool.engine
+            // One round: 10 submissions, then wait until every worker parked again (so the next one wakes one).
+            func round(_ index: Int) -> Bool {
+                for _ in 0..<10 { engine.submit(.job(body), lane: QoS.default.rawValue) }
+                let expected = (index + 1) * 10
+                return schedulerTestWait {
+                    counter.value.load(ordering: .relaxed) == expected && engine.parkedWorkers == engine.liveThreads
+                }
+            }
+            // Warm-up: the threads, the rings, the idle list and the monitor reach their high-water marks.
+            for index in 0..<100 where !round(index) {
+                writeStandardError("alloc: warm-up round \(index) did not finish\n")
+                exit(0)
+            }
+            let wakeUpsBefore = pool.statistics.wakeUps
+            let before = cthr_test_allocations()
+            for index in 100..<1100 where !round(index) {
+                writeStandardError("alloc: round \(index) did not finish\n")
+                exit(0)
+            }
+            let allocations = cthr_test_allocations() - before
+            let wakeUps = pool.statistics.wakeUps - wakeUpsBefore
+            guard wakeUps >= 1000 else {
+                writeStandardError("alloc: only \(wakeUps) wake-ups in 1,000 rounds\n")
+                exit(0)
+            }
+            // Slack for the test's own polling and the monitor waking and sleeping: 32 over 10,000 submissions.
+            guard allocations <= 32 else {
+                writeStandardError("alloc: \(allocations) allocations for 10,000 submissions, \(wakeUps) wake-ups\n")
+                exit(0)
+            }
+            _ = poolTestShutDown(pool)
+            writeStandardError("counted: \(allocations) allocations for 10,000 submissions, \(wakeUps) wake-ups\n")
+            exit(0)
+        }
+        let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        // The child says what failed on stderr (an exit test's output is only observed when it exits as expected).
+        #expect(!errors.contains("alloc:") && errors.contains("counted:"), "\(errors)")
+        print(errors, terminator: "")
+    }
+
+    /// A submission to a pool whose workers all sleep wakes exactly one of them, not all.
+    @Test func oneSubmissionWakesOneWorker() {
+        let pool = WorkerPool(label: "sched.wake", threads: 4)
+        defer { poolTestShutDown(pool) }
+        let queue = ConcurrentQueue(label: "sched.wake.queue", pool: pool)
+        // Four tasks that wait for each other: the pool makes four threads.
+        let arrivals = WorkGroup()
+        for _ in 0..<4 { arrivals.enter() }
+        let done = WorkGroup()
+        for _ in 0..<4 {
+            queue.async(group: done) {
+                arrivals.leave()
+                _ = arrivals.wait(timeout: .seconds(20))
+            }
+        }
+        #expect(done.wait(timeout: .seconds(30)))
+        #expect(schedulerTestWait { pool.engine.parkedWorkers == pool.engine.liveThreads })
+        let before = pool.statistics
+        let ran = WorkGroup()
+        queue.async(group: ran) {}
+        #expect(ran.wait(timeout: .seconds(10)))
+        #expect(schedulerTestWait { pool.engine.parkedWorkers == pool.engine.liveThreads })
+        let after = pool.statistics
+        #expect(after.wakeUps - before.wakeUps == 1)
+        #expect(after.submitted - before.submitted == 1)
+    }
+
+    /// Work a task submits to its own pool goes to the worker's local queue: 10,000 such submissions (each task
+    /// submits the next) take the engine lock only for the monitor's ticks (two per 10 ms tick), not once per task
+    /// (the old engine took it twice per task: submit and pick). A one-thread blocking pool, so that the monitor
+    /// cannot add a thread when a loaded machine preempts the worker (an idle second worker would rightly be woken
+    /// for the new work, through the lock).
+    @Test func localSubmissionsTakeNoEngineLock() {
+        let pool = WorkerPool(label: "sched.local", threads: 1, kind: .blocking)
+        defer { poolTestShutDown(pool) }
+        let total = 10_000
+        let finished = WorkGroup()
+        finished.enter()
+        let engine = pool.engine
+        let started = WorkGroup()
+        started.enter()
+        nonisolated(unsafe) var before = pool.statistics
+        @Sendable func chain(_ remaining: Int) {
+            if remaining == 0 {
+                finished.leave()
+                return
+            }
+            engine.submit(.job({ chain(remaining - 1) }), lane: QoS.default.rawValue)
+        }
+        nonisolated(unsafe) var start: UInt64 = 0
+        ConcurrentQueue(label: "sched.queue", pool: pool).async {
+            before = pool.statistics
+            start = cthr_clock_now_ns()
+            started.leave()
+            chain(total)
+        }
+        #expect(started.wait(timeout: .seconds(10)))
+        #expect(finished.wait(timeout: .seconds(30)))
+        let after = pool.statistics
+        let ticks = Int((cthr_clock_now_ns() - start) / Engine.monitorTickNanoseconds) + 1
+        #expect(after.localSubmissions - before.localSubmissions == total)
+        let acquisitions = after.engineLockAcquisitions - before.engineLockAcquisitions
+        #expect(
+            acquisitions <= 2 * ticks + 2,
+            "\(acquisitions) engine-lock acquisitions for \(total) local submissions in \(ticks) monitor ticks"
+        )
+    }
+
+    /// Submissions from outside the pool go to an injection shard: while the pool's one worker is busy, 10,000 of
+    /// them take the engine lock only for the monitor's ticks. (A blocking pool of one thread: the monitor cannot
+    /// add one.)
+    @Test func injectedSubmissionsTakeNoEngineLockWhileWorkersAreBusy() {
+        let pool = WorkerPool(label: "sched.inject", threads: 1, kind: .blocking)
+        defer { poolTestShutDown(pool) }
+        let release = Atomic<Bool>(false)
+        let busy = WorkGroup()
+        busy.enter()
+        ConcurrentQueue(label: "sched.queue", pool: pool).async {
+            busy.leave()
+            while !release.load(ordering: .acquiring) { _ = cthr_thread_yield() }
+        }
+        #expect(busy.wait(timeout: .seconds(10)))
+        let counter = SchedulerTestCounter()
+        let body: @Sendable () -> Void = { counter.value.add(1, ordering: .relaxed) }
+        let before = pool.statistics
+        let start = cthr_clock_now_ns()
+        let total = 10_000
+        for _ in 0..<total { pool.engine.submit(.job(body), lane: QoS.default.rawValue) }
+        let after = pool.statistics
+        let ticks = Int((cthr_clock_now_ns() - start) / Engine.monitorTickNanoseconds) + 1
+        release.store(true, ordering: .releasing)
+        #expect(schedulerTestWait { counter.value.load(ordering: .relaxed) == total })
+        #expect(after.submitted - before.submitted == total)
+        let acquisitions = after.engineLockAcquisitions - before.engineLockAcquisitions
+        #expect(
+            acquisitions <= 2 * ticks + 2,
+            "\(acquisitions) engine-lock acquisitions for \(total) injected submissions in \(ticks) monitor ticks"
+        )
+    }
+
+    /// An idle worker steals from a busy worker's local queue: a task that fills its local queue and then blocks
+    /// (without telling the engine) still sees its work run, by the other worker.
+    @Test func idleWorkersStealFromLocalQueues() {
+        let pool = WorkerPool(label: "sched.steal", threads: 2)
+        defer { poolTestShutDown(pool) }
+        let counter = SchedulerTestCounter()
+        let body: @Sendable () -> Void = { counter.value.add(1, ordering: .relaxed) }
+        let engine = pool.engine
+        let total = 100
+        let done = Atomic<Bool>(false)
+        ConcurrentQueue(label: "sched.queue", pool: pool).async {
+            for _ in 0..<total { engine.submit(.job(body), lane: QoS.default.rawValue) }
+            // Busy until the other worker ran all of them (a foreign wait: the engine does not know it blocks).
+            let deadline = cthr_clock_now_ns() + 10_000_000_000
+            while counter.value.load(ordering: .relaxed) < total && cthr_clock_now_ns() < deadline {
+                _ = cthr_thread_yield()
+            }
+            done.store(true, ordering: .releasing)
+        }
+        #expect(schedulerTestWait { done.load(ordering: .acquiring) })
+        #expect(counter.value.load(ordering: .relaxed) == total)
+        let statistics = pool.statistics
+        #expect(statistics.localSubmissions >= total)
+        #expect(statistics.steals >= total)
+    }
+
+    /// Lanes under sharding: with one worker, units of a higher lane injected while it is busy run before units of
+    /// a lower lane injected earlier, and the lower lane still runs (aging). A blocking pool of one thread, so that
+    /// the monitor cannot add a second worker (two workers would append to `order` in either order).
+    @Test func higherLanesRunFirstAndLowerLanesAreNotStarved() {
+        let pool = WorkerPool(label: "sched.lanes", threads: 1, kind: .blocking)
+        defer { poolTestShutDown(pool) }
+        let release = Atomic<Bool>(false)
+        let busy = WorkGroup()
+        busy.enter()
+        ConcurrentQueue(label: "sched.queue", pool: pool).async {
+            busy.leave()
+            while !release.load(ordering: .acquiring) { _ = cthr_thread_yield() }
+        }
+        #expect(busy.wait(timeout: .seconds(10)))
+        let order = Mutex<[Int]>([])
+        let finished = WorkGroup()
+        let count = 20
+        for index in 0..<count {
+            finished.enter()
+            pool.engine.submit(
+                .job({
+                    order.withLock { $0.append(index) }
+                    finished.leave()
+                }),
+                lane: QoS.background.rawValue
+            )
+        }
+        for index in count..<(2 * count) {
+            finished.enter()
+            pool.engine.submit(
+                .job({
+                    order.withLock { $0.append(index) }
+                    finished.leave()
+                }),
+                lane: QoS.userInteractive.rawValue
+            )
+        }
+        release.store(true, ordering: .releasing)
+        #expect(finished.wait(timeout: .seconds(10)))
+        let ran = order.withLock { $0 }
+        #expect(ran.count == 2 * count)
+        // The first unit run after the blocker is a high one; background ones are interleaved by aging, never last
+        // all together; each lane stays FIFO.
+        #expect(ran.first.map { $0 >= count } == true)
+        let low = ran.filter { $0 < count }
+        let high = ran.filter { $0 >= count }
+        #expect(low == Array(0..<count))
+        #expect(high == Array(count..<(2 * count)))
+        let firstLow = ran.firstIndex { $0 < count } ?? ran.count
+        #expect(firstLow <= QoS.agingLimit + 2, "\(ran)")
+    }
+}
