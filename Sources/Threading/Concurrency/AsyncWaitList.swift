@@ -18,6 +18,9 @@ final class AsyncWaitList: @unchecked Sendable {
         var linked = false
         var previous: Node?
         var next: Node?
+        /// Set (release) by whoever resumes the task, read (acquire) by the task after its `await`: the order
+        /// ThreadSanitizer cannot see through the runtime (see ``ResumeOrdering``).
+        let handedOff = Atomic<Bool>(false)
     }
 
     let lock = EngineLock()
@@ -46,6 +49,7 @@ final class AsyncWaitList: @unchecked Sendable {
     ///   is then not taken.
     func wait(acquire: () -> Bool) async throws {
         let node = Node()
+        defer { _ = node.handedOff.load(ordering: .acquiring) }
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
                 lock.lock()
@@ -78,6 +82,7 @@ final class AsyncWaitList: @unchecked Sendable {
                 unregistered()
             }
             node.continuation = nil
+            node.handedOff.store(true, ordering: .releasing)
             lock.unlock()
             continuation?.resume(throwing: CancellationError())
         }
@@ -91,6 +96,7 @@ final class AsyncWaitList: @unchecked Sendable {
             unlink(first)
             count.subtract(1, ordering: .sequentiallyConsistent)
             unregistered()
+            first.handedOff.store(true, ordering: .releasing)
             if let continuation = first.continuation { resumed.append(continuation) }
             first.continuation = nil
         }
@@ -128,6 +134,7 @@ final class AsyncResumeOnce<Value: Sendable>: @unchecked Sendable {
         _ register: (AsyncResumeOnce) -> Void
     ) async throws -> Value {
         let once = AsyncResumeOnce()
+        defer { once.observe() }
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { continuation in
                 once.install(continuation)
@@ -150,6 +157,10 @@ final class AsyncResumeOnce<Value: Sendable>: @unchecked Sendable {
         self.continuation = continuation
         lock.unlock()
     }
+
+    /// Called by the task after its `await`: the winner's claim (a release) is ordered before it (see
+    /// ``ResumeOrdering``).
+    func observe() { _ = claimed.load(ordering: .acquiring) }
 
     /// Resumes the waiter with `result` unless another party did already.
     func resume(_ result: Result<Value, any Error>) {

@@ -13,8 +13,13 @@ extension RCU {
     ///
     /// - Precondition: Not in a read-only forked child (traps, as ``callAfterGracePeriod(_:)``).
     public static func synchronize() async {
+        let ordering = ResumeOrdering()
+        defer { ordering.observe() }
         await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-            callAfterGracePeriod { continuation.resume() }
+            callAfterGracePeriod {
+                ordering.publish()
+                continuation.resume()
+            }
         }
     }
 

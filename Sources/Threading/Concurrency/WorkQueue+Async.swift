@@ -26,14 +26,18 @@ extension WorkQueue {
     ) async throws -> sending Result {
         let state = AsyncRunState()
         let core = engineCore
+        defer { state.observe() }
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Result, any Error>) in
                 guard state.install(continuation) else { return }
                 let item: QueueItem = .task {
                     guard state.start() else { return }
                     do {
-                        continuation.resume(returning: try body())
+                        let result = try body()
+                        state.publish()
+                        continuation.resume(returning: result)
                     } catch {
+                        state.publish()
                         continuation.resume(throwing: error)
                     }
                 }
@@ -74,6 +78,15 @@ final class AsyncRunState: @unchecked Sendable {
         lock.unlock()
         return true
     }
+
+    /// Set by the resumer right before it resumes the task (see ``ResumeOrdering``).
+    private let published = Atomic<Bool>(false)
+
+    /// The body returned or threw: what it wrote is ordered before the task's ``observe()``.
+    func publish() { published.store(true, ordering: .releasing) }
+
+    /// Called by the task after its `await` (see ``ResumeOrdering``).
+    func observe() { _ = published.load(ordering: .acquiring) }
 
     /// The body is about to run: false when the task was cancelled first (the body must not run).
     func start() -> Bool {
