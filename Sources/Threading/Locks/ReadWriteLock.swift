@@ -42,7 +42,7 @@ import Musl
 ///
 /// - Complexity: Memory: one 64-byte line per stripe (the CPU count rounded up to a power of two, 8 to 64) besides
 ///   the lock word. A write on a biased lock reads every stripe.
-public final class ReadWriteLock: @unchecked Sendable {
+public final class ReadWriteLock: DiagnosedLock, @unchecked Sendable {
     /// The name used in diagnostics, if any.
     public let name: String?
 
@@ -206,7 +206,7 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// Sets every counter of ``statistics`` back to zero.
     public func resetStatistics() { recorder.reset() }
 
-    func describe() -> String { lockDescription("ReadWriteLock", name, self) }
+    static var typeName: String { "ReadWriteLock" }
 
     @usableFromInline
     func readLockSlow() {
@@ -215,16 +215,12 @@ public final class ReadWriteLock: @unchecked Sendable {
 
     @usableFromInline
     func readLockSlow(deadline: UInt64) -> Bool {
-        let code =
-            recorder.isEnabled
-            ? recorder.acquire(
-                attempt: { cthr_rwlock_tryrdlock(rwlock) },
-                wait: { cthr_rwlock_timedrdlock(rwlock, deadline) }
-            )
-            : cthr_rwlock_timedrdlock(rwlock, deadline)
-        if code == ETIMEDOUT { return false }
-        check(code, deadline == .max ? "readLock()" : "readLock(timeout:)")
-        return true
+        lockSlow(
+            deadline: deadline,
+            attempt: cthr_rwlock_tryrdlock,
+            wait: cthr_rwlock_timedrdlock,
+            operation: deadline == .max ? "readLock()" : "readLock(timeout:)"
+        )
     }
 
     @usableFromInline
@@ -234,32 +230,37 @@ public final class ReadWriteLock: @unchecked Sendable {
 
     @usableFromInline
     func writeLockSlow(deadline: UInt64) -> Bool {
-        let code =
-            recorder.isEnabled
-            ? recorder.acquire(
-                attempt: { cthr_rwlock_trywrlock(rwlock) },
-                wait: { cthr_rwlock_timedwrlock(rwlock, deadline) }
-            )
-            : cthr_rwlock_timedwrlock(rwlock, deadline)
+        lockSlow(
+            deadline: deadline,
+            attempt: cthr_rwlock_trywrlock,
+            wait: cthr_rwlock_timedwrlock,
+            operation: deadline == .max ? "writeLock()" : "writeLock(timeout:)"
+        )
+    }
+
+    /// The slow path of a read or write acquisition: `attempt` is the side's trylock, `wait` its timed lock.
+    private func lockSlow(
+        deadline: UInt64,
+        attempt: (UnsafeMutablePointer<cthr_rwlock_t>) -> CInt,
+        wait: (UnsafeMutablePointer<cthr_rwlock_t>, UInt64) -> CInt,
+        operation: StaticString
+    ) -> Bool {
+        let code = acquireCounting(attempt: { attempt(rwlock) }, wait: { wait(rwlock, deadline) })
         if code == ETIMEDOUT { return false }
-        check(code, deadline == .max ? "writeLock()" : "writeLock(timeout:)")
+        check(code, operation)
         return true
     }
 
     @usableFromInline
     func tryReadLockSlow() -> Bool {
         // Any refusal is `false`: busy, the caller's own write hold (EDEADLK), too many readers (EAGAIN).
-        guard cthr_rwlock_tryrdlock(rwlock) == 0 else { return false }
-        if recorder.isEnabled { recorder.recordUncontended() }
-        return true
+        tryAcquireCounting(cthr_rwlock_tryrdlock(rwlock))
     }
 
     @usableFromInline
     func tryWriteLockSlow() -> Bool {
         // Any refusal is `false`: busy, or the caller's own read hold (an upgrade) or write hold (EDEADLK).
-        guard cthr_rwlock_trywrlock(rwlock) == 0 else { return false }
-        if recorder.isEnabled { recorder.recordUncontended() }
-        return true
+        tryAcquireCounting(cthr_rwlock_trywrlock(rwlock))
     }
 
     @usableFromInline
@@ -303,7 +304,7 @@ public final class ReadWriteLock: @unchecked Sendable {
         case EPERM:
             threadingFatal("\(describe()): \(operation) on thread \(currentThreadID), which does not hold it")
         default:
-            threadingFatal("\(describe()): \(operation) failed with \(errnoName(code))")
+            failUnexpected(operation, code)
         }
     }
 }
