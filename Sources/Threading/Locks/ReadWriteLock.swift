@@ -209,43 +209,40 @@ public final class ReadWriteLock: DiagnosedLock, @unchecked Sendable {
     static var typeName: String { "ReadWriteLock" }
 
     @usableFromInline
-    func readLockSlow() {
-        _ = readLockSlow(deadline: .max)
-    }
+    func readLockSlow() { _ = lockSlow(.read, deadline: .max) }
 
     @usableFromInline
-    func readLockSlow(deadline: UInt64) -> Bool {
-        lockSlow(
-            deadline: deadline,
-            attempt: cthr_rwlock_tryrdlock,
-            wait: cthr_rwlock_timedrdlock,
-            operation: deadline == .max ? "readLock()" : "readLock(timeout:)"
-        )
-    }
+    func readLockSlow(deadline: UInt64) -> Bool { lockSlow(.read, deadline: deadline) }
 
     @usableFromInline
-    func writeLockSlow() {
-        _ = writeLockSlow(deadline: .max)
-    }
+    func writeLockSlow() { _ = lockSlow(.write, deadline: .max) }
 
     @usableFromInline
-    func writeLockSlow(deadline: UInt64) -> Bool {
-        lockSlow(
-            deadline: deadline,
-            attempt: cthr_rwlock_trywrlock,
-            wait: cthr_rwlock_timedwrlock,
-            operation: deadline == .max ? "writeLock()" : "writeLock(timeout:)"
-        )
+    func writeLockSlow(deadline: UInt64) -> Bool { lockSlow(.write, deadline: deadline) }
+
+    /// The two sides of the lock, for the slow path they share.
+    private enum Side {
+        case read, write
     }
 
-    /// The slow path of a read or write acquisition: `attempt` is the side's trylock, `wait` its timed lock.
-    private func lockSlow(
-        deadline: UInt64,
-        attempt: (UnsafeMutablePointer<cthr_rwlock_t>) -> CInt,
-        wait: (UnsafeMutablePointer<cthr_rwlock_t>, UInt64) -> CInt,
-        operation: StaticString
-    ) -> Bool {
-        let code = acquireCounting(attempt: { attempt(rwlock) }, wait: { wait(rwlock, deadline) })
+    /// The slow path of a read or write acquisition: the side's trylock and, when busy, its timed lock.
+    private func lockSlow(_ side: Side, deadline: UInt64) -> Bool {
+        let code: CInt
+        let operation: StaticString
+        switch side {
+        case .read:
+            code = acquireCounting(
+                attempt: { cthr_rwlock_tryrdlock(rwlock) },
+                wait: { cthr_rwlock_timedrdlock(rwlock, deadline) }
+            )
+            operation = deadline == .max ? "readLock()" : "readLock(timeout:)"
+        case .write:
+            code = acquireCounting(
+                attempt: { cthr_rwlock_trywrlock(rwlock) },
+                wait: { cthr_rwlock_timedwrlock(rwlock, deadline) }
+            )
+            operation = deadline == .max ? "writeLock()" : "writeLock(timeout:)"
+        }
         if code == ETIMEDOUT { return false }
         check(code, operation)
         return true
