@@ -12,7 +12,7 @@ import Musl
 /// A counting semaphore: ``wait()-7yygf`` takes one unit (blocking while there is none), ``signal()`` returns one.
 ///
 /// Built on CThreading's futex semaphore (`cthr_sem_t`, glibc's `sem_t` protocol: the value and the number of
-/// waiters in one 64-bit word): when a unit is available, ``wait()`` is one inlined compare-exchange, and when
+/// waiters in one 64-bit word): when a unit is available, ``wait()-7yygf`` is one inlined compare-exchange, and when
 /// nobody waits, ``signal()`` is one inlined compare-exchange, with no system call either way; timed waits sleep on
 /// the futex with a deadline on the monotonic clock. Use it to limit concurrency
 /// (initial value N), or as a one-shot hand-off (initial value 0). The count must stay within

@@ -25,14 +25,5 @@ struct WeakJob {
 /// Waits on `word` until it holds a nonzero value or `timeout` passed; tells the engine when a pool worker blocks.
 func jobWait(_ word: borrowing EngineWord, timeout: Duration?) -> Bool {
     if word.load() != 0 { return true }
-    let deadline = timeout.map { monotonicDeadline(after: $0) } ?? .max
-    let context = EngineThread.current
-    Engine.willBlock(context)
-    defer { Engine.didUnblock(context) }
-    while word.load() == 0 {
-        if !word.wait(expected: 0, deadline: deadline) || cthr_clock_now_ns() >= deadline {
-            return word.load() != 0
-        }
-    }
-    return true
+    return word.blockingWaitUntilNonzero(deadline: timeout.map { monotonicDeadline(after: $0) } ?? .max)
 }

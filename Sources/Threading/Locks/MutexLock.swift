@@ -36,7 +36,7 @@ import Musl
 ///
 /// `MutexLock` is a reference type (copies of the reference share one lock) and `Sendable`: all of its state is
 /// the C lock word, changed only by atomic operations, and immutable configuration.
-public final class MutexLock: @unchecked Sendable {
+public final class MutexLock: DiagnosedLock, @unchecked Sendable {
     /// Whether this process unlocks in `membarrier` mode (the opt-in) rather than the default mode.
     ///
     /// Default: an unlock is a compare-exchange (an atomic read-modify-write, as glibc's and the standard library's
@@ -137,8 +137,7 @@ public final class MutexLock: @unchecked Sendable {
             )
             pthreadMutex.deallocate()
         } else {
-            let owner = cthr_lock_owner(word)
-            require(owner == 0, "\(describe()): deinitialized while held by thread \(owner)")
+            requireFreeAtDeinit(owner: cthr_lock_owner(word))
         }
         word.deallocate()
     }
@@ -229,8 +228,7 @@ public final class MutexLock: @unchecked Sendable {
             // Only the owner may change the SLOW bit: take the lock (uncounted) unless this thread holds it.
             let alreadyHeld = cthr_lock_owner(word) == currentThreadID
             if !alreadyHeld && !cthr_lock_fast_lock(word) {
-                let code = cthr_lock_lock_slow(word, .max)
-                require(code == 0, "\(describe()): statisticsEnabled: locking failed with \(errnoName(code))")
+                requireStatisticsToggle(cthr_lock_lock_slow(word, .max))
             }
             recorder.enabled.store(newValue, ordering: .relaxed)
             _ = cthr_lock_set_slow(word, newValue)
@@ -250,7 +248,7 @@ public final class MutexLock: @unchecked Sendable {
         pthreadMutex == nil ? cthr_lock_owner(word) == currentThreadID : nil
     }
 
-    func describe() -> String { lockDescription("MutexLock", name, self) }
+    static var typeName: String { "MutexLock" }
 
     @usableFromInline
     func lockSlow() {
@@ -259,32 +257,21 @@ public final class MutexLock: @unchecked Sendable {
 
     @usableFromInline
     func lockSlow(deadline: UInt64) -> Bool {
-        let operation = deadline == .max ? "lock()" : "lock(timeout:)"
+        let operation: StaticString = deadline == .max ? "lock()" : "lock(timeout:)"
         let code: CInt
         if let pthreadMutex {
-            if recorder.isEnabled {
-                code = recorder.acquire(
-                    attempt: { cthr_mutex_trylock(pthreadMutex) },
-                    wait: { cthr_mutex_timedlock(pthreadMutex, deadline) }
-                )
-            } else {
-                code = cthr_mutex_timedlock(pthreadMutex, deadline)
-            }
-        } else if recorder.isEnabled {
-            code = recorder.acquire(attempt: { cthr_lock_trylock(word) }, wait: { cthr_lock_lock_slow(word, deadline) })
+            code = acquireCounting(
+                attempt: { cthr_mutex_trylock(pthreadMutex) },
+                wait: { cthr_mutex_timedlock(pthreadMutex, deadline) }
+            )
         } else {
-            code = cthr_lock_lock_slow(word, deadline)
+            code = acquireCounting(attempt: { cthr_lock_trylock(word) }, wait: { cthr_lock_lock_slow(word, deadline) })
         }
         switch code {
         case 0: return true
         case ETIMEDOUT: return false
-        case EDEADLK:
-            threadingFatal(
-                "\(describe()): \(operation) on thread \(currentThreadID), which already holds it "
-                    + "(this would deadlock; use RecursiveLock for reentrant locking)"
-            )
-        default:
-            threadingFatal("\(describe()): \(operation) failed with \(errnoName(code))")
+        case EDEADLK: failHeldByCaller(operation, "this would deadlock; use RecursiveLock for reentrant locking")
+        default: failUnexpected(operation, code)
         }
     }
 
@@ -293,22 +280,13 @@ public final class MutexLock: @unchecked Sendable {
         let code = pthreadMutex.map { cthr_mutex_unlock($0) } ?? cthr_lock_unlock_slow(word)
         switch code {
         case 0: return
-        case EPERM:
-            let owner = pthreadMutex == nil ? cthr_lock_owner(word) : 0
-            let holder = owner == 0 ? "it is not locked" : "it is held by thread \(owner)"
-            threadingFatal("\(describe()): unlock() on thread \(currentThreadID), which does not hold it (\(holder))")
-        default:
-            threadingFatal("\(describe()): unlock() failed with \(errnoName(code))")
+        case EPERM: failNotHeld("unlock()", owner: pthreadMutex == nil ? cthr_lock_owner(word) : 0)
+        default: failUnexpected("unlock()", code)
         }
     }
 
     @usableFromInline
     func tryLockSlow() -> Bool {
-        let code = pthreadMutex.map { cthr_mutex_trylock($0) } ?? cthr_lock_trylock(word)
-        if code == 0 {
-            if recorder.isEnabled { recorder.recordUncontended() }
-            return true
-        }
-        return false
+        tryAcquireCounting(pthreadMutex.map { cthr_mutex_trylock($0) } ?? cthr_lock_trylock(word))
     }
 }

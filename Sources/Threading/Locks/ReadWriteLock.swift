@@ -42,7 +42,7 @@ import Musl
 ///
 /// - Complexity: Memory: one 64-byte line per stripe (the CPU count rounded up to a power of two, 8 to 64) besides
 ///   the lock word. A write on a biased lock reads every stripe.
-public final class ReadWriteLock: @unchecked Sendable {
+public final class ReadWriteLock: DiagnosedLock, @unchecked Sendable {
     /// The name used in diagnostics, if any.
     public let name: String?
 
@@ -206,60 +206,58 @@ public final class ReadWriteLock: @unchecked Sendable {
     /// Sets every counter of ``statistics`` back to zero.
     public func resetStatistics() { recorder.reset() }
 
-    func describe() -> String { lockDescription("ReadWriteLock", name, self) }
+    static var typeName: String { "ReadWriteLock" }
 
     @usableFromInline
-    func readLockSlow() {
-        _ = readLockSlow(deadline: .max)
+    func readLockSlow() { _ = lockSlow(.read, deadline: .max) }
+
+    @usableFromInline
+    func readLockSlow(deadline: UInt64) -> Bool { lockSlow(.read, deadline: deadline) }
+
+    @usableFromInline
+    func writeLockSlow() { _ = lockSlow(.write, deadline: .max) }
+
+    @usableFromInline
+    func writeLockSlow(deadline: UInt64) -> Bool { lockSlow(.write, deadline: deadline) }
+
+    /// The two sides of the lock, for the slow path they share.
+    private enum Side {
+        case read, write
     }
 
-    @usableFromInline
-    func readLockSlow(deadline: UInt64) -> Bool {
-        let code =
-            recorder.isEnabled
-            ? recorder.acquire(
+    /// The slow path of a read or write acquisition: the side's trylock and, when busy, its timed lock.
+    private func lockSlow(_ side: Side, deadline: UInt64) -> Bool {
+        let code: CInt
+        let operation: StaticString
+        switch side {
+        case .read:
+            code = acquireCounting(
                 attempt: { cthr_rwlock_tryrdlock(rwlock) },
                 wait: { cthr_rwlock_timedrdlock(rwlock, deadline) }
             )
-            : cthr_rwlock_timedrdlock(rwlock, deadline)
-        if code == ETIMEDOUT { return false }
-        check(code, deadline == .max ? "readLock()" : "readLock(timeout:)")
-        return true
-    }
-
-    @usableFromInline
-    func writeLockSlow() {
-        _ = writeLockSlow(deadline: .max)
-    }
-
-    @usableFromInline
-    func writeLockSlow(deadline: UInt64) -> Bool {
-        let code =
-            recorder.isEnabled
-            ? recorder.acquire(
+            operation = deadline == .max ? "readLock()" : "readLock(timeout:)"
+        case .write:
+            code = acquireCounting(
                 attempt: { cthr_rwlock_trywrlock(rwlock) },
                 wait: { cthr_rwlock_timedwrlock(rwlock, deadline) }
             )
-            : cthr_rwlock_timedwrlock(rwlock, deadline)
+            operation = deadline == .max ? "writeLock()" : "writeLock(timeout:)"
+        }
         if code == ETIMEDOUT { return false }
-        check(code, deadline == .max ? "writeLock()" : "writeLock(timeout:)")
+        check(code, operation)
         return true
     }
 
     @usableFromInline
     func tryReadLockSlow() -> Bool {
         // Any refusal is `false`: busy, the caller's own write hold (EDEADLK), too many readers (EAGAIN).
-        guard cthr_rwlock_tryrdlock(rwlock) == 0 else { return false }
-        if recorder.isEnabled { recorder.recordUncontended() }
-        return true
+        tryAcquireCounting(cthr_rwlock_tryrdlock(rwlock))
     }
 
     @usableFromInline
     func tryWriteLockSlow() -> Bool {
         // Any refusal is `false`: busy, or the caller's own read hold (an upgrade) or write hold (EDEADLK).
-        guard cthr_rwlock_trywrlock(rwlock) == 0 else { return false }
-        if recorder.isEnabled { recorder.recordUncontended() }
-        return true
+        tryAcquireCounting(cthr_rwlock_trywrlock(rwlock))
     }
 
     @usableFromInline
@@ -303,7 +301,7 @@ public final class ReadWriteLock: @unchecked Sendable {
         case EPERM:
             threadingFatal("\(describe()): \(operation) on thread \(currentThreadID), which does not hold it")
         default:
-            threadingFatal("\(describe()): \(operation) failed with \(errnoName(code))")
+            failUnexpected(operation, code)
         }
     }
 }

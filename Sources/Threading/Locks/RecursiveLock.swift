@@ -29,7 +29,7 @@ import Musl
 ///
 /// A reference type and `Sendable`: its state is the C lock word, changed only by atomic operations, and a depth
 /// field that only the owning thread reads or writes.
-public final class RecursiveLock: @unchecked Sendable {
+public final class RecursiveLock: DiagnosedLock, @unchecked Sendable {
     /// The name used in diagnostics, if any.
     public let name: String?
 
@@ -48,8 +48,7 @@ public final class RecursiveLock: @unchecked Sendable {
     }
 
     deinit {
-        let owner = cthr_lock_owner(futexLock)
-        require(owner == 0, "\(describe()): deinitialized while held by thread \(owner)")
+        requireFreeAtDeinit(owner: cthr_lock_owner(futexLock))
         word.deallocate()
     }
 
@@ -122,13 +121,11 @@ public final class RecursiveLock: @unchecked Sendable {
         set {
             // Only the owner may change the SLOW bit: take one level of the lock (uncounted) for the change.
             if !cthr_rlock_fast_lock(word) {
-                let code = cthr_rlock_lock_slow(word, .max)
-                require(code == 0, "\(describe()): statisticsEnabled: locking failed with \(errnoName(code))")
+                requireStatisticsToggle(cthr_rlock_lock_slow(word, .max))
             }
             recorder.enabled.store(newValue, ordering: .relaxed)
             _ = cthr_lock_set_slow(futexLock, newValue)
-            let code = cthr_rlock_unlock_slow(word)
-            require(code == 0, "\(describe()): statisticsEnabled: unlocking failed with \(errnoName(code))")
+            requireStatisticsToggle(cthr_rlock_unlock_slow(word), "unlocking")
         }
     }
 
@@ -146,7 +143,7 @@ public final class RecursiveLock: @unchecked Sendable {
     /// How many levels of the lock the calling thread holds (0 when it does not hold it).
     var heldDepth: Int { Int(cthr_rlock_held_depth(word)) }
 
-    func describe() -> String { lockDescription("RecursiveLock", name, self) }
+    static var typeName: String { "RecursiveLock" }
 
     @usableFromInline
     func lockSlow() {
@@ -155,10 +152,10 @@ public final class RecursiveLock: @unchecked Sendable {
 
     @usableFromInline
     func lockSlow(deadline: UInt64) -> Bool {
-        let code =
-            recorder.isEnabled
-            ? recorder.acquire(attempt: { cthr_rlock_trylock(word) }, wait: { cthr_rlock_lock_slow(word, deadline) })
-            : cthr_rlock_lock_slow(word, deadline)
+        let code = acquireCounting(
+            attempt: { cthr_rlock_trylock(word) },
+            wait: { cthr_rlock_lock_slow(word, deadline) }
+        )
         switch code {
         case 0: return true
         case ETIMEDOUT: return false
@@ -176,10 +173,7 @@ public final class RecursiveLock: @unchecked Sendable {
     func tryLockSlow() -> Bool {
         let code = cthr_rlock_trylock(word)
         switch code {
-        case 0:
-            if recorder.isEnabled { recorder.recordUncontended() }
-            return true
-        case EBUSY: return false
+        case 0, EBUSY: return tryAcquireCounting(code)
         default: fail(code, "tryLock()")
         }
     }
@@ -187,16 +181,9 @@ public final class RecursiveLock: @unchecked Sendable {
     @inline(never)
     private func fail(_ code: CInt, _ operation: StaticString) -> Never {
         switch code {
-        case EPERM:
-            let owner = cthr_lock_owner(futexLock)
-            let holder = owner == 0 ? "it is not locked" : "it is held by thread \(owner)"
-            threadingFatal(
-                "\(describe()): \(operation) on thread \(currentThreadID), which does not hold it (\(holder))"
-            )
-        case EAGAIN:
-            threadingFatal("\(describe()): \(operation): too many nested acquisitions (EAGAIN)")
-        default:
-            threadingFatal("\(describe()): \(operation) failed with \(errnoName(code))")
+        case EPERM: failNotHeld(operation, owner: cthr_lock_owner(futexLock))
+        case EAGAIN: threadingFatal("\(describe()): \(operation): too many nested acquisitions (EAGAIN)")
+        default: failUnexpected(operation, code)
         }
     }
 }

@@ -27,7 +27,7 @@ import Musl
 /// not hold it; deinitialization while held.
 ///
 /// A reference type and `Sendable`: its state is the C lock word, changed only by atomic operations.
-public final class SpinLock: @unchecked Sendable {
+public final class SpinLock: DiagnosedLock, @unchecked Sendable {
     /// The name used in diagnostics, if any.
     public let name: String?
 
@@ -45,8 +45,7 @@ public final class SpinLock: @unchecked Sendable {
     }
 
     deinit {
-        let holder = cthr_spin_owner(spin)
-        require(holder == 0, "\(describe()): deinitialized while held by thread \(holder)")
+        requireFreeAtDeinit(owner: cthr_spin_owner(spin))
         spin.deallocate()
     }
 
@@ -108,8 +107,7 @@ public final class SpinLock: @unchecked Sendable {
             // Only the owner may change the SLOW bit: take the lock (uncounted) unless this thread holds it.
             let alreadyHeld = cthr_spin_owner(spin) == currentThreadID
             if !alreadyHeld && !cthr_spin_fast_lock(spin) {
-                let code = cthr_spin_lock(spin)
-                require(code == 0, "\(describe()): statisticsEnabled: locking failed with \(errnoName(code))")
+                requireStatisticsToggle(cthr_spin_lock(spin))
             }
             recorder.enabled.store(newValue, ordering: .relaxed)
             _ = cthr_spin_set_slow(spin, newValue)
@@ -123,32 +121,21 @@ public final class SpinLock: @unchecked Sendable {
     /// Sets every counter of ``statistics`` back to zero.
     public func resetStatistics() { recorder.reset() }
 
-    func describe() -> String { lockDescription("SpinLock", name, self) }
+    static var typeName: String { "SpinLock" }
 
     @usableFromInline
     func lockSlow() {
-        let code: CInt
-        if recorder.isEnabled {
-            code = recorder.acquire(attempt: { cthr_spin_trylock(spin) }, wait: { cthr_spin_lock(spin) })
-        } else {
-            code = cthr_spin_lock(spin)
-        }
+        let code = acquireCounting(attempt: { cthr_spin_trylock(spin) }, wait: { cthr_spin_lock(spin) })
         switch code {
         case 0: return
-        case EDEADLK:
-            threadingFatal(
-                "\(describe()): lock() on thread \(currentThreadID), which already holds it (this would spin forever)"
-            )
-        default:
-            threadingFatal("\(describe()): lock() failed with \(errnoName(code))")
+        case EDEADLK: failHeldByCaller("lock()", "this would spin forever")
+        default: failUnexpected("lock()", code)
         }
     }
 
     @usableFromInline
     func tryLockSlow() -> Bool {
-        guard cthr_spin_trylock(spin) == 0 else { return false }
-        if recorder.isEnabled { recorder.recordUncontended() }
-        return true
+        tryAcquireCounting(cthr_spin_trylock(spin))
     }
 
     @usableFromInline
@@ -156,14 +143,8 @@ public final class SpinLock: @unchecked Sendable {
         let code = cthr_spin_unlock(spin)
         switch code {
         case 0: return
-        case EPERM:
-            let holder = cthr_spin_owner(spin)
-            threadingFatal(
-                "\(describe()): unlock() on thread \(currentThreadID), which does not hold it ("
-                    + (holder == 0 ? "it is not locked)" : "it is held by thread \(holder))")
-            )
-        default:
-            threadingFatal("\(describe()): unlock() failed with \(errnoName(code))")
+        case EPERM: failNotHeld("unlock()", owner: cthr_spin_owner(spin))
+        default: failUnexpected("unlock()", code)
         }
     }
 }

@@ -92,16 +92,7 @@ public final class WorkItem: @unchecked Sendable {
                 )
             }
         }
-        let deadline = timeout.map { engineDeadline(after: $0) } ?? .max
-        let context = EngineThread.current
-        Engine.willBlock(context)
-        defer { Engine.didUnblock(context) }
-        while done.load() == 0 {
-            if !done.wait(expected: 0, deadline: deadline) || cthr_clock_now_ns() >= deadline {
-                return done.load() == 1
-            }
-        }
-        return true
+        return done.blockingWaitUntilNonzero(deadline: timeout.map { engineDeadline(after: $0) } ?? .max)
     }
 
     /// Submits `work` to `queue` when the item finished (at once if it already has).

@@ -32,14 +32,7 @@ public enum RCU {
     /// The corresponding C function is `cthr_rcu_synchronize` (liburcu's `synchronize_rcu`).
     @available(*, noasync, message: "synchronize() blocks the thread; use `await RCU.synchronize()`")
     public static func synchronize() {
-        _ = liburcuChecked
-        let code = cthr_rcu_synchronize()
-        rcuRefuseInReadOnlyChild(code, "RCU.synchronize()")
-        require(
-            code == 0,
-            "RCU.synchronize() called inside an RCU read section: it would wait for itself forever "
-                + "(cthr_rcu_synchronize returned \(ThreadingError.cName(of: code)))"
-        )
+        waitChecked(cthr_rcu_synchronize, "synchronize", where: "inside an RCU read section")
     }
 
     /// Waits until every deferred release scheduled so far (old values of ``RCUValue`` and ``RCUMap``) has run.
@@ -51,13 +44,19 @@ public enum RCU {
     /// The corresponding C function is `cthr_rcu_barrier` (liburcu's `rcu_barrier`).
     @available(*, noasync, message: "barrier() blocks the thread; use `await RCU.barrier()`")
     public static func barrier() {
+        waitChecked(cthr_rcu_barrier, "barrier", where: "inside an RCU read section or a deferred release")
+    }
+
+    /// Runs `cthr_rcu_<name>`, a wait that fails where it would wait for itself (`place`) or in a read-only forked
+    /// child, and traps with a message naming the call on either failure.
+    private static func waitChecked(_ wait: () -> CInt, _ name: StaticString, where place: StaticString) {
         _ = liburcuChecked
-        let code = cthr_rcu_barrier()
-        rcuRefuseInReadOnlyChild(code, "RCU.barrier()")
+        let code = wait()
+        rcuRefuseInReadOnlyChild(code, "RCU.\(name)()")
         require(
             code == 0,
-            "RCU.barrier() called inside an RCU read section or a deferred release: it would wait for itself forever "
-                + "(cthr_rcu_barrier returned \(ThreadingError.cName(of: code)))"
+            "RCU.\(name)() called \(place): it would wait for itself forever "
+                + "(cthr_rcu_\(name) returned \(ThreadingError.cName(of: code)))"
         )
     }
 

@@ -166,3 +166,20 @@ let ETIMEDOUT_VALUE: Int32 = ETIMEDOUT
 import Musl
 let ETIMEDOUT_VALUE: Int32 = ETIMEDOUT
 #endif
+
+extension EngineWord {
+    /// Sleeps until the word holds a nonzero value or `deadline` (CLOCK_MONOTONIC ns, `UInt64.max` = forever)
+    /// passed, telling the engine that the calling thread blocks (so that a pool worker is replaced meanwhile).
+    /// Returns whether the word is nonzero.
+    func blockingWaitUntilNonzero(deadline: UInt64) -> Bool {
+        let context = EngineThread.current
+        Engine.willBlock(context)
+        defer { Engine.didUnblock(context) }
+        while load() == 0 {
+            if !wait(expected: 0, deadline: deadline) || cthr_clock_now_ns() >= deadline {
+                return load() != 0
+            }
+        }
+        return true
+    }
+}
