@@ -257,7 +257,8 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(thread.joined())
         #expect(outcome.pointer.pointee.code == 0)
         #expect(outcome.pointer.pointee.owned)
-        #expect(cthr_lock_handoffs() == handoffsBefore + 1)
+        // The counter is process-wide: locks of tests running in parallel (the torture suites) may hand over too.
+        #expect(cthr_lock_handoffs() >= handoffsBefore + 1)
         #expect(cthr_lock_waiter_count(lock.pointer) == 0)
         #expect(cthr_lock_load(lock.pointer) == 0)
     }
