@@ -3,6 +3,8 @@
 
 /*
  * The futex mutex's sleep and wake-up: include/cthr_lock.h and Sources/CThreading/lock.c.
+ * (Not modelled: the forked child's release of a lock the forking thread held. It runs while the child has one
+ * thread, on a word no other child thread can own, and is an ordinary release followed by the same wake-up.)
  *
  * Modelled steps, per thread (NTHREADS threads, ROUNDS lock/unlock rounds each; deadlines with -DTIMEOUTS; no
  * SLOW bit, no fenced mode):

@@ -6,7 +6,8 @@
 // The lock is the engine of Threading's `MutexLock`. Its uncontended paths are `static inline` here so Swift
 // inlines them: locking is one compare-exchange, unlocking is one compare-exchange (owner id to 0) followed by a
 // load of `waiters`. Owning the lock means the word holds your kernel thread id, so relocking and unlocking by a
-// non-owner are detected for free. Word layout:
+// non-owner are detected for free. A lock held across fork() by the forking thread belongs to the child's first
+// thread, whose id is new (as with pthread mutexes): see `cthr_lock_held_by_caller`. Word layout:
 //   bits 0-29  owner thread id (0 = free; Linux thread ids stay below 2^22)
 //   bit  30    SLOW: every fast path fails and the caller takes its slow path (statistics, other kinds); only
 //              changed by the owner, since only the owner writes the word while it is held
