@@ -3,8 +3,9 @@
 
 /*
  * The futex mutex's sleep and wake-up: include/cthr_lock.h and Sources/CThreading/lock.c.
- * (Not modelled: the forked child's release of a lock the forking thread held. It runs while the child has one
- * thread, on a word no other child thread can own, and is an ordinary release followed by the same wake-up.)
+ * (Not modelled: the release, in a forked child, of a lock the forking thread held. It is the same CAS release and
+ * wake-up as cthr_lock_unlock_slow's, except that a HANDOFF in the word is cleared instead of honoured (the heir
+ * that asked lives in the parent, or is a child thread that treats it as a lost hand-off, as the model's heir does).)
  *
  * Modelled steps, per thread (NTHREADS threads, ROUNDS lock/unlock rounds each; deadlines with -DTIMEOUTS; no
  * SLOW bit, no fenced mode):
