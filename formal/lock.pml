@@ -3,6 +3,9 @@
 
 /*
  * The futex mutex's sleep and wake-up: include/cthr_lock.h and Sources/CThreading/lock.c.
+ * (Not modelled: the release, in a forked child, of a lock the forking thread held. It is the same CAS release and
+ * wake-up as cthr_lock_unlock_slow's, except that a HANDOFF in the word is cleared instead of honoured (the heir
+ * that asked lives in the parent, or is a child thread that treats it as a lost hand-off, as the model's heir does).)
  *
  * Modelled steps, per thread (NTHREADS threads, ROUNDS lock/unlock rounds each; deadlines with -DTIMEOUTS; no
  * SLOW bit, no fenced mode):

@@ -6,7 +6,8 @@
 // The lock is the engine of Threading's `MutexLock`. Its uncontended paths are `static inline` here so Swift
 // inlines them: locking is one compare-exchange, unlocking is one compare-exchange (owner id to 0) followed by a
 // load of `waiters`. Owning the lock means the word holds your kernel thread id, so relocking and unlocking by a
-// non-owner are detected for free. Word layout:
+// non-owner are detected for free. A lock held across fork() by the forking thread belongs to the child's first
+// thread, whose id is new (as with pthread mutexes): see `cthr_lock_held_by_caller`. Word layout:
 //   bits 0-29  owner thread id (0 = free; Linux thread ids stay below 2^22)
 //   bit  30    SLOW: every fast path fails and the caller takes its slow path (statistics, other kinds); only
 //              changed by the owner, since only the owner writes the word while it is held
@@ -72,6 +73,7 @@
 #ifndef CTHREADING_LOCK_H
 #define CTHREADING_LOCK_H
 
+#include "cthr_atomic.h"
 #include "cthr_nullability.h"
 #include <stdbool.h>
 #include <stdint.h>
@@ -91,12 +93,12 @@ extern "C" {
 
 // A lock: initialise it with `cthr_lock_init`, or with all fields zero (a free lock). Must not move while in use.
 typedef struct cthr_lock {
-    uint32_t word;     // owner id | SLOW
-    uint32_t waiters;  // threads registered to sleep (count) | WAKING; the futex sleepers wait on
+    cthr_atomic_u32_t word;     // owner id | SLOW
+    cthr_atomic_u32_t waiters;  // threads registered to sleep (count) | WAKING; the futex sleepers wait on
 } cthr_lock_t;
 
 // Nonzero when the process opted in to the membarrier unlock (see the header comment); read by the inline unlock.
-extern int cthr_lock_membarrier_mode;
+extern cthr_atomic_i32_t cthr_lock_membarrier_mode;
 
 // Opts the process in to the membarrier unlock: registers for expedited private membarriers and switches every
 // lock's unlock to a plain store, their sleepers to `membarrier`. Only safe before any lock is used (at the start
@@ -136,8 +138,8 @@ int cthr_lock_init(cthr_lock_t *_Nullable lock);
 // set: the caller then calls `cthr_lock_lock_slow` (or `cthr_lock_trylock`).
 static inline bool cthr_lock_fast_lock(cthr_lock_t *_Nonnull lock) {
     uint32_t expected = 0;
-    return __atomic_compare_exchange_n(&lock->word, &expected, cthr_lock_self(), false, __ATOMIC_ACQUIRE,
-                                       __ATOMIC_RELAXED);
+    return cthr_atomic_u32_compare_exchange_strong(&lock->word, &expected, cthr_lock_self(), CTHR_ACQUIRE,
+                                                   CTHR_RELAXED);
 }
 
 // Releases a lock the caller holds (without the SLOW bit): one compare-exchange from the caller's id to 0 (a
@@ -146,15 +148,15 @@ static inline bool cthr_lock_fast_lock(cthr_lock_t *_Nonnull lock) {
 // caller's id (not the owner, or SLOW set): the caller then calls `cthr_lock_unlock_slow`.
 static inline bool cthr_lock_fast_unlock(cthr_lock_t *_Nonnull lock) {
     uint32_t self = cthr_lock_self();
-    if (__builtin_expect(__atomic_load_n(&cthr_lock_membarrier_mode, __ATOMIC_RELAXED) != 0, 0)) {
-        if (__atomic_load_n(&lock->word, __ATOMIC_RELAXED) != self) return false;
-        __atomic_store_n(&lock->word, 0, __ATOMIC_RELEASE);
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);  // the sleeper's membarrier orders the store before the load
-    } else if (!__atomic_compare_exchange_n(&lock->word, &self, 0, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+    if (__builtin_expect(cthr_atomic_i32_load(&cthr_lock_membarrier_mode, CTHR_RELAXED) != 0, 0)) {
+        if (cthr_atomic_u32_load(&lock->word, CTHR_RELAXED) != self) return false;
+        cthr_atomic_u32_store(&lock->word, 0, CTHR_RELEASE);
+        cthr_atomic_signal_fence(CTHR_SEQ_CST);  // the sleeper's membarrier orders the store before the load
+    } else if (!cthr_atomic_u32_compare_exchange_strong(&lock->word, &self, 0, CTHR_SEQ_CST, CTHR_RELAXED)) {
         return false;
     }
     // Positive: waiters registered and WAKING clear (WAKING is the sign bit).
-    if ((int32_t)__atomic_load_n(&lock->waiters, __ATOMIC_SEQ_CST) > 0) cthr_lock_wake_one(lock);
+    if ((int32_t)cthr_atomic_u32_load(&lock->waiters, CTHR_SEQ_CST) > 0) cthr_lock_wake_one(lock);
     return true;
 }
 
@@ -175,6 +177,11 @@ int cthr_lock_unlock_slow(cthr_lock_t *_Nullable lock);
 // The id of the thread holding the lock, 0 when free or for NULL (relaxed load: a snapshot).
 uint32_t cthr_lock_owner(const cthr_lock_t *_Nullable lock);
 
+// Whether the calling thread holds the lock (false for NULL): the word's owner is the caller's id or, in the first
+// thread of a forked child, the id the forking thread had in the parent (a lock held across fork() belongs to the
+// child's thread, as with pthread mutexes). Relaxed load: exact for the caller's own holds.
+bool cthr_lock_held_by_caller(const cthr_lock_t *_Nullable lock);
+
 // The whole lock word, 0 for NULL (relaxed load: a snapshot for diagnostics and tests).
 uint32_t cthr_lock_load(const cthr_lock_t *_Nullable lock);
 
@@ -189,8 +196,8 @@ int cthr_lock_set_slow(cthr_lock_t *_Nullable lock, bool on);
 
 // A condition for use with any lock: a futex sequence number and a waiter count. Zero-initialised is valid.
 typedef struct cthr_lock_cond {
-    uint32_t sequence;
-    uint32_t waiters;
+    cthr_atomic_u32_t sequence;
+    cthr_atomic_u32_t waiters;
 } cthr_lock_cond_t;
 
 // Initializes *cond. Returns 0 or EINVAL (NULL).

@@ -38,7 +38,7 @@ int cthr_rlock_init(cthr_rlock_t *_Nullable lock);
 static inline bool cthr_rlock_fast_lock(cthr_rlock_t *_Nonnull lock) {
     uint32_t self = cthr_lock_self();
     uint32_t expected = 0;
-    if (__atomic_compare_exchange_n(&lock->lock.word, &expected, self, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+    if (cthr_atomic_u32_compare_exchange_strong(&lock->lock.word, &expected, self, CTHR_ACQUIRE, CTHR_RELAXED)) {
         return true;
     }
     if (expected == self && lock->depth < CTHR_RLOCK_MAX_DEPTH) {
@@ -52,7 +52,7 @@ static inline bool cthr_rlock_fast_lock(cthr_rlock_t *_Nonnull lock) {
 // one `cthr_lock_fast_unlock`. Returns false (nothing changed) when the word is not exactly the caller's id: the
 // caller then calls `cthr_rlock_unlock_slow`, which diagnoses a foreign unlock.
 static inline bool cthr_rlock_fast_unlock(cthr_rlock_t *_Nonnull lock) {
-    if (__atomic_load_n(&lock->lock.word, __ATOMIC_RELAXED) != cthr_lock_self()) return false;
+    if (cthr_atomic_u32_load(&lock->lock.word, CTHR_RELAXED) != cthr_lock_self()) return false;
     if (lock->depth != 0) {
         lock->depth--;
         return true;

@@ -69,14 +69,14 @@ typedef enum cthr_rwlock_kind {
 // A reader-writer lock. Initialise with `cthr_rwlock_init` (which allocates the stripes) and release with
 // `cthr_rwlock_destroy`. Must not move after init.
 typedef struct cthr_rwlock {
-    uint64_t state;                // the lock word (above)
-    uint32_t slow;                 // nonzero: every inlined fast path fails (statistics are being counted)
+    cthr_atomic_u64_t state;       // the lock word (above)
+    cthr_atomic_u32_t slow;        // nonzero: every inlined fast path fails (statistics are being counted)
     uint32_t kind;                 // a cthr_rwlock_kind_t
-    uint32_t read_seq;             // futex: readers waiting
-    uint32_t write_seq;            // futex: writers waiting for the claim
-    uint32_t drain_seq;            // futex: the claiming writer waiting for readers to leave
+    cthr_atomic_u32_t read_seq;           // futex: readers waiting
+    cthr_atomic_u32_t write_seq;   // futex: writers waiting for the claim
+    cthr_atomic_u32_t drain_seq;   // futex: the claiming writer waiting for readers to leave
     uint32_t stripe_mask;          // stripes - 1
-    uint32_t *_Nullable stripes;   // stripe i's count is stripes[i * CTHR_RWLOCK_STRIPE_STRIDE]
+    cthr_atomic_u32_t *_Nullable stripes;  // stripe i's count is stripes[i * CTHR_RWLOCK_STRIPE_STRIDE]
 } cthr_rwlock_t;
 
 // Read holds are tracked per thread, in every build, in a small thread-local table of the locks the thread holds
@@ -109,14 +109,14 @@ int cthr_rwlock_destroy(cthr_rwlock_t *_Nullable lock);
 
 // Called by a stripe reader leaving (or backing off): decrements the stripe and wakes a draining writer if the
 // stripe reached zero while one sleeps.
-void cthr_rwlock_leave_stripe(cthr_rwlock_t *_Nonnull lock, uint32_t *_Nonnull stripe);
+void cthr_rwlock_leave_stripe(cthr_rwlock_t *_Nonnull lock, cthr_atomic_u32_t *_Nonnull stripe);
 
 // Wakes the writer draining readers (a reader brought its stripe or the central count to zero while DRAIN_WAIT was
 // set): clears DRAIN_WAIT and wakes the drainer if this call cleared it.
 void cthr_rwlock_wake_drain(cthr_rwlock_t *_Nonnull lock);
 
 // The counter of stripe `index` (masked).
-static inline uint32_t *_Nonnull cthr_rwlock_stripe(cthr_rwlock_t *_Nonnull lock, uint32_t index) {
+static inline cthr_atomic_u32_t *_Nonnull cthr_rwlock_stripe(cthr_rwlock_t *_Nonnull lock, uint32_t index) {
     return lock->stripes + (index & lock->stripe_mask) * CTHR_RWLOCK_STRIPE_STRIDE;
 }
 
@@ -126,13 +126,13 @@ static inline uint32_t *_Nonnull cthr_rwlock_stripe(cthr_rwlock_t *_Nonnull lock
 // not assigned yet, or `slow` is set: the caller then calls `cthr_rwlock_rdlock` (or a try/timed variant).
 static inline bool cthr_rwlock_fast_rdlock(cthr_rwlock_t *_Nonnull lock) {
     cthr_rwlock_holds_t *held = &cthr_rwlock_held;
-    if (held->entries != 0 || held->index == 0 || __atomic_load_n(&lock->slow, __ATOMIC_RELAXED) != 0) return false;
-    uint64_t state = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+    if (held->entries != 0 || held->index == 0 || cthr_atomic_u32_load(&lock->slow, CTHR_RELAXED) != 0) return false;
+    uint64_t state = cthr_atomic_u64_load(&lock->state, CTHR_RELAXED);
     uint8_t striped;
     if ((state & (CTHR_RWLOCK_BIASED | CTHR_RWLOCK_BLOCK)) == CTHR_RWLOCK_BIASED) {
-        uint32_t *stripe = cthr_rwlock_stripe(lock, held->index);
-        __atomic_fetch_add(stripe, 1, __ATOMIC_SEQ_CST);
-        state = __atomic_load_n(&lock->state, __ATOMIC_SEQ_CST);
+        cthr_atomic_u32_t *stripe = cthr_rwlock_stripe(lock, held->index);
+        cthr_atomic_u32_fetch_add(stripe, 1, CTHR_SEQ_CST);
+        state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
         if ((state & (CTHR_RWLOCK_BIASED | CTHR_RWLOCK_BLOCK)) != CTHR_RWLOCK_BIASED) {
             cthr_rwlock_leave_stripe(lock, stripe);
             return false;
@@ -143,7 +143,7 @@ static inline bool cthr_rwlock_fast_rdlock(cthr_rwlock_t *_Nonnull lock) {
         if ((state & CTHR_RWLOCK_COUNT_MASK) == CTHR_RWLOCK_COUNT_MASK) return false;
         uint64_t next = state + 1;
         if ((state & CTHR_RWLOCK_COUNT_MASK) != 0 && (state & CTHR_RWLOCK_WRITER) == 0) next |= CTHR_RWLOCK_BIASED;
-        if (!__atomic_compare_exchange_n(&lock->state, &state, next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+        if (!cthr_atomic_u64_compare_exchange_strong(&lock->state, &state, next, CTHR_SEQ_CST, CTHR_RELAXED)) {
             return false;
         }
         striped = 0;
@@ -165,7 +165,7 @@ static inline bool cthr_rwlock_fast_rdunlock(cthr_rwlock_t *_Nonnull lock) {
     if (held->striped[0]) {
         cthr_rwlock_leave_stripe(lock, cthr_rwlock_stripe(lock, held->index));
     } else {
-        uint64_t before = __atomic_fetch_sub(&lock->state, 1, __ATOMIC_SEQ_CST);
+        uint64_t before = cthr_atomic_u64_fetch_sub(&lock->state, 1, CTHR_SEQ_CST);
         if ((before & CTHR_RWLOCK_COUNT_MASK) == 1 && (before & CTHR_RWLOCK_DRAIN_WAIT) != 0) {
             cthr_rwlock_wake_drain(lock);
         }
@@ -176,17 +176,17 @@ static inline bool cthr_rwlock_fast_rdunlock(cthr_rwlock_t *_Nonnull lock) {
 // Takes the write hold of a free, unbiased lock: one compare-exchange from 0 to WRITER|BLOCK|id. Returns false
 // (nothing changed) otherwise: the caller then calls `cthr_rwlock_wrlock` (or a try/timed variant).
 static inline bool cthr_rwlock_fast_wrlock(cthr_rwlock_t *_Nonnull lock) {
-    if (__atomic_load_n(&lock->slow, __ATOMIC_RELAXED) != 0) return false;
+    if (cthr_atomic_u32_load(&lock->slow, CTHR_RELAXED) != 0) return false;
     uint64_t expected = 0;
     uint64_t mine = CTHR_RWLOCK_WRITER | CTHR_RWLOCK_BLOCK | ((uint64_t)cthr_lock_self() << CTHR_RWLOCK_OWNER_SHIFT);
-    return __atomic_compare_exchange_n(&lock->state, &expected, mine, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+    return cthr_atomic_u64_compare_exchange_strong(&lock->state, &expected, mine, CTHR_ACQUIRE, CTHR_RELAXED);
 }
 
 // Releases the write hold when nobody sleeps and no bias is to be restored: one compare-exchange back to 0.
 // Returns false (nothing changed) otherwise, or when the caller does not hold the write side.
 static inline bool cthr_rwlock_fast_wrunlock(cthr_rwlock_t *_Nonnull lock) {
     uint64_t mine = CTHR_RWLOCK_WRITER | CTHR_RWLOCK_BLOCK | ((uint64_t)cthr_lock_self() << CTHR_RWLOCK_OWNER_SHIFT);
-    return __atomic_compare_exchange_n(&lock->state, &mine, 0, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+    return cthr_atomic_u64_compare_exchange_strong(&lock->state, &mine, 0, CTHR_RELEASE, CTHR_RELAXED);
 }
 
 // Releases the caller's hold, read or write, on the inlined paths; false when the slow path must decide.

@@ -17,6 +17,7 @@
 #ifndef CTHREADING_SEM_H
 #define CTHREADING_SEM_H
 
+#include "cthr_atomic.h"
 #include "cthr_nullability.h"
 #include <stdbool.h>
 #include <stdint.h>
@@ -37,7 +38,7 @@ extern "C" {
 // A counting semaphore: value (low 32 bits, the futex word) | waiters << 32. Zero-initialised is a valid semaphore
 // with value 0. Must not move while in use.
 typedef struct cthr_sem {
-    uint64_t data;
+    cthr_atomic_u64_t data;
 } cthr_sem_t;
 
 // Largest initial value or count (SEM_VALUE_MAX).
@@ -52,9 +53,9 @@ int cthr_sem_destroy(cthr_sem_t *_Nullable sem);
 // Takes one unit if the value is above 0 (compare-exchange, acquire): the inlined fast path. Returns false when
 // the value is 0.
 static inline bool cthr_sem_fast_trywait(cthr_sem_t *_Nonnull sem) {
-    uint64_t word = __atomic_load_n(&sem->data, __ATOMIC_RELAXED);
+    uint64_t word = cthr_atomic_u64_load(&sem->data, CTHR_RELAXED);
     while ((uint32_t)word != 0) {
-        if (__atomic_compare_exchange_n(&sem->data, &word, word - 1, true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+        if (cthr_atomic_u64_compare_exchange_weak(&sem->data, &word, word - 1, CTHR_ACQUIRE, CTHR_RELAXED)) {
             return true;
         }
     }
@@ -65,9 +66,9 @@ static inline bool cthr_sem_fast_trywait(cthr_sem_t *_Nonnull sem) {
 // when the value is at the maximum or a waiter is registered: the caller then calls `cthr_sem_post`, which wakes
 // one (or reports EOVERFLOW).
 static inline bool cthr_sem_fast_post(cthr_sem_t *_Nonnull sem) {
-    uint64_t word = __atomic_load_n(&sem->data, __ATOMIC_RELAXED);
+    uint64_t word = cthr_atomic_u64_load(&sem->data, CTHR_RELAXED);
     while ((word >> 32) == 0 && (uint32_t)word < CTHR_SEM_VALUE_MAX) {
-        if (__atomic_compare_exchange_n(&sem->data, &word, word + 1, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+        if (cthr_atomic_u64_compare_exchange_weak(&sem->data, &word, word + 1, CTHR_RELEASE, CTHR_RELAXED)) {
             return true;
         }
     }

@@ -28,23 +28,23 @@ extern "C" {
 
 // A spin lock: owner id | SLOW. Zero-initialised is a valid free lock. Must not move while in use.
 typedef struct cthr_spin {
-    uint32_t state;
+    cthr_atomic_u32_t state;
 } cthr_spin_t;
 
 // Takes a free lock with one compare-exchange (acquire). Returns false when the lock is held or its SLOW bit is
 // set: the caller then calls `cthr_spin_lock`.
 static inline bool cthr_spin_fast_lock(cthr_spin_t *_Nonnull lock) {
     uint32_t expected = 0;
-    return __atomic_compare_exchange_n(&lock->state, &expected, cthr_lock_self(), false, __ATOMIC_ACQUIRE,
-                                       __ATOMIC_RELAXED);
+    return cthr_atomic_u32_compare_exchange_strong(&lock->state, &expected, cthr_lock_self(), CTHR_ACQUIRE,
+                                                   CTHR_RELAXED);
 }
 
 // Releases a lock the caller holds (without the SLOW bit): a load that checks the word is exactly the caller's id,
 // then one release store of 0 (only the owner writes a held word, so nothing can change between the two). Returns
 // false without changing anything otherwise (not the owner, or SLOW set): the caller then calls `cthr_spin_unlock`.
 static inline bool cthr_spin_fast_unlock(cthr_spin_t *_Nonnull lock) {
-    if (__atomic_load_n(&lock->state, __ATOMIC_RELAXED) != cthr_lock_self()) return false;
-    __atomic_store_n(&lock->state, 0, __ATOMIC_RELEASE);
+    if (cthr_atomic_u32_load(&lock->state, CTHR_RELAXED) != cthr_lock_self()) return false;
+    cthr_atomic_u32_store(&lock->state, 0, CTHR_RELEASE);
     return true;
 }
 

@@ -20,13 +20,13 @@
 
 __thread uint32_t cthr_lock_cached_tid __attribute__((tls_model("initial-exec"))) = 0;
 
-int cthr_lock_membarrier_mode = 0;
+cthr_atomic_i32_t cthr_lock_membarrier_mode = {0};
 
 // Membarrier calls made by sleepers (membarrier mode only).
-static uint64_t cthr_lock_membarrier_count = 0;
+static cthr_atomic_u64_t cthr_lock_membarrier_count = {0};
 
 // Hand-offs to a heir (see Fairness in the header).
-static uint64_t cthr_lock_handoff_count = 0;
+static cthr_atomic_u64_t cthr_lock_handoff_count = {0};
 
 // A thread that finds the lock held tries this many times (with `pause`) before it sleeps, as long as nobody
 // sleeps on the lock already (then it queues at once: the woken thread is the one that spins). Few: a spinner
@@ -57,29 +57,51 @@ static uint64_t cthr_lock_handoff_count = 0;
 int cthr_lock_use_membarrier(void) {
 #ifdef SYS_membarrier
     if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0) return errno;
-    __atomic_store_n(&cthr_lock_membarrier_mode, 1, __ATOMIC_SEQ_CST);
+    cthr_atomic_i32_store(&cthr_lock_membarrier_mode, 1, CTHR_SEQ_CST);
     return 0;
 #else
     return ENOSYS;
 #endif
 }
 
-int cthr_lock_uses_membarrier(void) { return __atomic_load_n(&cthr_lock_membarrier_mode, __ATOMIC_RELAXED); }
+int cthr_lock_uses_membarrier(void) { return cthr_atomic_i32_load(&cthr_lock_membarrier_mode, CTHR_RELAXED); }
 
 uint64_t cthr_lock_membarrier_calls(void) {
-    return __atomic_load_n(&cthr_lock_membarrier_count, __ATOMIC_RELAXED);
+    return cthr_atomic_u64_load(&cthr_lock_membarrier_count, CTHR_RELAXED);
 }
 
 uint64_t cthr_lock_handoffs(void) {
-    return __atomic_load_n(&cthr_lock_handoff_count, __ATOMIC_RELAXED);
+    return cthr_atomic_u64_load(&cthr_lock_handoff_count, CTHR_RELAXED);
 }
 
-// In a forked child (one thread): forget the parent's cached thread id. The membarrier registration is inherited
-// with the address space (the kernel resets it only on exec); registering again is harmless.
+// Locks held across fork(). The child's only thread continues the forking thread under a new kernel id, but the
+// words of the locks the forking thread held still hold its old id. So, as with pthread mutexes (whose owner the
+// child inherits), the child's first thread owns them: the child handler records both ids, and the slow paths (and
+// `cthr_lock_held_by_caller`) count a word owned by `cthr_lock_fork_parent_tid` as the caller's when the caller is
+// `cthr_lock_fork_child_tid`. The fast unlock compares the word with the caller's own id, so it fails for such a
+// word and the slow unlock releases it: nothing is added to the fast paths. Both are plain: written only in the
+// child handler, while the child has one thread, and read by threads created after it. A second fork (from the
+// child) records the child's ids, so a lock held across two forks by the same thread is only the child's in the
+// first one. Other threads of the parent do not exist in the child: a lock they held stays held there, as for
+// pthread mutexes.
+static uint32_t cthr_lock_fork_parent_tid = 0;
+static uint32_t cthr_lock_fork_child_tid = 0;
+
+// Whether an owner id taken from a lock word is the calling thread (`self`): its own id, or, in a forked child's
+// first thread, the id the forking thread had in the parent.
+static inline bool cthr_lock_is_self(uint32_t owner, uint32_t self) {
+    return owner == self || (owner != 0 && owner == cthr_lock_fork_parent_tid && self == cthr_lock_fork_child_tid);
+}
+
+// In a forked child (one thread): forget the parent's cached thread id, remembering it as the owner id of the locks
+// this thread held at the fork (see above). The membarrier registration is inherited with the address space (the
+// kernel resets it only on exec); registering again is harmless.
 static void cthr_lock_after_fork_in_child(void) {
+    cthr_lock_fork_parent_tid = cthr_lock_cached_tid;  // 0 if the forking thread never asked: it owns no lock
     cthr_lock_cached_tid = 0;
+    cthr_lock_fork_child_tid = cthr_lock_self();
 #ifdef SYS_membarrier
-    if (__atomic_load_n(&cthr_lock_membarrier_mode, __ATOMIC_RELAXED)) {
+    if (cthr_atomic_i32_load(&cthr_lock_membarrier_mode, CTHR_RELAXED)) {
         (void)syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
     }
 #endif
@@ -98,15 +120,15 @@ __attribute__((constructor)) static void cthr_lock_setup(void) {
 // seen in practice; the kernel may refuse to allocate). The caller then sleeps for a bounded time only, so a
 // missed wake-up costs latency, not a hang.
 static bool cthr_lock_barrier(void) {
-    if (!__atomic_load_n(&cthr_lock_membarrier_mode, __ATOMIC_RELAXED)) {
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (!cthr_atomic_i32_load(&cthr_lock_membarrier_mode, CTHR_RELAXED)) {
+        cthr_atomic_thread_fence(CTHR_SEQ_CST);
         return true;
     }
-    __atomic_fetch_add(&cthr_lock_membarrier_count, 1, __ATOMIC_RELAXED);
+    cthr_atomic_u64_fetch_add(&cthr_lock_membarrier_count, 1, CTHR_RELAXED);
 #ifdef SYS_membarrier
     if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return true;
 #endif
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    cthr_atomic_thread_fence(CTHR_SEQ_CST);
     return false;
 }
 
@@ -147,14 +169,14 @@ uint32_t cthr_lock_self_slow(void) {
 // Called by an unlock whose load of `waiters` found sleepers and WAKING clear. The read-modify-write orders the
 // release store before it; if WAKING was still clear, the wake is this thread's to send.
 void cthr_lock_wake_one(cthr_lock_t *lock) {
-    uint32_t before = __atomic_fetch_or(&lock->waiters, CTHR_LOCK_WAKING, __ATOMIC_SEQ_CST);
-    if ((before & CTHR_LOCK_WAKING) == 0) cthr_lock_futex_wake(&lock->waiters, 1);
+    uint32_t before = cthr_atomic_u32_fetch_or(&lock->waiters, CTHR_LOCK_WAKING, CTHR_SEQ_CST);
+    if ((before & CTHR_LOCK_WAKING) == 0) cthr_lock_futex_wake(&lock->waiters.value, 1);
 }
 
 int cthr_lock_init(cthr_lock_t *lock) {
     if (lock == NULL) return EINVAL;
-    __atomic_store_n(&lock->word, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&lock->waiters, 0, __ATOMIC_RELAXED);
+    cthr_atomic_u32_store(&lock->word, 0, CTHR_RELAXED);
+    cthr_atomic_u32_store(&lock->waiters, 0, CTHR_RELAXED);
     return 0;
 }
 
@@ -163,9 +185,9 @@ int cthr_lock_init(cthr_lock_t *lock) {
 static inline int cthr_lock_attempt(cthr_lock_t *lock, uint32_t self, uint32_t *word) {
     for (;;) {
         uint32_t owner = *word & CTHR_LOCK_OWNER_MASK;
-        if (owner == self) return EDEADLK;
+        if (cthr_lock_is_self(owner, self)) return EDEADLK;
         if (owner != 0 || (*word & CTHR_LOCK_HANDOFF) != 0) return EBUSY;
-        if (__atomic_compare_exchange_n(&lock->word, word, *word | self, true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+        if (cthr_atomic_u32_compare_exchange_weak(&lock->word, word, *word | self, CTHR_ACQUIRE, CTHR_RELAXED)) {
             return 0;
         }
     }
@@ -173,7 +195,7 @@ static inline int cthr_lock_attempt(cthr_lock_t *lock, uint32_t self, uint32_t *
 
 int cthr_lock_trylock(cthr_lock_t *lock) {
     if (lock == NULL) return EINVAL;
-    uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+    uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
     return cthr_lock_attempt(lock, cthr_lock_self(), &word);
 }
 
@@ -182,12 +204,12 @@ int cthr_lock_trylock(cthr_lock_t *lock) {
 // (it queues behind it instead of competing with the woken thread). Returns 0, EDEADLK or EBUSY (gave up).
 static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, int spins, int yields, uint64_t deadline_ns,
                           bool newcomer) {
-    uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+    uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
     for (int round = 0;; round++) {
         int rc = cthr_lock_attempt(lock, self, &word);
         if (rc != EBUSY) return rc;
         if (round >= spins + yields) return EBUSY;
-        if (newcomer && (__atomic_load_n(&lock->waiters, __ATOMIC_RELAXED) & CTHR_LOCK_WAITER_MASK) != 0) {
+        if (newcomer && (cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED) & CTHR_LOCK_WAITER_MASK) != 0) {
             return EBUSY;
         }
         if (round < spins) {
@@ -196,7 +218,7 @@ static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, int spins, int yield
             if (deadline_ns != UINT64_MAX && cthr_clock_now_ns() >= deadline_ns) return EBUSY;
             sched_yield();
         }
-        word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+        word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
     }
 }
 
@@ -205,19 +227,18 @@ static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, int spins, int yield
 // bit was set by another heir, or got lost; the caller goes back to its ordinary wait) or ETIMEDOUT (the deadline
 // passed; the request is withdrawn).
 static int cthr_lock_inherit(cthr_lock_t *lock, uint32_t self, uint64_t deadline_ns) {
-    uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+    uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
     for (;;) {
         if ((word & CTHR_LOCK_HANDOFF) != 0) return EBUSY;  // another heir asked first
         if ((word & CTHR_LOCK_OWNER_MASK) == 0) {
             // Free: take it as anyone would.
-            if (__atomic_compare_exchange_n(&lock->word, &word, word | self, true, __ATOMIC_ACQUIRE,
-                                            __ATOMIC_RELAXED)) {
+            if (cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word | self, CTHR_ACQUIRE, CTHR_RELAXED)) {
                 return 0;
             }
             continue;
         }
-        if (__atomic_compare_exchange_n(&lock->word, &word, word | CTHR_LOCK_HANDOFF, true, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED)) {
+        if (cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word | CTHR_LOCK_HANDOFF, CTHR_RELAXED,
+                                                  CTHR_RELAXED)) {
             word |= CTHR_LOCK_HANDOFF;
             break;
         }
@@ -226,9 +247,9 @@ static int cthr_lock_inherit(cthr_lock_t *lock, uint32_t self, uint64_t deadline
     for (;;) {
         if ((word & CTHR_LOCK_HANDOFF) == 0) return EBUSY;  // lost (membarrier mode's plain-store unlock)
         if ((word & CTHR_LOCK_OWNER_MASK) == 0) {
-            if (__atomic_compare_exchange_n(&lock->word, &word, (word & ~CTHR_LOCK_HANDOFF) | self, false,
-                                            __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-                __atomic_fetch_add(&cthr_lock_handoff_count, 1, __ATOMIC_RELAXED);
+            if (cthr_atomic_u32_compare_exchange_strong(&lock->word, &word, (word & ~CTHR_LOCK_HANDOFF) | self,
+                                                        CTHR_ACQUIRE, CTHR_RELAXED)) {
+                cthr_atomic_u64_fetch_add(&cthr_lock_handoff_count, 1, CTHR_RELAXED);
                 return 0;
             }
             continue;
@@ -236,16 +257,16 @@ static int cthr_lock_inherit(cthr_lock_t *lock, uint32_t self, uint64_t deadline
         uint64_t now = cthr_clock_now_ns();
         if (deadline_ns != UINT64_MAX && now >= deadline_ns) {
             // Withdraw the request; if the lock was handed over meanwhile, the loop above takes it.
-            if (__atomic_compare_exchange_n(&lock->word, &word, word & ~CTHR_LOCK_HANDOFF, false, __ATOMIC_RELAXED,
-                                            __ATOMIC_RELAXED)) {
+            if (cthr_atomic_u32_compare_exchange_strong(&lock->word, &word, word & ~CTHR_LOCK_HANDOFF, CTHR_RELAXED,
+                                                        CTHR_RELAXED)) {
                 return ETIMEDOUT;
             }
             continue;
         }
         uint64_t until = now + CTHR_LOCK_UNPAIRED_SLEEP_NS;
         if (until > deadline_ns) until = deadline_ns;
-        (void)cthr_lock_futex_wait(&lock->word, word, until);
-        word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+        (void)cthr_lock_futex_wait(&lock->word.value, word, until);
+        word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
     }
 }
 
@@ -261,15 +282,15 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
 
     // Phase 2: register as a waiter, clearing WAKING (so the next unlock wakes someone), and sleep. Each round:
     // barrier, re-check the lock, sleep only while `waiters` still holds the value this thread last wrote.
-    uint32_t seen = __atomic_load_n(&lock->waiters, __ATOMIC_RELAXED);
-    while (!__atomic_compare_exchange_n(&lock->waiters, &seen, (seen & ~CTHR_LOCK_WAKING) + 1, true,
-                                        __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+    uint32_t seen = cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED);
+    while (!cthr_atomic_u32_compare_exchange_weak(&lock->waiters, &seen, (seen & ~CTHR_LOCK_WAKING) + 1, CTHR_SEQ_CST,
+                                                  CTHR_RELAXED)) {
     }
     seen = (seen & ~CTHR_LOCK_WAKING) + 1;
     uint64_t registered_at = cthr_clock_now_ns();
     for (;;) {
         bool paired = cthr_lock_barrier();
-        uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_SEQ_CST);
+        uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_SEQ_CST);
         result = cthr_lock_attempt(lock, self, &word);
         if (result != EBUSY) break;
         uint64_t until = deadline_ns;
@@ -277,10 +298,10 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
             uint64_t soon = cthr_clock_deadline_after(CTHR_LOCK_UNPAIRED_SLEEP_NS);
             if (soon < until) until = soon;
         }
-        int rc = cthr_lock_futex_wait(&lock->waiters, seen, until);
+        int rc = cthr_lock_futex_wait(&lock->waiters.value, seen, until);
         if (rc == ETIMEDOUT && until == deadline_ns) {
             // One last attempt, so a deadline that passed while the lock became free still succeeds.
-            word = __atomic_load_n(&lock->word, __ATOMIC_SEQ_CST);
+            word = cthr_atomic_u32_load(&lock->word, CTHR_SEQ_CST);
             result = cthr_lock_attempt(lock, self, &word);
             if (result == EBUSY) result = ETIMEDOUT;
             break;
@@ -292,29 +313,28 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
         if (result != EBUSY) break;
         // Clear WAKING first (this thread gives up its turn as the woken spinner), then, if it has waited too
         // long, ask for the lock to be handed to it. The barrier and check at the top follow either way.
-        seen = __atomic_and_fetch(&lock->waiters, ~CTHR_LOCK_WAKING, __ATOMIC_SEQ_CST);
+        seen = (cthr_atomic_u32_fetch_and(&lock->waiters, ~CTHR_LOCK_WAKING, CTHR_SEQ_CST) & ~CTHR_LOCK_WAKING);
         if (cthr_clock_now_ns() - registered_at > CTHR_LOCK_STARVATION_NS) {
             result = cthr_lock_inherit(lock, self, deadline_ns);
             if (result != EBUSY) break;
             // No hand-off: wait again as an ordinary waiter, from a fresh step (1) (WAKING cleared) through the
             // barrier and check at the top; a wake that came meanwhile is answered by that check.
-            seen = __atomic_and_fetch(&lock->waiters, ~CTHR_LOCK_WAKING, __ATOMIC_SEQ_CST);
+            seen = (cthr_atomic_u32_fetch_and(&lock->waiters, ~CTHR_LOCK_WAKING, CTHR_SEQ_CST) & ~CTHR_LOCK_WAKING);
         }
     }
 
     // Leave the waiters. With the lock: clear WAKING too (the bit may be this thread's; clearing one that is
     // another's only costs an extra wake). Without it (timed out): pass on any wake this thread had, so a
     // sleeper re-checks the lock.
-    uint32_t before = __atomic_load_n(&lock->waiters, __ATOMIC_RELAXED);
+    uint32_t before = cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED);
     uint32_t after;
     do {
         after = before - 1;
         if (result == 0) after &= ~CTHR_LOCK_WAKING;
-    } while (!__atomic_compare_exchange_n(&lock->waiters, &before, after, true, __ATOMIC_SEQ_CST,
-                                          __ATOMIC_RELAXED));
+    } while (!cthr_atomic_u32_compare_exchange_weak(&lock->waiters, &before, after, CTHR_SEQ_CST, CTHR_RELAXED));
     if (result != 0 && (after & CTHR_LOCK_WAITER_MASK) != 0) {
-        __atomic_fetch_or(&lock->waiters, CTHR_LOCK_WAKING, __ATOMIC_SEQ_CST);
-        cthr_lock_futex_wake(&lock->waiters, 1);
+        cthr_atomic_u32_fetch_or(&lock->waiters, CTHR_LOCK_WAKING, CTHR_SEQ_CST);
+        cthr_lock_futex_wake(&lock->waiters.value, 1);
     }
     return result;
 }
@@ -322,15 +342,30 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
 int cthr_lock_unlock_slow(cthr_lock_t *lock) {
     if (lock == NULL) return EINVAL;
     uint32_t self = cthr_lock_self();
-    uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+    uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
+    uint32_t owner = word & CTHR_LOCK_OWNER_MASK;
+    if (!cthr_lock_is_self(owner, self)) return EPERM;
+    if (owner != self) {
+        // A lock the forking thread held, released in the forked child: a HANDOFF in the word asks for a heir of
+        // the parent, which the child does not have (or for a heir of the child, which treats a hand-off that does
+        // not come as lost: it goes back to its ordinary wait). Free the word, clearing HANDOFF, and wake whoever
+        // sleeps on the word or on `waiters`.
+        while (!cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word & CTHR_LOCK_SLOW, CTHR_SEQ_CST,
+                                                      CTHR_RELAXED)) {
+        }
+        if ((word & CTHR_LOCK_HANDOFF) != 0) cthr_lock_futex_wake(&lock->word.value, INT_MAX);
+        cthr_atomic_thread_fence(CTHR_SEQ_CST);
+        if ((int32_t)cthr_atomic_u32_load(&lock->waiters, CTHR_SEQ_CST) > 0) cthr_lock_wake_one(lock);
+        return 0;
+    }
     do {
         if ((word & CTHR_LOCK_OWNER_MASK) != self) return EPERM;
         if ((word & CTHR_LOCK_HANDOFF) != 0) {
             // A heir asked: reserve the word for it (owner 0, HANDOFF kept) and wake it. The lock is not freed,
             // so nobody else needs waking; the heir's own unlock is an ordinary one.
-            if (__atomic_compare_exchange_n(&lock->word, &word, word & (CTHR_LOCK_SLOW | CTHR_LOCK_HANDOFF), true,
-                                            __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-                cthr_lock_futex_wake(&lock->word, INT_MAX);
+            if (cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word & (CTHR_LOCK_SLOW | CTHR_LOCK_HANDOFF),
+                                                      CTHR_RELEASE, CTHR_RELAXED)) {
+                cthr_lock_futex_wake(&lock->word.value, INT_MAX);
                 return 0;
             }
             continue;
@@ -338,43 +373,49 @@ int cthr_lock_unlock_slow(cthr_lock_t *lock) {
         // Only the owner changes the owner and SLOW bits of a held word, but a heir may set HANDOFF meanwhile:
         // a compare-exchange keeps the SLOW bit; sequentially consistent, it pairs with the sleeper's fence in
         // either mode.
-    } while (!__atomic_compare_exchange_n(&lock->word, &word, word & CTHR_LOCK_SLOW, true, __ATOMIC_SEQ_CST,
-                                          __ATOMIC_RELAXED));
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if ((int32_t)__atomic_load_n(&lock->waiters, __ATOMIC_SEQ_CST) > 0) cthr_lock_wake_one(lock);
+    } while (!cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word & CTHR_LOCK_SLOW, CTHR_SEQ_CST,
+                                                    CTHR_RELAXED));
+    cthr_atomic_thread_fence(CTHR_SEQ_CST);
+    if ((int32_t)cthr_atomic_u32_load(&lock->waiters, CTHR_SEQ_CST) > 0) cthr_lock_wake_one(lock);
     return 0;
 }
 
 uint32_t cthr_lock_owner(const cthr_lock_t *lock) {
     if (lock == NULL) return 0;
-    return __atomic_load_n(&lock->word, __ATOMIC_RELAXED) & CTHR_LOCK_OWNER_MASK;
+    return cthr_atomic_u32_load(&lock->word, CTHR_RELAXED) & CTHR_LOCK_OWNER_MASK;
+}
+
+bool cthr_lock_held_by_caller(const cthr_lock_t *lock) {
+    if (lock == NULL) return false;
+    return cthr_lock_is_self(cthr_atomic_u32_load(&lock->word, CTHR_RELAXED) & CTHR_LOCK_OWNER_MASK, cthr_lock_self());
 }
 
 uint32_t cthr_lock_load(const cthr_lock_t *lock) {
     if (lock == NULL) return 0;
-    return __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+    return cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
 }
 
 uint32_t cthr_lock_waiter_count(const cthr_lock_t *lock) {
     if (lock == NULL) return 0;
-    return __atomic_load_n(&lock->waiters, __ATOMIC_RELAXED) & CTHR_LOCK_WAITER_MASK;
+    return cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED) & CTHR_LOCK_WAITER_MASK;
 }
 
 int cthr_lock_set_slow(cthr_lock_t *lock, bool on) {
     if (lock == NULL) return EINVAL;
-    uint32_t word = __atomic_load_n(&lock->word, __ATOMIC_RELAXED);
+    uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
     do {
-        if ((word & CTHR_LOCK_OWNER_MASK) != cthr_lock_self()) return EPERM;
+        if (!cthr_lock_is_self(word & CTHR_LOCK_OWNER_MASK, cthr_lock_self())) return EPERM;
         // A compare-exchange, so a heir's HANDOFF set meanwhile is kept.
-    } while (!__atomic_compare_exchange_n(&lock->word, &word, (word & ~CTHR_LOCK_SLOW) | (on ? CTHR_LOCK_SLOW : 0),
-                                          true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    } while (!cthr_atomic_u32_compare_exchange_weak(&lock->word, &word,
+                                                    (word & ~CTHR_LOCK_SLOW) | (on ? CTHR_LOCK_SLOW : 0),
+                                                    CTHR_RELAXED, CTHR_RELAXED));
     return 0;
 }
 
 int cthr_lock_cond_init(cthr_lock_cond_t *cond) {
     if (cond == NULL) return EINVAL;
-    __atomic_store_n(&cond->sequence, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&cond->waiters, 0, __ATOMIC_RELAXED);
+    cthr_atomic_u32_store(&cond->sequence, 0, CTHR_RELAXED);
+    cthr_atomic_u32_store(&cond->waiters, 0, CTHR_RELAXED);
     return 0;
 }
 
@@ -382,17 +423,17 @@ uint32_t cthr_lock_cond_begin(cthr_lock_cond_t *cond) {
     if (cond == NULL) return 0;
     // Sequentially consistent with the signaller's increment-then-check: either it sees this waiter, or this
     // waiter reads the incremented sequence (and that signal came before the wait began).
-    __atomic_fetch_add(&cond->waiters, 1, __ATOMIC_SEQ_CST);
-    return __atomic_load_n(&cond->sequence, __ATOMIC_SEQ_CST);
+    cthr_atomic_u32_fetch_add(&cond->waiters, 1, CTHR_SEQ_CST);
+    return cthr_atomic_u32_load(&cond->sequence, CTHR_SEQ_CST);
 }
 
 int cthr_lock_cond_wait(cthr_lock_cond_t *cond, uint32_t sequence, uint64_t deadline_ns) {
     if (cond == NULL) return EINVAL;
     for (;;) {
-        int rc = cthr_lock_futex_wait(&cond->sequence, sequence, deadline_ns);
+        int rc = cthr_lock_futex_wait(&cond->sequence.value, sequence, deadline_ns);
         if (rc == EINTR) continue;
         if (rc == ETIMEDOUT) {
-            return __atomic_load_n(&cond->sequence, __ATOMIC_ACQUIRE) != sequence ? 0 : ETIMEDOUT;
+            return cthr_atomic_u32_load(&cond->sequence, CTHR_ACQUIRE) != sequence ? 0 : ETIMEDOUT;
         }
         return 0;  // woken, spuriously woken, or the sequence had already moved (EAGAIN)
     }
@@ -400,20 +441,20 @@ int cthr_lock_cond_wait(cthr_lock_cond_t *cond, uint32_t sequence, uint64_t dead
 
 int cthr_lock_cond_end(cthr_lock_cond_t *cond) {
     if (cond == NULL) return EINVAL;
-    __atomic_fetch_sub(&cond->waiters, 1, __ATOMIC_RELAXED);
+    cthr_atomic_u32_fetch_sub(&cond->waiters, 1, CTHR_RELAXED);
     return 0;
 }
 
 int cthr_lock_cond_signal(cthr_lock_cond_t *cond) {
     if (cond == NULL) return EINVAL;
-    __atomic_fetch_add(&cond->sequence, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&cond->waiters, __ATOMIC_SEQ_CST) != 0) cthr_lock_futex_wake(&cond->sequence, 1);
+    cthr_atomic_u32_fetch_add(&cond->sequence, 1, CTHR_SEQ_CST);
+    if (cthr_atomic_u32_load(&cond->waiters, CTHR_SEQ_CST) != 0) cthr_lock_futex_wake(&cond->sequence.value, 1);
     return 0;
 }
 
 int cthr_lock_cond_broadcast(cthr_lock_cond_t *cond) {
     if (cond == NULL) return EINVAL;
-    __atomic_fetch_add(&cond->sequence, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&cond->waiters, __ATOMIC_SEQ_CST) != 0) cthr_lock_futex_wake(&cond->sequence, INT_MAX);
+    cthr_atomic_u32_fetch_add(&cond->sequence, 1, CTHR_SEQ_CST);
+    if (cthr_atomic_u32_load(&cond->waiters, CTHR_SEQ_CST) != 0) cthr_lock_futex_wake(&cond->sequence.value, INT_MAX);
     return 0;
 }

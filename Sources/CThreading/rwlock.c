@@ -24,7 +24,7 @@ __thread cthr_rwlock_holds_t cthr_rwlock_held __attribute__((tls_model("initial-
 
 // The next stripe index to hand to a thread (1-based; threads keep theirs for life, so with as many stripes as
 // CPUs, the threads that run at once mostly write different lines).
-static uint32_t cthr_rwlock_next_index = 0;
+static cthr_atomic_u32_t cthr_rwlock_next_index = {0};
 
 // A waiting thread tries this many times with `pause`, then yields this many times, before it sleeps.
 #ifndef CTHR_RWLOCK_SPINS
@@ -52,21 +52,21 @@ static inline void cthr_rwlock_relax(void) {
 #endif
 }
 
-static int cthr_rwlock_futex_wait(uint32_t *word, uint32_t expected, uint64_t deadline_ns) {
+static int cthr_rwlock_futex_wait(cthr_atomic_u32_t *word, uint32_t expected, uint64_t deadline_ns) {
     struct timespec ts;
     struct timespec *tsp = NULL;
     if (deadline_ns != UINT64_MAX) {
         ts = cthr_clock_timespec(deadline_ns);
         tsp = &ts;
     }
-    long rc = syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected, tsp, NULL,
+    long rc = syscall(SYS_futex, &word->value, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected, tsp, NULL,
                       FUTEX_BITSET_MATCH_ANY);
     return rc == 0 ? 0 : errno;
 }
 
-static void cthr_rwlock_futex_wake(uint32_t *word, int count) {
-    __atomic_fetch_add(word, 1, __ATOMIC_SEQ_CST);
-    syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, count, NULL, NULL, 0);
+static void cthr_rwlock_futex_wake(cthr_atomic_u32_t *word, int count) {
+    cthr_atomic_u32_fetch_add(word, 1, CTHR_SEQ_CST);
+    syscall(SYS_futex, &word->value, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, count, NULL, NULL, 0);
 }
 
 static inline uint32_t cthr_rwlock_owner_of(uint64_t state) {
@@ -83,7 +83,7 @@ static uint32_t cthr_rwlock_stripes_for_cpus(void) {
 // This thread's stripe index, assigned on first use.
 static inline uint32_t cthr_rwlock_index(void) {
     if (cthr_rwlock_held.index == 0) {
-        uint32_t index = __atomic_add_fetch(&cthr_rwlock_next_index, 1, __ATOMIC_RELAXED);
+        uint32_t index = (cthr_atomic_u32_fetch_add(&cthr_rwlock_next_index, 1, CTHR_RELAXED) + 1);
         cthr_rwlock_held.index = index == 0 ? 1 : index;
     }
     return cthr_rwlock_held.index;
@@ -106,7 +106,7 @@ static inline int cthr_rwlock_free_slot(void) {
 // Whether every stripe reads zero (acquire: a zero read from a leaving reader orders its critical section first).
 static bool cthr_rwlock_stripes_clear(cthr_rwlock_t *lock) {
     for (uint32_t index = 0; index <= lock->stripe_mask; index++) {
-        if (__atomic_load_n(&lock->stripes[index * CTHR_RWLOCK_STRIPE_STRIDE], __ATOMIC_SEQ_CST) != 0) return false;
+        if (cthr_atomic_u32_load(&lock->stripes[index * CTHR_RWLOCK_STRIPE_STRIDE], CTHR_SEQ_CST) != 0) return false;
     }
     return true;
 }
@@ -114,13 +114,13 @@ static bool cthr_rwlock_stripes_clear(cthr_rwlock_t *lock) {
 // Clears DRAIN_WAIT and wakes the drainer if this thread cleared it: one wake per sleep of the drainer, however
 // many readers leave meanwhile (the drainer sets the flag again before it sleeps again, then scans).
 void cthr_rwlock_wake_drain(cthr_rwlock_t *lock) {
-    uint64_t before = __atomic_fetch_and(&lock->state, ~CTHR_RWLOCK_DRAIN_WAIT, __ATOMIC_SEQ_CST);
+    uint64_t before = cthr_atomic_u64_fetch_and(&lock->state, ~CTHR_RWLOCK_DRAIN_WAIT, CTHR_SEQ_CST);
     if ((before & CTHR_RWLOCK_DRAIN_WAIT) != 0) cthr_rwlock_futex_wake(&lock->drain_seq, 1);
 }
 
-void cthr_rwlock_leave_stripe(cthr_rwlock_t *lock, uint32_t *stripe) {
-    if (__atomic_sub_fetch(stripe, 1, __ATOMIC_SEQ_CST) == 0 &&
-        (__atomic_load_n(&lock->state, __ATOMIC_SEQ_CST) & CTHR_RWLOCK_DRAIN_WAIT) != 0) {
+void cthr_rwlock_leave_stripe(cthr_rwlock_t *lock, cthr_atomic_u32_t *stripe) {
+    if ((cthr_atomic_u32_fetch_sub(stripe, 1, CTHR_SEQ_CST) - 1) == 0 &&
+        (cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST) & CTHR_RWLOCK_DRAIN_WAIT) != 0) {
         cthr_rwlock_wake_drain(lock);
     }
 }
@@ -129,7 +129,7 @@ int cthr_rwlock_init(cthr_rwlock_t *lock, int kind) {
     if (lock == NULL || (kind != CTHR_RWLOCK_PREFER_READER && kind != CTHR_RWLOCK_PREFER_WRITER)) return EINVAL;
     uint32_t count = cthr_rwlock_stripes_for_cpus();
     size_t bytes = (size_t)count * CTHR_RWLOCK_STRIPE_STRIDE * sizeof(uint32_t);
-    uint32_t *stripes = aligned_alloc(64, bytes);
+    cthr_atomic_u32_t *stripes = aligned_alloc(64, bytes);
     if (stripes == NULL) return ENOMEM;
     memset(stripes, 0, bytes);
     memset(lock, 0, sizeof(*lock));
@@ -141,7 +141,7 @@ int cthr_rwlock_init(cthr_rwlock_t *lock, int kind) {
 
 int cthr_rwlock_destroy(cthr_rwlock_t *lock) {
     if (lock == NULL) return EINVAL;
-    uint64_t state = __atomic_load_n(&lock->state, __ATOMIC_ACQUIRE);
+    uint64_t state = cthr_atomic_u64_load(&lock->state, CTHR_ACQUIRE);
     if ((state & (CTHR_RWLOCK_WRITER | CTHR_RWLOCK_COUNT_MASK)) != 0) return EBUSY;
     if (lock->stripes != NULL && !cthr_rwlock_stripes_clear(lock)) return EBUSY;
     free(lock->stripes);
@@ -164,12 +164,12 @@ static inline void cthr_rwlock_record(const cthr_rwlock_t *lock, int slot, uint8
 // One attempt at a new read hold. Returns 0 (held and recorded), EBUSY (blocked by a writer) or EAGAIN.
 static int cthr_rwlock_read_attempt(cthr_rwlock_t *lock, int slot) {
     for (;;) {
-        uint64_t state = __atomic_load_n(&lock->state, __ATOMIC_SEQ_CST);
+        uint64_t state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
         if ((state & CTHR_RWLOCK_BLOCK) != 0) return EBUSY;
         if ((state & CTHR_RWLOCK_BIASED) != 0 && slot >= 0) {
-            uint32_t *stripe = cthr_rwlock_stripe(lock, cthr_rwlock_index());
-            __atomic_fetch_add(stripe, 1, __ATOMIC_SEQ_CST);
-            state = __atomic_load_n(&lock->state, __ATOMIC_SEQ_CST);
+            cthr_atomic_u32_t *stripe = cthr_rwlock_stripe(lock, cthr_rwlock_index());
+            cthr_atomic_u32_fetch_add(stripe, 1, CTHR_SEQ_CST);
+            state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
             if ((state & (CTHR_RWLOCK_BIASED | CTHR_RWLOCK_BLOCK)) == CTHR_RWLOCK_BIASED) {
                 cthr_rwlock_record(lock, slot, 1);
                 return 0;
@@ -182,7 +182,7 @@ static int cthr_rwlock_read_attempt(cthr_rwlock_t *lock, int slot) {
         if ((state & CTHR_RWLOCK_COUNT_MASK) != 0 && (state & CTHR_RWLOCK_WRITER) == 0 && slot >= 0) {
             next |= CTHR_RWLOCK_BIASED;
         }
-        if (__atomic_compare_exchange_n(&lock->state, &state, next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+        if (cthr_atomic_u64_compare_exchange_strong(&lock->state, &state, next, CTHR_SEQ_CST, CTHR_RELAXED)) {
             cthr_rwlock_record(lock, slot, 0);
             return 0;
         }
@@ -199,7 +199,7 @@ static int cthr_rwlock_read_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, b
         cthr_rwlock_held.count[slot]++;
         return 0;
     }
-    uint64_t state = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+    uint64_t state = cthr_atomic_u64_load(&lock->state, CTHR_RELAXED);
     if (cthr_rwlock_owner_of(state) == cthr_lock_self() && (state & CTHR_RWLOCK_BLOCK) != 0) return EDEADLK;
     slot = cthr_rwlock_free_slot();
     for (int round = 0;; round++) {
@@ -215,12 +215,12 @@ static int cthr_rwlock_read_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, b
             continue;
         }
         // Sleep: read the sequence, register (while readers are still blocked), sleep while it is unchanged.
-        uint32_t seq = __atomic_load_n(&lock->read_seq, __ATOMIC_SEQ_CST);
-        state = __atomic_load_n(&lock->state, __ATOMIC_SEQ_CST);
+        uint32_t seq = cthr_atomic_u32_load(&lock->read_seq, CTHR_SEQ_CST);
+        state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
         if ((state & CTHR_RWLOCK_BLOCK) == 0) continue;
         if ((state & CTHR_RWLOCK_READ_WAITERS) == 0 &&
-            !__atomic_compare_exchange_n(&lock->state, &state, state | CTHR_RWLOCK_READ_WAITERS, false,
-                                         __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+            !cthr_atomic_u64_compare_exchange_strong(&lock->state, &state, state | CTHR_RWLOCK_READ_WAITERS,
+                                                     CTHR_SEQ_CST, CTHR_RELAXED)) {
             continue;
         }
         if (cthr_rwlock_futex_wait(&lock->read_seq, seq, deadline_ns) == ETIMEDOUT) {
@@ -233,12 +233,12 @@ static int cthr_rwlock_read_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, b
 // Releases a claim or a write hold: clears the writer's bits (restoring the bias it revoked), then wakes the
 // readers and one writer that registered a sleep.
 static void cthr_rwlock_release_write(cthr_rwlock_t *lock) {
-    uint64_t state = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+    uint64_t state = cthr_atomic_u64_load(&lock->state, CTHR_RELAXED);
     uint64_t next;
     do {
         next = state & ~(CTHR_RWLOCK_WRITE_BITS | CTHR_RWLOCK_READ_WAITERS | CTHR_RWLOCK_WRITE_WAITERS);
         if ((state & CTHR_RWLOCK_REBIAS) != 0) next |= CTHR_RWLOCK_BIASED;
-    } while (!__atomic_compare_exchange_n(&lock->state, &state, next, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+    } while (!cthr_atomic_u64_compare_exchange_weak(&lock->state, &state, next, CTHR_SEQ_CST, CTHR_RELAXED));
     if ((state & CTHR_RWLOCK_READ_WAITERS) != 0) cthr_rwlock_futex_wake(&lock->read_seq, INT_MAX);
     if ((state & CTHR_RWLOCK_WRITE_WAITERS) != 0) cthr_rwlock_futex_wake(&lock->write_seq, 1);
 }
@@ -261,7 +261,7 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
     // Phase 1: claim the write side.
     uint64_t state;
     for (int round = 0;; round++) {
-        state = __atomic_load_n(&lock->state, __ATOMIC_SEQ_CST);
+        state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
         if ((state & CTHR_RWLOCK_WRITER) == 0) {
             if (try_only && (state & CTHR_RWLOCK_COUNT_MASK) != 0) return EBUSY;
             uint64_t next = state | mine;
@@ -271,7 +271,7 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
                 if ((state & CTHR_RWLOCK_BIASED) != 0) next |= CTHR_RWLOCK_REBIAS;
             }
             if (slept) next |= CTHR_RWLOCK_WRITE_WAITERS;  // others may sleep behind this writer's wake-up
-            if (__atomic_compare_exchange_n(&lock->state, &state, next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+            if (cthr_atomic_u64_compare_exchange_strong(&lock->state, &state, next, CTHR_SEQ_CST, CTHR_RELAXED)) {
                 state = next;
                 break;
             }
@@ -291,12 +291,12 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
             sched_yield();
             continue;
         }
-        uint32_t seq = __atomic_load_n(&lock->write_seq, __ATOMIC_SEQ_CST);
-        state = __atomic_load_n(&lock->state, __ATOMIC_SEQ_CST);
+        uint32_t seq = cthr_atomic_u32_load(&lock->write_seq, CTHR_SEQ_CST);
+        state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
         if ((state & CTHR_RWLOCK_WRITER) == 0) continue;
         if ((state & CTHR_RWLOCK_WRITE_WAITERS) == 0 &&
-            !__atomic_compare_exchange_n(&lock->state, &state, state | CTHR_RWLOCK_WRITE_WAITERS, false,
-                                         __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+            !cthr_atomic_u64_compare_exchange_strong(&lock->state, &state, state | CTHR_RWLOCK_WRITE_WAITERS,
+                                                     CTHR_SEQ_CST, CTHR_RELAXED)) {
             continue;
         }
         slept = true;
@@ -309,13 +309,13 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
     // bias, and the writer then waits for the stripe readers that came in between its scan and that step (they saw
     // BIASED and not BLOCK after their increment; any later one sees BLOCK and leaves: Dekker's pairing again).
     for (int round = 0;; round++) {
-        state = __atomic_load_n(&lock->state, __ATOMIC_SEQ_CST);
+        state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
         if (cthr_rwlock_drained(lock, state)) {
             uint64_t next = (state | CTHR_RWLOCK_BLOCK) & ~(CTHR_RWLOCK_DRAIN_WAIT | CTHR_RWLOCK_BIASED);
             if ((state & CTHR_RWLOCK_BIASED) != 0) next |= CTHR_RWLOCK_REBIAS;
             bool owned = (state & CTHR_RWLOCK_BLOCK) != 0;  // BLOCK was set before this drained test: nobody left
             if (next == state ||
-                __atomic_compare_exchange_n(&lock->state, &state, next, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+                cthr_atomic_u64_compare_exchange_strong(&lock->state, &state, next, CTHR_SEQ_CST, CTHR_RELAXED)) {
                 if (owned) return 0;
                 round = -1;  // BLOCK set now: look again for readers that came in meanwhile (usually none)
             }
@@ -337,11 +337,11 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
             sched_yield();
             continue;
         }
-        uint32_t seq = __atomic_load_n(&lock->drain_seq, __ATOMIC_SEQ_CST);
-        state = __atomic_load_n(&lock->state, __ATOMIC_SEQ_CST);
+        uint32_t seq = cthr_atomic_u32_load(&lock->drain_seq, CTHR_SEQ_CST);
+        state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
         if ((state & CTHR_RWLOCK_DRAIN_WAIT) == 0 &&
-            !__atomic_compare_exchange_n(&lock->state, &state, state | CTHR_RWLOCK_DRAIN_WAIT, false,
-                                         __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+            !cthr_atomic_u64_compare_exchange_strong(&lock->state, &state, state | CTHR_RWLOCK_DRAIN_WAIT,
+                                                     CTHR_SEQ_CST, CTHR_RELAXED)) {
             continue;
         }
         state |= CTHR_RWLOCK_DRAIN_WAIT;
@@ -381,7 +381,7 @@ static void cthr_rwlock_read_release(cthr_rwlock_t *lock, int slot) {
         cthr_rwlock_leave_stripe(lock, cthr_rwlock_stripe(lock, cthr_rwlock_held.index));
         return;
     }
-    uint64_t before = __atomic_fetch_sub(&lock->state, 1, __ATOMIC_SEQ_CST);
+    uint64_t before = cthr_atomic_u64_fetch_sub(&lock->state, 1, CTHR_SEQ_CST);
     if ((before & CTHR_RWLOCK_COUNT_MASK) == 1 && (before & CTHR_RWLOCK_DRAIN_WAIT) != 0) cthr_rwlock_wake_drain(lock);
 }
 
@@ -390,7 +390,7 @@ int cthr_rwlock_rdunlock(cthr_rwlock_t *lock) {
     int slot = cthr_rwlock_slot(lock);
     if (slot < 0) {
         // One of the holds beyond the table (not checked), if the thread has any and the lock has central readers.
-        uint64_t state = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+        uint64_t state = cthr_atomic_u64_load(&lock->state, CTHR_RELAXED);
         if (cthr_rwlock_held.untracked == 0 || (state & CTHR_RWLOCK_COUNT_MASK) == 0) return EPERM;
     }
     cthr_rwlock_read_release(lock, slot);
@@ -414,25 +414,25 @@ int cthr_rwlock_read_holds(const cthr_rwlock_t *lock) {
 
 uint32_t cthr_rwlock_writer(const cthr_rwlock_t *lock) {
     if (lock == NULL) return 0;
-    return cthr_rwlock_owner_of(__atomic_load_n(&lock->state, __ATOMIC_RELAXED));
+    return cthr_rwlock_owner_of(cthr_atomic_u64_load(&lock->state, CTHR_RELAXED));
 }
 
 bool cthr_rwlock_holds_write(const cthr_rwlock_t *lock) {
     if (lock == NULL) return false;
-    uint64_t state = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+    uint64_t state = cthr_atomic_u64_load(&lock->state, CTHR_RELAXED);
     // Held, not merely claimed: BLOCK set and no reader left (a claimant still draining does not hold it).
     return cthr_rwlock_owner_of(state) == cthr_lock_self() && (state & CTHR_RWLOCK_BLOCK) != 0;
 }
 
 int cthr_rwlock_set_slow(cthr_rwlock_t *lock, bool on) {
     if (lock == NULL) return EINVAL;
-    __atomic_store_n(&lock->slow, on ? 1u : 0u, __ATOMIC_RELAXED);
+    cthr_atomic_u32_store(&lock->slow, on ? 1u : 0u, CTHR_RELAXED);
     return 0;
 }
 
 uint64_t cthr_rwlock_load(const cthr_rwlock_t *lock) {
     if (lock == NULL) return 0;
-    return __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+    return cthr_atomic_u64_load(&lock->state, CTHR_RELAXED);
 }
 
 uint32_t cthr_rwlock_stripe_count(const cthr_rwlock_t *lock) {

@@ -19,7 +19,7 @@ _Static_assert(sizeof(cthr_sem_t) == sizeof(uint64_t), "one 64-bit word");
 
 // The value: the low half of the word, the futex word sleepers wait on.
 static inline uint32_t *cthr_sem_value_word(cthr_sem_t *sem) {
-    return (uint32_t *)&sem->data;
+    return (uint32_t *)&sem->data.value;
 }
 
 unsigned int cthr_sem_value_max(void) {
@@ -30,7 +30,7 @@ int cthr_sem_init(cthr_sem_t *sem, unsigned int value) {
     if (sem == NULL || value > CTHR_SEM_VALUE_MAX) {
         return EINVAL;
     }
-    __atomic_store_n(&sem->data, (uint64_t)value, __ATOMIC_RELAXED);
+    cthr_atomic_u64_store(&sem->data, (uint64_t)value, CTHR_RELAXED);
     return 0;
 }
 
@@ -64,10 +64,10 @@ static int cthr_sem_futex_wait(cthr_sem_t *sem, uint64_t deadline_ns) {
 
 // Takes a unit and leaves the waiters in one compare-exchange, if the value is above 0.
 static inline bool cthr_sem_take_registered(cthr_sem_t *sem) {
-    uint64_t word = __atomic_load_n(&sem->data, __ATOMIC_RELAXED);
+    uint64_t word = cthr_atomic_u64_load(&sem->data, CTHR_RELAXED);
     while ((uint32_t)word != 0) {
-        if (__atomic_compare_exchange_n(&sem->data, &word, word - 1 - CTHR_SEM_WAITER_ONE, true, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED)) {
+        if (cthr_atomic_u64_compare_exchange_weak(&sem->data, &word, word - 1 - CTHR_SEM_WAITER_ONE, CTHR_ACQUIRE,
+                                                  CTHR_RELAXED)) {
             return true;
         }
     }
@@ -84,7 +84,7 @@ int cthr_sem_timedwait(cthr_sem_t *sem, uint64_t deadline_ns) {
     }
     // Register, then look at the value before every sleep: a post that comes after the registration sees the
     // waiter and wakes one sleeper; the futex compares the value with 0 atomically with going to sleep.
-    __atomic_fetch_add(&sem->data, CTHR_SEM_WAITER_ONE, __ATOMIC_SEQ_CST);
+    cthr_atomic_u64_fetch_add(&sem->data, CTHR_SEM_WAITER_ONE, CTHR_SEQ_CST);
     for (;;) {
         if (cthr_sem_take_registered(sem)) break;
         int rc = cthr_sem_futex_wait(sem, deadline_ns);
@@ -92,7 +92,7 @@ int cthr_sem_timedwait(cthr_sem_t *sem, uint64_t deadline_ns) {
             // A post may have come with the timeout (and woken this thread, or found it awake): take that unit
             // rather than leave it while another thread sleeps.
             if (cthr_sem_take_registered(sem)) break;
-            __atomic_fetch_sub(&sem->data, CTHR_SEM_WAITER_ONE, __ATOMIC_RELAXED);
+            cthr_atomic_u64_fetch_sub(&sem->data, CTHR_SEM_WAITER_ONE, CTHR_RELAXED);
             return ETIMEDOUT;
         }
         // Woken, EAGAIN (the value was not 0) or EINTR (a signal handler ran; the deadline is absolute): look again.
@@ -113,10 +113,10 @@ int cthr_sem_post(cthr_sem_t *sem) {
     }
     // Paired with the acquire in cthr_sem_timedwait.
     CTHR_TSAN_RELEASE(sem);
-    uint64_t word = __atomic_load_n(&sem->data, __ATOMIC_RELAXED);
+    uint64_t word = cthr_atomic_u64_load(&sem->data, CTHR_RELAXED);
     do {
         if ((uint32_t)word >= CTHR_SEM_VALUE_MAX) return EOVERFLOW;
-    } while (!__atomic_compare_exchange_n(&sem->data, &word, word + 1, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+    } while (!cthr_atomic_u64_compare_exchange_weak(&sem->data, &word, word + 1, CTHR_SEQ_CST, CTHR_RELAXED));
     if ((word >> 32) != 0) {
         syscall(SYS_futex, cthr_sem_value_word(sem), FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
     }
@@ -127,19 +127,19 @@ int cthr_sem_getvalue(cthr_sem_t *sem, int *out) {
     if (sem == NULL || out == NULL) {
         return EINVAL;
     }
-    *out = (int)(uint32_t)__atomic_load_n(&sem->data, __ATOMIC_RELAXED);
+    *out = (int)(uint32_t)cthr_atomic_u64_load(&sem->data, CTHR_RELAXED);
     return 0;
 }
 
 void cthr_sem_register_waiter(cthr_sem_t *sem) {
-    (void)__atomic_fetch_add(&sem->data, CTHR_SEM_WAITER_ONE, __ATOMIC_SEQ_CST);
+    (void)cthr_atomic_u64_fetch_add(&sem->data, CTHR_SEM_WAITER_ONE, CTHR_SEQ_CST);
 }
 
 void cthr_sem_unregister_waiter(cthr_sem_t *sem) {
-    (void)__atomic_fetch_sub(&sem->data, CTHR_SEM_WAITER_ONE, __ATOMIC_SEQ_CST);
+    (void)cthr_atomic_u64_fetch_sub(&sem->data, CTHR_SEM_WAITER_ONE, CTHR_SEQ_CST);
 }
 
 uint32_t cthr_sem_waiter_count(const cthr_sem_t *sem) {
     if (sem == NULL) return 0;
-    return (uint32_t)(__atomic_load_n(&sem->data, __ATOMIC_RELAXED) >> 32);
+    return (uint32_t)(cthr_atomic_u64_load(&sem->data, CTHR_RELAXED) >> 32);
 }

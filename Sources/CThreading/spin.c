@@ -18,7 +18,7 @@ static inline void cthr_spin_pause(void) {
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield" ::: "memory");
 #else
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    cthr_atomic_signal_fence(CTHR_SEQ_CST);
 #endif
 }
 
@@ -26,15 +26,14 @@ int cthr_spin_init(cthr_spin_t *lock) {
     if (lock == NULL) {
         return EINVAL;
     }
-    __atomic_store_n(&lock->state, 0u, __ATOMIC_RELAXED);
+    cthr_atomic_u32_store(&lock->state, 0u, CTHR_RELAXED);
     return 0;
 }
 
 // Takes the lock if its owner field is 0, keeping the SLOW bit; returns true and updates *word otherwise.
 static inline bool cthr_spin_attempt(cthr_spin_t *lock, uint32_t self, uint32_t *word) {
     while ((*word & CTHR_SPIN_OWNER_MASK) == 0) {
-        if (__atomic_compare_exchange_n(&lock->state, word, *word | self, true, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED)) {
+        if (cthr_atomic_u32_compare_exchange_weak(&lock->state, word, *word | self, CTHR_ACQUIRE, CTHR_RELAXED)) {
             return true;
         }
     }
@@ -46,7 +45,7 @@ int cthr_spin_lock(cthr_spin_t *lock) {
         return EINVAL;
     }
     uint32_t self = cthr_lock_self();
-    uint32_t word = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+    uint32_t word = cthr_atomic_u32_load(&lock->state, CTHR_RELAXED);
     if ((word & CTHR_SPIN_OWNER_MASK) == self) {
         return EDEADLK;
     }
@@ -65,7 +64,7 @@ int cthr_spin_lock(cthr_spin_t *lock) {
             } else {
                 (void)sched_yield();
             }
-            word = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+            word = cthr_atomic_u32_load(&lock->state, CTHR_RELAXED);
         }
     }
 }
@@ -74,7 +73,7 @@ int cthr_spin_trylock(cthr_spin_t *lock) {
     if (lock == NULL) {
         return EINVAL;
     }
-    uint32_t word = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+    uint32_t word = cthr_atomic_u32_load(&lock->state, CTHR_RELAXED);
     return cthr_spin_attempt(lock, cthr_lock_self(), &word) ? 0 : EBUSY;
 }
 
@@ -83,23 +82,23 @@ int cthr_spin_unlock(cthr_spin_t *lock) {
         return EINVAL;
     }
     // Only the owner writes a held word, so nothing changes it between this load and the store below.
-    uint32_t word = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+    uint32_t word = cthr_atomic_u32_load(&lock->state, CTHR_RELAXED);
     if ((word & CTHR_SPIN_OWNER_MASK) != cthr_lock_self()) {
         return EPERM;
     }
-    __atomic_store_n(&lock->state, word & CTHR_SPIN_SLOW, __ATOMIC_RELEASE);
+    cthr_atomic_u32_store(&lock->state, word & CTHR_SPIN_SLOW, CTHR_RELEASE);
     return 0;
 }
 
 uint32_t cthr_spin_owner(const cthr_spin_t *lock) {
     if (lock == NULL) return 0;
-    return __atomic_load_n(&lock->state, __ATOMIC_RELAXED) & CTHR_SPIN_OWNER_MASK;
+    return cthr_atomic_u32_load(&lock->state, CTHR_RELAXED) & CTHR_SPIN_OWNER_MASK;
 }
 
 int cthr_spin_set_slow(cthr_spin_t *lock, bool on) {
     if (lock == NULL) return EINVAL;
-    uint32_t word = __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
+    uint32_t word = cthr_atomic_u32_load(&lock->state, CTHR_RELAXED);
     if ((word & CTHR_SPIN_OWNER_MASK) != cthr_lock_self()) return EPERM;
-    __atomic_store_n(&lock->state, (word & ~CTHR_SPIN_SLOW) | (on ? CTHR_SPIN_SLOW : 0), __ATOMIC_RELAXED);
+    cthr_atomic_u32_store(&lock->state, (word & ~CTHR_SPIN_SLOW) | (on ? CTHR_SPIN_SLOW : 0), CTHR_RELAXED);
     return 0;
 }

@@ -9,7 +9,9 @@ import Testing
 /// A free `cthr_lock_t` on the heap (a lock must not move while in use), filled with garbage first so the test sees
 /// that `cthr_lock_init` writes both fields.
 private func makeLock() -> SharedCell<cthr_lock_t> {
-    let lock = SharedCell(cthr_lock_t(word: 0xFFFF_FFFF, waiters: 0xFFFF_FFFF))
+    let lock = SharedCell(
+        cthr_lock_t(word: cthr_atomic_u32_t(value: 0xFFFF_FFFF), waiters: cthr_atomic_u32_t(value: 0xFFFF_FFFF))
+    )
     let code = cthr_lock_init(lock.pointer)
     precondition(code == 0, "cthr_lock_init failed: \(code)")
     return lock
@@ -17,7 +19,12 @@ private func makeLock() -> SharedCell<cthr_lock_t> {
 
 /// A `cthr_lock_cond_t` on the heap, initialized.
 private func makeCond() -> SharedCell<cthr_lock_cond_t> {
-    let cond = SharedCell(cthr_lock_cond_t(sequence: 0xFFFF_FFFF, waiters: 0xFFFF_FFFF))
+    let cond = SharedCell(
+        cthr_lock_cond_t(
+            sequence: cthr_atomic_u32_t(value: 0xFFFF_FFFF),
+            waiters: cthr_atomic_u32_t(value: 0xFFFF_FFFF)
+        )
+    )
     let code = cthr_lock_cond_init(cond.pointer)
     precondition(code == 0, "cthr_lock_cond_init failed: \(code)")
     return cond
@@ -66,10 +73,10 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(cthr_lock_load(lock.pointer) == 0)
         #expect(cthr_lock_owner(lock.pointer) == 0)
         #expect(cthr_lock_waiter_count(lock.pointer) == 0)
-        #expect(lock.pointer.pointee.waiters == 0)
+        #expect(lock.pointer.pointee.waiters.value == 0)
         let cond = makeCond()
-        #expect(cond.pointer.pointee.sequence == 0)
-        #expect(cond.pointer.pointee.waiters == 0)
+        #expect(cond.pointer.pointee.sequence.value == 0)
+        #expect(cond.pointer.pointee.waiters.value == 0)
     }
 
     /// By default no lock operation issues `membarrier`: the process is not in membarrier mode, and contended locks
@@ -216,7 +223,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         let lock = makeLock()
         let me = cthr_lock_self()
         #expect(cthr_lock_fast_lock(lock.pointer))
-        lock.pointer.pointee.word |= CTHR_LOCK_HANDOFF  // what a heir's compare-exchange does
+        lock.pointer.pointee.word.value |= CTHR_LOCK_HANDOFF  // what a heir's compare-exchange does
         #expect(!cthr_lock_fast_unlock(lock.pointer))
         #expect(cthr_lock_load(lock.pointer) == me | CTHR_LOCK_HANDOFF)
         #expect(cthr_lock_unlock_slow(lock.pointer) == 0)
@@ -228,6 +235,56 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(cthr_lock_unlock_slow(lock.pointer) == EPERM)
         #expect(cthr_lock_load(lock.pointer) == CTHR_LOCK_HANDOFF)
         #expect(cthr_lock_waiter_count(lock.pointer) == 0)
+    }
+
+    /// A lock held across fork() by the forking thread belongs to the child's only thread, whose kernel id is new
+    /// (as with pthread mutexes): the child sees it as held by itself, a relock is refused with EDEADLK, and the
+    /// unlock (the slow one: the word holds the parent's id) frees it, clearing a HANDOFF that asked for a heir the
+    /// child does not have. The child then locks and unlocks it on the fast paths. The parent still holds it.
+    @Test(arguments: [false, true]) func aLockHeldAcrossForkIsUnlockedInTheChild(heirAsked: Bool) {
+        let lock = makeLock()
+        let me = cthr_lock_self()
+        #expect(cthr_lock_fast_lock(lock.pointer))
+        if heirAsked { lock.pointer.pointee.word.value |= CTHR_LOCK_HANDOFF }
+        let child = fork()
+        if child == 0 {
+            // Only async-signal-safe work and _exit in the child of a multithreaded process: none of these calls
+            // allocates or takes a lock other than `lock`.
+            if cthr_lock_self() == me { _exit(10) }
+            if !cthr_lock_held_by_caller(lock.pointer) { _exit(11) }
+            if cthr_lock_trylock(lock.pointer) != EDEADLK { _exit(12) }
+            if cthr_lock_fast_unlock(lock.pointer) { _exit(13) }  // the word holds the parent's id
+            if cthr_lock_unlock_slow(lock.pointer) != 0 { _exit(14) }
+            if cthr_lock_load(lock.pointer) != 0 { _exit(15) }  // freed, HANDOFF cleared
+            if cthr_lock_held_by_caller(lock.pointer) { _exit(16) }
+            if cthr_lock_unlock_slow(lock.pointer) != EPERM { _exit(17) }
+            if !cthr_lock_fast_lock(lock.pointer) { _exit(18) }
+            if cthr_lock_owner(lock.pointer) != cthr_lock_self() { _exit(19) }
+            if !cthr_lock_fast_unlock(lock.pointer) { _exit(20) }
+            _exit(0)
+        }
+        #expect(child > 0)
+        guard child > 0 else { return }
+        var status: Int32 = 0
+        var reaped: pid_t = 0
+        let deadline = cthr_clock_deadline_after(generousTimeoutNs)
+        while reaped == 0 && cthr_clock_now_ns() < deadline {
+            reaped = waitpid(child, &status, WNOHANG)
+            if reaped == 0 { _ = cthr_sleep_ns(1_000_000) }
+        }
+        if reaped == 0 {
+            kill(child, SIGKILL)
+            _ = waitpid(child, &status, 0)
+        }
+        #expect(reaped == child)
+        // Exited normally (WIFEXITED: no signal bits) with status 0; otherwise the status names the failed step.
+        #expect(status & 0x7f == 0)
+        #expect((status >> 8) & 0xff == 0)
+        // The parent's own hold is untouched: its id is no alias of anything.
+        #expect(cthr_lock_held_by_caller(lock.pointer))
+        #expect(cthr_lock_owner(lock.pointer) == me)
+        lock.pointer.pointee.word.value &= ~CTHR_LOCK_HANDOFF
+        #expect(cthr_lock_fast_unlock(lock.pointer))
     }
 
     /// Bounded starvation: a waiter registered for more than 1 ms that is woken and still finds the lock held
@@ -307,19 +364,19 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(code == ETIMEDOUT)
         #expect(elapsedNs(since: start) >= timeout)
         #expect(cthr_lock_cond_end(cond.pointer) == 0)
-        #expect(cond.pointer.pointee.waiters == 0)
+        #expect(cond.pointer.pointee.waiters.value == 0)
     }
 
     /// A signal between `begin` and `wait` is not lost: the wait returns at once instead of sleeping to its deadline.
     @Test func condSignalBeforeTheWaitIsNotLost() {
         let cond = makeCond()
         let sequence = cthr_lock_cond_begin(cond.pointer)
-        #expect(cond.pointer.pointee.waiters == 1)
+        #expect(cond.pointer.pointee.waiters.value == 1)
         #expect(cthr_lock_cond_signal(cond.pointer) == 0)
         #expect(cthr_lock_cond_wait(cond.pointer, sequence, cthr_clock_deadline_after(generousTimeoutNs)) == 0)
         #expect(cthr_lock_cond_end(cond.pointer) == 0)
-        #expect(cond.pointer.pointee.sequence != sequence)
-        #expect(cond.pointer.pointee.waiters == 0)
+        #expect(cond.pointer.pointee.sequence.value != sequence)
+        #expect(cond.pointer.pointee.waiters.value == 0)
         let next = cthr_lock_cond_begin(cond.pointer)
         #expect(cthr_lock_cond_broadcast(cond.pointer) == 0)
         #expect(cthr_lock_cond_wait(cond.pointer, next, cthr_clock_deadline_after(generousTimeoutNs)) == 0)
@@ -389,6 +446,6 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         }
         #expect(results.values == Array(repeating: 0, count: count))
         #expect(cthr_lock_waiter_count(lock.pointer) == 0)
-        #expect(cond.pointer.pointee.waiters == 0)
+        #expect(cond.pointer.pointee.waiters.value == 0)
     }
 }

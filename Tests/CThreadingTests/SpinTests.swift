@@ -110,7 +110,7 @@ func countUnderLock(lock: @escaping @Sendable () -> Void, unlock: @escaping @Sen
         #expect(cthr_spin_trylock(spin.pointer) == 0)
         #expect(cthr_spin_set_slow(spin.pointer, false) == 0)
         #expect(cthr_spin_fast_unlock(spin.pointer))
-        #expect(spin.pointer.pointee.state == 0)
+        #expect(spin.pointer.pointee.state.value == 0)
     }
 
     @Test func badArgumentsReturnEINVAL() {

@@ -32,7 +32,7 @@ public final class ConditionVariable: @unchecked Sendable {
     /// Creates a condition variable.
     public init() {
         cond = .allocate(capacity: 1)
-        cond.initialize(to: cthr_lock_cond_t(sequence: 0, waiters: 0))
+        cond.initialize(to: cthr_lock_cond_t())
     }
 
     deinit {

@@ -56,7 +56,9 @@ public final class Semaphore: @unchecked Sendable {
             "Semaphore(value: \(value)): the initial value exceeds SEM_VALUE_MAX (\(Semaphore.maximumValue))"
         )
         let sem = UnsafeMutablePointer<cthr_sem_t>.allocate(capacity: 1)
-        sem.initialize(to: cthr_sem_t(data: UInt64(value)))
+        sem.initialize(to: cthr_sem_t())
+        // Cannot fail: `sem` is not NULL and `value` was checked against SEM_VALUE_MAX above.
+        _ = cthr_sem_init(sem, UInt32(value))
         self.sem = sem
         asyncWaiters = AsyncWaitList(
             registered: { cthr_sem_register_waiter(sem) },

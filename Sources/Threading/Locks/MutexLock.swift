@@ -96,7 +96,7 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
         self.name = name
         self.kind = .normal
         self.word = .allocate(capacity: 1)
-        self.word.initialize(to: cthr_lock_t(word: 0, waiters: 0))
+        self.word.initialize(to: cthr_lock_t())
         self.pthreadMutex = nil
     }
 
@@ -120,10 +120,12 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
                 throw ThreadingError(code: code, operation: "pthread_mutex_init", detail: "priority-inheriting mutex")
             }
             // The SLOW bit sends every lock operation to the slow path, which uses the pthread mutex.
-            self.word.initialize(to: cthr_lock_t(word: CTHR_LOCK_SLOW, waiters: 0))
+            self.word.initialize(
+                to: cthr_lock_t(word: cthr_atomic_u32_t(value: CTHR_LOCK_SLOW), waiters: cthr_atomic_u32_t())
+            )
             self.pthreadMutex = mutex
         } else {
-            self.word.initialize(to: cthr_lock_t(word: 0, waiters: 0))
+            self.word.initialize(to: cthr_lock_t())
             self.pthreadMutex = nil
         }
     }
@@ -226,7 +228,7 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
                 return
             }
             // Only the owner may change the SLOW bit: take the lock (uncounted) unless this thread holds it.
-            let alreadyHeld = cthr_lock_owner(word) == currentThreadID
+            let alreadyHeld = cthr_lock_held_by_caller(word)
             if !alreadyHeld && !cthr_lock_fast_lock(word) {
                 requireStatisticsToggle(cthr_lock_lock_slow(word, .max))
             }
@@ -245,7 +247,7 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
     /// Whether the calling thread holds the lock, or `nil` for the priority-inheriting kind (whose owner is kept
     /// inside the pthread mutex).
     var isHeldByCurrentThread: Bool? {
-        pthreadMutex == nil ? cthr_lock_owner(word) == currentThreadID : nil
+        pthreadMutex == nil ? cthr_lock_held_by_caller(word) : nil
     }
 
     static var typeName: String { "MutexLock" }

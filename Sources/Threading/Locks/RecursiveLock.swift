@@ -44,7 +44,7 @@ public final class RecursiveLock: DiagnosedLock, @unchecked Sendable {
     public init(name: String? = nil) {
         self.name = name
         self.word = .allocate(capacity: 1)
-        self.word.initialize(to: cthr_rlock_t(lock: cthr_lock_t(word: 0, waiters: 0), depth: 0))
+        self.word.initialize(to: cthr_rlock_t())
     }
 
     deinit {

@@ -41,7 +41,7 @@ public final class SpinLock: DiagnosedLock, @unchecked Sendable {
     public init(name: String? = nil) {
         self.name = name
         self.spin = .allocate(capacity: 1)
-        spin.initialize(to: cthr_spin_t(state: 0))
+        spin.initialize(to: cthr_spin_t())
     }
 
     deinit {

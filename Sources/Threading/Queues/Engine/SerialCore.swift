@@ -21,6 +21,10 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     let qos: QoS
     let target: (any QueueCore)?
     let engine: Engine
+    /// The queue state word (``QueueState``). Its `owned` bit is the drain lock, but this is not a `cthr_lock_t`:
+    /// the same compare-exchange that takes or releases `owned` also reads and changes the pending-items, suspend
+    /// and `parked` bits, so an idle `sync` is one CAS in and one out and a release sees atomically whether to hand
+    /// the queue on. A separate lock word would need a second atomic per transition and a window between the two.
     let word = EngineWord.allocate()
     let lock = EngineLock()
     let itemsStorage = SerialCore.allocateItemsStorage()
