@@ -106,8 +106,8 @@ private func schedulerTestWait(seconds: Double = 10, _ condition: () -> Bool) ->
     }
 
     /// Work a task submits to its own pool goes to the worker's local queue: 10,000 such submissions (each task
-    /// submits the next) take the engine lock only for the monitor's ticks (two per 10 ms tick), not once per task
-    /// (the old engine took it twice per task: submit and pick). A one-thread blocking pool, so that the monitor
+    /// submits the next) take the engine lock only for the monitor's ticks (two per 10 ms tick) and the odd park, not
+    /// once per task (the old engine took it twice per task: submit and pick). A one-thread blocking pool, so that the monitor
     /// cannot add a thread when a loaded machine preempts the worker (an idle second worker would rightly be woken
     /// for the new work, through the lock).
     @Test func localSubmissionsTakeNoEngineLock() {
@@ -140,15 +140,18 @@ private func schedulerTestWait(seconds: Double = 10, _ condition: () -> Bool) ->
         let ticks = Int((cthr_clock_now_ns() - start) / Engine.monitorTickNanoseconds) + 1
         #expect(after.localSubmissions - before.localSubmissions == total)
         let acquisitions = after.engineLockAcquisitions - before.engineLockAcquisitions
+        // The old engine took the lock twice per task (20,000 here). What may still take it: the monitor, twice per
+        // 10 ms tick, and the odd park and wake when a loaded machine preempts the worker (allowed: one per hundred
+        // tasks).
         #expect(
-            acquisitions <= 2 * ticks + 2,
+            acquisitions <= 2 * ticks + total / 100,
             "\(acquisitions) engine-lock acquisitions for \(total) local submissions in \(ticks) monitor ticks"
         )
     }
 
     /// Submissions from outside the pool go to an injection shard: while the pool's one worker is busy, 10,000 of
-    /// them take the engine lock only for the monitor's ticks. (A blocking pool of one thread: the monitor cannot
-    /// add one.)
+    /// them take the engine lock only for the monitor's ticks and the odd park. (A blocking pool of one thread: the
+    /// monitor cannot add one.)
     @Test func injectedSubmissionsTakeNoEngineLockWhileWorkersAreBusy() {
         let pool = WorkerPool(label: "sched.inject", threads: 1, kind: .blocking)
         defer { poolTestShutDown(pool) }
@@ -172,8 +175,11 @@ private func schedulerTestWait(seconds: Double = 10, _ condition: () -> Bool) ->
         #expect(schedulerTestWait { counter.value.load(ordering: .relaxed) == total })
         #expect(after.submitted - before.submitted == total)
         let acquisitions = after.engineLockAcquisitions - before.engineLockAcquisitions
+        // The old engine took the lock twice per task (20,000 here). What may still take it: the monitor, twice per
+        // 10 ms tick, and the odd park and wake when a loaded machine preempts the worker (allowed: one per hundred
+        // tasks).
         #expect(
-            acquisitions <= 2 * ticks + 2,
+            acquisitions <= 2 * ticks + total / 100,
             "\(acquisitions) engine-lock acquisitions for \(total) injected submissions in \(ticks) monitor ticks"
         )
     }
