@@ -371,4 +371,44 @@ private func schedulerTestWait(seconds: Double = 10, _ condition: () -> Bool) ->
         #expect(engine.snapshot().droppedAfterStop == 1)
         #expect(ran.load(ordering: .relaxed) == 0)
     }
+
+    /// A serial queue's drain that yields its worker after a batch (other work waits) goes to the tail of the local
+    /// queue, not to the next slot: the waiting unit runs before the rest of the queue's items (through the next
+    /// slot the drain would run again first). One thread (a blocking pool).
+    @Test func aYieldingDrainGoesBehindTheWorkThatWaits() {
+        let pool = WorkerPool(label: "sched.yield", threads: 1, kind: .blocking)
+        defer { poolTestShutDown(pool) }
+        let engine = pool.engine
+        let queue = SerialQueue(label: "sched.yield.queue", pool: pool)
+        let order = Mutex<[Int]>([])
+        let done = WorkGroup()
+        let gate = WorkGroup()
+        gate.enter()
+        let total = SerialCore.batch * 2
+        // The first item waits until every item is queued, so one drain meets them all.
+        queue.async { _ = gate.wait(timeout: .seconds(10)) }
+        for index in 0..<total {
+            done.enter()
+            queue.async {
+                if index == 0 {
+                    done.enter()
+                    engine.submit(
+                        .job({
+                            order.withLock { $0.append(-1) }
+                            done.leave()
+                        }),
+                        lane: QoS.default.rawValue
+                    )
+                }
+                order.withLock { $0.append(index) }
+                done.leave()
+            }
+        }
+        gate.leave()
+        #expect(done.wait(timeout: .seconds(20)))
+        let ran = order.withLock { $0 }
+        #expect(ran.count == total + 1)
+        let position = ran.firstIndex(of: -1) ?? ran.count
+        #expect(position <= SerialCore.batch + 1, "the waiting unit ran at \(position) of \(ran.count)")
+    }
 }

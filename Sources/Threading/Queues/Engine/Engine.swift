@@ -350,10 +350,13 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// Internal continuations that a timed shutdown left behind are refused once the pool stopped: they never run
     /// and are counted (public submissions trap earlier, in ``requireAccepting(_:)``).
     ///
+    /// - Parameter yielding: The unit is work that yields the worker to others (a serial queue's drain that ran a
+    ///   batch while other work waits): it goes to the tail of the local queue, never to the next slot (which would
+    ///   run it again first), as Tokio does for a yielded task.
     /// - Returns: Whether the pool took the unit (false: the pool stopped).
     @discardableResult
-    func submit(_ unit: EngineUnit, lane: Int) -> Bool {
-        if trySubmit(unit, lane: lane) { return true }
+    func submit(_ unit: EngineUnit, lane: Int, yielding: Bool = false) -> Bool {
+        if trySubmit(unit, lane: lane, yielding: yielding) { return true }
         droppedAfterStop.add(1, ordering: .relaxed)
         return false
     }
@@ -363,11 +366,22 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// executor). A pool that stopped refuses every unit; one that is draining still takes them.
     ///
     /// - Returns: Whether the pool took the unit.
-    func trySubmit(_ unit: EngineUnit, lane: Int) -> Bool {
+    func trySubmit(_ unit: EngineUnit, lane: Int, yielding: Bool = false) -> Bool {
         let context = EngineThread.current
         if let worker = context.pointee.worker?.takeUnretainedValue(), worker.engine === self, !worker.blocked,
             let local = worker.local
         {
+            if yielding {
+                switch local.push(unit, lane: lane) {
+                case .pushed:
+                    notify()
+                    return true
+                case .full:
+                    return inject(unit, lane: lane, counted: true, context)
+                case .closed:
+                    return false
+                }
+            }
             switch local.pushNext(unit, lane: lane) {
             case .placed:
                 // The worker runs it right after its current unit: nobody else needs waking for it. The monitor
