@@ -29,9 +29,16 @@ extension WorkerPool: TaskExecutor {
             return
         }
         let lane = QoS(jobPriority: job.priority).rawValue
-        let job = UnownedJob(job)
+        submitAccepted(UnownedJob(job), lane: lane)
+    }
+
+    /// Submits a job that passed the shut-down check. The pool may have stopped since (a shutdown that finished in
+    /// between): then it refuses the unit, and the job runs on the global concurrent executor instead of never.
+    func submitAccepted(_ job: UnownedJob, lane: Int) {
         let executor = asUnownedTaskExecutor()
-        engine.submit(.job { job.runSynchronously(on: executor) }, lane: lane)
+        if !engine.trySubmit(.job { job.runSynchronously(on: executor) }, lane: lane) {
+            globalConcurrentExecutor.enqueue(ExecutorJob(job))
+        }
     }
 
     /// This pool as an unowned task executor.

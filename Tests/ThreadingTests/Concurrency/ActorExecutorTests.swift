@@ -108,3 +108,31 @@ import Testing
         blockingCall { pool.shutdown(timeout: .seconds(20)) }
     }
 }
+
+/// A task executor that hands each job to `pool` the way ``WorkerPool/enqueue(_:)`` does once its shut-down check
+/// passed: the moment a shutdown that finishes in between leaves behind.
+private final class LateSubmitter: TaskExecutor {
+    let pool: WorkerPool
+
+    init(pool: WorkerPool) { self.pool = pool }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        pool.submitAccepted(UnownedJob(job), lane: QoS.default.rawValue)
+    }
+}
+
+@Suite struct TaskExecutorShutdownRaceTests {
+    /// A task job that passed the pool's shut-down check just before the pool stopped still runs (on the global
+    /// executor): the stopped pool refuses it, and the pool hands it on instead of dropping it (the task would
+    /// never resume).
+    @Test func aJobSubmittedAsThePoolStopsRunsElsewhere() {
+        let pool = WorkerPool(label: "conc.late", threads: 2)
+        #expect(blockingCall { poolTestShutDown(pool) })
+        let late = LateSubmitter(pool: pool)
+        let ran = WorkGroup()
+        ran.enter()
+        Task(executorPreference: late) { ran.leave() }
+        #expect(ran.wait(timeout: .seconds(10)))
+        #expect(pool.engine.snapshot().droppedAfterStop == 0)
+    }
+}

@@ -261,4 +261,160 @@ private func schedulerTestWait(seconds: Double = 10, _ condition: () -> Bool) ->
         let firstLow = ran.firstIndex { $0 < count } ?? ran.count
         #expect(firstLow <= QoS.agingLimit + 2, "\(ran)")
     }
+
+    /// The next slot: a unit a worker submits to its own pool runs right after the current one, on the same worker,
+    /// without waking the parked one (the old engine queued it locally and woke the idle worker for it).
+    @Test func aUnitAWorkerSubmitsRunsNextOnThatWorkerWithoutAWakeUp() {
+        let pool = WorkerPool(label: "sched.next", threads: 2)
+        defer { poolTestShutDown(pool) }
+        let queue = ConcurrentQueue(label: "sched.next.queue", pool: pool)
+        // Two tasks that wait for each other: the pool makes both threads, which then park.
+        let arrivals = WorkGroup()
+        for _ in 0..<2 { arrivals.enter() }
+        let warm = WorkGroup()
+        for _ in 0..<2 {
+            queue.async(group: warm) {
+                arrivals.leave()
+                _ = arrivals.wait(timeout: .seconds(20))
+            }
+        }
+        #expect(warm.wait(timeout: .seconds(30)))
+        #expect(schedulerTestWait { pool.engine.parkedWorkers == pool.engine.liveThreads })
+        let engine = pool.engine
+        let threads = Mutex<(UInt32, UInt32)>((0, 0))
+        let wakeUpsBefore = Atomic<Int>(-1)
+        let ran = WorkGroup()
+        ran.enter()
+        queue.async {
+            wakeUpsBefore.store(pool.statistics.wakeUps, ordering: .relaxed)
+            threads.withLock { $0.0 = currentThreadID }
+            engine.submit(
+                .job({
+                    threads.withLock { $0.1 = currentThreadID }
+                    ran.leave()
+                }),
+                lane: QoS.default.rawValue
+            )
+        }
+        #expect(ran.wait(timeout: .seconds(10)))
+        #expect(schedulerTestWait { pool.engine.parkedWorkers == pool.engine.liveThreads })
+        let (submitter, runner) = threads.withLock { $0 }
+        #expect(submitter == runner)
+        #expect(pool.statistics.wakeUps - wakeUpsBefore.load(ordering: .relaxed) == 0)
+    }
+
+    /// The next slot is bounded: a task that submits its successor forever (each one lands in the next slot) does
+    /// not keep the worker from queued work. A unit injected meanwhile runs within `shardCount + 1` rounds of
+    /// ``Engine/nextRunLimit`` next-slot units (each round ends with a fairness turn). One thread (a blocking pool:
+    /// the monitor cannot add one).
+    @Test func nextSlotRunsAreBoundedSoQueuedWorkRuns() {
+        let pool = WorkerPool(label: "sched.next.bound", threads: 1, kind: .blocking)
+        defer { poolTestShutDown(pool) }
+        let engine = pool.engine
+        let links = Atomic<Int>(0)
+        let stop = Atomic<Bool>(false)
+        let cap = 10_000_000
+        let chainDone = WorkGroup()
+        chainDone.enter()
+        @Sendable func link() {
+            if stop.load(ordering: .acquiring) || links.add(1, ordering: .relaxed).newValue >= cap {
+                chainDone.leave()
+                return
+            }
+            engine.submit(.job(link), lane: QoS.default.rawValue)
+        }
+        engine.submit(.job(link), lane: QoS.default.rawValue)
+        #expect(schedulerTestWait { links.load(ordering: .relaxed) >= 1000 })
+        let linksAt = Atomic<Int>(-1)
+        let before = links.load(ordering: .relaxed)
+        engine.submit(
+            .job({
+                linksAt.store(links.load(ordering: .relaxed), ordering: .relaxed)
+                stop.store(true, ordering: .releasing)
+            }),
+            lane: QoS.default.rawValue
+        )
+        #expect(chainDone.wait(timeout: .seconds(60)))
+        let ranAfter = linksAt.load(ordering: .relaxed) - before
+        #expect(ranAfter >= 0)
+        #expect(
+            ranAfter <= (engine.shardCount + 1) * (Engine.nextRunLimit + 1),
+            "the injected unit waited for \(ranAfter) next-slot units"
+        )
+    }
+
+    /// A worker that blocks in one of the engine's waits hands its next-slot unit to the others first: a task
+    /// that submits a unit and waits for it does not wait for the monitor.
+    @Test func aWorkerThatBlocksHandsItsNextUnitOver() {
+        let pool = WorkerPool(label: "sched.next.block", threads: 2)
+        defer { poolTestShutDown(pool) }
+        let engine = pool.engine
+        let outcome = Atomic<Int>(0)
+        let done = WorkGroup()
+        done.enter()
+        ConcurrentQueue(label: "sched.queue", pool: pool).async {
+            let child = WorkGroup()
+            child.enter()
+            engine.submit(.job({ child.leave() }), lane: QoS.default.rawValue)
+            outcome.store(child.wait(timeout: .seconds(10)) ? 1 : 2, ordering: .relaxed)
+            done.leave()
+        }
+        #expect(done.wait(timeout: .seconds(20)))
+        #expect(outcome.load(ordering: .relaxed) == 1)
+        #expect(pool.statistics.steals >= 1)
+    }
+
+    /// `submit` reports a refusal once the pool stopped and counts the unit as dropped; `trySubmit` reports it and
+    /// leaves the unit to its caller (uncounted). Neither runs it.
+    @Test func submissionsToAStoppedPoolAreRefused() {
+        let pool = WorkerPool(label: "sched.stopped", threads: 1)
+        #expect(poolTestShutDown(pool))
+        let engine = pool.engine
+        let ran = Atomic<Int>(0)
+        #expect(!engine.trySubmit(.job({ ran.add(1, ordering: .relaxed) }), lane: QoS.default.rawValue))
+        #expect(engine.snapshot().droppedAfterStop == 0)
+        #expect(!engine.submit(.job({ ran.add(1, ordering: .relaxed) }), lane: QoS.default.rawValue))
+        #expect(engine.snapshot().droppedAfterStop == 1)
+        #expect(ran.load(ordering: .relaxed) == 0)
+    }
+
+    /// A serial queue's drain that yields its worker after a batch (other work waits) goes to the tail of the local
+    /// queue, not to the next slot: the waiting unit runs before the rest of the queue's items (through the next
+    /// slot the drain would run again first). One thread (a blocking pool).
+    @Test func aYieldingDrainGoesBehindTheWorkThatWaits() {
+        let pool = WorkerPool(label: "sched.yield", threads: 1, kind: .blocking)
+        defer { poolTestShutDown(pool) }
+        let engine = pool.engine
+        let queue = SerialQueue(label: "sched.yield.queue", pool: pool)
+        let order = Mutex<[Int]>([])
+        let done = WorkGroup()
+        let gate = WorkGroup()
+        gate.enter()
+        let total = SerialCore.batch * 2
+        // The first item waits until every item is queued, so one drain meets them all.
+        queue.async { _ = gate.wait(timeout: .seconds(10)) }
+        for index in 0..<total {
+            done.enter()
+            queue.async {
+                if index == 0 {
+                    done.enter()
+                    engine.submit(
+                        .job({
+                            order.withLock { $0.append(-1) }
+                            done.leave()
+                        }),
+                        lane: QoS.default.rawValue
+                    )
+                }
+                order.withLock { $0.append(index) }
+                done.leave()
+            }
+        }
+        gate.leave()
+        #expect(done.wait(timeout: .seconds(20)))
+        let ran = order.withLock { $0 }
+        #expect(ran.count == total + 1)
+        let position = ran.firstIndex(of: -1) ?? ran.count
+        #expect(position <= SerialCore.batch + 1, "the waiting unit ran at \(position) of \(ran.count)")
+    }
 }

@@ -39,7 +39,7 @@ final class EngineClaim: @unchecked Sendable {
     }
 }
 
-/// A pool thread. `slot`, `local`, `picks`, `rotation` and `blocked` are only touched by the thread itself
+/// A pool thread. `slot`, `local`, `picks`, `rotation`, `nextRuns` and `blocked` are only touched by the thread itself
 /// (`blocked` also under the engine lock); `parker` is stored to by wakers under the engine lock.
 final class EngineWorker: @unchecked Sendable {
     /// The pool this thread belongs to (a worker keeps its pool alive while its thread runs).
@@ -55,6 +55,8 @@ final class EngineWorker: @unchecked Sendable {
     var rotation = 0
     /// Whether the thread is inside a blocking hook.
     var blocked = false
+    /// Next-slot units run in a row (see ``Engine/nextRunLimit``).
+    var nextRuns = 0
 
     init(engine: Engine) { self.engine = engine }
 
@@ -66,6 +68,13 @@ final class EngineWorker: @unchecked Sendable {
 /// - **Local queues.** Each worker slot has an ``EngineRunQueue`` of ``localCapacity`` units. A worker that submits
 ///   to its own pool pushes there (only its owner pushes; it takes its own lock, which only an occasional thief
 ///   shares); when it is full, the unit goes to an injection shard.
+/// - **Next slot.** A unit a worker submits to its own pool goes first into its local queue's next slot (Tokio's
+///   LIFO slot, Go's `runnext`), displacing the previous occupant into the local queue proper: the worker runs it
+///   right after its current unit, so no other worker is woken for it (a message to an actor on a serial queue, a
+///   continuation, runs on the same warm thread). It is bounded: after ``nextRunLimit`` next-slot units in a row,
+///   while other work waits, the slot's unit moves to the local queue and the worker picks as usual. A worker that
+///   blocks in one of the engine's waits first moves it to the local queue; a thief that found nothing else takes it;
+///   the monitor counts it as pending work (a worker stuck in a wait the engine cannot see does not strand it).
 /// - **Injection shards.** Other threads push to one of ``shardCount`` run queues (a power of two, the cores rounded
 ///   up, at most 16), chosen by the thread's number (`EngineThreadState.shard`): producers are spread round-robin
 ///   and two producers share a shard's lock only when there are more producers than shards.
@@ -119,6 +128,8 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     static let monitorTickNanoseconds: UInt64 = 10_000_000
     /// The most units a worker's local queue holds; more go to an injection shard.
     static let localCapacity = 256
+    /// The most next-slot units a worker runs in a row while other work waits (then it picks as usual).
+    static let nextRunLimit = 16
 
     /// The injection shards (`shardCount` of them, a power of two).
     private let shards: [EngineRunQueue]
@@ -279,12 +290,16 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
 
     private var limit: Int { cores + extraSlots }
 
-    /// Units queued in the pool's run queues now (from the hints; sequentially consistent loads).
-    private func pendingTotal() -> Int {
+    /// Units queued in the pool's run queues now (from the hints; sequentially consistent loads); with
+    /// `includingNext`, the units in workers' next slots too (the monitor: a worker may be stuck before it runs one).
+    private func pendingTotal(includingNext: Bool = false) -> Int {
         var total = 0
         for index in 0..<shards.count { total &+= shards[index].countHint.load(ordering: .sequentiallyConsistent) }
         let bound = slotBound.load(ordering: .sequentiallyConsistent)
-        for index in 0..<bound { total &+= slots[index].countHint.load(ordering: .sequentiallyConsistent) }
+        for index in 0..<bound {
+            total &+= slots[index].countHint.load(ordering: .sequentiallyConsistent)
+            if includingNext && slots[index].nextHint.load(ordering: .sequentiallyConsistent) { total &+= 1 }
+        }
         return total
     }
 
@@ -312,11 +327,15 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// Workers parked now (read without the lock; a hint).
     var parkedWorkers: Int { idleHint.load(ordering: .relaxed) }
 
-    /// Whether units wait for a worker (read without the lock; a hint).
+    /// Whether units wait for a worker, next-slot units included (read without the lock; a hint): a drain that
+    /// lingers for more items stops when its own worker's next unit waits.
     var hasPendingWork: Bool {
         for index in 0..<shards.count where shards[index].countHint.load(ordering: .relaxed) > 0 { return true }
         let bound = slotBound.load(ordering: .relaxed)
-        for index in 0..<bound where slots[index].countHint.load(ordering: .relaxed) > 0 { return true }
+        for index in 0..<bound
+        where slots[index].countHint.load(ordering: .relaxed) > 0 || slots[index].nextHint.load(ordering: .relaxed) {
+            return true
+        }
         return false
     }
 
@@ -324,27 +343,87 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
 
     /// Queues `unit` on `lane` and wakes or creates a worker if one is needed and a slot is free.
     ///
-    /// A worker of this pool pushes to its local queue, any other thread to its injection shard; neither takes the
-    /// engine lock unless a worker must be woken or created (or the monitor started). No allocation beyond the
-    /// run queues' rings growing past their high-water marks.
-    func submit(_ unit: EngineUnit, lane: Int) {
+    /// A worker of this pool puts it in its next slot (see ``Engine``), any other thread in its injection shard;
+    /// neither takes the engine lock unless a worker must be woken or created (or the monitor started). No
+    /// allocation beyond the run queues' rings growing past their high-water marks.
+    ///
+    /// Internal continuations that a timed shutdown left behind are refused once the pool stopped: they never run
+    /// and are counted (public submissions trap earlier, in ``requireAccepting(_:)``).
+    ///
+    /// - Parameter yielding: The unit is work that yields the worker to others (a serial queue's drain that ran a
+    ///   batch while other work waits): it goes to the tail of the local queue, never to the next slot (which would
+    ///   run it again first), as Tokio does for a yielded task.
+    /// - Returns: Whether the pool took the unit (false: the pool stopped).
+    @discardableResult
+    func submit(_ unit: EngineUnit, lane: Int, yielding: Bool = false) -> Bool {
+        if trySubmit(unit, lane: lane, yielding: yielding) { return true }
+        droppedAfterStop.add(1, ordering: .relaxed)
+        return false
+    }
+
+    /// Queues `unit` as ``submit(_:lane:)`` does, but leaves a refusal to the caller (uncounted): it returns false
+    /// when the pool stopped, so the caller can run the work elsewhere (a task job falls back to the global
+    /// executor). A pool that stopped refuses every unit; one that is draining still takes them.
+    ///
+    /// - Returns: Whether the pool took the unit.
+    func trySubmit(_ unit: EngineUnit, lane: Int, yielding: Bool = false) -> Bool {
         let context = EngineThread.current
-        var result = EngineRunQueue.Push.full
         if let worker = context.pointee.worker?.takeUnretainedValue(), worker.engine === self, !worker.blocked,
             let local = worker.local
         {
-            result = local.push(unit, lane: lane)
+            if yielding {
+                switch local.push(unit, lane: lane) {
+                case .pushed:
+                    notify()
+                    return true
+                case .full:
+                    return inject(unit, lane: lane, counted: true, context)
+                case .closed:
+                    return false
+                }
+            }
+            switch local.pushNext(unit, lane: lane) {
+            case .placed:
+                // The worker runs it right after its current unit: nobody else needs waking for it. The monitor
+                // must watch it, though (should the worker get stuck in a wait the engine cannot see).
+                if monitorHint.load(ordering: .sequentiallyConsistent) != 1 { notifySlow() }
+                return true
+            case .displaced:
+                notify()
+                return true
+            case .overflow(let previous, let previousLane):
+                inject(previous, lane: previousLane, counted: false, context)
+                return true
+            case .closed:
+                return false
+            }
         }
-        if case .full = result {
-            result = shards[context.pointee.shard & shardMask].push(unit, lane: lane)
-        }
-        if case .closed = result {
-            // Only internal continuations get here (public submissions trap in `requireAccepting`): work that a
-            // timed shutdown left behind. It never runs; counted.
-            droppedAfterStop.add(1, ordering: .relaxed)
-            return
+        return inject(unit, lane: lane, counted: true, context)
+    }
+
+    /// Pushes `unit` to the calling thread's injection shard and notifies. False when the pool stopped (an
+    /// uncounted unit, moved from a next slot, is then counted as dropped here).
+    @discardableResult
+    private func inject(_ unit: EngineUnit, lane: Int, counted: Bool, _ context: EngineContext) -> Bool {
+        if case .closed = shards[context.pointee.shard & shardMask].push(unit, lane: lane, counted: counted) {
+            if !counted { droppedAfterStop.add(1, ordering: .relaxed) }
+            return false
         }
         notify()
+        return true
+    }
+
+    /// Moves `worker`'s next-slot unit into its local queue (or a shard when that is full), where any worker may
+    /// take it, and notifies.
+    private func spillNext(_ worker: EngineWorker, _ local: EngineRunQueue) {
+        switch local.spillNext() {
+        case .placed, .closed:
+            break
+        case .displaced:
+            notify()
+        case .overflow(let unit, let lane):
+            inject(unit, lane: lane, counted: false, EngineThread.current)
+        }
     }
 
     /// After a push: wakes or creates one worker if none is spinning, one could take the work, and a slot is free;
@@ -404,9 +483,10 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     }
 
     /// Wakes idle workers or makes room for new ones while slots are free and units wait that no spinning worker
-    /// will take. Returns how many threads to create once the lock is released. Engine lock held.
-    private func dispatchLocked(allowSpawn: Bool) -> Int {
-        var budget = pendingTotal() - spinning.load(ordering: .sequentiallyConsistent)
+    /// will take (`pending`: the units to count, by default those queued). Returns how many threads to create once the
+    /// lock is released. Engine lock held.
+    private func dispatchLocked(allowSpawn: Bool, pending: Int? = nil) -> Int {
+        var budget = (pending ?? pendingTotal()) - spinning.load(ordering: .sequentiallyConsistent)
         var spawnCount = 0
         while running < limit && budget > 0 {
             if let worker = idle.popLast() {
@@ -529,6 +609,14 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
                 return unit
             }
         }
+        // Last resort: a unit in another worker's next slot (its owner may be stuck in a wait the engine cannot see).
+        for offset in 1..<bound {
+            let victim = slots[(worker.slot &+ offset) % bound]
+            if victim.nextHint.load(ordering: .relaxed), let unit = victim.takeNext() {
+                local.steals.wrappingAdd(1, ordering: .relaxed)
+                return unit
+            }
+        }
         return nil
     }
 
@@ -558,7 +646,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         // spun, so once it took its unit, it passes the wake-up on if more work waits.
         var searching = false
         while true {
-            if let unit = findWork(worker, local) {
+            if let unit = nextUnit(worker, local) ?? findWork(worker, local) {
                 if searching {
                     // Sequentially consistent: a submitter that saw this worker spinning pushed before it stopped,
                     // so its unit is seen here.
@@ -595,6 +683,29 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
             searching = false
             if !park(worker, context) { return }
         }
+    }
+
+    /// The unit in `worker`'s next slot, unless it ran ``nextRunLimit`` of them in a row and other work waits: then
+    /// the slot's unit moves to the local queue and the worker takes a fairness turn (nil if that found nothing:
+    /// the worker picks as usual).
+    @inline(__always)
+    private func nextUnit(_ worker: EngineWorker, _ local: EngineRunQueue) -> EngineUnit? {
+        guard local.nextHint.load(ordering: .relaxed) else {
+            worker.nextRuns = 0
+            return nil
+        }
+        if worker.nextRuns >= Engine.nextRunLimit {
+            worker.nextRuns = 0
+            if hasWork() {
+                // A fairness turn next (not the lanes, which could pick the spilled unit again): every other source
+                // is reached within `shardCount + 1` such turns.
+                spillNext(worker, local)
+                return takeFairnessTurn(worker, local)
+            }
+        }
+        guard let unit = local.takeNext() else { return nil }
+        worker.nextRuns += 1
+        return unit
     }
 
     /// Parks an idle worker until it is woken (true) or it exits (false: the pool stopped, or it was idle too long
@@ -705,6 +816,9 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     }
 
     private func workerWillBlock(_ worker: EngineWorker) {
+        // Its next-slot unit would wait for the wait: hand it to the others first (before the engine lock: no path
+        // takes a run queue's lock after it).
+        if let local = worker.local, local.nextHint.load(ordering: .relaxed) { spillNext(worker, local) }
         lockEngine()
         worker.blocked = true
         running -= 1
@@ -755,14 +869,14 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
                 lock.unlock()
                 return
             }
-            if pendingTotal() == 0 {
+            if pendingTotal(includingNext: true) == 0 {
                 extraSlots = 0
                 publishLocked()
                 monitorSleeping = true
                 monitorHint.store(2, ordering: .sequentiallyConsistent)
                 monitorWord.store(0)
                 // Against a submitter that pushed and read the hint before it changed (see `park`).
-                if pendingTotal() > 0 {
+                if pendingTotal(includingNext: true) > 0 {
                     monitorSleeping = false
                     monitorHint.store(1, ordering: .sequentiallyConsistent)
                     lock.unlock()
@@ -781,13 +895,15 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
             _ = cthr_sleep_ns(Engine.monitorTickNanoseconds)
             lockEngine()
             var spawnCount = 0
-            let pending = pendingTotal()
             let completed = completedTotal()
+            // Next-slot units count when no unit completed for a tick: their owner is stuck in a wait the engine
+            // cannot see (a woken or new worker steals them).
+            let pending = completed == lastCompleted ? pendingTotal(includingNext: true) : pendingTotal()
             // Units stranded by a refused spawn while slots are free: try again (a no-op otherwise).
-            if pending > 0 && running < limit { spawnCount += dispatchLocked(allowSpawn: true) }
+            if pending > 0 && running < limit { spawnCount += dispatchLocked(allowSpawn: true, pending: pending) }
             if pending > 0 && running >= limit && completed == lastCompleted && threads < maxThreads {
                 extraSlots += 1
-                spawnCount += dispatchLocked(allowSpawn: true)
+                spawnCount += dispatchLocked(allowSpawn: true, pending: pending)
             } else if pending == 0 && extraSlots > 0 {
                 extraSlots -= 1
                 publishLocked()

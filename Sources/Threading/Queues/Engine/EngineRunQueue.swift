@@ -16,10 +16,20 @@ import Synchronization
 /// producers' stores) to be sure no work is left behind. The counters (``submitted``, ``completed``, ``steals``)
 /// are monotonic atomics for statistics and for the pool's quiescence check.
 ///
-/// `@unchecked Sendable`: the rings, `skips`, `count`, `mask` and `closed` are guarded by `lock`; the rest is atomic.
+/// A local queue also has a **next slot** (Tokio's LIFO slot, Go's `runnext`): the unit its worker submitted last,
+/// which the worker runs right after its current unit. The slot is not in the lanes, the hints or ``take()``: only
+/// its owner and, as a last resort, a thief that found no other work take it (``takeNext()``); a new unit displaces the
+/// previous one into the lanes (``pushNext(_:lane:)``).
+///
+/// `@unchecked Sendable`: the rings, `skips`, `count`, `mask`, `nextLane` and `closed` are guarded by `lock`; the rest
+/// is atomic.
 final class EngineRunQueue: @unchecked Sendable {
     private let lock = EngineLock()
-    private let lanes = EngineRings<EngineUnit>(count: QoS.allCases.count)
+    /// One ring per lane, then one more for the next slot (at most one unit, at index ``nextRing``).
+    private let lanes = EngineRings<EngineUnit>(count: QoS.allCases.count + 1)
+    private static let nextRing = QoS.allCases.count
+    /// The lane of the unit in the next slot.
+    private var nextLane = 0
     /// Times each lane was passed over since it was last served (aging; guarded by `lock`).
     private var skips = [Int](repeating: 0, count: QoS.allCases.count)
     private var count = 0
@@ -42,6 +52,8 @@ final class EngineRunQueue: @unchecked Sendable {
     let steals = Atomic<UInt64>(0)
     /// Whether the worker in this slot is running a unit now (local queues only).
     let executing = Atomic<Bool>(false)
+    /// Whether the next slot holds a unit (written under the lock, read without it).
+    let nextHint = Atomic<Bool>(false)
 
     init(capacity: Int) {
         self.capacity = capacity
@@ -56,10 +68,11 @@ final class EngineRunQueue: @unchecked Sendable {
         case closed
     }
 
-    /// Queues `unit` on `lane` and counts it as submitted.
+    /// Queues `unit` on `lane` and counts it as submitted unless `counted` is false (a unit moved from a next slot,
+    /// already counted).
     /// - Complexity: O(1) amortised; allocates only when the lane's ring grows past its high-water mark.
     @inline(__always)
-    func push(_ unit: EngineUnit, lane: Int) -> Push {
+    func push(_ unit: EngineUnit, lane: Int, counted: Bool = true) -> Push {
         lock.lock()
         if closed {
             lock.unlock()
@@ -69,14 +82,83 @@ final class EngineRunQueue: @unchecked Sendable {
             lock.unlock()
             return .full
         }
+        if counted { submitted.wrappingAdd(1, ordering: .sequentiallyConsistent) }
+        appendLocked(unit, lane: lane)
+        lock.unlock()
+        return .pushed
+    }
+
+    /// Appends `unit` to `lane` and publishes the hints. Lock held; room checked.
+    @inline(__always)
+    private func appendLocked(_ unit: EngineUnit, lane: Int) {
         lanes[lane].append(unit)
         count += 1
         mask |= 1 << UInt32(lane)
         laneMaskHint.store(mask, ordering: .relaxed)
-        submitted.wrappingAdd(1, ordering: .sequentiallyConsistent)
         countHint.store(count, ordering: .sequentiallyConsistent)
+    }
+
+    /// What ``pushNext(_:lane:)`` and ``spillNext()`` did.
+    enum NextPush {
+        /// The next slot was empty (``pushNext(_:lane:)``), or there was nothing to move (``spillNext()``).
+        case placed
+        /// The slot's previous unit moved into the lanes: it is pending and stealable now.
+        case displaced
+        /// The slot's previous unit did not fit in the lanes (the queue is full): the caller injects it elsewhere,
+        /// uncounted (it was counted when it was submitted).
+        case overflow(EngineUnit, lane: Int)
+        /// The pool stopped: the unit was not queued.
+        case closed
+    }
+
+    /// Puts `unit` (counted as submitted) in the next slot; the slot's previous unit moves into the lanes. The owner
+    /// only.
+    /// - Complexity: O(1) amortised: one lock round trip.
+    @inline(__always)
+    func pushNext(_ unit: EngineUnit, lane: Int) -> NextPush {
+        lock.lock()
+        if closed {
+            lock.unlock()
+            return .closed
+        }
+        submitted.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        let result = moveNextLocked()
+        lanes[Self.nextRing].append(unit)
+        nextLane = lane
+        // Sequentially consistent: against the monitor going to sleep (see `Engine.trySubmit`).
+        nextHint.store(true, ordering: .sequentiallyConsistent)
         lock.unlock()
-        return .pushed
+        return result
+    }
+
+    /// Moves the next slot's unit into the lanes (the end of its lane): before its worker blocks, or when it ran
+    /// ``Engine/nextRunLimit`` next units in a row while other work waits.
+    func spillNext() -> NextPush {
+        lock.lock()
+        let result = moveNextLocked()
+        if case .placed = result {} else { nextHint.store(false, ordering: .relaxed) }
+        lock.unlock()
+        return result
+    }
+
+    /// Empties the next slot into the lanes (or hands its unit back when they are full). Lock held.
+    @inline(__always)
+    private func moveNextLocked() -> NextPush {
+        guard let previous = lanes[Self.nextRing].popFirst() else { return .placed }
+        guard count < capacity else { return .overflow(previous, lane: nextLane) }
+        appendLocked(previous, lane: nextLane)
+        return .displaced
+    }
+
+    /// Takes the unit in the next slot. The owner takes it before anything else; a thief only when it found no
+    /// other work.
+    @inline(__always)
+    func takeNext() -> EngineUnit? {
+        lock.lock()
+        let unit = lanes[Self.nextRing].popFirst()
+        nextHint.store(false, ordering: .relaxed)
+        lock.unlock()
+        return unit
     }
 
     /// Removes the next unit: the highest non-empty lane, except that a lane passed over more than
@@ -112,7 +194,7 @@ final class EngineRunQueue: @unchecked Sendable {
         return unit
     }
 
-    /// Closes the queue (the pool stopped) and moves its units into `dropped`. Returns how many of them were tasks
+    /// Closes the queue (the pool stopped) and moves its units, the next slot's included, into `dropped`. Returns how many of them were tasks
     /// (drains of serial queues are not: their items are counted by the queue).
     func close(into dropped: inout [EngineUnit]) -> Int {
         lock.lock()
@@ -128,6 +210,7 @@ final class EngineRunQueue: @unchecked Sendable {
         mask = 0
         laneMaskHint.store(0, ordering: .relaxed)
         countHint.store(0, ordering: .sequentiallyConsistent)
+        nextHint.store(false, ordering: .relaxed)
         lock.unlock()
         return tasks
     }
@@ -148,6 +231,7 @@ final class EngineRunQueue: @unchecked Sendable {
         mask = 0
         laneMaskHint.store(0, ordering: .relaxed)
         countHint.store(0, ordering: .relaxed)
+        nextHint.store(false, ordering: .relaxed)
         submitted.store(running ? 1 : 0, ordering: .relaxed)
         completed.store(0, ordering: .relaxed)
         executing.store(running, ordering: .relaxed)

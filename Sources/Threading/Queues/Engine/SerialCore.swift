@@ -233,15 +233,16 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         if schedule { scheduleDrain() }
     }
 
-    /// Hands the (owned) queue to whoever drains it: the pool, the target queue, or the main thread.
-    func scheduleDrain() {
+    /// Hands the (owned) queue to whoever drains it: the pool, the target queue, or the main thread. `yielding`: the
+    /// drain gives its worker up to other work (see ``Engine/submit(_:lane:yielding:)``).
+    func scheduleDrain(yielding: Bool = false) {
         if isMain {
             MainLoop.shared.signal()
         } else if let target {
             target.enqueue(.childDrain(self))
         } else {
             drainClaim.store(1)
-            engine.submit(.drain(self), lane: lane)
+            engine.submit(.drain(self), lane: lane, yielding: yielding)
         }
     }
 
@@ -320,7 +321,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
                     if word.load() & QueueState.hasItems != 0 {
                         // Yield the worker to other queues; keep the drain lock and come back at the lane's tail.
                         context.pop()
-                        scheduleDrain()
+                        scheduleDrain(yielding: true)
                         return
                     }
                     count = 0
