@@ -6,7 +6,6 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
-#include <linux/futex.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "cthr_clock.h"
+#include "cthr_futex.h"
 #include "cthr_lock.h"
 
 __thread uint32_t cthr_lock_cached_tid __attribute__((tls_model("initial-exec"))) = 0;
@@ -135,30 +135,6 @@ static bool cthr_lock_barrier(void) {
 // How long a sleeper whose barrier failed sleeps before it looks at the lock again.
 #define CTHR_LOCK_UNPAIRED_SLEEP_NS 1000000u
 
-static inline void cthr_lock_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-// FUTEX_WAIT_BITSET on CLOCK_MONOTONIC with an absolute deadline; returns 0, EAGAIN, ETIMEDOUT or EINTR.
-static int cthr_lock_futex_wait(uint32_t *word, uint32_t expected, uint64_t deadline_ns) {
-    struct timespec ts;
-    struct timespec *tsp = NULL;
-    if (deadline_ns != UINT64_MAX) {
-        ts = cthr_clock_timespec(deadline_ns);
-        tsp = &ts;
-    }
-    long rc = syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected, tsp, NULL,
-                      FUTEX_BITSET_MATCH_ANY);
-    return rc == 0 ? 0 : errno;
-}
-
-static void cthr_lock_futex_wake(uint32_t *word, int count) {
-    syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, count, NULL, NULL, 0);
-}
 
 uint32_t cthr_lock_self_slow(void) {
     uint32_t tid = (uint32_t)syscall(SYS_gettid);
@@ -170,7 +146,7 @@ uint32_t cthr_lock_self_slow(void) {
 // release store before it; if WAKING was still clear, the wake is this thread's to send.
 void cthr_lock_wake_one(cthr_lock_t *lock) {
     uint32_t before = cthr_atomic_u32_fetch_or(&lock->waiters, CTHR_LOCK_WAKING, CTHR_SEQ_CST);
-    if ((before & CTHR_LOCK_WAKING) == 0) cthr_lock_futex_wake(&lock->waiters.value, 1);
+    if ((before & CTHR_LOCK_WAKING) == 0) (void)cthr_futex_wake(&lock->waiters.value, 1, NULL);
 }
 
 int cthr_lock_init(cthr_lock_t *lock) {
@@ -213,7 +189,7 @@ static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, int spins, int yield
             return EBUSY;
         }
         if (round < spins) {
-            cthr_lock_relax();
+            cthr_cpu_relax();
         } else {
             if (deadline_ns != UINT64_MAX && cthr_clock_now_ns() >= deadline_ns) return EBUSY;
             sched_yield();
@@ -265,7 +241,7 @@ static int cthr_lock_inherit(cthr_lock_t *lock, uint32_t self, uint64_t deadline
         }
         uint64_t until = now + CTHR_LOCK_UNPAIRED_SLEEP_NS;
         if (until > deadline_ns) until = deadline_ns;
-        (void)cthr_lock_futex_wait(&lock->word.value, word, until);
+        (void)cthr_futex_wait(&lock->word.value, word, until);
         word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
     }
 }
@@ -298,7 +274,7 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
             uint64_t soon = cthr_clock_deadline_after(CTHR_LOCK_UNPAIRED_SLEEP_NS);
             if (soon < until) until = soon;
         }
-        int rc = cthr_lock_futex_wait(&lock->waiters.value, seen, until);
+        int rc = cthr_futex_wait(&lock->waiters.value, seen, until);
         if (rc == ETIMEDOUT && until == deadline_ns) {
             // One last attempt, so a deadline that passed while the lock became free still succeeds.
             word = cthr_atomic_u32_load(&lock->word, CTHR_SEQ_CST);
@@ -334,7 +310,7 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
     } while (!cthr_atomic_u32_compare_exchange_weak(&lock->waiters, &before, after, CTHR_SEQ_CST, CTHR_RELAXED));
     if (result != 0 && (after & CTHR_LOCK_WAITER_MASK) != 0) {
         cthr_atomic_u32_fetch_or(&lock->waiters, CTHR_LOCK_WAKING, CTHR_SEQ_CST);
-        cthr_lock_futex_wake(&lock->waiters.value, 1);
+        (void)cthr_futex_wake(&lock->waiters.value, 1, NULL);
     }
     return result;
 }
@@ -353,7 +329,7 @@ int cthr_lock_unlock_slow(cthr_lock_t *lock) {
         while (!cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word & CTHR_LOCK_SLOW, CTHR_SEQ_CST,
                                                       CTHR_RELAXED)) {
         }
-        if ((word & CTHR_LOCK_HANDOFF) != 0) cthr_lock_futex_wake(&lock->word.value, INT_MAX);
+        if ((word & CTHR_LOCK_HANDOFF) != 0) (void)cthr_futex_wake(&lock->word.value, INT_MAX, NULL);
         cthr_atomic_thread_fence(CTHR_SEQ_CST);
         if ((int32_t)cthr_atomic_u32_load(&lock->waiters, CTHR_SEQ_CST) > 0) cthr_lock_wake_one(lock);
         return 0;
@@ -365,7 +341,7 @@ int cthr_lock_unlock_slow(cthr_lock_t *lock) {
             // so nobody else needs waking; the heir's own unlock is an ordinary one.
             if (cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word & (CTHR_LOCK_SLOW | CTHR_LOCK_HANDOFF),
                                                       CTHR_RELEASE, CTHR_RELAXED)) {
-                cthr_lock_futex_wake(&lock->word.value, INT_MAX);
+                (void)cthr_futex_wake(&lock->word.value, INT_MAX, NULL);
                 return 0;
             }
             continue;
@@ -430,7 +406,7 @@ uint32_t cthr_lock_cond_begin(cthr_lock_cond_t *cond) {
 int cthr_lock_cond_wait(cthr_lock_cond_t *cond, uint32_t sequence, uint64_t deadline_ns) {
     if (cond == NULL) return EINVAL;
     for (;;) {
-        int rc = cthr_lock_futex_wait(&cond->sequence.value, sequence, deadline_ns);
+        int rc = cthr_futex_wait(&cond->sequence.value, sequence, deadline_ns);
         if (rc == EINTR) continue;
         if (rc == ETIMEDOUT) {
             return cthr_atomic_u32_load(&cond->sequence, CTHR_ACQUIRE) != sequence ? 0 : ETIMEDOUT;
@@ -448,13 +424,17 @@ int cthr_lock_cond_end(cthr_lock_cond_t *cond) {
 int cthr_lock_cond_signal(cthr_lock_cond_t *cond) {
     if (cond == NULL) return EINVAL;
     cthr_atomic_u32_fetch_add(&cond->sequence, 1, CTHR_SEQ_CST);
-    if (cthr_atomic_u32_load(&cond->waiters, CTHR_SEQ_CST) != 0) cthr_lock_futex_wake(&cond->sequence.value, 1);
+    if (cthr_atomic_u32_load(&cond->waiters, CTHR_SEQ_CST) != 0) {
+        (void)cthr_futex_wake(&cond->sequence.value, 1, NULL);
+    }
     return 0;
 }
 
 int cthr_lock_cond_broadcast(cthr_lock_cond_t *cond) {
     if (cond == NULL) return EINVAL;
     cthr_atomic_u32_fetch_add(&cond->sequence, 1, CTHR_SEQ_CST);
-    if (cthr_atomic_u32_load(&cond->waiters, CTHR_SEQ_CST) != 0) cthr_lock_futex_wake(&cond->sequence.value, INT_MAX);
+    if (cthr_atomic_u32_load(&cond->waiters, CTHR_SEQ_CST) != 0) {
+        (void)cthr_futex_wake(&cond->sequence.value, INT_MAX, NULL);
+    }
     return 0;
 }

@@ -6,17 +6,16 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cthr_clock.h"
+#include "cthr_futex.h"
 #include "cthr_lock.h"
 #include "cthr_rwlock.h"
 
@@ -44,29 +43,10 @@ static cthr_atomic_u32_t cthr_rwlock_next_index = {0};
 
 _Static_assert(CTHR_RWLOCK_STRIPE_STRIDE * sizeof(uint32_t) == 64, "one stripe per 64-byte line");
 
-static inline void cthr_rwlock_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-static int cthr_rwlock_futex_wait(cthr_atomic_u32_t *word, uint32_t expected, uint64_t deadline_ns) {
-    struct timespec ts;
-    struct timespec *tsp = NULL;
-    if (deadline_ns != UINT64_MAX) {
-        ts = cthr_clock_timespec(deadline_ns);
-        tsp = &ts;
-    }
-    long rc = syscall(SYS_futex, &word->value, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected, tsp, NULL,
-                      FUTEX_BITSET_MATCH_ANY);
-    return rc == 0 ? 0 : errno;
-}
-
-static void cthr_rwlock_futex_wake(cthr_atomic_u32_t *word, int count) {
+// Bumps a sequence word and wakes up to `count` of its sleepers.
+static void cthr_rwlock_bump_and_wake(cthr_atomic_u32_t *word, int32_t count) {
     cthr_atomic_u32_fetch_add(word, 1, CTHR_SEQ_CST);
-    syscall(SYS_futex, &word->value, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, count, NULL, NULL, 0);
+    (void)cthr_futex_wake(&word->value, count, NULL);
 }
 
 static inline uint32_t cthr_rwlock_owner_of(uint64_t state) {
@@ -115,7 +95,7 @@ static bool cthr_rwlock_stripes_clear(cthr_rwlock_t *lock) {
 // many readers leave meanwhile (the drainer sets the flag again before it sleeps again, then scans).
 void cthr_rwlock_wake_drain(cthr_rwlock_t *lock) {
     uint64_t before = cthr_atomic_u64_fetch_and(&lock->state, ~CTHR_RWLOCK_DRAIN_WAIT, CTHR_SEQ_CST);
-    if ((before & CTHR_RWLOCK_DRAIN_WAIT) != 0) cthr_rwlock_futex_wake(&lock->drain_seq, 1);
+    if ((before & CTHR_RWLOCK_DRAIN_WAIT) != 0) cthr_rwlock_bump_and_wake(&lock->drain_seq, 1);
 }
 
 void cthr_rwlock_leave_stripe(cthr_rwlock_t *lock, cthr_atomic_u32_t *stripe) {
@@ -206,7 +186,7 @@ static int cthr_rwlock_read_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, b
         int rc = cthr_rwlock_read_attempt(lock, slot);
         if (rc != EBUSY || try_only) return rc;
         if (round < CTHR_RWLOCK_SPINS) {
-            cthr_rwlock_relax();
+            cthr_cpu_relax();
             continue;
         }
         if (deadline_ns != UINT64_MAX && cthr_clock_now_ns() >= deadline_ns) return ETIMEDOUT;
@@ -223,7 +203,7 @@ static int cthr_rwlock_read_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, b
                                                      CTHR_SEQ_CST, CTHR_RELAXED)) {
             continue;
         }
-        if (cthr_rwlock_futex_wait(&lock->read_seq, seq, deadline_ns) == ETIMEDOUT) {
+        if (cthr_futex_wait(&lock->read_seq.value, seq, deadline_ns) == ETIMEDOUT) {
             rc = cthr_rwlock_read_attempt(lock, slot);  // a hold that became free meanwhile still counts
             return rc == EBUSY ? ETIMEDOUT : rc;
         }
@@ -239,8 +219,8 @@ static void cthr_rwlock_release_write(cthr_rwlock_t *lock) {
         next = state & ~(CTHR_RWLOCK_WRITE_BITS | CTHR_RWLOCK_READ_WAITERS | CTHR_RWLOCK_WRITE_WAITERS);
         if ((state & CTHR_RWLOCK_REBIAS) != 0) next |= CTHR_RWLOCK_BIASED;
     } while (!cthr_atomic_u64_compare_exchange_weak(&lock->state, &state, next, CTHR_SEQ_CST, CTHR_RELAXED));
-    if ((state & CTHR_RWLOCK_READ_WAITERS) != 0) cthr_rwlock_futex_wake(&lock->read_seq, INT_MAX);
-    if ((state & CTHR_RWLOCK_WRITE_WAITERS) != 0) cthr_rwlock_futex_wake(&lock->write_seq, 1);
+    if ((state & CTHR_RWLOCK_READ_WAITERS) != 0) cthr_rwlock_bump_and_wake(&lock->read_seq, INT_MAX);
+    if ((state & CTHR_RWLOCK_WRITE_WAITERS) != 0) cthr_rwlock_bump_and_wake(&lock->write_seq, 1);
 }
 
 // Whether no reader holds the lock now: no central reader and, when the lock is or was biased, no stripe reader.
@@ -280,11 +260,11 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
         if (cthr_rwlock_owner_of(state) == self) return EDEADLK;
         if (try_only) return EBUSY;
         if (round < CTHR_RWLOCK_SPINS) {
-            cthr_rwlock_relax();
+            cthr_cpu_relax();
             continue;
         }
         if (deadline_ns != UINT64_MAX && cthr_clock_now_ns() >= deadline_ns) {
-            if (slept && (state & CTHR_RWLOCK_WRITE_WAITERS) != 0) cthr_rwlock_futex_wake(&lock->write_seq, 1);
+            if (slept && (state & CTHR_RWLOCK_WRITE_WAITERS) != 0) cthr_rwlock_bump_and_wake(&lock->write_seq, 1);
             return ETIMEDOUT;
         }
         if (round < CTHR_RWLOCK_SPINS + CTHR_RWLOCK_YIELDS) {
@@ -300,7 +280,7 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
             continue;
         }
         slept = true;
-        (void)cthr_rwlock_futex_wait(&lock->write_seq, seq, deadline_ns);
+        (void)cthr_futex_wait(&lock->write_seq.value, seq, deadline_ns);
         round = CTHR_RWLOCK_SPINS + CTHR_RWLOCK_YIELDS;  // awake: look again, then sleep again if still claimed
     }
 
@@ -326,7 +306,7 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
             return EBUSY;
         }
         if (round < CTHR_RWLOCK_SPINS) {
-            cthr_rwlock_relax();
+            cthr_cpu_relax();
             continue;
         }
         if (deadline_ns != UINT64_MAX && cthr_clock_now_ns() >= deadline_ns) {
@@ -346,7 +326,7 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
         }
         state |= CTHR_RWLOCK_DRAIN_WAIT;
         if (cthr_rwlock_drained(lock, state)) continue;
-        (void)cthr_rwlock_futex_wait(&lock->drain_seq, seq, deadline_ns);
+        (void)cthr_futex_wait(&lock->drain_seq.value, seq, deadline_ns);
         round = CTHR_RWLOCK_SPINS;  // awake: look again, yield a little, sleep again if readers remain
     }
 }

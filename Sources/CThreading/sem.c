@@ -4,13 +4,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <stddef.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cthr_clock.h"
+#include "cthr_futex.h"
 #include "cthr_sem.h"
 #include "cthr_tsan.h"
 
@@ -48,20 +47,6 @@ int cthr_sem_trywait(cthr_sem_t *sem) {
     return cthr_sem_fast_trywait(sem) ? 0 : EAGAIN;
 }
 
-// FUTEX_WAIT_BITSET on CLOCK_MONOTONIC with an absolute deadline, while the value is 0; returns 0, EAGAIN,
-// ETIMEDOUT or EINTR.
-static int cthr_sem_futex_wait(cthr_sem_t *sem, uint64_t deadline_ns) {
-    struct timespec ts;
-    struct timespec *tsp = NULL;
-    if (deadline_ns != UINT64_MAX) {
-        ts = cthr_clock_timespec(deadline_ns);
-        tsp = &ts;
-    }
-    long rc = syscall(SYS_futex, cthr_sem_value_word(sem), FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0u, tsp, NULL,
-                      FUTEX_BITSET_MATCH_ANY);
-    return rc == 0 ? 0 : errno;
-}
-
 // Takes a unit and leaves the waiters in one compare-exchange, if the value is above 0.
 static inline bool cthr_sem_take_registered(cthr_sem_t *sem) {
     uint64_t word = cthr_atomic_u64_load(&sem->data, CTHR_RELAXED);
@@ -87,7 +72,7 @@ int cthr_sem_timedwait(cthr_sem_t *sem, uint64_t deadline_ns) {
     cthr_atomic_u64_fetch_add(&sem->data, CTHR_SEM_WAITER_ONE, CTHR_SEQ_CST);
     for (;;) {
         if (cthr_sem_take_registered(sem)) break;
-        int rc = cthr_sem_futex_wait(sem, deadline_ns);
+        int rc = cthr_futex_wait(cthr_sem_value_word(sem), 0u, deadline_ns);
         if (rc == ETIMEDOUT) {
             // A post may have come with the timeout (and woken this thread, or found it awake): take that unit
             // rather than leave it while another thread sleeps.
@@ -118,7 +103,7 @@ int cthr_sem_post(cthr_sem_t *sem) {
         if ((uint32_t)word >= CTHR_SEM_VALUE_MAX) return EOVERFLOW;
     } while (!cthr_atomic_u64_compare_exchange_weak(&sem->data, &word, word + 1, CTHR_SEQ_CST, CTHR_RELAXED));
     if ((word >> 32) != 0) {
-        syscall(SYS_futex, cthr_sem_value_word(sem), FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+        (void)cthr_futex_wake(cthr_sem_value_word(sem), 1, NULL);
     }
     return 0;
 }

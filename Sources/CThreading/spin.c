@@ -12,16 +12,6 @@
 // instead, so the holder can run even when threads outnumber cores.
 #define CTHR_SPIN_BACKOFF_CAP 64u
 
-static inline void cthr_spin_pause(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield" ::: "memory");
-#else
-    cthr_atomic_signal_fence(CTHR_SEQ_CST);
-#endif
-}
-
 int cthr_spin_init(cthr_spin_t *lock) {
     if (lock == NULL) {
         return EINVAL;
@@ -58,7 +48,7 @@ int cthr_spin_lock(cthr_spin_t *lock) {
         while ((word & CTHR_SPIN_OWNER_MASK) != 0) {
             if (backoff <= CTHR_SPIN_BACKOFF_CAP) {
                 for (unsigned i = 0; i < backoff; i++) {
-                    cthr_spin_pause();
+                    cthr_cpu_relax();
                 }
                 backoff <<= 1;
             } else {
