@@ -21,7 +21,8 @@ ARGS ?=
 SOAK_SECONDS ?= 600
 BENCHMARKS = --package-path benchmarks
 
-.PHONY: deps test bench examples build release torture soak docs samples consumer-check verify lint install c-example
+.PHONY: deps test bench examples build release torture soak docs samples consumer-check verify lint install c-example \
+	fork-check
 
 deps:
 	@./scripts/ensure-liburcu.sh
@@ -71,6 +72,12 @@ soak: deps
 # formal/README.md). A few minutes on two cores.
 verify:
 	@./scripts/verify.sh
+
+# The engine's fork() child handlers ask the Swift runtime for no type it has not made yet: the in-process fork tests
+# of the debug build under gdb (installs gdb first when missing; see scripts/fork-handlers-check.sh).
+fork-check: deps
+	$(SWIFT) build --build-tests $(C_WARNINGS) $(C_STRICT) $(SWIFT_FLAGS)
+	@./scripts/fork-handlers-check.sh
 
 # The C layer as a product for C and C++ servers, without SwiftPM: libcthreading.a, the headers of include/ (under
 # include/cthreading/) and cthreading.pc, under PREFIX (DESTDIR honoured).

@@ -23,6 +23,8 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
     private var suspended = false
     private var running = 0
     private var members: [ObjectIdentifier: Job] = [:]
+    /// Guarded by `lock`, between the fork handlers only: `members.values`, listed by the prepare handler.
+    private var forkMembers: [Job] = []
     /// Ready jobs per priority (index 0 = veryLow). Entries may be stale (a job that was cancelled, or moved back
     /// to waiting by a new dependency): starting checks the job's state.
     private let ready = EngineRings<Job>(count: Job.Priority.allCases.count)
@@ -162,23 +164,37 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
 
     // MARK: fork()
 
-    /// `fork()` prepare handler (see ``EngineFork``): holds the queue lock across the fork.
-    func forkPrepare() { lock.lock() }
+    /// `fork()` prepare handler (see ``EngineFork``): holds the queue lock across the fork, and lists the members
+    /// for the child handler, which must not iterate a dictionary (see ``EngineFork`` on the runtime's types).
+    func forkPrepare() {
+        lock.lock()
+        forkMembers = Array(members.values)
+    }
 
     /// `fork()` handler in the parent.
-    func forkParent() { lock.unlock() }
+    func forkParent() {
+        forkMembers = []
+        lock.unlock()
+    }
 
     /// `fork()` handler in the child (one thread; this lock and `JobGraph.lock` held by the prepare handlers): the
     /// parent's jobs never run here. They leave the queue, which is then empty and idle, and are marked so that an
     /// untimed wait for one of them stops with a message instead of hanging; they are abandoned, never released
     /// (see ``EngineFork``).
     func forkChild(_ forking: EngineContext) {
-        for job in members.values {
+        var index = 0
+        while index < forkMembers.count {
+            let job = forkMembers[index]
             if !job.stateValue.isEnded { job.abandonedByFork = true }
             _ = Unmanaged.passRetained(job)  // abandoned: the job and its closure are never released here
+            index += 1
         }
         members = [:]
-        for index in ready.indices { ready[index].abandon() }
+        index = 0
+        while index < ready.count {
+            ready[index].abandon()
+            index += 1
+        }
         running = 0
         idle.storeRelaxed(1)
         lock.unlock()

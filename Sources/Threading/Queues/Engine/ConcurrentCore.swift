@@ -103,8 +103,10 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         pendingStorage.initialize(to: nil)
         drainingStorage.initialize(to: nil)
         if let stripes, !held {
-            for index in 0...stripeMask {
+            var index = 0
+            while index <= stripeMask {
                 (stripes + index * Self.stripeStride).pointee.store(0, ordering: .relaxed)
+                index += 1
             }
         }
     }

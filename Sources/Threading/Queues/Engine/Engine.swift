@@ -146,6 +146,10 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     static let busyYieldNanoseconds: UInt64 = 20_000
     /// Slots no thread holds (guarded by the lock).
     private var freeSlots: [Int]
+    /// Guarded by `lock`, between the fork handlers only: the forking thread's slot if it is a worker of this pool
+    /// (else -1), and the free slots the child starts with, made by the prepare handler (see ``forkChild(_:)``).
+    private var forkSlot = -1
+    private var forkFreeSlots: [Int] = []
     private var idle: [EngineWorker] = []
     private var threads = 0
     /// Active workers: running a unit or searching for one (guarded by the lock, mirrored in `runningHint`).
@@ -245,14 +249,22 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
 
     /// `fork()` prepare handler (see ``EngineFork``): holds the engine lock and every run queue's lock across the
     /// fork (in that order; no path takes the engine lock while holding a run queue's).
+    /// It also makes what the child handler needs: which slot the forking thread (the calling one) holds, and the
+    /// child's free slots (see ``EngineFork`` on the runtime's types in a child).
     func forkPrepare() {
         lock.lock()
         for index in 0..<shards.count { shards[index].forkPrepare() }
         for index in 0..<slots.count { slots[index].forkPrepare() }
+        forkSlot = -1
+        if let worker = EngineThread.current.pointee.worker?.takeUnretainedValue(), worker.engine === self {
+            forkSlot = worker.slot
+        }
+        forkFreeSlots = (0..<maxThreads).reversed().filter { $0 != forkSlot }
     }
 
     /// `fork()` handler in the parent.
     func forkParent() {
+        forkFreeSlots = []
         for index in (0..<slots.count).reversed() { slots[index].forkParent() }
         for index in (0..<shards.count).reversed() { shards[index].forkParent() }
         lock.unlock()
@@ -263,16 +275,29 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// empty with no pending work and grows again on the child's first submission. The dropped units are abandoned,
     /// never released (see ``EngineFork``). If the forking thread is itself a worker of this pool, it stays one: it
     /// counts as the pool's one running thread and keeps its slot. A pool that was shutting down or stopped stays so.
+    ///
+    /// Index loops and stored values only (no closures, iterators, ranges or growing arrays), with what needs more
+    /// made by ``forkPrepare()``: see ``EngineFork`` on the runtime's types in a child.
     func forkChild(_ forking: EngineContext) {
-        let forkingWorker = forking.pointee.worker.map { $0.takeUnretainedValue() }
-        let isWorker = forkingWorker?.engine === self
-        let forkingSlot = isWorker ? forkingWorker!.slot : -1
-        for index in 0..<shards.count { shards[index].forkChild(running: false) }
-        for index in 0..<slots.count { slots[index].forkChild(running: index == forkingSlot) }
-        for worker in idle { _ = Unmanaged.passRetained(worker) }  // their threads are gone; nothing is freed here
-        idle.removeAll(keepingCapacity: true)
-        freeSlots.removeAll(keepingCapacity: true)
-        for slot in (0..<maxThreads).reversed() where slot != forkingSlot { freeSlots.append(slot) }
+        let forkingSlot = forkSlot
+        let isWorker = forkingSlot >= 0
+        var index = 0
+        while index < shards.count {
+            shards[index].forkChild(running: false)
+            index += 1
+        }
+        index = 0
+        while index < slots.count {
+            slots[index].forkChild(running: index == forkingSlot)
+            index += 1
+        }
+        index = 0
+        while index < idle.count {
+            _ = Unmanaged.passRetained(idle[index])  // their threads are gone; nothing is freed here
+            index += 1
+        }
+        idle = []
+        freeSlots = forkFreeSlots
         threads = isWorker ? 1 : 0
         running = isWorker ? 1 : 0
         spinning.store(0, ordering: .relaxed)
@@ -283,7 +308,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         monitorSleeping = false
         monitorHint.store(0, ordering: .relaxed)
         monitorWord.store(0)
-        exited.removeAll(keepingCapacity: true)  // the parent's threads: nothing to join here
+        exited = []  // the parent's threads: nothing to join here
         publishLocked()
         lock.unlock()
     }

@@ -35,8 +35,16 @@ protocol EngineForkParticipant: AnyObject {
 /// the parent's pages, until the child exits or `exec`s.
 ///
 /// The child handler runs while the parent's other threads are gone, possibly in the middle of something that held
-/// a lock of the Swift runtime or of a library: it allocates nothing it can avoid, instantiates no new generic
-/// metadata, boxes nothing into existentials, and runs no deinitializer.
+/// a lock of the Swift runtime or of a library: it allocates nothing it can avoid, boxes nothing into existentials,
+/// runs no deinitializer, and asks the runtime for no type it may not have made yet. The runtime makes the metadata
+/// of a generic type (`IndexingIterator<[Job]>`, `ReversedCollection<…>`, a tuple) the first time code asks for it,
+/// under a lock of its own; a thread of the parent that held that lock at the fork never releases it in the child,
+/// so a child handler that asks for a new one hangs for ever (a fork-and-exec child too: the handlers run before
+/// `exec`). So the child handlers use index loops over arrays of plain element types and stored properties only,
+/// and what needs more (a dictionary's values, the forking thread's state, a lazy global) is prepared by the prepare
+/// handler, in the parent, where asking is safe. Unoptimized builds, which call every generic function through its
+/// unspecialized entry point, are where this shows: `scripts/fork-handlers-check.sh` runs the fork tests under a
+/// debugger and fails if a child handler asks the runtime for a new type.
 ///
 /// ``epoch`` counts the forks this process descends from; objects that outlive a fork compare it to tell the
 /// parent's work from the child's (``WorkGroup``, ``Job``).
@@ -122,6 +130,9 @@ enum EngineFork {
     // MARK: The pthread_atfork handlers
 
     private static func prepare() {
+        // What the child handler reads, made here (see above): the lazy globals and the forking thread's state.
+        _ = epoch.load(ordering: .relaxed)
+        _ = EngineThread.current
         lock.lock()
         var queues: [any EngineForkParticipant] = []
         var jobQueues: [any EngineForkParticipant] = []
@@ -159,9 +170,17 @@ enum EngineFork {
     private static func child() {
         epoch.add(1, ordering: .relaxed)
         let forking = EngineThread.current
-        for pool in preparedPools { pool.forkChild(forking) }
+        var index = 0
+        while index < preparedPools.count {
+            preparedPools[index].forkChild(forking)
+            index += 1
+        }
         EngineTimer.shared.forkChild()
-        for participant in prepared.reversed() { participant.forkChild(forking) }
+        index = prepared.count
+        while index > 0 {
+            index -= 1
+            prepared[index].forkChild(forking)
+        }
         JobGraph.lock.unlock()
         // `prepared` keeps its references: releasing one here could run a deinitializer inside the handler. The next
         // fork's prepare handler replaces them.

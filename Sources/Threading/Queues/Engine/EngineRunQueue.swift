@@ -225,8 +225,16 @@ final class EngineRunQueue: @unchecked Sendable {
     /// restarts the counters; `submitted` starts at `running` (the unit the forking worker is running, if this is its
     /// slot, which completes in the child).
     func forkChild(running: Bool) {
-        for lane in lanes.indices { lanes[lane].abandon() }
-        for lane in skips.indices { skips[lane] = 0 }
+        var lane = 0
+        while lane < lanes.count {
+            lanes[lane].abandon()
+            lane += 1
+        }
+        lane = 0
+        while lane < skips.count {
+            skips[lane] = 0
+            lane += 1
+        }
         count = 0
         mask = 0
         laneMaskHint.store(0, ordering: .relaxed)

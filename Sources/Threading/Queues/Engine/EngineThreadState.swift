@@ -161,13 +161,19 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
 
     /// The frame holding `queue`, innermost first, or nil.
     func frame(holding queue: any QueueCore) -> EngineFrame? {
+        let index = frameIndex(holding: queue)
+        return index >= 0 ? pointee.frames[index] : nil
+    }
+
+    /// The index of the innermost frame holding `queue`, or -1 (the fork handlers' form of ``frame(holding:)``,
+    /// with no optional: see ``EngineFork`` on the runtime's types in a child).
+    func frameIndex(holding queue: any QueueCore) -> Int {
         var index = pointee.depth - 1
         while index >= 0 {
-            let frame = pointee.frames[index]
-            if frame.queue === queue { return frame }
+            if pointee.frames[index].queue === queue { return index }
             index -= 1
         }
-        return nil
+        return -1
     }
 
     /// Labels of the queues on this thread's stack, outermost first.

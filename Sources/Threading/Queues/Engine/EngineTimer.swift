@@ -57,10 +57,13 @@ final class EngineTimer: @unchecked Sendable {
     /// parent's timers never fire here: each is cancelled (``QueueTimer/isCancelled`` says so in the child) and
     /// abandoned, never released (see ``EngineFork``).
     func forkChild() {
-        for entry in heap {
+        var index = 0
+        while index < heap.count {
+            let entry = heap[index]
             entry.cancelled.store(true, ordering: .relaxed)
             entry.scheduled = false
             _ = Unmanaged.passRetained(entry)  // abandoned: the entry and its closure are never released here
+            index += 1
         }
         heap = []
         started = false

@@ -188,7 +188,7 @@ extension QueueCore {
     /// is idle and usable. A suspension stays (it is the user's). Kept only when the forking thread itself is
     /// running the queue (it goes on and releases it): its drain lock, barrier or reader counts.
     func forkChild(_ forking: EngineContext) {
-        let held = forking.frame(holding: self) != nil
+        let held = forking.frameIndex(holding: self) >= 0
         items.abandon()
         var kept: UInt32 = suspendCount > 0 ? QueueState.suspended : 0
         if held {
