@@ -139,6 +139,17 @@ static inline int cthr__order_cas_success(cthr_memory_order_t success, int failu
 
 // --- Generators ----------------------------------------------------------------------------------------------------
 
+// Declares `cthr_atomic_<name>_compare_exchange_<kind>` (strong, or weak: it may fail spuriously): stores `desired`
+// if the value is *expected, else loads the value into *expected; returns whether it stored.
+#define CTHR__ATOMIC_CAS(name, T, kind, is_weak)                                                                      \
+    static inline bool cthr_atomic_##name##_compare_exchange_##kind(                                                  \
+        cthr_atomic_##name##_t *CTHR_ATOMIC_NONNULL atomic, T *CTHR_ATOMIC_NONNULL expected, T desired,               \
+        cthr_memory_order_t success, cthr_memory_order_t failure) {                                                   \
+        int f = cthr__order_load(failure);                                                                            \
+        return __atomic_compare_exchange_n(&atomic->value, expected, desired, is_weak,                                \
+                                           cthr__order_cas_success(success, f), f);                                   \
+    }
+
 // Declares the atomic struct for `T` and its operations common to integers and pointers. See the family comment
 // blocks below for the contract of each generated function.
 #define CTHR__ATOMIC_COMMON(name, T)                                                                                  \
@@ -165,50 +176,25 @@ static inline int cthr__order_cas_success(cthr_memory_order_t success, int failu
         return __atomic_exchange_n(&atomic->value, value, cthr__order_rmw(order));                                    \
     }                                                                                                                 \
                                                                                                                       \
-    static inline bool cthr_atomic_##name##_compare_exchange_strong(                                                  \
-        cthr_atomic_##name##_t *CTHR_ATOMIC_NONNULL atomic, T *CTHR_ATOMIC_NONNULL expected, T desired,              \
-        cthr_memory_order_t success, cthr_memory_order_t failure) {                                                   \
-        int f = cthr__order_load(failure);                                                                            \
-        return __atomic_compare_exchange_n(&atomic->value, expected, desired, false,                                  \
-                                           cthr__order_cas_success(success, f), f);                                   \
-    }                                                                                                                 \
-                                                                                                                      \
-    static inline bool cthr_atomic_##name##_compare_exchange_weak(                                                    \
-        cthr_atomic_##name##_t *CTHR_ATOMIC_NONNULL atomic, T *CTHR_ATOMIC_NONNULL expected, T desired,              \
-        cthr_memory_order_t success, cthr_memory_order_t failure) {                                                   \
-        int f = cthr__order_load(failure);                                                                            \
-        return __atomic_compare_exchange_n(&atomic->value, expected, desired, true,                                   \
-                                           cthr__order_cas_success(success, f), f);                                   \
+    CTHR__ATOMIC_CAS(name, T, strong, false)                                                                          \
+    CTHR__ATOMIC_CAS(name, T, weak, true)
+
+// Declares `cthr_atomic_<name>_<op>` for `op` one of fetch_add, fetch_sub, fetch_and, fetch_or and fetch_xor: applies
+// the operation and returns the old value. (`op` is the whole name: `and`, `or` and `xor` alone are operators in C++.)
+#define CTHR__ATOMIC_RMW(name, T, op)                                                                                 \
+    static inline T cthr_atomic_##name##_##op(cthr_atomic_##name##_t *CTHR_ATOMIC_NONNULL atomic, T operand,          \
+                                              cthr_memory_order_t order) {                                            \
+        return __atomic_##op(&atomic->value, operand, cthr__order_rmw(order));                                        \
     }
 
 // Declares the common operations plus the integer read-modify-write operations for integer type `T`.
 #define CTHR__ATOMIC_INTEGER(name, T)                                                                                 \
     CTHR__ATOMIC_COMMON(name, T)                                                                                      \
-                                                                                                                      \
-    static inline T cthr_atomic_##name##_fetch_add(cthr_atomic_##name##_t *CTHR_ATOMIC_NONNULL atomic, T operand,    \
-                                                   cthr_memory_order_t order) {                                       \
-        return __atomic_fetch_add(&atomic->value, operand, cthr__order_rmw(order));                                   \
-    }                                                                                                                 \
-                                                                                                                      \
-    static inline T cthr_atomic_##name##_fetch_sub(cthr_atomic_##name##_t *CTHR_ATOMIC_NONNULL atomic, T operand,    \
-                                                   cthr_memory_order_t order) {                                       \
-        return __atomic_fetch_sub(&atomic->value, operand, cthr__order_rmw(order));                                   \
-    }                                                                                                                 \
-                                                                                                                      \
-    static inline T cthr_atomic_##name##_fetch_and(cthr_atomic_##name##_t *CTHR_ATOMIC_NONNULL atomic, T operand,    \
-                                                   cthr_memory_order_t order) {                                       \
-        return __atomic_fetch_and(&atomic->value, operand, cthr__order_rmw(order));                                   \
-    }                                                                                                                 \
-                                                                                                                      \
-    static inline T cthr_atomic_##name##_fetch_or(cthr_atomic_##name##_t *CTHR_ATOMIC_NONNULL atomic, T operand,     \
-                                                  cthr_memory_order_t order) {                                        \
-        return __atomic_fetch_or(&atomic->value, operand, cthr__order_rmw(order));                                    \
-    }                                                                                                                 \
-                                                                                                                      \
-    static inline T cthr_atomic_##name##_fetch_xor(cthr_atomic_##name##_t *CTHR_ATOMIC_NONNULL atomic, T operand,    \
-                                                   cthr_memory_order_t order) {                                       \
-        return __atomic_fetch_xor(&atomic->value, operand, cthr__order_rmw(order));                                   \
-    }
+    CTHR__ATOMIC_RMW(name, T, fetch_add)                                                                              \
+    CTHR__ATOMIC_RMW(name, T, fetch_sub)                                                                              \
+    CTHR__ATOMIC_RMW(name, T, fetch_and)                                                                              \
+    CTHR__ATOMIC_RMW(name, T, fetch_or)                                                                               \
+    CTHR__ATOMIC_RMW(name, T, fetch_xor)
 
 // --- Integer atomics -----------------------------------------------------------------------------------------------
 //

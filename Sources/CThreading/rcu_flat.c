@@ -5,6 +5,7 @@
 #include "rcu_internal.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,38 +324,35 @@ static struct flat_stripe *held_stripe(struct flat_map *map, uint64_t key, uint6
     return cthr_lock_owner(&stripe->lock) == cthr_lock_self() ? stripe : NULL;
 }
 
-int cthr_rcu_flat_set_locked(cthr_rcu_flat_t *map, uint64_t key, uint64_t value) {
+// One write of `key` under its stripe's writer lock: a set of `value`, or (`remove`) a removal that reports the old
+// value in *old. The lock is taken and released here (`take`), or must be held by the caller (else EPERM).
+static int write_key(cthr_rcu_flat_t *map, uint64_t key, bool take, bool remove, uint64_t value, uint64_t *old) {
     if (map == NULL) return EINVAL;
     uint64_t hash;
-    struct flat_stripe *stripe = held_stripe(impl(map), key, &hash);
-    return stripe == NULL ? EPERM : set_held(impl(map), stripe, key, hash, value);
+    struct flat_stripe *stripe;
+    if (take) {
+        int rc = lock_key(impl(map), key, &hash, &stripe);
+        if (rc != 0) return rc;
+    } else if ((stripe = held_stripe(impl(map), key, &hash)) == NULL) {
+        return EPERM;
+    }
+    int rc = remove ? remove_held(impl(map), stripe, key, hash, old) : set_held(impl(map), stripe, key, hash, value);
+    if (take) (void)cthr_rcu_writer_unlock(&stripe->lock);
+    return rc;
+}
+
+int cthr_rcu_flat_set_locked(cthr_rcu_flat_t *map, uint64_t key, uint64_t value) {
+    return write_key(map, key, false, false, value, NULL);
 }
 
 int cthr_rcu_flat_remove_locked(cthr_rcu_flat_t *map, uint64_t key, uint64_t *old) {
-    if (map == NULL) return EINVAL;
-    uint64_t hash;
-    struct flat_stripe *stripe = held_stripe(impl(map), key, &hash);
-    return stripe == NULL ? EPERM : remove_held(impl(map), stripe, key, hash, old);
+    return write_key(map, key, false, true, 0, old);
 }
 
 int cthr_rcu_flat_set(cthr_rcu_flat_t *map, uint64_t key, uint64_t value) {
-    if (map == NULL) return EINVAL;
-    uint64_t hash;
-    struct flat_stripe *stripe;
-    int rc = lock_key(impl(map), key, &hash, &stripe);
-    if (rc != 0) return rc;
-    rc = set_held(impl(map), stripe, key, hash, value);
-    (void)cthr_rcu_writer_unlock(&stripe->lock);
-    return rc;
+    return write_key(map, key, true, false, value, NULL);
 }
 
 int cthr_rcu_flat_remove(cthr_rcu_flat_t *map, uint64_t key, uint64_t *old) {
-    if (map == NULL) return EINVAL;
-    uint64_t hash;
-    struct flat_stripe *stripe;
-    int rc = lock_key(impl(map), key, &hash, &stripe);
-    if (rc != 0) return rc;
-    rc = remove_held(impl(map), stripe, key, hash, old);
-    (void)cthr_rcu_writer_unlock(&stripe->lock);
-    return rc;
+    return write_key(map, key, true, true, 0, old);
 }

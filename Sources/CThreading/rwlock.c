@@ -169,6 +169,22 @@ static int cthr_rwlock_read_attempt(cthr_rwlock_t *lock, int slot) {
     }
 }
 
+// The sleep step of both waits: reads the sequence `seq_word`, then, while `busy` is still set in the state,
+// registers `waiters` there (the releaser bumps the sequence and wakes only when it sees them) and sleeps while the
+// sequence is unchanged. Returns EAGAIN when it did not sleep (the state moved on: look again), ETIMEDOUT when the
+// sleep reached `deadline_ns`, and 0 after any other wake-up.
+static int cthr_rwlock_sleep(cthr_rwlock_t *lock, cthr_atomic_u32_t *seq_word, uint64_t busy, uint64_t waiters,
+                             uint64_t deadline_ns) {
+    uint32_t seq = cthr_atomic_u32_load(seq_word, CTHR_SEQ_CST);
+    uint64_t state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
+    if ((state & busy) == 0) return EAGAIN;
+    if ((state & waiters) == 0 && !cthr_atomic_u64_compare_exchange_strong(&lock->state, &state, state | waiters,
+                                                                           CTHR_SEQ_CST, CTHR_RELAXED)) {
+        return EAGAIN;
+    }
+    return cthr_futex_wait(&seq_word->value, seq, deadline_ns) == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
 // A read hold: nested (a count in the table), or new, waiting until `deadline_ns` (0 = one attempt only).
 static int cthr_rwlock_read_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, bool try_only) {
     if (lock == NULL) return EINVAL;
@@ -194,16 +210,9 @@ static int cthr_rwlock_read_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, b
             sched_yield();
             continue;
         }
-        // Sleep: read the sequence, register (while readers are still blocked), sleep while it is unchanged.
-        uint32_t seq = cthr_atomic_u32_load(&lock->read_seq, CTHR_SEQ_CST);
-        state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
-        if ((state & CTHR_RWLOCK_BLOCK) == 0) continue;
-        if ((state & CTHR_RWLOCK_READ_WAITERS) == 0 &&
-            !cthr_atomic_u64_compare_exchange_strong(&lock->state, &state, state | CTHR_RWLOCK_READ_WAITERS,
-                                                     CTHR_SEQ_CST, CTHR_RELAXED)) {
-            continue;
-        }
-        if (cthr_futex_wait(&lock->read_seq.value, seq, deadline_ns) == ETIMEDOUT) {
+        // Sleep while new readers are blocked.
+        if (cthr_rwlock_sleep(lock, &lock->read_seq, CTHR_RWLOCK_BLOCK, CTHR_RWLOCK_READ_WAITERS, deadline_ns) ==
+            ETIMEDOUT) {
             rc = cthr_rwlock_read_attempt(lock, slot);  // a hold that became free meanwhile still counts
             return rc == EBUSY ? ETIMEDOUT : rc;
         }
@@ -271,16 +280,12 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
             sched_yield();
             continue;
         }
-        uint32_t seq = cthr_atomic_u32_load(&lock->write_seq, CTHR_SEQ_CST);
-        state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
-        if ((state & CTHR_RWLOCK_WRITER) == 0) continue;
-        if ((state & CTHR_RWLOCK_WRITE_WAITERS) == 0 &&
-            !cthr_atomic_u64_compare_exchange_strong(&lock->state, &state, state | CTHR_RWLOCK_WRITE_WAITERS,
-                                                     CTHR_SEQ_CST, CTHR_RELAXED)) {
+        // Sleep while another writer holds the claim (a timeout is seen at the top of the next round).
+        if (cthr_rwlock_sleep(lock, &lock->write_seq, CTHR_RWLOCK_WRITER, CTHR_RWLOCK_WRITE_WAITERS, deadline_ns) ==
+            EAGAIN) {
             continue;
         }
         slept = true;
-        (void)cthr_futex_wait(&lock->write_seq.value, seq, deadline_ns);
         round = CTHR_RWLOCK_SPINS + CTHR_RWLOCK_YIELDS;  // awake: look again, then sleep again if still claimed
     }
 

@@ -48,30 +48,9 @@ public struct QueueEngineStatistics: Sendable, Hashable {
     /// statistics takes it too, after these counters were read.)
     public let engineLockAcquisitions: Int
 
-    init(_ engine: Engine) {
-        let snapshot = engine.snapshot()
-        label = engine.label
-        threads = snapshot.threads
-        peakThreads = snapshot.peakThreads
-        running = snapshot.running
-        blocked = snapshot.blocked
-        pending = snapshot.pending
-        idle = snapshot.idle
-        maxThreads = engine.maxThreads
-        cores = engine.cores
-        cancelledFirings = engine.cancelledFirings.load(ordering: .relaxed) + snapshot.droppedAfterStop
-        saturations = snapshot.saturations
-        saturationWarnings = snapshot.saturationWarnings
-        submitted = snapshot.submitted
-        localSubmissions = snapshot.localSubmissions
-        steals = snapshot.steals
-        wakeUps = snapshot.wakeUps
-        engineLockAcquisitions = snapshot.engineLockAcquisitions
-    }
-
     /// The shared pool's state now (``WorkerPool/shared``).
     public static var current: QueueEngineStatistics {
-        QueueEngineStatistics(.shared)
+        Engine.shared.snapshot()
     }
 
     /// Restarts the shared pool's ``peakThreads`` from its current thread count.

@@ -74,7 +74,7 @@ public final class WorkerPool: Sendable {
     public var isShutDown: Bool { engine.isShutDown }
 
     /// The pool's state now: threads, queued units, saturation counters.
-    public var statistics: QueueEngineStatistics { QueueEngineStatistics(engine) }
+    public var statistics: QueueEngineStatistics { engine.snapshot() }
 
     /// The number of CPUs the process may use: the calling thread's affinity mask lowered to the cgroup CPU quota
     /// (v2 `cpu.max` or v1 CFS quota, rounded up), at least 1. The default ``threadCount`` of a CPU pool.

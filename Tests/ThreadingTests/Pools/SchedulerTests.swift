@@ -372,9 +372,9 @@ private func schedulerTestWait(seconds: Double = 10, _ condition: () -> Bool) ->
         let engine = pool.engine
         let ran = Atomic<Int>(0)
         #expect(!engine.trySubmit(.job({ ran.add(1, ordering: .relaxed) }), lane: QoS.default.rawValue))
-        #expect(engine.snapshot().droppedAfterStop == 0)
+        #expect(pool.statistics.cancelledFirings == 0)
         #expect(!engine.submit(.job({ ran.add(1, ordering: .relaxed) }), lane: QoS.default.rawValue))
-        #expect(engine.snapshot().droppedAfterStop == 1)
+        #expect(pool.statistics.cancelledFirings == 1)
         #expect(ran.load(ordering: .relaxed) == 0)
     }
 

@@ -1104,24 +1104,8 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
 
     // MARK: Statistics
 
-    struct Snapshot {
-        var threads: Int
-        var peakThreads: Int
-        var running: Int
-        var blocked: Int
-        var pending: Int
-        var idle: Int
-        var droppedAfterStop: Int
-        var saturations: Int
-        var saturationWarnings: Int
-        var submitted: Int
-        var localSubmissions: Int
-        var steals: Int
-        var wakeUps: Int
-        var engineLockAcquisitions: Int
-    }
-
-    func snapshot() -> Snapshot {
+    /// The pool's counters now (``QueueEngineStatistics``).
+    func snapshot() -> QueueEngineStatistics {
         // The counters first, so that the snapshot's own acquisition is not in them.
         let acquisitions = Int(lockAcquisitions.load(ordering: .relaxed))
         var local: UInt64 = 0
@@ -1132,14 +1116,17 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         }
         let submitted = Int(truncatingIfNeeded: submittedTotal())
         return lock.withLock {
-            Snapshot(
+            QueueEngineStatistics(
+                label: label,
                 threads: threads,
                 peakThreads: peakThreads,
                 running: running,
                 blocked: blockedCount,
                 pending: pendingTotal(),
                 idle: idle.count,
-                droppedAfterStop: droppedAfterStop.load(ordering: .relaxed),
+                maxThreads: maxThreads,
+                cores: cores,
+                cancelledFirings: cancelledFirings.load(ordering: .relaxed) + droppedAfterStop.load(ordering: .relaxed),
                 saturations: saturations,
                 saturationWarnings: saturationWarnings,
                 submitted: submitted,
