@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stddef.h>
 #include <time.h>
 #include <unistd.h>
@@ -12,6 +13,15 @@
 #include "cthr_futex.h"
 #include "cthr_sem.h"
 #include "cthr_tsan.h"
+
+// Tries before a waiter registers and sleeps (see cthr_sem_timedwait): `CTHR_SEM_SPINS` with a pause between them,
+// then `CTHR_SEM_YIELDS` with a sched_yield, as the futex lock does (cthr_lock.h).
+#ifndef CTHR_SEM_SPINS
+#define CTHR_SEM_SPINS 10
+#endif
+#ifndef CTHR_SEM_YIELDS
+#define CTHR_SEM_YIELDS 8
+#endif
 
 _Static_assert(CTHR_SEM_VALUE_MAX == (unsigned int)INT_MAX, "the maximum is SEM_VALUE_MAX (INT_MAX)");
 _Static_assert(sizeof(cthr_sem_t) == sizeof(uint64_t), "one 64-bit word");
@@ -63,9 +73,22 @@ int cthr_sem_timedwait(cthr_sem_t *sem, uint64_t deadline_ns) {
     if (sem == NULL) {
         return EINVAL;
     }
-    if (cthr_sem_fast_trywait(sem)) {
-        CTHR_TSAN_ACQUIRE(sem);
-        return 0;
+    // A unit that comes back within a short hold is taken without a sleep and the poster's wake-up system call. A
+    // thread stops trying as soon as a waiter is registered: it queues behind the sleepers instead of competing
+    // with the one a post wakes.
+    for (int round = 0;; round++) {
+        if (cthr_sem_fast_trywait(sem)) {
+            CTHR_TSAN_ACQUIRE(sem);
+            return 0;
+        }
+        if (round >= CTHR_SEM_SPINS + CTHR_SEM_YIELDS) break;
+        if ((cthr_atomic_u64_load(&sem->data, CTHR_RELAXED) >> 32) != 0) break;
+        if (round < CTHR_SEM_SPINS) {
+            cthr_cpu_relax();
+        } else {
+            if (deadline_ns != UINT64_MAX && cthr_clock_now_ns() >= deadline_ns) break;
+            sched_yield();
+        }
     }
     // Register, then look at the value before every sleep: a post that comes after the registration sees the
     // waiter and wakes one sleeper; the futex compares the value with 0 atomically with going to sleep.
