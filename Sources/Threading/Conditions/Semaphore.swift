@@ -13,8 +13,9 @@ import Musl
 ///
 /// Built on CThreading's futex semaphore (`cthr_sem_t`, glibc's `sem_t` protocol: the value and the number of
 /// waiters in one 64-bit word): when a unit is available, ``wait()-7yygf`` is one inlined compare-exchange, and when
-/// nobody waits, ``signal()`` is one inlined compare-exchange, with no system call either way; timed waits sleep on
-/// the futex with a deadline on the monotonic clock. Use it to limit concurrency
+/// nobody waits, ``signal()`` is one inlined compare-exchange, with no system call either way. A wait that finds no
+/// unit tries a few more times (pausing, then yielding the CPU) before it sleeps on the futex, so a unit that comes
+/// back soon is taken without a sleep; timed waits sleep with a deadline on the monotonic clock. Use it to limit concurrency
 /// (initial value N), or as a one-shot hand-off (initial value 0). The count must stay within
 /// 0...``maximumValue``.
 ///
