@@ -207,35 +207,42 @@ public struct ThreadsCommand: ParsableCommand {
     }
 }
 
-/// Runs one study of a family with the shared options and emits it.
+/// Runs one study of a family with the shared options and emits it: `parameters` go into the report next to the
+/// settings, and `summarize` replaces the study's summary line (the family's own units). Returns the study.
+@discardableResult
 func runFamily(
     id: String,
     title: String,
     operation: String,
     defaultThreads: [Int],
     common: CommonOptions,
-    cases: [BenchCase]
-) throws {
+    parameters: [String: String] = [:],
+    cases: [BenchCase],
+    summarize: (StudyResult) -> StudyResult = { $0 }
+) throws -> StudyResult {
     Reporter.warnIfDebug()
     let settings = common.settings(defaults: CacheCommand.defaultSettings)
     let threads = common.threadCounts(defaults: defaultThreads)
     let progress = Progress(enabled: !common.quiet)
     progress.expect(threads.count)
-    let study = runStudy(
-        id: id,
-        family: id,
-        title: title,
-        operation: operation,
-        parameters: [
-            "seconds": String(settings.seconds), "warmup": String(settings.warmup),
-            "repeats": String(settings.repeats),
-        ],
-        threads: threads,
-        cases: cases,
-        settings: settings,
-        progress: progress
+    let study = summarize(
+        runStudy(
+            id: id,
+            family: id,
+            title: title,
+            operation: operation,
+            parameters: parameters.merging([
+                "seconds": String(settings.seconds), "warmup": String(settings.warmup),
+                "repeats": String(settings.repeats),
+            ]) { _, setting in setting },
+            threads: threads,
+            cases: cases,
+            settings: settings,
+            progress: progress
+        )
     )
     try Reporter.emit(Reporter.report([study]), options: common, family: id)
+    return study
 }
 
 /// `bench queues`: serial-queue `sync` round trips, `async` throughput, ping-pong between two serial queues, and

@@ -70,29 +70,16 @@ public struct BlockingPoolCommand: ParsableCommand {
             print(listing(entries.map { ($0.id, $0.name, $0.kind, operation) }))
             return
         }
-        Reporter.warnIfDebug()
-        let settings = common.settings(defaults: CacheCommand.defaultSettings)
-        let threads = common.threadCounts(defaults: Self.defaultThreads)
-        let progress = Progress(enabled: !common.quiet)
-        progress.expect(threads.count)
-        let study = Self.withTaskRateSummary(
-            runStudy(
-                id: "blocking",
-                family: "blocking",
-                title: "blocking",
-                operation: operation,
-                parameters: [
-                    "seconds": String(settings.seconds), "warmup": String(settings.warmup),
-                    "repeats": String(settings.repeats), "tasks": String(Pools.batchTasks),
-                    "pool threads": String(Pools.blockingThreads),
-                ],
-                threads: threads,
-                cases: entries.map { BenchCase(name: $0.name, id: $0.id, kind: $0.kind, run: $0.run) },
-                settings: settings,
-                progress: progress
-            )
+        try runFamily(
+            id: "blocking",
+            title: "blocking",
+            operation: operation,
+            defaultThreads: Self.defaultThreads,
+            common: common,
+            parameters: ["tasks": String(Pools.batchTasks), "pool threads": String(Pools.blockingThreads)],
+            cases: entries.map { BenchCase(name: $0.name, id: $0.id, kind: $0.kind, run: $0.run) },
+            summarize: Self.withTaskRateSummary
         )
-        try Reporter.emit(Reporter.report([study]), options: common, family: "blocking")
     }
 
     /// The study with its summary in tasks per second and time per batch, and ours against each peer:
@@ -181,28 +168,16 @@ public struct PoolAsyncCommand: ParsableCommand {
             print(listing(entries.map { ($0.id, $0.name, $0.kind, operation) }))
             return
         }
-        Reporter.warnIfDebug()
-        let settings = common.settings(defaults: CacheCommand.defaultSettings)
-        let threads = common.threadCounts(defaults: Self.defaultThreads)
-        let progress = Progress(enabled: !common.quiet)
-        progress.expect(threads.count)
-        let study = Self.withPairSummary(
-            runStudy(
-                id: "pool-async",
-                family: "pool-async",
-                title: "pool-async",
-                operation: operation,
-                parameters: [
-                    "seconds": String(settings.seconds), "warmup": String(settings.warmup),
-                    "repeats": String(settings.repeats), "pool threads": String(WorkerPool.defaultThreadCount),
-                ],
-                threads: threads,
-                cases: entries.map { BenchCase(name: $0.name, id: $0.id, kind: $0.kind, run: $0.run) },
-                settings: settings,
-                progress: progress
-            )
+        try runFamily(
+            id: "pool-async",
+            title: "pool-async",
+            operation: operation,
+            defaultThreads: Self.defaultThreads,
+            common: common,
+            parameters: ["pool threads": String(WorkerPool.defaultThreadCount)],
+            cases: entries.map { BenchCase(name: $0.name, id: $0.id, kind: $0.kind, run: $0.run) },
+            summarize: Self.withPairSummary
         )
-        try Reporter.emit(Reporter.report([study]), options: common, family: "pool-async")
     }
 
     /// Each of ours against the Dispatch queue of the same shape (``PoolAsync/pairs``), at each thread count.
@@ -263,28 +238,16 @@ public struct KVServerCommand: ParsableCommand {
             print(listing(entries.map { ($0.id, $0.name, $0.kind, operation) }))
             return
         }
-        Reporter.warnIfDebug()
-        let settings = common.settings(defaults: CacheCommand.defaultSettings)
-        let threads = common.threadCounts(defaults: Self.defaultThreads)
-        let progress = Progress(enabled: !common.quiet)
-        progress.expect(threads.count)
-        let study = Self.withServerSummary(
-            runStudy(
-                id: "kv-server",
-                family: "kv-server",
-                title: "kv-server",
-                operation: operation,
-                parameters: [
-                    "seconds": String(settings.seconds), "warmup": String(settings.warmup),
-                    "repeats": String(settings.repeats), "transport": "AF_UNIX socketpair",
-                ],
-                threads: threads,
-                cases: entries.map { BenchCase(name: $0.name, id: $0.id, kind: $0.kind, run: $0.run) },
-                settings: settings,
-                progress: progress
-            )
+        let study = try runFamily(
+            id: "kv-server",
+            title: "kv-server",
+            operation: operation,
+            defaultThreads: Self.defaultThreads,
+            common: common,
+            parameters: ["transport": "AF_UNIX socketpair"],
+            cases: entries.map { BenchCase(name: $0.name, id: $0.id, kind: $0.kind, run: $0.run) },
+            summarize: Self.withServerSummary
         )
-        try Reporter.emit(Reporter.report([study]), options: common, family: "kv-server")
         if let failure = Self.unservedFailure(study) { throw failure }
     }
 
