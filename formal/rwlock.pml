@@ -13,25 +13,28 @@
  *       is counted and no writer claims); when BLOCK: wait until BLOCK clears (the read_seq sleep is not modelled:
  *       a guard that blocks until the condition holds).
  *       Unlock: cthr_rwlock_leave_stripe (subtract 1 from the stripe; when it reached 0, load the word and wake the
- *       drainer when DRAIN_WAIT is set) or the central fetch_sub (wake the drainer when the count it replaced was 1
- *       and DRAIN_WAIT was set). cthr_rwlock_wake_drain: fetch_and clears DRAIN_WAIT; if this thread cleared it,
- *       drain_seq + 1 and a futex wake.
+ *       drainer when DRAIN_WAIT is set) or the central fetch_sub; when the count it replaced was 1 and HANDOVER or
+ *       DRAIN_WAIT was set, cthr_rwlock_last_reader_left: while the word reads count 0, HANDOVER and not BLOCK, a
+ *       CAS sets BLOCK and clears HANDOVER (one step: a CAS loop on the whole word); then cthr_rwlock_wake_drain:
+ *       fetch_and clears DRAIN_WAIT; if this thread cleared it, drain_seq + 1 and a futex wake.
  *   Writer w (NWRITERS of them, ROUNDS write sections each):
  *       cthr_rwlock_fast_wrlock: CAS the word from 0 to WRITER|BLOCK, and nothing else.
- *       cthr_rwlock_write_acquire: phase 1, the claim: CAS WRITER on (preferring writers also BLOCK on, BIASED off
- *       and REBIAS on when it was set); a claimed word is waited out (the write_seq sleep is not modelled: a guard).
- *       Phase 2, the drain, each round: load the word; drained when its count is 0 and, with BIASED or REBIAS, a
- *       scan of the stripes (one load per stripe) finds every stripe at 0: then CAS the loaded value to BLOCK on,
- *       BIASED off (REBIAS on when it was set), DRAIN_WAIT off: owned if BLOCK was already on in the loaded value,
- *       else round again (stripe readers that came in before BLOCK); not drained: the sleep step: load drain_seq,
- *       set DRAIN_WAIT with a load of the word, drained again (scan), futex wait on drain_seq while it still holds
- *       the value loaded.
+ *       cthr_rwlock_write_acquire: phase 1, the claim: CAS WRITER on, BIASED off and REBIAS on when it was set
+ *       (preferring writers also BLOCK on); a claimed word is waited out (the write_seq sleep is not modelled: a
+ *       guard). Phase 2, the drain, each round: load the word; unless the stripes were already seen drained (or
+ *       REBIAS is off: nothing to scan), scan them (one load per stripe), drained when every stripe reads 0; then,
+ *       drained and count 0: CAS the loaded value to BLOCK on, HANDOVER and DRAIN_WAIT off: owned; drained, count
+ *       not 0 and neither BLOCK nor HANDOVER: CAS HANDOVER on; otherwise the sleep step: load drain_seq, set
+ *       DRAIN_WAIT with a load of the word, ready again (count 0 and the stripes drained or a scan clear), futex
+ *       wait on drain_seq while it still holds the value loaded.
  *       With -DTIMEOUTS=1 a writer may give up instead of sleeping (cthr_rwlock_release_write: clear the writer's
  *       bits, restore BIASED after a revocation).
  *       Unlock: cthr_rwlock_release_write (the same).
  *
  * Properties: exclusion (a writer is never inside with a reader or another writer: assertions on entry); no lost
- * wake-up of the draining writer and no thread waiting forever (no invalid end state; every thread finishes).
+ * wake-up of the draining writer and no thread waiting forever (no invalid end state; every thread finishes);
+ * preferring readers, BLOCK is only set while no reader holds the lock (so a reader waiting for another thread's
+ * read hold is never stuck behind a writer: assertions where BLOCK is set).
  *
  * Variants (-D):
  *   PREFER_WRITERS=1       the claim sets BLOCK at once
@@ -40,9 +43,10 @@
  *   MUTANT_NO_SCAN         a writer that revoked the bias does not scan the stripes: must fail
  *   MUTANT_KEEP_REVOKED    a writer that gives its claim back does not restore BIASED (with TIMEOUTS=1): must fail
  *                          (a stripe reader still inside while the word reads 0: a fast-path writer walks in)
- *   MUTANT_OWN_AT_BLOCK    preferring readers, the writer owns the lock as soon as its CAS sets BLOCK, without
- *                          scanning the stripes again: must fail (a stripe reader that came in between the scan
- *                          and the CAS is inside)
+ *   MUTANT_KEEP_BIAS       preferring readers, the claim leaves the bias on: must fail (a stripe reader comes in
+ *                          after the writer saw the stripes drained)
+ *   MUTANT_EARLY_HANDOVER  the writer sets HANDOVER before the stripes are drained: must fail (the last central
+ *                          reader sets BLOCK while a stripe reader still holds the lock)
  *   MUTANT_NO_DRAIN_WAKE   a leaving stripe reader never wakes the drainer: must fail (the writer sleeps forever)
  */
 
@@ -67,6 +71,7 @@ bit biased = 0;
 bit writer = 0;
 bit block = 0;
 bit rebias = 0;
+bit handover = 0;
 bit drain_wait = 0;
 byte count = 0;
 /* the stripes */
@@ -76,6 +81,7 @@ byte drain_seq = 0;
 bit drainer_asleep = 0;
 /* observers */
 byte readers_in = 0;
+byte holders = 0;    /* read holds taken and not yet given back (stripe or central) */
 byte writers_in = 0;
 byte finished = 0;
 
@@ -90,7 +96,7 @@ inline wake_drain() {
 
 proctype Reader(byte me) {
     byte round = 0;
-    bit s_biased, s_block, s_writer, ok, striped, w;
+    bit s_biased, s_block, s_writer, ok, striped, w, h;
     byte s_count, left;
     do
     :: round < ROUNDS ->
@@ -101,9 +107,9 @@ proctype Reader(byte me) {
             :: s_biased && !s_block ->
                 stripe[me]++;
 #ifdef MUTANT_NO_RECHECK
-                ok = 1;
+                atomic { ok = 1; holders++ };
 #else
-                atomic { ok = biased && !block };
+                atomic { ok = biased && !block; if :: ok -> holders++ :: else fi };
 #endif
                 if
                 :: ok -> striped = 1; break
@@ -129,7 +135,8 @@ proctype Reader(byte me) {
                         :: s_count > 0 && !s_writer -> biased = 1
                         :: else
                         fi;
-                        ok = 1
+                        ok = 1;
+                        holders++
                     :: else -> ok = 0
                     fi
                 };
@@ -145,7 +152,7 @@ proctype Reader(byte me) {
         /* unlock */
         if
         :: striped ->
-            atomic { stripe[me]--; left = stripe[me] };
+            atomic { stripe[me]--; left = stripe[me]; holders-- };
 #ifndef MUTANT_NO_DRAIN_WAKE
             if
             :: left == 0 -> atomic { w = drain_wait };
@@ -157,9 +164,19 @@ proctype Reader(byte me) {
             fi
 #endif
         :: else ->
-            atomic { left = count; count--; w = drain_wait };
+            atomic { left = count; count--; w = drain_wait; h = handover; holders-- };
             if
-            :: left == 1 && w -> wake_drain()
+            :: left == 1 && (w || h) ->
+                /* cthr_rwlock_last_reader_left */
+                atomic {
+                    if
+                    :: count == 0 && handover && !block ->
+                        assert(PREFER_WRITERS || holders == 0);
+                        block = 1; handover = 0
+                    :: else
+                    fi
+                };
+                wake_drain()
             :: else
             fi
         fi;
@@ -169,12 +186,12 @@ proctype Reader(byte me) {
     finished++
 }
 
-/* The drained test of cthr_rwlock_drained on a loaded count and REBIAS: a scan, one stripe load per step. */
-inline drained(result, c, rb) {
-    result = (c == 0);
+/* cthr_rwlock_stripes_clear: a scan, one stripe load per step. */
+inline stripes_clear(result) {
+    result = 1;
 #ifndef MUTANT_NO_SCAN
     if
-    :: result && rb ->
+    :: true ->
         i = 0;
         do
         :: i < NREADERS ->
@@ -194,6 +211,7 @@ inline release_write() {
     atomic {
         writer = 0;
         block = 0;
+        handover = 0;
         drain_wait = 0;
         if
         :: rebias -> rebias = 0;
@@ -207,7 +225,7 @@ inline release_write() {
 
 proctype Writer() {
     byte round = 0;
-    bit fast, ok, s_rebias, s_block, s_drain, s_biased, d;
+    bit fast, ok, s_block, s_handover, d, drained_once;
     byte s_count, seq, i;
     do
     :: round < ROUNDS ->
@@ -223,48 +241,57 @@ again:
         :: fast -> goto inside
         :: else
         fi;
-        /* phase 1: the claim */
+        /* phase 1: the claim: revoke the bias; preferring writers, block new readers */
         atomic {
             !writer ->
             writer = 1;
             if
-            :: PREFER_WRITERS ->
-                block = 1;
-                if
-                :: biased -> biased = 0; rebias = 1
-                :: else
-                fi
+#ifdef MUTANT_KEEP_BIAS
+            :: biased && PREFER_WRITERS -> biased = 0; rebias = 1
+#else
+            :: biased -> biased = 0; rebias = 1
+#endif
             :: else
-            fi
+            fi;
+            if
+            :: PREFER_WRITERS -> block = 1
+            :: else
+            fi;
+            drained_once = !rebias
         };
         /* phase 2: the drain */
         do
-        :: atomic { s_count = count; s_rebias = rebias; s_block = block; s_drain = drain_wait; s_biased = biased };
-            drained(d, s_count, s_rebias || s_biased);
+        :: atomic { s_count = count; s_block = block; s_handover = handover };
             if
-            :: d ->
-                /* CAS from the loaded value: BLOCK on, BIASED off (REBIAS on if it was set), DRAIN_WAIT off */
+            :: !drained_once -> stripes_clear(drained_once)
+            :: else
+            fi;
+            if
+            :: drained_once && s_count == 0 ->
+                /* CAS from the loaded value: BLOCK on, HANDOVER and DRAIN_WAIT off */
                 atomic {
                     if
-                    :: count == s_count && rebias == s_rebias && block == s_block && drain_wait == s_drain &&
-                       biased == s_biased ->
-                        block = 1; drain_wait = 0;
-                        if
-                        :: biased -> biased = 0; rebias = 1
-                        :: else
-                        fi;
-                        ok = 1
+                    :: count == s_count && block == s_block && handover == s_handover ->
+                        assert(PREFER_WRITERS || holders == 0);
+                        block = 1; handover = 0; drain_wait = 0; ok = 1
                     :: else -> ok = 0
                     fi
                 };
                 if
-#ifdef MUTANT_OWN_AT_BLOCK
-                :: ok -> break              /* owned as soon as BLOCK is set, without looking again */
-#else
-                :: ok && s_block -> break   /* BLOCK was set before the scan: owned */
-#endif
-                :: else                     /* BLOCK set just now (or the CAS failed): look again */
+                :: ok -> break
+                :: else
                 fi
+#ifdef MUTANT_EARLY_HANDOVER
+            :: s_count != 0 && !s_block && !s_handover ->
+#else
+            :: drained_once && s_count != 0 && !s_block && !s_handover ->
+#endif
+                atomic {
+                    if
+                    :: count == s_count && block == s_block && handover == s_handover -> handover = 1
+                    :: else
+                    fi
+                }
             :: else ->
 #if TIMEOUTS
                 if
@@ -274,10 +301,14 @@ again:
 #endif
                 /* the sleep step */
                 seq = drain_seq;
-                atomic { drain_wait = 1; s_count = count; s_rebias = rebias; s_biased = biased };
-                drained(d, s_count, s_rebias || s_biased);
+                atomic { drain_wait = 1; s_count = count };
+                d = drained_once;
                 if
-                :: d
+                :: !d -> stripes_clear(d)
+                :: else
+                fi;
+                if
+                :: d && s_count == 0
                 :: else ->
                     atomic {
                         if

@@ -16,18 +16,22 @@
 // read-mostly work moves to the stripes by itself. Read holds are tracked per thread (below), so a nested read of
 // a lock the thread already reads touches no shared memory at all, whatever the preference.
 //
-// Writers. A writer claims the write side (WRITER, with its id); new readers wait only once BLOCK is set, and the
-// bias is revoked (BIASED cleared, REBIAS remembered) in the compare-exchange that sets BLOCK. Preferring writers,
-// the claim itself sets BLOCK; preferring readers, the bias stays on and readers keep coming in while the writer
-// waits for a moment with no reader (central count zero, every stripe zero), then sets BLOCK in a compare-exchange
-// that also sees the count at zero. Either way the writer then scans the stripes again and waits for the stripe
-// readers that came in before BLOCK. The unlock clears the word (restoring BIASED after a revocation) and wakes
-// whoever registered a sleep. The lock word is 0 only when nothing is held and no bias is on: then the inlined
-// write lock is one compare-exchange from 0 and the unlock one compare-exchange back, as in `cthr_lock_t`.
+// Writers. A writer claims the write side (WRITER, with its id) and revokes the bias in the same compare-exchange
+// (BIASED cleared, REBIAS remembered), so readers arriving from then on use the central count. Preferring writers,
+// the claim also sets BLOCK and new readers wait. Preferring readers, new readers keep coming in: the writer first
+// waits until every stripe has been seen at zero (the stripe readers that came in before the claim; no later one
+// stays, the bias being off), then, while central readers remain, sets HANDOVER: the reader whose release brings
+// the central count to zero sets BLOCK in its place, so the writer gets the lock at the first moment no reader
+// holds it instead of having to catch that moment itself (glibc's reader-preferring lock hands over the same way).
+// BLOCK is thus only ever set by a reader-preferring lock when no reader at all holds it: a reader that waits for
+// another thread's read hold cannot be stuck behind a waiting writer. The unlock clears the word (restoring BIASED
+// after a revocation) and wakes whoever registered a sleep. The lock word is 0 only when nothing is held and no bias
+// is on: then the inlined write lock is one compare-exchange from 0 and the unlock one compare-exchange back, as in
+// `cthr_lock_t`.
 //
-// Why a stripe reader and a writer never both get in: the reader's increment and reload and the writer's BLOCK
+// Why a stripe reader and a writer never both get in: the reader's increment and reload and the writer's revoking
 // compare-exchange and stripe scan are all sequentially consistent (Dekker's pairing): either the reload sees
-// BLOCK (the reader leaves), or the scan sees the increment (the writer waits for the decrement). A stripe count
+// BIASED cleared (the reader leaves), or the scan sees the increment (the writer waits for the decrement). A stripe count
 // that is not zero while the word is 0 belongs to a reader on its way out, never to a holder.
 //
 // Sleeping. Three futex words, each a sequence number: `read_seq` (readers waiting for BLOCK to clear),
@@ -62,6 +66,7 @@ typedef enum cthr_rwlock_kind {
 #define CTHR_RWLOCK_WRITE_WAITERS (1ull << 28)   // writers sleep on write_seq
 #define CTHR_RWLOCK_DRAIN_WAIT (1ull << 29)      // the claiming writer sleeps on drain_seq
 #define CTHR_RWLOCK_REBIAS (1ull << 30)          // the claiming writer revoked the bias: scan stripes, restore it
+#define CTHR_RWLOCK_HANDOVER (1ull << 31)        // stripes drained: the last central reader out sets BLOCK
 #define CTHR_RWLOCK_OWNER_SHIFT 32
 // uint32_t counters per stripe: one 64-byte line each.
 #define CTHR_RWLOCK_STRIPE_STRIDE 16u
@@ -111,9 +116,9 @@ int cthr_rwlock_destroy(cthr_rwlock_t *_Nullable lock);
 // stripe reached zero while one sleeps.
 void cthr_rwlock_leave_stripe(cthr_rwlock_t *_Nonnull lock, cthr_atomic_u32_t *_Nonnull stripe);
 
-// Wakes the writer draining readers (a reader brought its stripe or the central count to zero while DRAIN_WAIT was
-// set): clears DRAIN_WAIT and wakes the drainer if this call cleared it.
-void cthr_rwlock_wake_drain(cthr_rwlock_t *_Nonnull lock);
+// Called by a central reader whose release brought the count to zero while HANDOVER or DRAIN_WAIT was set: hands
+// the lock to the claiming writer (sets BLOCK, if no reader came in meanwhile) and wakes it if it sleeps.
+void cthr_rwlock_last_reader_left(cthr_rwlock_t *_Nonnull lock);
 
 // The counter of stripe `index` (masked).
 static inline cthr_atomic_u32_t *_Nonnull cthr_rwlock_stripe(cthr_rwlock_t *_Nonnull lock, uint32_t index) {
@@ -166,8 +171,8 @@ static inline bool cthr_rwlock_fast_rdunlock(cthr_rwlock_t *_Nonnull lock) {
         cthr_rwlock_leave_stripe(lock, cthr_rwlock_stripe(lock, held->index));
     } else {
         uint64_t before = cthr_atomic_u64_fetch_sub(&lock->state, 1, CTHR_SEQ_CST);
-        if ((before & CTHR_RWLOCK_COUNT_MASK) == 1 && (before & CTHR_RWLOCK_DRAIN_WAIT) != 0) {
-            cthr_rwlock_wake_drain(lock);
+        if ((before & CTHR_RWLOCK_COUNT_MASK) == 1 && (before & (CTHR_RWLOCK_DRAIN_WAIT | CTHR_RWLOCK_HANDOVER)) != 0) {
+            cthr_rwlock_last_reader_left(lock);
         }
     }
     return true;

@@ -201,12 +201,14 @@ check "semaphore MUTANT_WAKE_ON_ZERO" semaphore.pml ltl fail -DMUTANT_WAKE_ON_ZE
 check "rwlock 2 readers, 1 writer" rwlock.pml safety pass
 check "rwlock preferring writers" rwlock.pml safety pass -DPREFER_WRITERS=1
 check "rwlock 2 writers, 1 round" rwlock.pml safety pass -DNWRITERS=2 -DROUNDS=1
+check "rwlock 3 readers, 1 writer, 1 round" rwlock.pml safety pass -DNREADERS=3 -DROUNDS=1
 check "rwlock a writer gives up, 1 round" rwlock.pml safety pass -DTIMEOUTS=1 -DROUNDS=1
 check "rwlock MUTANT_NO_RECHECK" rwlock.pml safety fail -DMUTANT_NO_RECHECK
 check "rwlock MUTANT_NO_SCAN" rwlock.pml safety fail -DMUTANT_NO_SCAN
 check "rwlock MUTANT_KEEP_REVOKED" rwlock.pml safety fail -DMUTANT_KEEP_REVOKED -DTIMEOUTS=1
 check "rwlock MUTANT_NO_DRAIN_WAKE" rwlock.pml safety fail -DMUTANT_NO_DRAIN_WAKE
-check "rwlock MUTANT_OWN_AT_BLOCK" rwlock.pml safety fail -DMUTANT_OWN_AT_BLOCK
+check "rwlock MUTANT_KEEP_BIAS" rwlock.pml safety fail -DMUTANT_KEEP_BIAS
+check "rwlock MUTANT_EARLY_HANDOVER" rwlock.pml safety fail -DMUTANT_EARLY_HANDOVER
 
 end=$(date +%s)
 echo "verify: $runs run(s), $bad failed, $((end - start)) s"

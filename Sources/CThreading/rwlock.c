@@ -39,7 +39,7 @@ static cthr_atomic_u32_t cthr_rwlock_next_index = {0};
 // Every bit a claiming or holding writer owns, which its release clears.
 #define CTHR_RWLOCK_WRITE_BITS                                                                                   \
     (CTHR_RWLOCK_WRITER | CTHR_RWLOCK_BLOCK | CTHR_RWLOCK_DRAIN_WAIT | CTHR_RWLOCK_REBIAS |                     \
-     (0xffffffffull << CTHR_RWLOCK_OWNER_SHIFT))
+     CTHR_RWLOCK_HANDOVER | (0xffffffffull << CTHR_RWLOCK_OWNER_SHIFT))
 
 _Static_assert(CTHR_RWLOCK_STRIPE_STRIDE * sizeof(uint32_t) == 64, "one stripe per 64-byte line");
 
@@ -93,9 +93,20 @@ static bool cthr_rwlock_stripes_clear(cthr_rwlock_t *lock) {
 
 // Clears DRAIN_WAIT and wakes the drainer if this thread cleared it: one wake per sleep of the drainer, however
 // many readers leave meanwhile (the drainer sets the flag again before it sleeps again, then scans).
-void cthr_rwlock_wake_drain(cthr_rwlock_t *lock) {
+static void cthr_rwlock_wake_drain(cthr_rwlock_t *lock) {
     uint64_t before = cthr_atomic_u64_fetch_and(&lock->state, ~CTHR_RWLOCK_DRAIN_WAIT, CTHR_SEQ_CST);
     if ((before & CTHR_RWLOCK_DRAIN_WAIT) != 0) cthr_rwlock_bump_and_wake(&lock->drain_seq, 1);
+}
+
+void cthr_rwlock_last_reader_left(cthr_rwlock_t *lock) {
+    uint64_t state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
+    // Hand over: still no reader, the writer still claiming and asking for it (a failed exchange reloads `state`).
+    while ((state & CTHR_RWLOCK_COUNT_MASK) == 0 && (state & (CTHR_RWLOCK_HANDOVER | CTHR_RWLOCK_BLOCK)) ==
+                                                         CTHR_RWLOCK_HANDOVER) {
+        uint64_t next = (state | CTHR_RWLOCK_BLOCK) & ~CTHR_RWLOCK_HANDOVER;
+        if (cthr_atomic_u64_compare_exchange_weak(&lock->state, &state, next, CTHR_SEQ_CST, CTHR_RELAXED)) break;
+    }
+    cthr_rwlock_wake_drain(lock);
 }
 
 void cthr_rwlock_leave_stripe(cthr_rwlock_t *lock, cthr_atomic_u32_t *stripe) {
@@ -232,12 +243,6 @@ static void cthr_rwlock_release_write(cthr_rwlock_t *lock) {
     if ((state & CTHR_RWLOCK_WRITE_WAITERS) != 0) cthr_rwlock_bump_and_wake(&lock->write_seq, 1);
 }
 
-// Whether no reader holds the lock now: no central reader and, when the lock is or was biased, no stripe reader.
-static inline bool cthr_rwlock_drained(cthr_rwlock_t *lock, uint64_t state) {
-    return (state & CTHR_RWLOCK_COUNT_MASK) == 0 &&
-           ((state & (CTHR_RWLOCK_REBIAS | CTHR_RWLOCK_BIASED)) == 0 || cthr_rwlock_stripes_clear(lock));
-}
-
 // The write side: claim, then wait for the readers to leave. `try_only`: one attempt, nothing changed on failure.
 static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, bool try_only) {
     if (lock == NULL) return EINVAL;
@@ -253,12 +258,10 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
         state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
         if ((state & CTHR_RWLOCK_WRITER) == 0) {
             if (try_only && (state & CTHR_RWLOCK_COUNT_MASK) != 0) return EBUSY;
-            uint64_t next = state | mine;
-            if (prefer_writers || try_only) {
-                // Block new readers now, revoking the bias in the same step.
-                next = (next & ~CTHR_RWLOCK_BIASED) | CTHR_RWLOCK_BLOCK;
-                if ((state & CTHR_RWLOCK_BIASED) != 0) next |= CTHR_RWLOCK_REBIAS;
-            }
+            // Revoke the bias (readers from now on use the central count) and, preferring writers, block new readers.
+            uint64_t next = (state | mine) & ~CTHR_RWLOCK_BIASED;
+            if ((state & CTHR_RWLOCK_BIASED) != 0) next |= CTHR_RWLOCK_REBIAS;
+            if (prefer_writers || try_only) next |= CTHR_RWLOCK_BLOCK;
             if (slept) next |= CTHR_RWLOCK_WRITE_WAITERS;  // others may sleep behind this writer's wake-up
             if (cthr_atomic_u64_compare_exchange_strong(&lock->state, &state, next, CTHR_SEQ_CST, CTHR_RELAXED)) {
                 state = next;
@@ -289,26 +292,31 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
         round = CTHR_RWLOCK_SPINS + CTHR_RWLOCK_YIELDS;  // awake: look again, then sleep again if still claimed
     }
 
-    // Phase 2: wait for the readers to leave. Preferring readers, the bias stays on and new readers keep coming in
-    // while the writer waits; once no reader holds the lock, one compare-exchange blocks new readers and revokes the
-    // bias, and the writer then waits for the stripe readers that came in between its scan and that step (they saw
-    // BIASED and not BLOCK after their increment; any later one sees BLOCK and leaves: Dekker's pairing again).
+    // Phase 2: wait for the readers to leave. First the stripe readers that came in before the claim revoked the bias
+    // (a later one sees BIASED cleared after its increment and leaves: Dekker's pairing), once: every stripe seen at
+    // zero since the claim. Then the central readers: once none is left, one compare-exchange that sees the count at
+    // zero sets BLOCK. Preferring readers, new central readers keep coming in meanwhile, so the writer sets HANDOVER
+    // and the reader that brings the count to zero sets BLOCK for it (cthr_rwlock_last_reader_left).
+    bool stripes_drained = (state & CTHR_RWLOCK_REBIAS) == 0;
     for (int round = 0;; round++) {
         state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
-        if (cthr_rwlock_drained(lock, state)) {
-            uint64_t next = (state | CTHR_RWLOCK_BLOCK) & ~(CTHR_RWLOCK_DRAIN_WAIT | CTHR_RWLOCK_BIASED);
-            if ((state & CTHR_RWLOCK_BIASED) != 0) next |= CTHR_RWLOCK_REBIAS;
-            bool owned = (state & CTHR_RWLOCK_BLOCK) != 0;  // BLOCK was set before this drained test: nobody left
+        if (!stripes_drained) stripes_drained = cthr_rwlock_stripes_clear(lock);
+        if (stripes_drained && (state & CTHR_RWLOCK_COUNT_MASK) == 0) {
+            uint64_t next = (state | CTHR_RWLOCK_BLOCK) & ~(CTHR_RWLOCK_HANDOVER | CTHR_RWLOCK_DRAIN_WAIT);
             if (next == state ||
                 cthr_atomic_u64_compare_exchange_strong(&lock->state, &state, next, CTHR_SEQ_CST, CTHR_RELAXED)) {
-                if (owned) return 0;
-                round = -1;  // BLOCK set now: look again for readers that came in meanwhile (usually none)
+                return 0;
             }
             continue;
         }
         if (try_only) {
             cthr_rwlock_release_write(lock);
             return EBUSY;
+        }
+        if (stripes_drained && (state & (CTHR_RWLOCK_BLOCK | CTHR_RWLOCK_HANDOVER)) == 0) {
+            (void)cthr_atomic_u64_compare_exchange_strong(&lock->state, &state, state | CTHR_RWLOCK_HANDOVER,
+                                                          CTHR_SEQ_CST, CTHR_RELAXED);
+            continue;
         }
         if (round < CTHR_RWLOCK_SPINS) {
             cthr_cpu_relax();
@@ -322,6 +330,7 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
             sched_yield();
             continue;
         }
+        // Sleep until a stripe or the central count reaches zero (the reader that brings it there wakes the writer).
         uint32_t seq = cthr_atomic_u32_load(&lock->drain_seq, CTHR_SEQ_CST);
         state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
         if ((state & CTHR_RWLOCK_DRAIN_WAIT) == 0 &&
@@ -330,7 +339,7 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
             continue;
         }
         state |= CTHR_RWLOCK_DRAIN_WAIT;
-        if (cthr_rwlock_drained(lock, state)) continue;
+        if ((state & CTHR_RWLOCK_COUNT_MASK) == 0 && (stripes_drained || cthr_rwlock_stripes_clear(lock))) continue;
         (void)cthr_futex_wait(&lock->drain_seq.value, seq, deadline_ns);
         round = CTHR_RWLOCK_SPINS;  // awake: look again, yield a little, sleep again if readers remain
     }
@@ -367,7 +376,9 @@ static void cthr_rwlock_read_release(cthr_rwlock_t *lock, int slot) {
         return;
     }
     uint64_t before = cthr_atomic_u64_fetch_sub(&lock->state, 1, CTHR_SEQ_CST);
-    if ((before & CTHR_RWLOCK_COUNT_MASK) == 1 && (before & CTHR_RWLOCK_DRAIN_WAIT) != 0) cthr_rwlock_wake_drain(lock);
+    if ((before & CTHR_RWLOCK_COUNT_MASK) == 1 && (before & (CTHR_RWLOCK_DRAIN_WAIT | CTHR_RWLOCK_HANDOVER)) != 0) {
+        cthr_rwlock_last_reader_left(lock);
+    }
 }
 
 int cthr_rwlock_rdunlock(cthr_rwlock_t *lock) {

@@ -202,6 +202,112 @@ private func makeLock(_ kind: Int32) -> SharedCell<cthr_rwlock_t> {
         #expect(try newReaderIsTurnedAwayWhileAWriterWaits(kind: readerPreferring) == false)
     }
 
+    /// Polls the lock word until every bit of `bits` is set; false after `generousTimeoutNs`.
+    private func waitForBits(_ lock: SharedCell<cthr_rwlock_t>, _ bits: UInt64) -> Bool {
+        let end = cthr_clock_deadline_after(generousTimeoutNs)
+        while cthr_rwlock_load(lock.pointer) & bits != bits {
+            if cthr_clock_now_ns() >= end { return false }
+            _ = cthr_sleep_ns(100_000)
+        }
+        return true
+    }
+
+    /// Preferring readers, a writer waiting behind central readers asks for the lock (HANDOVER) and goes to sleep
+    /// (DRAIN_WAIT); readers still come in meanwhile, and the reader whose unlock brings the count to zero sets BLOCK
+    /// for the writer before its unlock returns: the writer gets the first moment no reader holds the lock.
+    @Test func theLastReaderOutHandsTheLockToAWaitingWriter() throws {
+        let lock = makeLock(readerPreferring)
+        let block = UInt64(CTHR_RWLOCK_BLOCK)
+        let handover = UInt64(CTHR_RWLOCK_HANDOVER)
+        #expect(cthr_rwlock_rdlock(lock.pointer) == 0)
+        let writerIn = Event()
+        let releaseWriter = Event()
+        let result = SharedCell<Int32>(-1)
+        let writer = try #require(
+            spawnVoid {
+                result.pointer.pointee = cthr_rwlock_timedwrlock(
+                    lock.pointer,
+                    cthr_clock_deadline_after(generousTimeoutNs)
+                )
+                writerIn.signal()
+                _ = releaseWriter.wait()
+                if result.pointer.pointee == 0 { _ = cthr_rwlock_unlock(lock.pointer) }
+            }
+        )
+        #expect(waitForBits(lock, handover | UInt64(CTHR_RWLOCK_DRAIN_WAIT)))
+        // A second reader still gets in (readers are preferred), on another thread.
+        let secondIn = Event()
+        let secondOut = Event()
+        let second = try #require(
+            spawnVoid {
+                guard cthr_rwlock_tryrdlock(lock.pointer) == 0 else { return }
+                secondIn.signal()
+                _ = secondOut.wait()
+                _ = cthr_rwlock_unlock(lock.pointer)
+            }
+        )
+        #expect(secondIn.wait())
+        #expect(cthr_rwlock_unlock(lock.pointer) == 0)  // one reader left: nothing handed over yet
+        #expect(cthr_rwlock_load(lock.pointer) & block == 0)
+        secondOut.signal()
+        #expect(second.joined())  // its unlock has returned: BLOCK is set, by it or by the writer since
+        #expect(cthr_rwlock_load(lock.pointer) & block != 0)
+        #expect(writerIn.wait())
+        #expect(result.pointer.pointee == 0)
+        #expect(cthr_rwlock_tryrdlock(lock.pointer) == EBUSY)
+        releaseWriter.signal()
+        #expect(writer.joined())
+        #expect(cthr_rwlock_load(lock.pointer) & (block | handover | UInt64(CTHR_RWLOCK_WRITER)) == 0)
+        #expect(cthr_rwlock_destroy(lock.pointer) == 0)
+    }
+
+    /// Preferring readers, a writer waiting on a biased lock revokes the bias at once, so new readers come in through
+    /// the central count, and never blocks them while a reader that came in through its stripe still holds the lock:
+    /// a reader that waits for another thread's read hold cannot be stuck behind the writer.
+    @Test func aWaitingWriterNeverBlocksReadersWhileAStripeReaderHolds() throws {
+        let lock = makeLock(readerPreferring)
+        let biased = UInt64(CTHR_RWLOCK_BIASED)
+        #expect(cthr_rwlock_rdlock(lock.pointer) == 0)  // the central count
+        let holds = Event()
+        let release = Event()
+        let reader = try #require(
+            spawnVoid {
+                guard cthr_rwlock_rdlock(lock.pointer) == 0 else { return }  // meets the first reader: bias on
+                _ = cthr_rwlock_unlock(lock.pointer)
+                guard cthr_rwlock_rdlock(lock.pointer) == 0 else { return }  // now through its stripe
+                holds.signal()
+                _ = release.wait()
+                _ = cthr_rwlock_unlock(lock.pointer)
+            }
+        )
+        #expect(holds.wait())
+        #expect(cthr_rwlock_unlock(lock.pointer) == 0)
+        #expect(cthr_rwlock_load(lock.pointer) == biased)  // only the stripe holds it
+        let result = SharedCell<Int32>(-1)
+        let writer = try #require(
+            spawnVoid {
+                result.pointer.pointee = cthr_rwlock_timedwrlock(
+                    lock.pointer,
+                    cthr_clock_deadline_after(generousTimeoutNs)
+                )
+                if result.pointer.pointee == 0 { _ = cthr_rwlock_unlock(lock.pointer) }
+            }
+        )
+        #expect(waitForBits(lock, UInt64(CTHR_RWLOCK_REBIAS) | UInt64(CTHR_RWLOCK_DRAIN_WAIT)))
+        #expect(cthr_rwlock_load(lock.pointer) & biased == 0)  // revoked by the claim
+        for _ in 0..<50 {
+            #expect(cthr_rwlock_tryrdlock(lock.pointer) == 0)  // central: the count goes to 1 and back to 0
+            #expect(cthr_rwlock_unlock(lock.pointer) == 0)
+            #expect(cthr_rwlock_load(lock.pointer) & UInt64(CTHR_RWLOCK_BLOCK) == 0)  // the stripe reader holds
+        }
+        release.signal()
+        #expect(reader.joined())
+        #expect(writer.joined())
+        #expect(result.pointer.pointee == 0)
+        #expect(cthr_rwlock_load(lock.pointer) == biased)  // restored by the writer's unlock
+        #expect(cthr_rwlock_destroy(lock.pointer) == 0)
+    }
+
     @Test func badArgumentsReturnEINVAL() {
         let lock = SharedCell(cthr_rwlock_t())
         #expect(cthr_rwlock_init(nil, readerPreferring) == EINVAL)
