@@ -5,15 +5,16 @@
 
 Usage (from the repository root):
     swift run --package-path benchmarks -c release bench --output benchmarks/results
-    for f in locks queues rcu handoff threads; do
+    for f in locks once threadlocal queues rcu handoff threads; do
         swift run --package-path benchmarks -c release bench $f --output benchmarks/results/$f
     done
     python3 benchmarks/update_benchmarks_md.py [benchmarks/results]
 
-Reads report.json and report.txt from the results folder, computes the issue's goal ratios from the JSON (the
-MutexLock goal also from locks/report.json when present), adds each family found in a subfolder (report.json +
-report.txt), and replaces everything between the `<!-- results:begin -->` and `<!-- results:end -->` markers of
-BENCHMARKS.md.
+Reads report.json and report.txt from the results folder, computes the issues' goal ratios from the JSON (the
+per-primitive goals from the locks, once, threadlocal and handoff subfolders' report.json; a goal whose family is
+missing is listed as "not measured"), adds each family found in a subfolder (report.json + report.txt), and replaces
+everything between the `<!-- results:begin -->` and `<!-- results:end -->` markers of BENCHMARKS.md. Every ratio is
+ours / peer in ops/s from the same run, so above 1 means ours is ahead (the goal rows marked "/ours" say otherwise).
 """
 import json
 import os
@@ -22,6 +23,29 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "benchmarks", "results")
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+# The families whose report.json the goals read (subfolders of the results folder).
+GOAL_FAMILIES = ("locks", "once", "threadlocal", "handoff")
+# Issue 19: each primitive against its closest peer, one row per thread count: (family, ours, peer, the row's text,
+# goal); a goal of None is information only. Every family measures ops/s, so the ratio is ours / peer.
+PRIMITIVE_GOALS = (
+    ("locks", "recursivelock", "nsrecursivelock", "RecursiveLock >= NSRecursiveLock", 1.0),
+    ("locks", "recursivelock", "pthread-recursive-mutex", "RecursiveLock >= pthread_mutex (recursive)", 1.0),
+    ("locks", "rwlock", "pthread-rwlock", "ReadWriteLock write >= pthread_rwlock write", 1.0),
+    ("locks", "semaphore", "dispatch-semaphore", "Semaphore >= DispatchSemaphore", 1.0),
+    ("locks", "spinlock", "mutexlock", "SpinLock >= MutexLock", 1.0),
+    ("locks", "lockedvalue", "nio-lockedvaluebox", "LockedValue >= NIOLockedValueBox", 1.0),
+    ("locks", "lockedvalue", "sync-mutex", "LockedValue >= Synchronization.Mutex", 1.0),
+    ("once", "once", "pthread-once", "Once >= pthread_once", 1.0),
+    ("once", "once", "static-let", "Once >= Swift static let", 1.0),
+    ("threadlocal", "threadlocal", "pthread-getspecific", "ThreadLocal >= pthread_getspecific", 1.0),
+    ("threadlocal", "threadlocal", "nio-tsv", "ThreadLocal >= NIO ThreadSpecificVariable", 1.0),
+    ("handoff", "semaphore", "dispatch-semaphore", "Semaphore pair >= DispatchSemaphore pair", 1.0),
+    ("handoff", "condition", "pthread-cond", "ConditionVariable >= pthread_cond", 1.0),
+    ("handoff", "condition", "nscondition", "ConditionVariable >= NSCondition", 1.0),
+    ("handoff", "monitor", "nsconditionlock", "Monitor >= NSConditionLock", 1.0),
+)
+# Issue 19 asks SpinLock to be level with MutexLock uncontended only: its contended rows are information.
+UNCONTENDED_ONLY = {("locks", "spinlock", "mutexlock")}
 
 
 def cells(study, threads):
@@ -40,9 +64,36 @@ def ratio(a, b):
 def fmt(value, goal, higher=True):
     if value is None:
         return "not measured", "n/a"
+    if goal is None:
+        return f"{value:.2f}x", "information"
     ok = value >= goal if higher else value <= goal
     shown = f"{value:.3f}x" if abs(value - goal) < 0.01 else f"{value:.2f}x"
     return shown, "met" if ok else "NOT met"
+
+
+def threads_label(family, t):
+    """"1 thread", "4 threads"; the handoff family's threads come in pairs."""
+    label = f"{t} thread{'' if t == 1 else 's'}"
+    if family == "handoff":
+        label += f" ({max(t // 2, 1)} pair{'' if t // 2 <= 1 else 's'})"
+    return label
+
+
+def primitive_goals(studies):
+    """Issue 19's rows: each primitive against each of its peers at every thread count of its family's run."""
+    rows = []
+    for family, ours, peer, text, goal in PRIMITIVE_GOALS:
+        study = studies.get(family)
+        if not study:
+            rows.append((f"`bench {family}`: {text}", *fmt(None, goal), f"no {family}/report.json"))
+            continue
+        for t in study["threads"]:
+            c = cells(study, t)
+            row_goal = goal if (family, ours, peer) not in UNCONTENDED_ONLY or t == 1 else None
+            shown = text if row_goal is not None else text.replace(" >= ", " vs ")
+            value, verdict = fmt(ratio(c.get(ours), c.get(peer)), row_goal)
+            rows.append((f"{study['title']}, {threads_label(family, t)}: {shown}", value, verdict, ""))
+    return rows
 
 
 def goals(report):
@@ -57,7 +108,8 @@ def goals(report):
             value, verdict = fmt(ratio(ours, peer), goal)
             who = f"{ours['strategy']} vs {peer['strategy']}" if ours and peer else ""
             rows.append((f"{study['title']}, {t} threads: best ours >= {goal:g}x best peer", value, verdict, who))
-    lock_peers = {"nslock", "nsrecursivelock", "sync-mutex", "nio-lock", "nio-locked-value-box",
+    # NIOLockedValueBox is "nio-locked-value-box" in the cache study and "nio-lockedvaluebox" in bench locks.
+    lock_peers = {"nslock", "nsrecursivelock", "sync-mutex", "nio-lock", "nio-locked-value-box", "nio-lockedvaluebox",
                   "dispatch-semaphore", "pthread-rwlock", "pthread-mutex"}
     for sid in ("cache-r95", "cache-r50", "cache-r100", "locks"):
         study = studies.get(sid)
@@ -69,21 +121,9 @@ def goals(report):
             value, verdict = fmt(ratio(mine, peer), 1.0)
             who = f"vs {peer['strategy']}" if peer else ""
             rows.append((f"{study['title']}, {t} thread{'' if t == 1 else 's'}: MutexLock >= best peer lock", value, verdict, who))
-    # Issue 19: RecursiveLock at least its peers, ReadWriteLock writes at least pthread_rwlock's (bench locks), and
-    # ReadWriteLock at least 2x pthread_rwlock on read-mostly work (cache study, 95 % and 100 % reads).
-    locks = studies.get("locks")
-    if locks:
-        for t in locks["threads"]:
-            c = cells(locks, t)
-            plural = "" if t == 1 else "s"
-            peer = best(locks, t, "peer", {"nsrecursivelock", "pthread-recursive-mutex"})
-            value, verdict = fmt(ratio(c.get("recursivelock"), peer), 1.0)
-            who = f"vs {peer['strategy']}" if peer else ""
-            rows.append((f"{locks['title']}, {t} thread{plural}: RecursiveLock >= best recursive peer", value,
-                         verdict, who))
-            value, verdict = fmt(ratio(c.get("rwlock"), c.get("pthread-rwlock")), 1.0)
-            rows.append((f"{locks['title']}, {t} thread{plural}: ReadWriteLock write >= pthread_rwlock write", value,
-                         verdict, ""))
+    # Issue 19: every primitive at least its closest peer (bench locks, once, threadlocal, handoff), and ReadWriteLock
+    # at least 2x pthread_rwlock on read-mostly work (cache study, 95 % and 100 % reads).
+    rows += primitive_goals(studies)
     for sid in ("cache-r95", "cache-r100"):
         study = studies.get(sid)
         if not study:
@@ -120,7 +160,7 @@ def goals(report):
     return rows
 
 
-def with_family_studies(report, families=("locks",)):
+def with_family_studies(report, families=GOAL_FAMILIES):
     """The report with the studies of each family subfolder's report.json (when present) appended, for goals()."""
     merged = dict(report)
     merged["studies"] = list(report["studies"])
@@ -142,7 +182,8 @@ def main():
            f"{report['cpus']} CPUs, {report['system']}, Threading {report['version']}).", "",
            "### Goals (ratios from this run)", "",
            "| goal | measured | verdict | strategies |", "|---|---|---|---|"]
-    # The MutexLock goal also covers `bench locks`, whose results live in their own subfolder.
+    # The MutexLock and per-primitive goals also cover `bench locks`, `once`, `threadlocal` and `handoff`, whose
+    # results live in their own subfolders.
     for goal, value, verdict, who in goals(with_family_studies(report)):
         out.append(f"| {goal} | {value} | {verdict} | {who} |")
     out += ["", "### Summary lines", "", "```"]
