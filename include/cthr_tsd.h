@@ -7,6 +7,7 @@
 
 #include "cthr_nullability.h"
 #include <pthread.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,6 +31,41 @@ static inline void *_Nullable cthr_tsd_get(pthread_key_t key) {
 
 // Sets the calling thread's value for `key` (the old value is not destroyed). Returns 0, EINVAL or ENOMEM.
 int cthr_tsd_set(pthread_key_t key, const void *_Nullable value);
+
+// A per-thread cache in front of the keys, for the hot read of Threading's `ThreadLocal`: a read that hits it is one
+// load from the thread's own static TLS and a compare, with no call (`pthread_getspecific` is a call into libc and
+// a check of the key's sequence number). Each cached variable has an id from `cthr_tsd_cache_id`, unique for the
+// life of the process, so an entry left behind by a variable that no longer exists can never match a later one:
+// nothing has to be cleared in other threads when a variable goes away. The entry of id `i` is slot
+// `i % CTHR_TSD_CACHE_SLOTS`; two live variables with the same slot take turns (a miss goes back to the key).
+#define CTHR_TSD_CACHE_SLOTS 32u
+
+typedef struct cthr_tsd_cache_entry {
+    uint64_t id;            // 0: empty
+    void *_Nullable value;  // what the variable's key holds for this thread
+} cthr_tsd_cache_entry_t;
+
+// The calling thread's cache. Initial-exec, so two instructions away; only its own thread touches it.
+extern __thread cthr_tsd_cache_entry_t cthr_tsd_cache[CTHR_TSD_CACHE_SLOTS] __attribute__((tls_model("initial-exec")));
+
+// A new id for a cached variable: never 0, never handed out twice.
+uint64_t cthr_tsd_cache_id(void);
+
+// The value cached by the calling thread for `id`, or NULL (not cached: read the key).
+static inline void *_Nullable cthr_tsd_cache_get(uint64_t id) {
+    cthr_tsd_cache_entry_t *entry = &cthr_tsd_cache[id % CTHR_TSD_CACHE_SLOTS];
+    return entry->id == id ? entry->value : NULL;
+}
+
+// Caches `value` for `id` in the calling thread (replacing whatever shared its slot).
+static inline void cthr_tsd_cache_set(uint64_t id, void *_Nullable value) {
+    cthr_tsd_cache_entry_t *entry = &cthr_tsd_cache[id % CTHR_TSD_CACHE_SLOTS];
+    entry->id = id;
+    entry->value = value;
+}
+
+// Forgets every entry of the calling thread (at thread exit, before the cached values are released).
+void cthr_tsd_cache_clear(void);
 
 #ifdef __cplusplus
 }

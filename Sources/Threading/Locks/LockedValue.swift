@@ -3,8 +3,9 @@
 
 /// A value that is only reachable while holding its lock (NIO's `NIOLockedValueBox`).
 ///
-/// The value lives in a heap box next to a ``MutexLock``; `LockedValue` is a struct holding a reference to that
-/// box, so copies share the value (reference semantics). The only way in is ``withLock(_:)``, so the value cannot
+/// The value lives in the same allocation as its ``MutexLock``'s word, right after it (so a small value shares the
+/// lock word's cache line and a contended acquisition moves one line between cores); `LockedValue` is a struct
+/// holding a reference to that box, so copies share the value (reference semantics). The only way in is ``withLock(_:)``, so the value cannot
 /// be touched unlocked.
 ///
 /// ```swift
@@ -17,15 +18,18 @@ public struct LockedValue<Value> {
     @usableFromInline
     final class Storage: @unchecked Sendable {
         @usableFromInline let lock: MutexLock
-        // Only touched while holding `lock`, which already gives exclusive access: the run-time exclusivity check
-        // would only add cost to every `withLock` (as in `Monitor`).
-        @usableFromInline @exclusivity(unchecked)
-        var value: Value
+        /// The value, in the lock's allocation (``MutexLock/init(name:payload:)``). Only touched while holding
+        /// `lock`; reached through a pointer, so no run-time exclusivity check is paid on every `withLock`.
+        @usableFromInline let value: UnsafeMutablePointer<Value>
 
-        @usableFromInline
-        init(value: Value, lock: MutexLock) {
-            self.value = value
-            self.lock = lock
+        init(value: Value, name: String?) {
+            lock = MutexLock(name: name, payload: Value.self)
+            self.value = lock.payload(Value.self)
+            self.value.initialize(to: value)
+        }
+
+        deinit {
+            value.deinitialize(count: 1)  // before `lock` (and the allocation with it) goes
         }
     }
 
@@ -38,7 +42,7 @@ public struct LockedValue<Value> {
     ///   - value: The initial value.
     ///   - name: A name for the lock's diagnostics and statistics.
     public init(_ value: Value, name: String? = nil) {
-        storage = Storage(value: value, lock: MutexLock(name: name))
+        storage = Storage(value: value, name: name)
     }
 
     /// Runs `body` with exclusive access to the value.
@@ -52,7 +56,7 @@ public struct LockedValue<Value> {
     ) throws(Failure) -> Result {
         storage.lock.lock()
         defer { storage.lock.unlock() }
-        return try body(&storage.value)
+        return try body(&storage.value.pointee)
     }
 
     /// Runs `body` with exclusive access if the lock is free now.
@@ -66,7 +70,7 @@ public struct LockedValue<Value> {
     ) throws(Failure) -> Result? {
         guard storage.lock.tryLock() else { return nil }
         defer { storage.lock.unlock() }
-        return try body(&storage.value)
+        return try body(&storage.value.pointee)
     }
 
     /// Whether the lock counts contention statistics (see ``MutexLock/statisticsEnabled``).

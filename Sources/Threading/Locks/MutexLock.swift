@@ -100,6 +100,34 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
         self.pthreadMutex = nil
     }
 
+    /// A normal lock whose word is followed, in the same allocation, by uninitialized room for one `Payload`, for
+    /// `LockedValue`: the value it guards then shares the lock word's cache line (when it is small), so a contended
+    /// acquisition moves one line between cores, not two. The caller initializes and deinitializes the payload
+    /// (``payload(_:)``); the allocation goes with the lock.
+    init<Payload>(name: String?, payload: Payload.Type) {
+        self.name = name
+        self.kind = .normal
+        let alignment = max(MemoryLayout<cthr_lock_t>.alignment, MemoryLayout<Payload>.alignment)
+        let raw = UnsafeMutableRawPointer.allocate(
+            byteCount: Self.payloadOffset(Payload.self) + MemoryLayout<Payload>.size,
+            alignment: alignment
+        )
+        self.word = raw.bindMemory(to: cthr_lock_t.self, capacity: 1)
+        self.word.initialize(to: cthr_lock_t())
+        self.pthreadMutex = nil
+    }
+
+    /// Where a `Payload` starts after the word: the word's size rounded up to the payload's alignment.
+    static func payloadOffset<Payload>(_: Payload.Type) -> Int {
+        let alignment = MemoryLayout<Payload>.alignment
+        return (MemoryLayout<cthr_lock_t>.size + alignment - 1) / alignment * alignment
+    }
+
+    /// The room for a `Payload` of a lock made with ``init(name:payload:)``.
+    func payload<Payload>(_: Payload.Type) -> UnsafeMutablePointer<Payload> {
+        (UnsafeMutableRawPointer(word) + Self.payloadOffset(Payload.self)).bindMemory(to: Payload.self, capacity: 1)
+    }
+
     /// Creates a free lock of the given kind.
     ///
     /// - Parameters:
@@ -141,7 +169,7 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
         } else {
             requireFreeAtDeinit(owner: cthr_lock_owner(word))
         }
-        word.deallocate()
+        UnsafeMutableRawPointer(word).deallocate()  // the word, and the payload room of init(name:payload:)
     }
 
     /// Acquires the lock, waiting as long as needed.

@@ -11,7 +11,8 @@ import Musl
 
 /// A value per thread: each thread that reads it gets its own, created on first use from a default.
 ///
-/// Built on a pthread key (`pthread_getspecific` on the read path). Unlike a bare key, every value is released
+/// Built on a pthread key, with a small per-thread cache in front of it: a read of a value this thread has already
+/// used is one load from the thread's own static TLS, with no call into libc. Unlike a bare key, every value is released
 /// exactly once: when its thread exits, when it is replaced, and when the `ThreadLocal` itself is dropped while
 /// threads still hold values (`pthread_key_delete` alone leaks those). Values released by a drop are released on
 /// the dropping thread.
@@ -27,6 +28,9 @@ import Musl
 public final class ThreadLocal<Value>: @unchecked Sendable {
     @usableFromInline
     let key: pthread_key_t
+    /// This variable's id in the per-thread cache (`cthr_tsd_cache`): unique for the life of the process.
+    @usableFromInline
+    let cacheID = cthr_tsd_cache_id()
     let registry = ThreadLocalRegistry()
     @usableFromInline
     let makeDefault: @Sendable () -> Value
@@ -62,13 +66,14 @@ public final class ThreadLocal<Value>: @unchecked Sendable {
 
     /// The calling thread's value (created from the default on first access); setting it releases the old value.
     ///
-    /// - Complexity: A set value is read with one `pthread_getspecific`, inlined into the caller.
+    /// - Complexity: A value this thread has read or set before is read with one load from the thread's cache,
+    ///   inlined into the caller (a `pthread_getspecific` when another live `ThreadLocal` took the cache slot).
     ///
     /// The corresponding C functions are `pthread_getspecific` and `pthread_setspecific`.
     @inlinable
     public var value: Value {
         get {
-            if let pointer = cthr_tsd_get(key),
+            if let pointer = cthr_tsd_cache_get(cacheID),
                 let value = Unmanaged<ThreadLocalTypedCell<Value>>.fromOpaque(pointer).takeUnretainedValue().value
             {
                 return value
@@ -138,6 +143,7 @@ public final class ThreadLocal<Value>: @unchecked Sendable {
     /// The calling thread's cell, registered on first use.
     private func currentCell() -> ThreadLocalTypedCell<Value> {
         if let pointer = cthr_tsd_get(key) {
+            cthr_tsd_cache_set(cacheID, pointer)
             return Unmanaged<ThreadLocalTypedCell<Value>>.fromOpaque(pointer).takeUnretainedValue()
         }
         let cell = ThreadLocalTypedCell<Value>(key: key)
@@ -148,8 +154,10 @@ public final class ThreadLocal<Value>: @unchecked Sendable {
             cell.registry = registry
             registry.cells[ObjectIdentifier(cell)] = cell
         }
-        let code = cthr_tsd_set(key, Unmanaged.passUnretained(cell).toOpaque())
+        let pointer = Unmanaged.passUnretained(cell).toOpaque()
+        let code = cthr_tsd_set(key, pointer)
         require(code == 0, "ThreadLocal: pthread_setspecific failed with \(errnoName(code))")
+        cthr_tsd_cache_set(cacheID, pointer)
         return cell
     }
 }

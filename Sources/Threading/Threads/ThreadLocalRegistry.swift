@@ -12,7 +12,9 @@ import Musl
 // How ThreadLocal releases every value exactly once, without pthread key destructors:
 //
 // - Each thread's value for one ThreadLocal lives in a cell. The ThreadLocal's own pthread key maps the thread to
-//   its cell (unretained), so reading is one `pthread_getspecific`.
+//   its cell (unretained), and the thread's cache (`cthr_tsd_cache`, keyed by the ThreadLocal's never-reused id)
+//   remembers the same pointer, so a read is one TLS load. A cache entry of a dropped ThreadLocal is never matched
+//   again; the thread's own entries are forgotten at its exit, before its cells are released.
 // - One process-wide key (never deleted) holds a record per thread listing its cells (retained). Its destructor
 //   runs at thread exit and releases the values of the cells whose ThreadLocal still exists.
 // - Each ThreadLocal keeps a registry of its live cells. When the ThreadLocal is dropped it marks them dead and
@@ -90,6 +92,7 @@ let threadLocalRecordKey: pthread_key_t = {
     var key = pthread_key_t()
     let code = cthr_tsd_create(&key) { pointer in
         let record = Unmanaged<ThreadLocalThreadRecord>.fromOpaque(pointer).takeRetainedValue()
+        cthr_tsd_cache_clear()  // this thread's destructors that read a ThreadLocal again go through its key
         var released: [ThreadLocalCell] = []
         threadLocalLock.withLock {
             for cell in record.cells {

@@ -452,6 +452,35 @@ struct LockTests {
         #expect(box.withLockIfAvailable { $0.count } == 1)
     }
 
+    @Test("LockedValue keeps its value beside the lock word, whatever its size and alignment, and releases it once")
+    func lockedValueLayoutAndRelease() throws {
+        final class Item: Sendable {
+            let id: Int
+            init(_ id: Int) { self.id = id }
+        }
+        let first = WeakBox<Item>()
+        let second = WeakBox<Item>()
+        do {
+            let box = LockedValue(Item(1))
+            box.withLock { first.object = $0 }
+            let copy = box  // copies share the value
+            copy.withLock { $0 = Item(2) }
+            #expect(first.object == nil)  // the replaced value is released at once
+            box.withLock { second.object = $0 }
+            #expect(box.withLock { $0.id } == 2)
+        }
+        #expect(second.object == nil)  // the box's value went with the box
+        // An over-aligned value starts on its alignment, after the word, in the same allocation.
+        let wide = LockedValue(SIMD16<Float>(repeating: 1))
+        wide.withLock { $0 *= 3 }
+        #expect(wide.withLock { $0.sum() } == 48)
+        let address = UInt(bitPattern: wide.storage.value)
+        #expect(address % UInt(MemoryLayout<SIMD16<Float>>.alignment) == 0)
+        #expect(address - UInt(bitPattern: wide.storage.lock.word) == UInt(MemoryLayout<SIMD16<Float>>.alignment))
+        let empty = LockedValue(())
+        #expect(empty.withLockIfAvailable { _ in true } == true)
+    }
+
     @Test("timeouts convert to monotonic deadlines: negative expired, huge saturates")
     func deadlines() {
         let now = cthr_clock_now_ns()

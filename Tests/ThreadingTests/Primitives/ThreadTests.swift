@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+import CThreading
 import Testing
 
 @testable import Threading
@@ -301,6 +302,61 @@ struct ThreadTests {
         }
         // This thread's values for dropped ThreadLocals were released by the drops.
         #expect(Tracked.live.withLock { $0 } == before)
+    }
+
+    @Test("more live ThreadLocals than the per-thread cache has slots: every thread reads its own value of each")
+    func moreThreadLocalsThanCacheSlots() throws {
+        let count = 3 * Int(CTHR_TSD_CACHE_SLOTS) + 1
+        let locals = try (0..<count).map { index in try ThreadLocal { index } }
+        @Sendable func check(offset: Int) -> Bool {
+            for (index, local) in locals.enumerated() where index % 2 == 0 { local.value = index + offset }
+            var ok = true
+            for pass in 0..<3 {
+                // Forward, then backward: locals that share a slot take turns in it.
+                let order = pass == 1 ? Array(locals.indices.reversed()) : Array(locals.indices)
+                for index in order {
+                    ok = ok && locals[index].value == (index % 2 == 0 ? index + offset : index)
+                }
+            }
+            return ok
+        }
+        let results = LockedValue([Bool]())
+        let threads = try (1...2).map { offset in
+            try PosixThread { results.withLock { $0.append(check(offset: offset * 1000)) } }
+        }
+        let mine = check(offset: 0)
+        for thread in threads { thread.join() }
+        #expect(mine)
+        #expect(results.withLock { $0 } == [true, true])
+    }
+
+    @Test("a dropped ThreadLocal's cached value never shows through a later ThreadLocal that takes its cache slot")
+    func droppedThreadLocalNeverShowsThroughTheCache() throws {
+        let outcome = LockedValue<(read: Int, hadValue: Bool)?>(nil)
+        let thread = try PosixThread {
+            var dropped: ThreadLocal<Int>? = try? ThreadLocal { 41 }
+            guard let first = dropped else { return }
+            first.value = 42
+            let slot = first.cacheID % UInt64(CTHR_TSD_CACHE_SLOTS)
+            guard first.value == 42 else { return }  // cached on this thread
+            dropped = nil
+            _ = consume first  // the ThreadLocal is gone; this thread's cache entry stays behind
+            var later: [ThreadLocal<Int>] = []
+            while later.count < 2 * Int(CTHR_TSD_CACHE_SLOTS) {
+                guard let local = try? ThreadLocal({ 7 }) else { return }
+                later.append(local)
+                if local.cacheID % UInt64(CTHR_TSD_CACHE_SLOTS) == slot {
+                    let hadValue = local.hasValue
+                    let read = local.value
+                    outcome.withLock { $0 = (read, hadValue) }
+                    return
+                }
+            }
+        }
+        thread.join()
+        let result = try #require(outcome.withLock { $0 })
+        #expect(!result.hadValue)
+        #expect(result.read == 7)
     }
 
     @Test("a value whose deinit uses a ThreadLocal at thread exit is handled (destructor rounds)")
