@@ -95,8 +95,7 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
     public init(name: String? = nil) {
         self.name = name
         self.kind = .normal
-        self.word = .allocate(capacity: 1)
-        self.word.initialize(to: cthr_lock_t())
+        self.word = allocateLockState(cthr_lock_t())
         self.pthreadMutex = nil
     }
 
@@ -107,13 +106,11 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
     init<Payload>(name: String?, payload: Payload.Type) {
         self.name = name
         self.kind = .normal
-        let alignment = max(MemoryLayout<cthr_lock_t>.alignment, MemoryLayout<Payload>.alignment)
-        let raw = UnsafeMutableRawPointer.allocate(
+        let raw = allocateLockState(
             byteCount: Self.payloadOffset(Payload.self) + MemoryLayout<Payload>.size,
-            alignment: alignment
+            alignment: max(MemoryLayout<cthr_lock_t>.alignment, MemoryLayout<Payload>.alignment)
         )
-        self.word = raw.bindMemory(to: cthr_lock_t.self, capacity: 1)
-        self.word.initialize(to: cthr_lock_t())
+        self.word = raw.initializeMemory(as: cthr_lock_t.self, repeating: cthr_lock_t(), count: 1)
         self.pthreadMutex = nil
     }
 
@@ -138,13 +135,17 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
     public init(kind: Kind, name: String? = nil) throws(ThreadingError) {
         self.name = name
         self.kind = kind
-        self.word = .allocate(capacity: 1)
+        self.word = allocateLockState(
+            byteCount: MemoryLayout<cthr_lock_t>.size,
+            alignment: MemoryLayout<cthr_lock_t>.alignment
+        )
+        .bindMemory(to: cthr_lock_t.self, capacity: 1)
         if kind == .priorityInheriting {
             let mutex = UnsafeMutablePointer<cthr_mutex_t>.allocate(capacity: 1)
             let code = cthr_mutex_init(mutex, Int32(CTHR_MUTEX_PRIO_INHERIT.rawValue))
             if code != 0 {
                 mutex.deallocate()
-                self.word.deallocate()
+                UnsafeMutableRawPointer(self.word).deallocate()
                 throw ThreadingError(code: code, operation: "pthread_mutex_init", detail: "priority-inheriting mutex")
             }
             // The SLOW bit sends every lock operation to the slow path, which uses the pthread mutex.

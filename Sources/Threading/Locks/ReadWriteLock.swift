@@ -65,11 +65,7 @@ public final class ReadWriteLock: DiagnosedLock, @unchecked Sendable {
     public init(name: String? = nil, preferWriters: Bool = false) {
         self.name = name
         self.prefersWriters = preferWriters
-        let raw = UnsafeMutableRawPointer.allocate(
-            byteCount: MemoryLayout<cthr_rwlock_t>.stride,
-            alignment: 64
-        )
-        self.rwlock = raw.initializeMemory(as: cthr_rwlock_t.self, repeating: cthr_rwlock_t(), count: 1)
+        self.rwlock = allocateLockState(cthr_rwlock_t())
         let kind = preferWriters ? CTHR_RWLOCK_PREFER_WRITER : CTHR_RWLOCK_PREFER_READER
         let code = cthr_rwlock_init(rwlock, Int32(kind.rawValue))
         require(code == 0, "ReadWriteLock: cthr_rwlock_init failed with \(errnoName(code))")

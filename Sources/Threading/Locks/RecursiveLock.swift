@@ -43,13 +43,12 @@ public final class RecursiveLock: DiagnosedLock, @unchecked Sendable {
     /// - Parameter name: A name for diagnostics and statistics.
     public init(name: String? = nil) {
         self.name = name
-        self.word = .allocate(capacity: 1)
-        self.word.initialize(to: cthr_rlock_t())
+        self.word = allocateLockState(cthr_rlock_t())
     }
 
     deinit {
         requireFreeAtDeinit(owner: cthr_lock_owner(futexLock))
-        word.deallocate()
+        UnsafeMutableRawPointer(word).deallocate()
     }
 
     /// Acquires the lock, or one more level of it if the calling thread already holds it.

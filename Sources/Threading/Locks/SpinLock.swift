@@ -40,13 +40,12 @@ public final class SpinLock: DiagnosedLock, @unchecked Sendable {
     /// - Parameter name: A name for diagnostics and statistics.
     public init(name: String? = nil) {
         self.name = name
-        self.spin = .allocate(capacity: 1)
-        spin.initialize(to: cthr_spin_t())
+        self.spin = allocateLockState(cthr_spin_t())
     }
 
     deinit {
         requireFreeAtDeinit(owner: cthr_spin_owner(spin))
-        spin.deallocate()
+        UnsafeMutableRawPointer(spin).deallocate()
     }
 
     /// Acquires the lock, spinning (then yielding) while it is held.

@@ -481,6 +481,19 @@ struct LockTests {
         #expect(empty.withLockIfAvailable { _ in true } == true)
     }
 
+    @Test("every lock's state starts a cache line of its own")
+    func lockStateIsOnItsOwnCacheLine() throws {
+        let addresses: [UnsafeMutableRawPointer] = [
+            UnsafeMutableRawPointer(MutexLock().word),
+            UnsafeMutableRawPointer(try MutexLock(kind: .errorChecking).word),
+            UnsafeMutableRawPointer(RecursiveLock().word),
+            UnsafeMutableRawPointer(SpinLock().spin),
+            UnsafeMutableRawPointer(ReadWriteLock().rwlock),
+            UnsafeMutableRawPointer(LockedValue(0).storage.lock.word),
+        ]
+        for address in addresses { #expect(UInt(bitPattern: address) % 64 == 0) }
+    }
+
     @Test("timeouts convert to monotonic deadlines: negative expired, huge saturates")
     func deadlines() {
         let now = cthr_clock_now_ns()
