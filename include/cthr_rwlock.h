@@ -31,8 +31,8 @@
 //
 // Why a stripe reader and a writer never both get in: the reader's increment and reload and the writer's revoking
 // compare-exchange and stripe scan are all sequentially consistent (Dekker's pairing): either the reload sees
-// BIASED cleared (the reader leaves), or the scan sees the increment (the writer waits for the decrement). A stripe count
-// that is not zero while the word is 0 belongs to a reader on its way out, never to a holder.
+// BIASED cleared (the reader leaves), or the scan sees the increment (the writer waits for the decrement). A stripe
+// count that is not zero while the word is 0 belongs to a reader on its way out, never to a holder.
 //
 // Sleeping. Three futex words, each a sequence number: `read_seq` (readers waiting for BLOCK to clear),
 // `write_seq` (writers waiting for the claim) and `drain_seq` (the claiming writer waiting for readers to leave).

@@ -5,8 +5,8 @@
 ///
 /// The value lives in the same allocation as its ``MutexLock``'s word, right after it (so a small value shares the
 /// lock word's cache line and a contended acquisition moves one line between cores); `LockedValue` is a struct
-/// holding a reference to that box, so copies share the value (reference semantics). The only way in is ``withLock(_:)``, so the value cannot
-/// be touched unlocked.
+/// holding a reference to that box, so copies share the value (reference semantics). The only way in is
+/// ``withLock(_:)``, so the value cannot be touched unlocked.
 ///
 /// ```swift
 /// let counts = LockedValue([String: Int]())

@@ -11,11 +11,11 @@ import Musl
 
 /// A value per thread: each thread that reads it gets its own, created on first use from a default.
 ///
-/// Built on a pthread key, with a small per-thread cache in front of it: a read of a value this thread has already
-/// used is one load from the thread's own static TLS, with no call into libc. Unlike a bare key, every value is released
-/// exactly once: when its thread exits, when it is replaced, and when the `ThreadLocal` itself is dropped while
-/// threads still hold values (`pthread_key_delete` alone leaks those). Values released by a drop are released on
-/// the dropping thread.
+/// Built on a pthread key, with a small per-thread cache in front of it: a read of a value this thread has already used
+/// is one load from the thread's own static TLS, with no call into libc. Unlike a bare key, every value is released
+/// exactly once: when its thread exits, when it is replaced, and when the `ThreadLocal` itself is dropped while threads
+/// still hold values (`pthread_key_delete` alone leaks those). Values released by a drop are released on the dropping
+/// thread.
 ///
 /// ```swift
 /// let scratch = try ThreadLocal { [UInt8](repeating: 0, count: 4096) }
