@@ -16,6 +16,67 @@ private func makeLock(_ kind: Int32) -> SharedCell<cthr_rwlock_t> {
     return lock
 }
 
+/// Starts a thread that takes a read hold (with `cthr_rwlock_tryrdlock` when `tryOnly`) and keeps it until
+/// `release` is signalled. `holds`: whether it took the hold within the deadline.
+private func startReader(
+    _ lock: SharedCell<cthr_rwlock_t>,
+    tryOnly: Bool = false
+) throws -> (thread: TestThread, holds: Bool, release: Event) {
+    let holds = Event()
+    let release = Event()
+    let reader = try #require(
+        spawnVoid {
+            guard (tryOnly ? cthr_rwlock_tryrdlock(lock.pointer) : cthr_rwlock_rdlock(lock.pointer)) == 0 else {
+                return
+            }
+            holds.signal()
+            _ = release.wait()
+            _ = cthr_rwlock_unlock(lock.pointer)
+        }
+    )
+    return (reader, holds.wait(), release)
+}
+
+/// Starts a thread that takes the write hold (waiting up to `generousTimeoutNs`; the code lands in `result`), signals
+/// `entered`, keeps the hold until `holdUntil` is signalled (not at all when nil) and unlocks.
+private func startWriter(
+    _ lock: SharedCell<cthr_rwlock_t>,
+    holdUntil release: Event? = nil
+) throws -> (thread: TestThread, result: SharedCell<Int32>, entered: Event) {
+    let result = SharedCell<Int32>(-1)
+    let entered = Event()
+    let writer = try #require(
+        spawnVoid {
+            result.pointer.pointee = cthr_rwlock_timedwrlock(lock.pointer, cthr_clock_deadline_after(generousTimeoutNs))
+            entered.signal()
+            _ = release?.wait()
+            if result.pointer.pointee == 0 { _ = cthr_rwlock_unlock(lock.pointer) }
+        }
+    )
+    return (writer, result, entered)
+}
+
+/// Turns the bias on (two readers meet in the central count) and starts a thread that then holds a read hold
+/// through its stripe alone, until `release` is signalled. Returns once the calling thread's own hold is gone.
+private func startStripeReader(_ lock: SharedCell<cthr_rwlock_t>) throws -> (TestThread, Event) {
+    #expect(cthr_rwlock_rdlock(lock.pointer) == 0)  // the central count
+    let holds = Event()
+    let release = Event()
+    let reader = try #require(
+        spawnVoid {
+            guard cthr_rwlock_rdlock(lock.pointer) == 0 else { return }  // meets the first reader: bias on
+            _ = cthr_rwlock_unlock(lock.pointer)
+            guard cthr_rwlock_rdlock(lock.pointer) == 0 else { return }  // now through its stripe
+            holds.signal()
+            _ = release.wait()
+            _ = cthr_rwlock_unlock(lock.pointer)
+        }
+    )
+    #expect(holds.wait())
+    #expect(cthr_rwlock_unlock(lock.pointer) == 0)
+    return (reader, release)
+}
+
 @Suite(.serialized) struct RWLockTests {
     @Test(arguments: [readerPreferring, writerPreferring])
     func readersOverlap(kind: Int32) throws {
@@ -113,21 +174,7 @@ private func makeLock(_ kind: Int32) -> SharedCell<cthr_rwlock_t> {
         let lock = makeLock(kind)
         let biased = UInt64(CTHR_RWLOCK_BIASED)
         #expect(cthr_rwlock_rdunlock(lock.pointer) == EPERM)
-        #expect(cthr_rwlock_rdlock(lock.pointer) == 0)  // the central count
-        let holds = Event()
-        let release = Event()
-        let reader = try #require(
-            spawnVoid {
-                guard cthr_rwlock_rdlock(lock.pointer) == 0 else { return }  // meets the first reader: bias on
-                _ = cthr_rwlock_unlock(lock.pointer)
-                guard cthr_rwlock_rdlock(lock.pointer) == 0 else { return }  // now through its stripe
-                holds.signal()
-                _ = release.wait()
-                _ = cthr_rwlock_unlock(lock.pointer)
-            }
-        )
-        #expect(holds.wait())
-        #expect(cthr_rwlock_unlock(lock.pointer) == 0)
+        let (reader, release) = try startStripeReader(lock)
         #expect(cthr_rwlock_load(lock.pointer) == biased)  // only the stripe holds it
         #expect(cthr_rwlock_destroy(lock.pointer) == EBUSY)
         #expect(cthr_rwlock_trywrlock(lock.pointer) == EBUSY)
@@ -146,17 +193,8 @@ private func makeLock(_ kind: Int32) -> SharedCell<cthr_rwlock_t> {
     /// (EBUSY) while that writer waits. Returns nil if the scenario could not be set up in time.
     private func newReaderIsTurnedAwayWhileAWriterWaits(kind: Int32) throws -> Bool? {
         let lock = makeLock(kind)
-        let readerHolds = Event()
-        let releaseReader = Event()
-        let reader = try #require(
-            spawnVoid {
-                guard cthr_rwlock_rdlock(lock.pointer) == 0 else { return }
-                readerHolds.signal()
-                _ = releaseReader.wait()
-                _ = cthr_rwlock_unlock(lock.pointer)
-            }
-        )
-        guard readerHolds.wait() else { return nil }
+        let (reader, readerHolds, releaseReader) = try startReader(lock)
+        guard readerHolds else { return nil }
         let writerResult = SharedCell<Int32>(-1)
         let writerStarted = Event()
         let writer = try #require(
@@ -220,33 +258,12 @@ private func makeLock(_ kind: Int32) -> SharedCell<cthr_rwlock_t> {
         let block = UInt64(CTHR_RWLOCK_BLOCK)
         let handover = UInt64(CTHR_RWLOCK_HANDOVER)
         #expect(cthr_rwlock_rdlock(lock.pointer) == 0)
-        let writerIn = Event()
         let releaseWriter = Event()
-        let result = SharedCell<Int32>(-1)
-        let writer = try #require(
-            spawnVoid {
-                result.pointer.pointee = cthr_rwlock_timedwrlock(
-                    lock.pointer,
-                    cthr_clock_deadline_after(generousTimeoutNs)
-                )
-                writerIn.signal()
-                _ = releaseWriter.wait()
-                if result.pointer.pointee == 0 { _ = cthr_rwlock_unlock(lock.pointer) }
-            }
-        )
+        let (writer, result, writerIn) = try startWriter(lock, holdUntil: releaseWriter)
         #expect(waitForBits(lock, handover | UInt64(CTHR_RWLOCK_DRAIN_WAIT)))
         // A second reader still gets in (readers are preferred), on another thread.
-        let secondIn = Event()
-        let secondOut = Event()
-        let second = try #require(
-            spawnVoid {
-                guard cthr_rwlock_tryrdlock(lock.pointer) == 0 else { return }
-                secondIn.signal()
-                _ = secondOut.wait()
-                _ = cthr_rwlock_unlock(lock.pointer)
-            }
-        )
-        #expect(secondIn.wait())
+        let (second, secondIn, secondOut) = try startReader(lock, tryOnly: true)
+        #expect(secondIn)
         #expect(cthr_rwlock_unlock(lock.pointer) == 0)  // one reader left: nothing handed over yet
         #expect(cthr_rwlock_load(lock.pointer) & block == 0)
         secondOut.signal()
@@ -267,32 +284,9 @@ private func makeLock(_ kind: Int32) -> SharedCell<cthr_rwlock_t> {
     @Test func aWaitingWriterNeverBlocksReadersWhileAStripeReaderHolds() throws {
         let lock = makeLock(readerPreferring)
         let biased = UInt64(CTHR_RWLOCK_BIASED)
-        #expect(cthr_rwlock_rdlock(lock.pointer) == 0)  // the central count
-        let holds = Event()
-        let release = Event()
-        let reader = try #require(
-            spawnVoid {
-                guard cthr_rwlock_rdlock(lock.pointer) == 0 else { return }  // meets the first reader: bias on
-                _ = cthr_rwlock_unlock(lock.pointer)
-                guard cthr_rwlock_rdlock(lock.pointer) == 0 else { return }  // now through its stripe
-                holds.signal()
-                _ = release.wait()
-                _ = cthr_rwlock_unlock(lock.pointer)
-            }
-        )
-        #expect(holds.wait())
-        #expect(cthr_rwlock_unlock(lock.pointer) == 0)
+        let (reader, release) = try startStripeReader(lock)
         #expect(cthr_rwlock_load(lock.pointer) == biased)  // only the stripe holds it
-        let result = SharedCell<Int32>(-1)
-        let writer = try #require(
-            spawnVoid {
-                result.pointer.pointee = cthr_rwlock_timedwrlock(
-                    lock.pointer,
-                    cthr_clock_deadline_after(generousTimeoutNs)
-                )
-                if result.pointer.pointee == 0 { _ = cthr_rwlock_unlock(lock.pointer) }
-            }
-        )
+        let (writer, result, _) = try startWriter(lock)
         #expect(waitForBits(lock, UInt64(CTHR_RWLOCK_REBIAS) | UInt64(CTHR_RWLOCK_DRAIN_WAIT)))
         #expect(cthr_rwlock_load(lock.pointer) & biased == 0)  // revoked by the claim
         for _ in 0..<50 {
