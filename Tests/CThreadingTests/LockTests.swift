@@ -265,21 +265,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         }
         #expect(child > 0)
         guard child > 0 else { return }
-        var status: Int32 = 0
-        var reaped: pid_t = 0
-        let deadline = cthr_clock_deadline_after(generousTimeoutNs)
-        while reaped == 0 && cthr_clock_now_ns() < deadline {
-            reaped = waitpid(child, &status, WNOHANG)
-            if reaped == 0 { _ = cthr_sleep_ns(1_000_000) }
-        }
-        if reaped == 0 {
-            kill(child, SIGKILL)
-            _ = waitpid(child, &status, 0)
-        }
-        #expect(reaped == child)
-        // Exited normally (WIFEXITED: no signal bits) with status 0; otherwise the status names the failed step.
-        #expect(status & 0x7f == 0)
-        #expect((status >> 8) & 0xff == 0)
+        expectCleanExit(of: child)  // otherwise the exit code names the failed step
         // The parent's own hold is untouched: its id is no alias of anything.
         #expect(cthr_lock_held_by_caller(lock.pointer))
         #expect(cthr_lock_owner(lock.pointer) == me)

@@ -3,6 +3,7 @@
 
 import CThreading
 import Glibc
+import Testing
 
 /// Five seconds in nanoseconds: the deadline of every wait that is expected to succeed.
 let generousTimeoutNs: UInt64 = 5_000_000_000
@@ -184,3 +185,23 @@ final class SharedSlots<Element>: @unchecked Sendable {
 
 /// Whether this test process runs under the thread sanitizer (its runtime exports `__tsan_init`).
 let threadSanitizerIsActive: Bool = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
+
+/// Expects the forked `child` to exit normally with status 0 within `generousTimeoutNs` (polling every millisecond;
+/// a child still running then is killed and reaped). A child that reports a failed step through its exit code shows
+/// it in the failed expectation.
+func expectCleanExit(of child: pid_t, sourceLocation: SourceLocation = #_sourceLocation) {
+    var status: Int32 = 0
+    var reaped: pid_t = 0
+    let deadline = cthr_clock_deadline_after(generousTimeoutNs)
+    while reaped == 0 && cthr_clock_now_ns() < deadline {
+        reaped = waitpid(child, &status, WNOHANG)
+        if reaped == 0 { _ = cthr_sleep_ns(1_000_000) }
+    }
+    if reaped == 0 {
+        kill(child, SIGKILL)
+        _ = waitpid(child, &status, 0)
+    }
+    #expect(reaped == child, sourceLocation: sourceLocation)
+    #expect(status & 0x7f == 0, "killed by signal \(status & 0x7f)", sourceLocation: sourceLocation)  // WIFEXITED
+    #expect((status >> 8) & 0xff == 0, "exit code \((status >> 8) & 0xff)", sourceLocation: sourceLocation)
+}

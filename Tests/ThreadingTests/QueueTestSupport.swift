@@ -24,12 +24,12 @@ final class QueueLog: Sendable {
     }
 }
 
-/// Polls `condition` every millisecond until it holds or `seconds` passed.
-func queueTestWait(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+/// Polls `condition` every `pollNs` (a millisecond by default) until it holds or `seconds` passed.
+func queueTestWait(seconds: Double = 10, pollNs: UInt64 = 1_000_000, _ condition: () -> Bool) -> Bool {
     let deadline = cthr_clock_now_ns() + UInt64(seconds * 1_000_000_000)
     while !condition() {
         if cthr_clock_now_ns() >= deadline { return condition() }
-        _ = cthr_sleep_ns(1_000_000)
+        _ = cthr_sleep_ns(pollNs)
     }
     return true
 }

@@ -135,26 +135,20 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
     public init(kind: Kind, name: String? = nil) throws(ThreadingError) {
         self.name = name
         self.kind = kind
-        self.word = allocateLockState(
-            byteCount: MemoryLayout<cthr_lock_t>.size,
-            alignment: MemoryLayout<cthr_lock_t>.alignment
-        )
-        .bindMemory(to: cthr_lock_t.self, capacity: 1)
         if kind == .priorityInheriting {
             let mutex = UnsafeMutablePointer<cthr_mutex_t>.allocate(capacity: 1)
             let code = cthr_mutex_init(mutex, Int32(CTHR_MUTEX_PRIO_INHERIT.rawValue))
             if code != 0 {
                 mutex.deallocate()
-                UnsafeMutableRawPointer(self.word).deallocate()
                 throw ThreadingError(code: code, operation: "pthread_mutex_init", detail: "priority-inheriting mutex")
             }
             // The SLOW bit sends every lock operation to the slow path, which uses the pthread mutex.
-            self.word.initialize(
-                to: cthr_lock_t(word: cthr_atomic_u32_t(value: CTHR_LOCK_SLOW), waiters: cthr_atomic_u32_t())
+            self.word = allocateLockState(
+                cthr_lock_t(word: cthr_atomic_u32_t(value: CTHR_LOCK_SLOW), waiters: cthr_atomic_u32_t())
             )
             self.pthreadMutex = mutex
         } else {
-            self.word.initialize(to: cthr_lock_t())
+            self.word = allocateLockState(cthr_lock_t())
             self.pthreadMutex = nil
         }
     }

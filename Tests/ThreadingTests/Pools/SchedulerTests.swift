@@ -14,14 +14,61 @@ private final class SchedulerTestCounter: Sendable {
     let value = Atomic<Int>(0)
 }
 
-/// Waits (at most `seconds`) until `condition` holds, polling every 20 µs; returns whether it held.
-private func schedulerTestWait(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = cthr_clock_now_ns() + UInt64(seconds * 1_000_000_000)
-    while !condition() {
-        if cthr_clock_now_ns() >= deadline { return condition() }
-        _ = cthr_sleep_ns(20_000)
+/// Waits (at most 10 s) until `condition` holds, polling every 20 µs (the allocation test waits 1,100 times).
+private func schedulerTestWait(_ condition: () -> Bool) -> Bool {
+    queueTestWait(pollNs: 20_000, condition)
+}
+
+/// Expects the engine lock taken at most twice per monitor tick (10 ms) plus once per hundred of `tasks` (the odd park
+/// and wake when a loaded machine preempts a worker) between the two snapshots. The old engine took it twice per task.
+private func expectFewEngineLockAcquisitions(
+    before: QueueEngineStatistics,
+    after: QueueEngineStatistics,
+    tasks: Int,
+    ticks: Int,
+    kind: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let acquisitions = after.engineLockAcquisitions - before.engineLockAcquisitions
+    #expect(
+        acquisitions <= 2 * ticks + tasks / 100,
+        "\(acquisitions) engine-lock acquisitions for \(tasks) \(kind) submissions in \(ticks) monitor ticks",
+        sourceLocation: sourceLocation
+    )
+}
+
+/// Keeps one worker of `pool` busy (yielding in a loop) until ``release()``; meanwhile submissions from outside the
+/// pool queue up behind it.
+private final class BusyWorker: Sendable {
+    private let released = Atomic<Bool>(false)
+
+    init(_ pool: WorkerPool) {
+        let busy = WorkGroup()
+        busy.enter()
+        ConcurrentQueue(label: "sched.queue", pool: pool).async { [self] in
+            busy.leave()
+            while !released.load(ordering: .acquiring) { _ = cthr_thread_yield() }
+        }
+        #expect(busy.wait(timeout: .seconds(10)))
     }
-    return true
+
+    func release() { released.store(true, ordering: .releasing) }
+}
+
+/// Makes `pool` start `threads` workers (as many tasks on `queue` that wait for each other), then waits until every
+/// worker has parked again.
+private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, threads: Int) {
+    let arrivals = WorkGroup()
+    for _ in 0..<threads { arrivals.enter() }
+    let started = WorkGroup()
+    for _ in 0..<threads {
+        queue.async(group: started) {
+            arrivals.leave()
+            _ = arrivals.wait(timeout: .seconds(20))
+        }
+    }
+    #expect(started.wait(timeout: .seconds(30)))
+    #expect(schedulerTestWait { pool.engine.parkedWorkers == pool.engine.liveThreads })
 }
 
 /// The scheduler of a worker pool (see ``Engine``): local queues, injection, wake-ups, the engine lock's share of
@@ -83,18 +130,7 @@ private func schedulerTestWait(seconds: Double = 10, _ condition: () -> Bool) ->
         let pool = WorkerPool(label: "sched.wake", threads: 4)
         defer { poolTestShutDown(pool) }
         let queue = ConcurrentQueue(label: "sched.wake.queue", pool: pool)
-        // Four tasks that wait for each other: the pool makes four threads.
-        let arrivals = WorkGroup()
-        for _ in 0..<4 { arrivals.enter() }
-        let done = WorkGroup()
-        for _ in 0..<4 {
-            queue.async(group: done) {
-                arrivals.leave()
-                _ = arrivals.wait(timeout: .seconds(20))
-            }
-        }
-        #expect(done.wait(timeout: .seconds(30)))
-        #expect(schedulerTestWait { pool.engine.parkedWorkers == pool.engine.liveThreads })
+        startAndParkWorkers(pool, on: queue, threads: 4)
         let before = pool.statistics
         let ran = WorkGroup()
         queue.async(group: ran) {}
@@ -139,14 +175,7 @@ private func schedulerTestWait(seconds: Double = 10, _ condition: () -> Bool) ->
         let after = pool.statistics
         let ticks = Int((cthr_clock_now_ns() - start) / Engine.monitorTickNanoseconds) + 1
         #expect(after.localSubmissions - before.localSubmissions == total)
-        let acquisitions = after.engineLockAcquisitions - before.engineLockAcquisitions
-        // The old engine took the lock twice per task (20,000 here). What may still take it: the monitor, twice per
-        // 10 ms tick, and the odd park and wake when a loaded machine preempts the worker (allowed: one per hundred
-        // tasks).
-        #expect(
-            acquisitions <= 2 * ticks + total / 100,
-            "\(acquisitions) engine-lock acquisitions for \(total) local submissions in \(ticks) monitor ticks"
-        )
+        expectFewEngineLockAcquisitions(before: before, after: after, tasks: total, ticks: ticks, kind: "local")
     }
 
     /// Submissions from outside the pool go to an injection shard: while the pool's one worker is busy, 10,000 of
@@ -155,14 +184,7 @@ private func schedulerTestWait(seconds: Double = 10, _ condition: () -> Bool) ->
     @Test func injectedSubmissionsTakeNoEngineLockWhileWorkersAreBusy() {
         let pool = WorkerPool(label: "sched.inject", threads: 1, kind: .blocking)
         defer { poolTestShutDown(pool) }
-        let release = Atomic<Bool>(false)
-        let busy = WorkGroup()
-        busy.enter()
-        ConcurrentQueue(label: "sched.queue", pool: pool).async {
-            busy.leave()
-            while !release.load(ordering: .acquiring) { _ = cthr_thread_yield() }
-        }
-        #expect(busy.wait(timeout: .seconds(10)))
+        let busy = BusyWorker(pool)
         let counter = SchedulerTestCounter()
         let body: @Sendable () -> Void = { counter.value.add(1, ordering: .relaxed) }
         let before = pool.statistics
@@ -171,17 +193,10 @@ private func schedulerTestWait(seconds: Double = 10, _ condition: () -> Bool) ->
         for _ in 0..<total { pool.engine.submit(.job(body), lane: QoS.default.rawValue) }
         let after = pool.statistics
         let ticks = Int((cthr_clock_now_ns() - start) / Engine.monitorTickNanoseconds) + 1
-        release.store(true, ordering: .releasing)
+        busy.release()
         #expect(schedulerTestWait { counter.value.load(ordering: .relaxed) == total })
         #expect(after.submitted - before.submitted == total)
-        let acquisitions = after.engineLockAcquisitions - before.engineLockAcquisitions
-        // The old engine took the lock twice per task (20,000 here). What may still take it: the monitor, twice per
-        // 10 ms tick, and the odd park and wake when a loaded machine preempts the worker (allowed: one per hundred
-        // tasks).
-        #expect(
-            acquisitions <= 2 * ticks + total / 100,
-            "\(acquisitions) engine-lock acquisitions for \(total) injected submissions in \(ticks) monitor ticks"
-        )
+        expectFewEngineLockAcquisitions(before: before, after: after, tasks: total, ticks: ticks, kind: "injected")
     }
 
     /// An idle worker steals from a busy worker's local queue: a task that fills its local queue and then blocks
@@ -216,14 +231,7 @@ private func schedulerTestWait(seconds: Double = 10, _ condition: () -> Bool) ->
     @Test func higherLanesRunFirstAndLowerLanesAreNotStarved() {
         let pool = WorkerPool(label: "sched.lanes", threads: 1, kind: .blocking)
         defer { poolTestShutDown(pool) }
-        let release = Atomic<Bool>(false)
-        let busy = WorkGroup()
-        busy.enter()
-        ConcurrentQueue(label: "sched.queue", pool: pool).async {
-            busy.leave()
-            while !release.load(ordering: .acquiring) { _ = cthr_thread_yield() }
-        }
-        #expect(busy.wait(timeout: .seconds(10)))
+        let busy = BusyWorker(pool)
         let order = Mutex<[Int]>([])
         let finished = WorkGroup()
         let count = 20
@@ -247,7 +255,7 @@ private func schedulerTestWait(seconds: Double = 10, _ condition: () -> Bool) ->
                 lane: QoS.userInteractive.rawValue
             )
         }
-        release.store(true, ordering: .releasing)
+        busy.release()
         #expect(finished.wait(timeout: .seconds(10)))
         let ran = order.withLock { $0 }
         #expect(ran.count == 2 * count)
@@ -268,18 +276,7 @@ private func schedulerTestWait(seconds: Double = 10, _ condition: () -> Bool) ->
         let pool = WorkerPool(label: "sched.next", threads: 2)
         defer { poolTestShutDown(pool) }
         let queue = ConcurrentQueue(label: "sched.next.queue", pool: pool)
-        // Two tasks that wait for each other: the pool makes both threads, which then park.
-        let arrivals = WorkGroup()
-        for _ in 0..<2 { arrivals.enter() }
-        let warm = WorkGroup()
-        for _ in 0..<2 {
-            queue.async(group: warm) {
-                arrivals.leave()
-                _ = arrivals.wait(timeout: .seconds(20))
-            }
-        }
-        #expect(warm.wait(timeout: .seconds(30)))
-        #expect(schedulerTestWait { pool.engine.parkedWorkers == pool.engine.liveThreads })
+        startAndParkWorkers(pool, on: queue, threads: 2)
         let engine = pool.engine
         let threads = Mutex<(UInt32, UInt32)>((0, 0))
         let wakeUpsBefore = Atomic<Int>(-1)
