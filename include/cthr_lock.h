@@ -194,32 +194,40 @@ uint32_t cthr_lock_waiter_count(const cthr_lock_t *_Nullable lock);
 // hold it; nothing changes).
 int cthr_lock_set_slow(cthr_lock_t *_Nullable lock, bool on);
 
-// A condition for use with any lock: a futex sequence number and a waiter count. Zero-initialised is valid.
+// A condition for use with any lock: a futex sequence number, which every signal and broadcast moves, and the count
+// of threads asleep on it. Zero-initialised is valid. A wait: while holding the lock, read the sequence
+// (`cthr_lock_cond_begin`); release the lock; `cthr_lock_cond_spin` (a signal that comes within a few microseconds
+// ends the wait there, with no system call on either side), and if it returns false `cthr_lock_cond_wait` (register
+// as a sleeper and sleep); retake the lock and test the predicate again. A signal moves the sequence and makes the
+// wake-up system call only when a sleeper is registered.
 typedef struct cthr_lock_cond {
     cthr_atomic_u32_t sequence;
-    cthr_atomic_u32_t waiters;
+    cthr_atomic_u32_t sleepers;
 } cthr_lock_cond_t;
 
 // Initializes *cond. Returns 0 or EINVAL (NULL).
 int cthr_lock_cond_init(cthr_lock_cond_t *_Nullable cond);
 
-// First step of a wait, called while holding the lock the condition is used with: registers a waiter and returns
-// the sequence number to pass to `cthr_lock_cond_wait`. Then release the lock, wait, call `cthr_lock_cond_end`
-// and retake the lock. Returns 0 for a NULL cond.
-uint32_t cthr_lock_cond_begin(cthr_lock_cond_t *_Nullable cond);
+// First step of a wait, called while holding the lock the condition is used with: returns the sequence number to
+// pass to `cthr_lock_cond_spin` and `cthr_lock_cond_wait` (every signal or broadcast from now on moves it).
+// Returns 0 for a NULL cond.
+uint32_t cthr_lock_cond_begin(const cthr_lock_cond_t *_Nullable cond);
+
+// Watches the sequence number for a short while (a few pauses, then a few sched_yields, the futex lock's policy;
+// the yields stop once `deadline_ns` (CLOCK_MONOTONIC; UINT64_MAX = none) has passed). Returns true when it
+// differs from `sequence` (a signal or broadcast came since `cthr_lock_cond_begin`: the wait is over), false when it
+// did not move (call `cthr_lock_cond_wait`) or for NULL.
+bool cthr_lock_cond_spin(const cthr_lock_cond_t *_Nullable cond, uint32_t sequence, uint64_t deadline_ns);
 
 // Sleeps until the sequence number differs from `sequence` (a signal or broadcast since `cthr_lock_cond_begin`)
-// or until `deadline_ns` (CLOCK_MONOTONIC; UINT64_MAX = forever). May return 0 spuriously.
-// Returns 0 (woken), ETIMEDOUT or EINVAL (NULL).
+// or until `deadline_ns` (CLOCK_MONOTONIC; UINT64_MAX = forever), registered as a sleeper meanwhile. May return 0
+// spuriously. Returns 0 (woken), ETIMEDOUT or EINVAL (NULL).
 int cthr_lock_cond_wait(cthr_lock_cond_t *_Nullable cond, uint32_t sequence, uint64_t deadline_ns);
 
-// Last step of a wait: unregisters the waiter. Returns 0 or EINVAL (NULL).
-int cthr_lock_cond_end(cthr_lock_cond_t *_Nullable cond);
-
-// Wakes at least one waiter if there is one (no system call when nobody waits). Returns 0 or EINVAL (NULL).
+// Wakes at least one waiter if there is one (no system call when nobody sleeps). Returns 0 or EINVAL (NULL).
 int cthr_lock_cond_signal(cthr_lock_cond_t *_Nullable cond);
 
-// Wakes every waiter (no system call when nobody waits). Returns 0 or EINVAL (NULL).
+// Wakes every waiter (no system call when nobody sleeps). Returns 0 or EINVAL (NULL).
 int cthr_lock_cond_broadcast(cthr_lock_cond_t *_Nullable cond);
 
 #ifdef __cplusplus

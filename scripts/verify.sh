@@ -197,6 +197,18 @@ check "semaphore 3 waiters, deadline" semaphore.pml safety pass -DNWAITERS=3 -DT
 check "semaphore MUTANT_WAKE_ON_ZERO" semaphore.pml safety fail -DMUTANT_WAKE_ON_ZERO
 check "semaphore MUTANT_WAKE_ON_ZERO" semaphore.pml ltl fail -DMUTANT_WAKE_ON_ZERO
 
+# The futex condition's wait and signal (formal/condition.pml).
+check "condition 1 waiter, signal" condition.pml safety pass
+check "condition 1 waiter, signal" condition.pml ltl pass
+check "condition 1 waiter, signal under the lock" condition.pml safety pass -DSIGNAL_UNDER_LOCK
+check "condition 2 waiters, broadcast" condition.pml safety pass -DNWAITERS=2
+check "condition 2 waiters, broadcast" condition.pml ltl pass -DNWAITERS=2
+check "condition 3 waiters, broadcast under the lock" condition.pml safety pass -DNWAITERS=3 -DSIGNAL_UNDER_LOCK
+check "condition MUTANT_CHECK_FIRST" condition.pml safety fail -DMUTANT_CHECK_FIRST
+check "condition MUTANT_PLAIN_INCREMENT" condition.pml safety fail -DMUTANT_PLAIN_INCREMENT
+check "condition MUTANT_NO_REGISTER" condition.pml safety fail -DMUTANT_NO_REGISTER
+check "condition MUTANT_NO_REGISTER" condition.pml ltl fail -DMUTANT_NO_REGISTER
+
 # The reader-writer lock's bias (formal/rwlock.pml).
 check "rwlock 2 readers, 1 writer" rwlock.pml safety pass
 check "rwlock preferring writers" rwlock.pml safety pass -DPREFER_WRITERS=1

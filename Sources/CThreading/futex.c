@@ -4,11 +4,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <stddef.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cthr_atomic.h"
 #include "cthr_clock.h"
 #include "cthr_futex.h"
 
@@ -41,4 +43,15 @@ int cthr_futex_wake(uint32_t *word, int32_t count, int32_t *woken) {
         *woken = (int32_t)result;
     }
     return 0;
+}
+
+bool cthr_futex_backoff(int round, int spins, int yields, uint64_t deadline_ns) {
+    if (round < spins) {
+        cthr_cpu_relax();
+        return true;
+    }
+    if (round >= spins + yields) return false;
+    if (deadline_ns != UINT64_MAX && cthr_clock_now_ns() >= deadline_ns) return false;
+    (void)sched_yield();
+    return true;
 }

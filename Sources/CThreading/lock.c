@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -175,8 +174,8 @@ int cthr_lock_trylock(cthr_lock_t *lock) {
     return cthr_lock_attempt(lock, cthr_lock_self(), &word);
 }
 
-// Tries to take the lock `spins` times with a pause between tries, then `yields` more times with a sched_yield
-// between them (skipped once `deadline_ns` has passed). A newcomer stops as soon as a thread sleeps on the lock
+// Tries to take the lock, with `cthr_futex_backoff`'s `spins` pauses and then `yields` yields between the tries (the
+// yields stop once `deadline_ns` has passed). A newcomer stops as soon as a thread sleeps on the lock
 // (it queues behind it instead of competing with the woken thread). Returns 0, EDEADLK or EBUSY (gave up).
 static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, int spins, int yields, uint64_t deadline_ns,
                           bool newcomer) {
@@ -184,16 +183,10 @@ static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, int spins, int yield
     for (int round = 0;; round++) {
         int rc = cthr_lock_attempt(lock, self, &word);
         if (rc != EBUSY) return rc;
-        if (round >= spins + yields) return EBUSY;
         if (newcomer && (cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED) & CTHR_LOCK_WAITER_MASK) != 0) {
             return EBUSY;
         }
-        if (round < spins) {
-            cthr_cpu_relax();
-        } else {
-            if (deadline_ns != UINT64_MAX && cthr_clock_now_ns() >= deadline_ns) return EBUSY;
-            sched_yield();
-        }
+        if (!cthr_futex_backoff(round, spins, yields, deadline_ns)) return EBUSY;
         word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
     }
 }
@@ -388,53 +381,68 @@ int cthr_lock_set_slow(cthr_lock_t *lock, bool on) {
     return 0;
 }
 
+// A waiter looks at the sequence this many times with a pause between, then this many times with a sched_yield,
+// before it registers and sleeps: a signal that comes meanwhile costs neither side a system call. The lock's policy
+// (10 pauses stay off the signaller's cache line most of the time; the yields cover a signaller that must first be
+// scheduled).
+#ifndef CTHR_COND_SPINS
+#define CTHR_COND_SPINS CTHR_LOCK_SPINS
+#endif
+#ifndef CTHR_COND_YIELDS
+#define CTHR_COND_YIELDS CTHR_LOCK_YIELDS
+#endif
+
 int cthr_lock_cond_init(cthr_lock_cond_t *cond) {
     if (cond == NULL) return EINVAL;
     cthr_atomic_u32_store(&cond->sequence, 0, CTHR_RELAXED);
-    cthr_atomic_u32_store(&cond->waiters, 0, CTHR_RELAXED);
+    cthr_atomic_u32_store(&cond->sleepers, 0, CTHR_RELAXED);
     return 0;
 }
 
-uint32_t cthr_lock_cond_begin(cthr_lock_cond_t *cond) {
+uint32_t cthr_lock_cond_begin(const cthr_lock_cond_t *cond) {
     if (cond == NULL) return 0;
-    // Sequentially consistent with the signaller's increment-then-check: either it sees this waiter, or this
-    // waiter reads the incremented sequence (and that signal came before the wait began).
-    cthr_atomic_u32_fetch_add(&cond->waiters, 1, CTHR_SEQ_CST);
-    return cthr_atomic_u32_load(&cond->sequence, CTHR_SEQ_CST);
+    return cthr_atomic_u32_load(&cond->sequence, CTHR_ACQUIRE);
+}
+
+bool cthr_lock_cond_spin(const cthr_lock_cond_t *cond, uint32_t sequence, uint64_t deadline_ns) {
+    if (cond == NULL) return false;
+    for (int round = 0;; round++) {
+        if (cthr_atomic_u32_load(&cond->sequence, CTHR_ACQUIRE) != sequence) return true;
+        if (!cthr_futex_backoff(round, CTHR_COND_SPINS, CTHR_COND_YIELDS, deadline_ns)) return false;
+    }
 }
 
 int cthr_lock_cond_wait(cthr_lock_cond_t *cond, uint32_t sequence, uint64_t deadline_ns) {
     if (cond == NULL) return EINVAL;
-    for (;;) {
+    // Register, then look (Dekker's pairing with the signaller's increment-then-check, both sequentially
+    // consistent): either the signaller sees this sleeper and wakes it, or this load sees the new sequence. The
+    // futex compares the sequence again atomically with going to sleep.
+    cthr_atomic_u32_fetch_add(&cond->sleepers, 1, CTHR_SEQ_CST);
+    int result = 0;
+    while (cthr_atomic_u32_load(&cond->sequence, CTHR_SEQ_CST) == sequence) {
         int rc = cthr_futex_wait(&cond->sequence.value, sequence, deadline_ns);
         if (rc == EINTR) continue;
-        if (rc == ETIMEDOUT) {
-            return cthr_atomic_u32_load(&cond->sequence, CTHR_ACQUIRE) != sequence ? 0 : ETIMEDOUT;
-        }
-        return 0;  // woken, spuriously woken, or the sequence had already moved (EAGAIN)
+        if (rc == ETIMEDOUT && cthr_atomic_u32_load(&cond->sequence, CTHR_ACQUIRE) == sequence) result = ETIMEDOUT;
+        break;  // woken (maybe spuriously), timed out, or the sequence had already moved (EAGAIN)
     }
+    cthr_atomic_u32_fetch_sub(&cond->sleepers, 1, CTHR_RELAXED);
+    return result;
 }
 
-int cthr_lock_cond_end(cthr_lock_cond_t *cond) {
+// Moves the sequence (every wait begun before now ends), then wakes up to `count` sleepers if any registered.
+static int cthr_lock_cond_notify(cthr_lock_cond_t *cond, int32_t count) {
     if (cond == NULL) return EINVAL;
-    cthr_atomic_u32_fetch_sub(&cond->waiters, 1, CTHR_RELAXED);
+    cthr_atomic_u32_fetch_add(&cond->sequence, 1, CTHR_SEQ_CST);
+    if (cthr_atomic_u32_load(&cond->sleepers, CTHR_SEQ_CST) != 0) {
+        (void)cthr_futex_wake(&cond->sequence.value, count, NULL);
+    }
     return 0;
 }
 
 int cthr_lock_cond_signal(cthr_lock_cond_t *cond) {
-    if (cond == NULL) return EINVAL;
-    cthr_atomic_u32_fetch_add(&cond->sequence, 1, CTHR_SEQ_CST);
-    if (cthr_atomic_u32_load(&cond->waiters, CTHR_SEQ_CST) != 0) {
-        (void)cthr_futex_wake(&cond->sequence.value, 1, NULL);
-    }
-    return 0;
+    return cthr_lock_cond_notify(cond, 1);
 }
 
 int cthr_lock_cond_broadcast(cthr_lock_cond_t *cond) {
-    if (cond == NULL) return EINVAL;
-    cthr_atomic_u32_fetch_add(&cond->sequence, 1, CTHR_SEQ_CST);
-    if (cthr_atomic_u32_load(&cond->waiters, CTHR_SEQ_CST) != 0) {
-        (void)cthr_futex_wake(&cond->sequence.value, INT_MAX, NULL);
-    }
-    return 0;
+    return cthr_lock_cond_notify(cond, INT_MAX);
 }

@@ -4,7 +4,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
-#include <sched.h>
 #include <stddef.h>
 #include <time.h>
 #include <unistd.h>
@@ -81,14 +80,8 @@ int cthr_sem_timedwait(cthr_sem_t *sem, uint64_t deadline_ns) {
             CTHR_TSAN_ACQUIRE(sem);
             return 0;
         }
-        if (round >= CTHR_SEM_SPINS + CTHR_SEM_YIELDS) break;
         if ((cthr_atomic_u64_load(&sem->data, CTHR_RELAXED) >> 32) != 0) break;
-        if (round < CTHR_SEM_SPINS) {
-            cthr_cpu_relax();
-        } else {
-            if (deadline_ns != UINT64_MAX && cthr_clock_now_ns() >= deadline_ns) break;
-            sched_yield();
-        }
+        if (!cthr_futex_backoff(round, CTHR_SEM_SPINS, CTHR_SEM_YIELDS, deadline_ns)) break;
     }
     // Register, then look at the value before every sleep: a post that comes after the registration sees the
     // waiter and wakes one sleeper; the futex compares the value with 0 atomically with going to sleep.

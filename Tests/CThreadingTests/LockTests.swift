@@ -22,7 +22,7 @@ private func makeCond() -> SharedCell<cthr_lock_cond_t> {
     let cond = SharedCell(
         cthr_lock_cond_t(
             sequence: cthr_atomic_u32_t(value: 0xFFFF_FFFF),
-            waiters: cthr_atomic_u32_t(value: 0xFFFF_FFFF)
+            sleepers: cthr_atomic_u32_t(value: 0xFFFF_FFFF)
         )
     )
     let code = cthr_lock_cond_init(cond.pointer)
@@ -63,7 +63,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(cthr_lock_cond_begin(nil) == 0)
         #expect(cthr_lock_cond_wait(nil, 0, 0) == EINVAL)
         #expect(cthr_lock_cond_wait(nil, 0, UInt64.max) == EINVAL)
-        #expect(cthr_lock_cond_end(nil) == EINVAL)
+        #expect(!cthr_lock_cond_spin(nil, 0, 0))
         #expect(cthr_lock_cond_signal(nil) == EINVAL)
         #expect(cthr_lock_cond_broadcast(nil) == EINVAL)
     }
@@ -76,7 +76,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(lock.pointer.pointee.waiters.value == 0)
         let cond = makeCond()
         #expect(cond.pointer.pointee.sequence.value == 0)
-        #expect(cond.pointer.pointee.waiters.value == 0)
+        #expect(cond.pointer.pointee.sleepers.value == 0)
     }
 
     /// By default no lock operation issues `membarrier`: the process is not in membarrier mode, and contended locks
@@ -336,12 +336,15 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         }
     }
 
-    /// A wait with nobody to signal it ends with ETIMEDOUT at its deadline.
+    /// A wait with nobody to signal it ends with ETIMEDOUT at its deadline; its spin gives up without a signal, and
+    /// it is a registered sleeper only while it sleeps.
     @Test func condWaitTimesOutWithoutASignal() {
         let cond = makeCond()
         let sequence = cthr_lock_cond_begin(cond.pointer)
         let timeout: UInt64 = 30_000_000
         let start = cthr_clock_now_ns()
+        #expect(!cthr_lock_cond_spin(cond.pointer, sequence, start + timeout))
+        #expect(cond.pointer.pointee.sleepers.value == 0)
         var code: Int32 = 0
         // 0 may be a spurious wake-up: wait again for the same absolute deadline.
         while code == 0 {
@@ -349,24 +352,50 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         }
         #expect(code == ETIMEDOUT)
         #expect(elapsedNs(since: start) >= timeout)
-        #expect(cthr_lock_cond_end(cond.pointer) == 0)
-        #expect(cond.pointer.pointee.waiters.value == 0)
+        #expect(cond.pointer.pointee.sleepers.value == 0)
+        // A deadline already past: the spin still looks, and gives up after its pauses.
+        #expect(!cthr_lock_cond_spin(cond.pointer, sequence, 0))
     }
 
-    /// A signal between `begin` and `wait` is not lost: the wait returns at once instead of sleeping to its deadline.
+    /// A signal between `begin` and the wait is not lost: the spin sees it, and a wait that did not spin returns at
+    /// once instead of sleeping to its deadline. With nobody asleep the signal makes no wake-up call, so nothing
+    /// stays registered.
     @Test func condSignalBeforeTheWaitIsNotLost() {
         let cond = makeCond()
         let sequence = cthr_lock_cond_begin(cond.pointer)
-        #expect(cond.pointer.pointee.waiters.value == 1)
         #expect(cthr_lock_cond_signal(cond.pointer) == 0)
-        #expect(cthr_lock_cond_wait(cond.pointer, sequence, cthr_clock_deadline_after(generousTimeoutNs)) == 0)
-        #expect(cthr_lock_cond_end(cond.pointer) == 0)
         #expect(cond.pointer.pointee.sequence.value != sequence)
-        #expect(cond.pointer.pointee.waiters.value == 0)
+        #expect(cthr_lock_cond_spin(cond.pointer, sequence, UInt64.max))
+        #expect(cthr_lock_cond_wait(cond.pointer, sequence, cthr_clock_deadline_after(generousTimeoutNs)) == 0)
+        #expect(cond.pointer.pointee.sleepers.value == 0)
         let next = cthr_lock_cond_begin(cond.pointer)
+        #expect(next == cond.pointer.pointee.sequence.value)
         #expect(cthr_lock_cond_broadcast(cond.pointer) == 0)
+        #expect(cthr_lock_cond_spin(cond.pointer, next, UInt64.max))
         #expect(cthr_lock_cond_wait(cond.pointer, next, cthr_clock_deadline_after(generousTimeoutNs)) == 0)
-        #expect(cthr_lock_cond_end(cond.pointer) == 0)
+        #expect(cond.pointer.pointee.sleepers.value == 0)
+    }
+
+    /// A waiter that went past its spin sleeps registered (the signal sees it and makes the wake-up call) and
+    /// unregisters when it wakes.
+    @Test func condSleeperIsRegisteredWhileAsleep() throws {
+        let cond = makeCond()
+        let sequence = cthr_lock_cond_begin(cond.pointer)
+        let code = SharedCell<Int32>(-1)
+        let thread = try #require(
+            spawnVoid {
+                code.pointer.pointee = cthr_lock_cond_wait(
+                    cond.pointer,
+                    sequence,
+                    cthr_clock_deadline_after(generousTimeoutNs)
+                )
+            }
+        )
+        #expect(eventually { cthr_atomic_u32_load(&cond.pointer.pointee.sleepers, CTHR_RELAXED) == 1 })
+        #expect(cthr_lock_cond_signal(cond.pointer) == 0)
+        #expect(thread.joined())
+        #expect(code.pointer.pointee == 0)
+        #expect(cond.pointer.pointee.sleepers.value == 0)
     }
 
     @Test func condSignalWakesAWaiterOnAnotherThread() throws {
@@ -404,8 +433,9 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
                             announced = true
                         }
                         _ = unlock(lock.pointer)
-                        code = cthr_lock_cond_wait(cond.pointer, sequence, deadline)
-                        _ = cthr_lock_cond_end(cond.pointer)
+                        code =
+                            cthr_lock_cond_spin(cond.pointer, sequence, deadline)
+                            ? 0 : cthr_lock_cond_wait(cond.pointer, sequence, deadline)
                         let relocked = cthr_lock_lock_slow(lock.pointer, deadline)
                         guard relocked == 0 else {
                             results[index] = relocked
@@ -432,6 +462,6 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         }
         #expect(results.values == Array(repeating: 0, count: count))
         #expect(cthr_lock_waiter_count(lock.pointer) == 0)
-        #expect(cond.pointer.pointee.waiters.value == 0)
+        #expect(cond.pointer.pointee.sleepers.value == 0)
     }
 }

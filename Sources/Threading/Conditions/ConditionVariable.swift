@@ -11,8 +11,10 @@ import Musl
 
 /// A condition variable used with a ``MutexLock``: wait until another thread signals, then retest your predicate.
 ///
-/// Built on CThreading's futex condition (`cthr_lock_cond_t`: a sequence number and a waiter count), which works
-/// with every ``MutexLock`` kind; ``signal()`` and ``broadcast()`` make no system call when nobody waits. As with
+/// Built on CThreading's futex condition (`cthr_lock_cond_t`: a sequence number and a sleeper count), which works
+/// with every ``MutexLock`` kind. A waiter watches for a signal for a few microseconds before it sleeps, so a
+/// signal that comes soon (a hand-off between two running threads) costs neither side a system call;
+/// ``signal()`` and ``broadcast()`` make no system call when nobody sleeps. As with
 /// every condition variable, wake-ups can be spurious and a signal sent while nobody waits is not remembered:
 /// always wait in a loop on a predicate guarded by the lock (or use ``Monitor``, which does this for you).
 ///
@@ -87,6 +89,7 @@ public final class ConditionVariable: @unchecked Sendable {
     }
 
     /// Waits on the condition until `deadline` (`UInt64.max`: forever); the lock is held on entry and on return.
+    @usableFromInline
     func wait(_ lock: MutexLock, deadline: UInt64, operation: String) -> Bool {
         if let held = lock.isHeldByCurrentThread {
             require(
@@ -96,9 +99,11 @@ public final class ConditionVariable: @unchecked Sendable {
         }
         let sequence = cthr_lock_cond_begin(cond)
         lock.unlock()
-        // A pool worker gives its slot up while it waits (see `WorkerPool.withBlockingRegion`).
-        let code = Engine.blocking { cthr_lock_cond_wait(cond, sequence, deadline) }
-        _ = cthr_lock_cond_end(cond)
+        // A signal that comes within a few microseconds ends the wait here, with no sleep and no wake-up call;
+        // otherwise sleep, and a pool worker gives its slot up meanwhile (see `WorkerPool.withBlockingRegion`).
+        let code =
+            cthr_lock_cond_spin(cond, sequence, deadline)
+            ? 0 : Engine.blocking { cthr_lock_cond_wait(cond, sequence, deadline) }
         lock.lock()
         return code == 0
     }

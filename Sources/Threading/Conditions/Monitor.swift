@@ -41,9 +41,11 @@ public final class Monitor<State> {
     /// A registered waiter: its predicate and its own futex condition.
     @usableFromInline
     final class Waiter {
-        let condition = ConditionVariable()
-        var predicate: ((State) -> Bool)?
-        var notified = false
+        @usableFromInline let condition = ConditionVariable()
+        @usableFromInline var predicate: ((State) -> Bool)?
+        @usableFromInline var notified = false
+
+        @usableFromInline init() {}
     }
 
     @usableFromInline
@@ -56,6 +58,11 @@ public final class Monitor<State> {
 
     @usableFromInline @exclusivity(unchecked)
     var waiters: [Waiter] = []
+
+    // A waiter kept from the last wait that ended, for the next one (no allocation per wait in a hand-off). A late
+    // signal for its previous use is a spurious wake-up for the next, which rechecks its predicate.
+    @usableFromInline @exclusivity(unchecked)
+    var spareWaiter: Waiter?
 
     /// Creates a monitor around an initial state.
     ///
@@ -196,16 +203,18 @@ public final class Monitor<State> {
     public var statistics: LockStatistics { lock.statistics }
 
     /// Waits with the lock held until `predicate(state)` holds or `deadline` passes; returns whether it holds.
-    /// Callers check the predicate first (inlined), so this registers a waiter right away.
-    @usableFromInline
+    /// Callers check the predicate first (inlined), so this registers a waiter right away. Inlinable, like the rest
+    /// of the waiting path, so it is specialized for `State` (no generic metadata lookups while the lock is held).
+    @inlinable
     func waitLocked(for predicate: (State) -> Bool, deadline: UInt64) -> Bool {
         return withoutActuallyEscaping(predicate) { predicate in
-            let waiter = Waiter()
+            let waiter = spareWaiter.take() ?? Waiter()
             waiter.predicate = predicate
             waiters.append(waiter)
             defer {
                 waiter.predicate = nil
                 waiters.removeAll { $0 === waiter }
+                spareWaiter = waiter
             }
             while true {
                 waiter.notified = false
@@ -227,17 +236,20 @@ public final class Monitor<State> {
     }
 
     /// Releases the lock after a change, then signals the waiters whose predicate holds for the new state.
-    @usableFromInline
+    @inlinable
     func unlockWakingSatisfiedWaiters() {
-        var ready: [Waiter] = []
+        // The first satisfied waiter in a local, the others (rare: several predicates true at once) in an array.
+        var first: Waiter?
+        var others: [Waiter] = []
         for waiter in waiters where !waiter.notified {
             if let predicate = waiter.predicate, predicate(state) {
                 waiter.notified = true
-                ready.append(waiter)
+                if first == nil { first = waiter } else { others.append(waiter) }
             }
         }
         lock.unlock()
-        for waiter in ready { waiter.condition.signal() }
+        first?.condition.signal()
+        for waiter in others { waiter.condition.signal() }
     }
 }
 

@@ -115,6 +115,62 @@ struct ConditionTests {
         #expect(stage.waiters.isEmpty)
     }
 
+    @Test("ConditionVariable ping-pong: every turn arrives, whether the waiter's spin catches it or it sleeps")
+    func conditionVariablePingPong() throws {
+        // Two threads pass a turn back and forth; each turn carries plain (non-atomic) data written before the
+        // signal. Most turns end in the waiter's spin, some (preempted threads, a loaded machine) in a sleep: both
+        // must deliver every turn, in order, and order the data (checked under ThreadSanitizer).
+        final class Court: @unchecked Sendable {  // `turn` and `log` are guarded by `lock`
+            let lock = MutexLock()
+            let condition = ConditionVariable()
+            var turn = 0
+            var log: [Int] = []
+        }
+        let court = Court()
+        let rounds = 2_000
+        @Sendable func play(_ side: Int) -> Bool {
+            for round in 0..<rounds {
+                court.lock.lock()
+                while court.turn != side {
+                    guard court.condition.wait(court.lock, timeout: testDeadline) || court.turn == side else {
+                        court.lock.unlock()
+                        return false
+                    }
+                }
+                court.log.append(round * 2 + side)
+                court.turn = 1 - side
+                court.lock.unlock()
+                court.condition.signal()
+            }
+            return true
+        }
+        let other = try PosixThread { play(1) }
+        #expect(play(0))
+        #expect(other.join())
+        #expect(court.log == Array(0..<(rounds * 2)))
+        #expect(court.condition.cond.pointee.sleepers.value == 0)
+    }
+
+    @Test("a Monitor keeps one waiter for the next wait, and a late signal to it is only a spurious wake-up")
+    func monitorReusesItsWaiter() throws {
+        let stage = Monitor(0, name: "stage")
+        let first = try PosixThread { stage.withLock(when: { $0 == 1 }, timeout: testDeadline) { $0 = 10 } }
+        #expect(Torture.waitUntil(seconds: 20) { stage.withLock { _ in stage.waiters.count } == 1 })
+        stage.withLock { $0 = 1 }
+        #expect(first.join() != nil)
+        let spare = try #require(stage.withLock { _ in stage.spareWaiter })
+        // A signal for the spare's previous use arriving late: the next wait may wake for it, finds its predicate
+        // false, and waits on.
+        spare.condition.signal()
+        let second = try PosixThread { stage.withLock(when: { $0 == 2 }, timeout: testDeadline) { $0 = 20 } }
+        #expect(Torture.waitUntil(seconds: 20) { stage.withLock { _ in stage.waiters.first === spare } })
+        spare.condition.signal()  // spurious for the current wait: the state is still 10
+        stage.withLock { $0 = 2 }
+        #expect(second.join() != nil)
+        #expect(stage.withLock { $0 } == 20)
+        #expect(stage.withLock { _ in stage.waiters.isEmpty && stage.spareWaiter === spare })
+    }
+
     @Test("a timed hand-off through Semaphore.wait(timeout:) orders the producer's plain writes before the reader")
     func timedSemaphoreHandOff() throws {
         // Under ThreadSanitizer this is the check that matters: `wait(timeout:)` uses `sem_clockwait`, which TSan
