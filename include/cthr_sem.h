@@ -7,8 +7,8 @@
 // inline into Swift and its timed wait needs no `sem_clockwait` (which ThreadSanitizer does not intercept). One
 // 64-bit word holds the value (low 32 bits, the futex word) and the number of registered waiters (high 32 bits):
 //   wait, fast     load; while value > 0: compare-exchange value - 1 (acquire). No system call.
-//   wait, spin     while no waiter is registered: the fast path again, 10 times with a pause between, then 8 times
-//                  with a sched_yield (as the futex lock does: a unit that comes back soon is taken with no sleep
+//   wait, spin     while no waiter is registered: the fast path again, 10 times with doubling pauses between
+//                  (`cthr_futex_backoff`), then 8 times with a sched_yield (as the futex lock does: a unit that comes back soon is taken with no sleep
 //                  and no wake-up system call; glibc's sem_wait does not spin).
 //   wait, slow     fetch-add waiters + 1; loop: while value > 0, compare-exchange (value - 1, waiters - 1) together
 //                  (acquire: success); else futex-wait on the value while it is 0 (until the deadline). After a

@@ -45,9 +45,15 @@ int cthr_futex_wake(uint32_t *word, int32_t count, int32_t *woken) {
     return 0;
 }
 
+// The pauses of a spin round double up to 2^CTHR_FUTEX_BACKOFF_DOUBLINGS (see cthr_futex.h).
+#ifndef CTHR_FUTEX_BACKOFF_DOUBLINGS
+#define CTHR_FUTEX_BACKOFF_DOUBLINGS 6
+#endif
+
 bool cthr_futex_backoff(int round, int spins, int yields, uint64_t deadline_ns) {
     if (round < spins) {
-        cthr_cpu_relax();
+        int pauses = round < CTHR_FUTEX_BACKOFF_DOUBLINGS ? 1 << round : 1 << CTHR_FUTEX_BACKOFF_DOUBLINGS;
+        for (int pause = 0; pause < pauses; pause++) cthr_cpu_relax();
         return true;
     }
     if (round >= spins + yields) return false;

@@ -13,8 +13,8 @@
 #include "cthr_sem.h"
 #include "cthr_tsan.h"
 
-// Tries before a waiter registers and sleeps (see cthr_sem_timedwait): `CTHR_SEM_SPINS` with a pause between them,
-// then `CTHR_SEM_YIELDS` with a sched_yield, as the futex lock does (cthr_lock.h).
+// Tries before a waiter registers and sleeps (see cthr_sem_timedwait): `CTHR_SEM_SPINS` with doubling pauses between
+// them, then `CTHR_SEM_YIELDS` with a sched_yield, as the futex lock does (`cthr_futex_backoff`).
 #ifndef CTHR_SEM_SPINS
 #define CTHR_SEM_SPINS 10
 #endif
