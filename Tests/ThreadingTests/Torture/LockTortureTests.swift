@@ -527,3 +527,86 @@ extension TortureTests {
         }
     }
 }
+
+extension TortureTests {
+    /// Conditions under a stream of hand-offs: the waits that end in their spin and the ones that sleep.
+    @Suite(.serialized)
+    struct ConditionHandOffTorture {
+        /// More threads than cores take turns in a ring through a `ConditionVariable` (broadcast: the waiters wait
+        /// for different turns) or a `Monitor` (each waiter woken only when its turn comes). Holds of random length
+        /// before a turn is passed push some waits past their spin into a sleep; timed waits with short timeouts
+        /// come and go around the signals. Every turn must arrive, in order, and nobody may stay registered.
+        @Test(arguments: ["ConditionVariable", "Monitor"])
+        func turnsGoRoundAndNoneIsLost(_ primitive: String) throws {
+            let seed = Torture.seed()
+            let threads = 5
+            let rounds = Torture.size(300, long: 30_000)
+            let lock = MutexLock(name: "turns")
+            let condition = ConditionVariable()
+            let turns = Monitor(0, name: "turns")
+            let passed = Shared(0)  // guarded by `lock` (ConditionVariable) or by the monitor (the monitor's state)
+            let timeouts = TortureCounter()
+            let stalled = TortureCounter()
+            let deadline = cthr_clock_now_ns() + UInt64(testDeadline.components.seconds) * 1_000_000_000
+            let ok = runTogether(threads) { me in
+                var random = TortureRandom(seed: seed &+ UInt64(me))
+                for round in 0..<rounds {
+                    let turn = round * threads + me
+                    let timed = random.chance(30)
+                    let hold = random.chance(20) ? random.below(20_000) : 0
+                    if primitive == "Monitor" {
+                        var taken = false
+                        while !taken {
+                            let result: Void? = turns.withLock(
+                                when: { $0 == turn },
+                                timeout: timed ? .microseconds(50) : testDeadline
+                            ) { state in
+                                Torture.spin(hold)
+                                state += 1
+                            }
+                            taken = result != nil
+                            if !taken {
+                                timeouts.add()
+                                // An untimed wait that ran out of the test's deadline missed its wake-up.
+                                if !timed || cthr_clock_now_ns() > deadline { break }
+                            }
+                        }
+                        if !taken {
+                            stalled.add()
+                            return
+                        }
+                    } else {
+                        lock.lock()
+                        while passed.value != turn {
+                            if !condition.wait(lock, timeout: timed ? .microseconds(50) : testDeadline) {
+                                timeouts.add()
+                                if !timed || cthr_clock_now_ns() > deadline { break }
+                            }
+                        }
+                        if passed.value != turn {
+                            lock.unlock()
+                            stalled.add()
+                            return
+                        }
+                        Torture.spin(hold)
+                        passed.value = turn + 1
+                        lock.unlock()
+                        condition.broadcast()
+                    }
+                }
+            }
+            #expect(ok)
+            #expect(stalled.value == 0, "a turn was never delivered (lost wake-up); seed \(seed)")
+            // Each thread waits for exactly its turn and moves the count on by one: every turn came, once, in order.
+            let total = primitive == "Monitor" ? turns.withLock { $0 } : passed.value
+            #expect(total == rounds * threads, "seed \(seed)")
+            #expect(turns.withLock { _ in turns.waiters.isEmpty })
+            #expect(condition.cond.pointee.sleepers.value == 0)
+            Torture.report(
+                "condition turns (\(primitive))",
+                seed: seed,
+                ["rounds": rounds, "threads": threads, "timeouts": timeouts.value, "stalled": stalled.value]
+            )
+        }
+    }
+}
