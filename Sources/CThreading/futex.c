@@ -47,13 +47,14 @@ int cthr_futex_wake(uint32_t *word, int32_t count, int32_t *woken) {
 
 // The pauses of a spin round double up to 2^CTHR_FUTEX_BACKOFF_DOUBLINGS (see cthr_futex.h).
 #ifndef CTHR_FUTEX_BACKOFF_DOUBLINGS
-#define CTHR_FUTEX_BACKOFF_DOUBLINGS 6
+#define CTHR_FUTEX_BACKOFF_DOUBLINGS 5
 #endif
 
-bool cthr_futex_backoff(int round, int spins, int yields, uint64_t deadline_ns) {
+bool cthr_futex_backoff(int round, int spins, int spin_yields_from, int yields, uint64_t deadline_ns) {
     if (round < spins) {
         int pauses = round < CTHR_FUTEX_BACKOFF_DOUBLINGS ? 1 << round : 1 << CTHR_FUTEX_BACKOFF_DOUBLINGS;
         for (int pause = 0; pause < pauses; pause++) cthr_cpu_relax();
+        if (round >= spin_yields_from) (void)sched_yield();
         return true;
     }
     if (round >= spins + yields) return false;

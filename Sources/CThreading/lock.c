@@ -27,22 +27,28 @@ static cthr_atomic_u64_t cthr_lock_membarrier_count = {0};
 // Hand-offs to a heir (see Fairness in the header).
 static cthr_atomic_u64_t cthr_lock_handoff_count = {0};
 
-// A thread that finds the lock held looks at the word this many more times before it yields, as long as nobody sleeps
-// on the lock already (then it queues at once: the woken thread is the one that spins), with `cthr_futex_backoff`'s
-// doubling pauses between looks (1, 2, 4, ... 64: about 320 pauses, some 7 us on the Zen 4 this was measured on, less
-// than one futex sleep and wake-up there). Few looks: a spinner that polls the word takes its cache line away from
-// the holder at every look: with 10 looks one pause apart (the first policy), `bench locks` at 2 and 4 threads ran
-// at 21 to 29 M ops/s whenever the test VM's two cores were far apart (slow cache-line transfers), 46 to 56 M with
-// the doubling pauses.
+// A thread that finds the lock held looks at the word this many more times before it only yields, as long as nobody
+// sleeps on the lock already (then it queues at once: the woken thread is the one that spins), with
+// `cthr_futex_backoff`'s doubling pauses between looks (1 to 32) and, from the third look, a sched_yield after each.
+// Few looks: a spinner that polls the word takes its cache line away from the holder at every look. On the test VM
+// (2 cores, whose cache-line transfers are cheap or slow depending on where the host places them), `bench locks` at
+// 2 and 4 threads ran at 21 to 29 M ops/s in the slow case with one pause between looks (the first policy), 46 to 56
+// M with doubling pauses alone (which lost a third at 4 threads in the cheap case, spinning where a runnable thread
+// could have used the CPU), and 54 to 77 M with the yields between (level with or ahead of the first policy in the
+// cheap case).
 #ifndef CTHR_LOCK_SPINS
 #define CTHR_LOCK_SPINS 10
+#endif
+// The first spin round that also yields.
+#ifndef CTHR_LOCK_SPIN_YIELDS_FROM
+#define CTHR_LOCK_SPIN_YIELDS_FROM 2
 #endif
 // Then yields the processor this many times (same condition), which lets a preempted holder run.
 #ifndef CTHR_LOCK_YIELDS
 #define CTHR_LOCK_YIELDS 8
 #endif
-// A woken thread looks this many times (with the same doubling pauses), then yields this many times, before
-// sleeping again; meanwhile WAKING stays set and unlocks wake nobody else.
+// A woken thread looks this many times (with the same doubling pauses and yields), then yields this many times,
+// before sleeping again; meanwhile WAKING stays set and unlocks wake nobody else.
 #ifndef CTHR_LOCK_WOKEN_SPINS
 #define CTHR_LOCK_WOKEN_SPINS 10
 #endif
@@ -188,7 +194,7 @@ static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, int spins, int yield
         if (newcomer && (cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED) & CTHR_LOCK_WAITER_MASK) != 0) {
             return EBUSY;
         }
-        if (!cthr_futex_backoff(round, spins, yields, deadline_ns)) return EBUSY;
+        if (!cthr_futex_backoff(round, spins, CTHR_LOCK_SPIN_YIELDS_FROM, yields, deadline_ns)) return EBUSY;
         word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
     }
 }
@@ -383,10 +389,10 @@ int cthr_lock_set_slow(cthr_lock_t *lock, bool on) {
     return 0;
 }
 
-// A waiter looks at the sequence this many times with doubling pauses between, then this many times with a
-// sched_yield, before it registers and sleeps: a signal that comes meanwhile costs neither side a system call. The
-// lock's policy (the pauses keep the waiter off the signaller's cache line; the yields cover a signaller that must
-// first be scheduled).
+// A waiter looks at the sequence this many times with doubling pauses between (no yields: the signal usually comes
+// from a thread running on another CPU, and a yield in the spin cost a one-pair hand-off two thirds of its rate in
+// `bench handoff`), then this many times with a sched_yield (a signaller that must first be scheduled), before it
+// registers and sleeps: a signal that comes meanwhile costs neither side a system call.
 #ifndef CTHR_COND_SPINS
 #define CTHR_COND_SPINS CTHR_LOCK_SPINS
 #endif
@@ -410,7 +416,7 @@ bool cthr_lock_cond_spin(const cthr_lock_cond_t *cond, uint32_t sequence, uint64
     if (cond == NULL) return false;
     for (int round = 0;; round++) {
         if (cthr_atomic_u32_load(&cond->sequence, CTHR_ACQUIRE) != sequence) return true;
-        if (!cthr_futex_backoff(round, CTHR_COND_SPINS, CTHR_COND_YIELDS, deadline_ns)) return false;
+        if (!cthr_futex_backoff(round, CTHR_COND_SPINS, CTHR_COND_SPINS, CTHR_COND_YIELDS, deadline_ns)) return false;
     }
 }
 

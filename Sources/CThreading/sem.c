@@ -14,7 +14,8 @@
 #include "cthr_tsan.h"
 
 // Tries before a waiter registers and sleeps (see cthr_sem_timedwait): `CTHR_SEM_SPINS` with doubling pauses between
-// them, then `CTHR_SEM_YIELDS` with a sched_yield, as the futex lock does (`cthr_futex_backoff`).
+// them, then `CTHR_SEM_YIELDS` with a sched_yield (`cthr_futex_backoff`; as the condition does, no yields among the
+// pauses: a unit usually comes back from a thread running on another CPU).
 #ifndef CTHR_SEM_SPINS
 #define CTHR_SEM_SPINS 10
 #endif
@@ -81,7 +82,7 @@ int cthr_sem_timedwait(cthr_sem_t *sem, uint64_t deadline_ns) {
             return 0;
         }
         if ((cthr_atomic_u64_load(&sem->data, CTHR_RELAXED) >> 32) != 0) break;
-        if (!cthr_futex_backoff(round, CTHR_SEM_SPINS, CTHR_SEM_YIELDS, deadline_ns)) break;
+        if (!cthr_futex_backoff(round, CTHR_SEM_SPINS, CTHR_SEM_SPINS, CTHR_SEM_YIELDS, deadline_ns)) break;
     }
     // Register, then look at the value before every sleep: a post that comes after the registration sees the
     // waiter and wakes one sleeper; the futex compares the value with 0 atomically with going to sleep.

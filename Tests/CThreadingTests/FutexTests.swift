@@ -85,20 +85,23 @@ private final class FutexFixture: @unchecked Sendable {  // `word` is only touch
         #expect(cthr_futex_wake(word.pointer, 0, nil) == 0)
     }
 
-    /// The spin before a sleep: `spins` pause rounds (which never look at the clock), then `yields` yield rounds
-    /// (each only while the deadline has not passed), then false; the caller sleeps from there.
+    /// The spin before a sleep: `spins` pause rounds (which never look at the clock, whether or not they also
+    /// yield), then `yields` yield rounds (each only while the deadline has not passed), then false; the caller
+    /// sleeps from there.
     @Test func backoffRunsItsRoundsThenTellsTheCallerToSleep() {
-        for round: Int32 in 0..<13 {
-            #expect(cthr_futex_backoff(round, 10, 3, UInt64.max))
+        for spinYieldsFrom: Int32 in [2, 10] {
+            for round: Int32 in 0..<13 {
+                #expect(cthr_futex_backoff(round, 10, spinYieldsFrom, 3, UInt64.max))
+            }
+            #expect(!cthr_futex_backoff(13, 10, spinYieldsFrom, 3, UInt64.max))
+            #expect(!cthr_futex_backoff(50, 10, spinYieldsFrom, 3, UInt64.max))
+            // A deadline in the past ends the yield-only rounds, not the spin rounds.
+            #expect(cthr_futex_backoff(9, 10, spinYieldsFrom, 3, 0))
+            #expect(!cthr_futex_backoff(10, 10, spinYieldsFrom, 3, 0))
+            #expect(cthr_futex_backoff(10, 10, spinYieldsFrom, 3, cthr_clock_deadline_after(generousTimeoutNs)))
         }
-        #expect(!cthr_futex_backoff(13, 10, 3, UInt64.max))
-        #expect(!cthr_futex_backoff(50, 10, 3, UInt64.max))
-        // A deadline in the past ends the yields, not the pauses.
-        #expect(cthr_futex_backoff(9, 10, 3, 0))
-        #expect(!cthr_futex_backoff(10, 10, 3, 0))
-        #expect(cthr_futex_backoff(10, 10, 3, cthr_clock_deadline_after(generousTimeoutNs)))
         // No rounds at all: sleep at once.
-        #expect(!cthr_futex_backoff(0, 0, 0, UInt64.max))
+        #expect(!cthr_futex_backoff(0, 0, 0, 0, UInt64.max))
     }
 
     @Test func badArgumentsReturnEINVAL() {
