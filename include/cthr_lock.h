@@ -213,8 +213,8 @@ int cthr_lock_cond_init(cthr_lock_cond_t *_Nullable cond);
 // Returns 0 for a NULL cond.
 uint32_t cthr_lock_cond_begin(const cthr_lock_cond_t *_Nullable cond);
 
-// Watches the sequence number for a short while (a few pauses, then a few sched_yields, the futex lock's policy;
-// the yields stop once `deadline_ns` (CLOCK_MONOTONIC; UINT64_MAX = none) has passed). Returns true when it
+// Watches the sequence number for a short while (`cthr_futex_backoff`: doubling pauses for a few microseconds, then a
+// few sched_yields, which stop once `deadline_ns` (CLOCK_MONOTONIC; UINT64_MAX = none) has passed). Returns true when it
 // differs from `sequence` (a signal or broadcast came since `cthr_lock_cond_begin`: the wait is over), false when it
 // did not move (call `cthr_lock_cond_wait`) or for NULL.
 bool cthr_lock_cond_spin(const cthr_lock_cond_t *_Nullable cond, uint32_t sequence, uint64_t deadline_ns);

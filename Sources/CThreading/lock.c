@@ -182,8 +182,9 @@ int cthr_lock_trylock(cthr_lock_t *lock) {
     return cthr_lock_attempt(lock, cthr_lock_self(), &word);
 }
 
-// Tries to take the lock, with `cthr_futex_backoff`'s `spins` pauses and then `yields` yields between the tries (the
-// yields stop once `deadline_ns` has passed). A newcomer stops as soon as a thread sleeps on the lock
+// Tries to take the lock, with a round of `cthr_futex_backoff` between the tries: `spins` spin rounds (doubling
+// pauses, yielding too from CTHR_LOCK_SPIN_YIELDS_FROM), then `yields` yield rounds, which stop once `deadline_ns` has
+// passed. A newcomer stops as soon as a thread sleeps on the lock
 // (it queues behind it instead of competing with the woken thread). Returns 0, EDEADLK or EBUSY (gave up).
 static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, int spins, int yields, uint64_t deadline_ns,
                           bool newcomer) {
