@@ -427,15 +427,14 @@ int cthr_lock_cond_wait(cthr_lock_cond_t *cond, uint32_t sequence, uint64_t dead
     // consistent): either the signaller sees this sleeper and wakes it, or this load sees the new sequence. The
     // futex compares the sequence again atomically with going to sleep.
     cthr_atomic_u32_fetch_add(&cond->sleepers, 1, CTHR_SEQ_CST);
-    int result = 0;
+    int rc = 0;
     while (cthr_atomic_u32_load(&cond->sequence, CTHR_SEQ_CST) == sequence) {
-        int rc = cthr_futex_wait(&cond->sequence.value, sequence, deadline_ns);
-        if (rc == EINTR) continue;
-        if (rc == ETIMEDOUT && cthr_atomic_u32_load(&cond->sequence, CTHR_ACQUIRE) == sequence) result = ETIMEDOUT;
-        break;  // woken (maybe spuriously), timed out, or the sequence had already moved (EAGAIN)
+        rc = cthr_futex_wait(&cond->sequence.value, sequence, deadline_ns);
+        if (rc != EINTR) break;  // woken (maybe spuriously), timed out, or the sequence had already moved (EAGAIN)
     }
     cthr_atomic_u32_fetch_sub(&cond->sleepers, 1, CTHR_RELAXED);
-    return result;
+    // A signal that came with the timeout still counts as one.
+    return rc == ETIMEDOUT && cthr_atomic_u32_load(&cond->sequence, CTHR_ACQUIRE) == sequence ? ETIMEDOUT : 0;
 }
 
 // Moves the sequence (every wait begun before now ends), then wakes up to `count` sleepers if any registered.

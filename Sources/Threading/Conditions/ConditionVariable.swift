@@ -33,12 +33,12 @@ public final class ConditionVariable: @unchecked Sendable {
 
     /// Creates a condition variable.
     public init() {
-        cond = .allocate(capacity: 1)
-        cond.initialize(to: cthr_lock_cond_t())
+        // On a cache line of its own, as every lock's word: waiters watch the sequence while they spin.
+        cond = allocateLockState(cthr_lock_cond_t())
     }
 
     deinit {
-        cond.deallocate()
+        UnsafeMutableRawPointer(cond).deallocate()
     }
 
     /// Releases `lock`, waits for a signal, and reacquires `lock` before returning.

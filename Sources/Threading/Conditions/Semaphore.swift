@@ -56,8 +56,7 @@ public final class Semaphore: @unchecked Sendable {
             value <= Semaphore.maximumValue,
             "Semaphore(value: \(value)): the initial value exceeds SEM_VALUE_MAX (\(Semaphore.maximumValue))"
         )
-        let sem = UnsafeMutablePointer<cthr_sem_t>.allocate(capacity: 1)
-        sem.initialize(to: cthr_sem_t())
+        let sem = allocateLockState(cthr_sem_t())  // on a cache line of its own, as every lock's word
         // Cannot fail: `sem` is not NULL and `value` was checked against SEM_VALUE_MAX above.
         _ = cthr_sem_init(sem, UInt32(value))
         self.sem = sem
@@ -69,7 +68,7 @@ public final class Semaphore: @unchecked Sendable {
 
     deinit {
         _ = cthr_sem_destroy(sem)
-        sem.deallocate()
+        UnsafeMutableRawPointer(sem).deallocate()
     }
 
     /// Takes one unit, waiting while the count is 0.

@@ -481,7 +481,7 @@ struct LockTests {
         #expect(empty.withLockIfAvailable { _ in true } == true)
     }
 
-    @Test("every lock's state starts a cache line of its own")
+    @Test("every lock's, semaphore's and condition's state starts a cache line of its own")
     func lockStateIsOnItsOwnCacheLine() throws {
         let addresses: [UnsafeMutableRawPointer] = [
             UnsafeMutableRawPointer(MutexLock().word),
@@ -490,6 +490,8 @@ struct LockTests {
             UnsafeMutableRawPointer(SpinLock().spin),
             UnsafeMutableRawPointer(ReadWriteLock().rwlock),
             UnsafeMutableRawPointer(LockedValue(0).storage.lock.word),
+            UnsafeMutableRawPointer(Semaphore().sem),
+            UnsafeMutableRawPointer(ConditionVariable().cond),
         ]
         for address in addresses { #expect(UInt(bitPattern: address) % 64 == 0) }
     }
