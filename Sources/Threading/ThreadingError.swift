@@ -79,6 +79,13 @@ public struct ThreadingError: Error, Sendable, Hashable, CustomStringConvertible
     /// The corresponding C error is `ENOTSUP`.
     public static let notSupported = ThreadingError(code: ENOTSUP)
 
+    /// The worker pool that would run the work was shut down: it takes no new work (``WorkerPool/run(_:)``,
+    /// ``WorkQueue/run(_:)``), or it stopped before the work started (a ``WorkerPool/shutdown(timeout:)`` that gave
+    /// up on it).
+    ///
+    /// The corresponding C error is `ESHUTDOWN`.
+    public static let shutDown = ThreadingError(code: ESHUTDOWN)
+
     /// A human-readable description: operation, the system's message, the C name of the code, and the detail.
     public var description: String {
         var text = operation.isEmpty ? "" : "\(operation): "
@@ -109,6 +116,7 @@ public struct ThreadingError: Error, Sendable, Hashable, CustomStringConvertible
         case EBUSY: return "EBUSY"
         case ETIMEDOUT: return "ETIMEDOUT"
         case ENOTSUP: return "ENOTSUP"
+        case ESHUTDOWN: return "ESHUTDOWN"
         case ESRCH: return "ESRCH"
         case EACCES: return "EACCES"
         case ERANGE: return "ERANGE"

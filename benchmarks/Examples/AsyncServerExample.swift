@@ -95,7 +95,7 @@ let asyncServerExample = Example(
             }
             try await auditGroup.wait()
             // Shutdown: no request is in flight any more; the I/O pool runs what it accepted and stops.
-            await io.shutdown()
+            await io.shutdownGracefully()
             let served = await statistics.requests
             let clients = await sessions.count
             let readOK = await statistics.bytes > 0

@@ -34,10 +34,14 @@ extension WorkerPool: TaskExecutor {
 
     /// Submits a job that passed the shut-down check. The pool may have stopped since (a shutdown that finished in
     /// between): then it refuses the unit, and the job runs on the global concurrent executor instead of never.
+    ///
+    /// A unit the pool takes but drops unrun (a shutdown that stopped it right after this submission closed its run
+    /// queues) releases its ``PreferringJob``, which then hands the job to the global concurrent executor: the task
+    /// is never left suspended.
     func submitAccepted(_ job: UnownedJob, lane: Int) {
-        let executor = asUnownedTaskExecutor()
-        if !engine.trySubmit(.job { job.runSynchronously(on: executor) }, lane: lane) {
-            globalConcurrentExecutor.enqueue(ExecutorJob(job))
+        let pending = PreferringJob(job, asUnownedTaskExecutor())
+        if !engine.trySubmit(.job { pending.run() }, lane: lane) {
+            pending.runElsewhereIfUnrun()
         }
     }
 
@@ -49,11 +53,48 @@ extension WorkerPool: TaskExecutor {
     }
 }
 
+/// A job of a task that prefers a pool, as the pool queues it: run once on the pool, or, if the pool drops it
+/// unrun (released without ``run()``), on the global concurrent executor.
+final class PreferringJob: @unchecked Sendable {
+    private let job: UnownedJob
+    private let executor: UnownedTaskExecutor
+    /// Set by whoever runs the job (it runs once); only the pool thread that runs the unit, or the deinitializer
+    /// after it, touch it, so no atomics are needed.
+    private var ran = false
+
+    init(_ job: UnownedJob, _ executor: UnownedTaskExecutor) {
+        self.job = job
+        self.executor = executor
+    }
+
+    func run() {
+        ran = true
+        job.runSynchronously(on: executor)
+    }
+
+    func runElsewhereIfUnrun() {
+        guard !ran else { return }
+        ran = true
+        globalConcurrentExecutor.enqueue(ExecutorJob(job))
+    }
+
+    deinit { runElsewhereIfUnrun() }
+}
+
 extension QoS {
     /// The lane of a job of `priority`: the task priorities map to the classes of the same name (`userInteractive` and above to ``userInteractive``, `high` to
     /// ``userInitiated``, `medium` to ``default``, `low` to ``utility``, `background` to ``background``).
     init(jobPriority priority: JobPriority) {
-        switch priority.rawValue {
+        self.init(priorityValue: priority.rawValue)
+    }
+
+    /// The lane of a task of `priority` (the same mapping as ``init(jobPriority:)``).
+    init(taskPriority priority: TaskPriority) {
+        self.init(priorityValue: priority.rawValue)
+    }
+
+    private init(priorityValue: UInt8) {
+        switch priorityValue {
         case 0x21...: self = .userInteractive
         case 0x19..<0x21: self = .userInitiated
         case 0x15..<0x19: self = .default
@@ -65,14 +106,31 @@ extension QoS {
 }
 
 extension WorkerPool {
-    /// Shuts the pool down as the synchronous ``shutdown()`` does, suspending the task (never blocking its thread)
-    /// until every accepted task ran and the pool's threads were joined.
+    /// Shuts the pool down as the synchronous ``shutdown()-8p8u6`` does, suspending the task (never blocking its
+    /// thread) until every accepted task ran and the pool's threads were joined.
     ///
-    /// The wait runs on a thread of ``blocking``, so a task that itself ran on this pool may call it (it is
-    /// suspended, so its thread is free to finish). Not cancellable: a shutdown, once started, completes.
+    /// The async form has a name of its own so that `await pool.shutdownGracefully()` compiles in every context,
+    /// top-level code of a `main.swift` included (where an `await` of an overload that shares its name with a
+    /// synchronous one picks the synchronous one). The wait runs on a thread of ``blocking``, so a task that itself
+    /// ran on this pool may call it (it is suspended, so its thread is free to finish). Not cancellable: a
+    /// shutdown, once started, completes.
     ///
-    /// Traps for ``shared`` and ``blocking``, as ``shutdown()`` does.
-    public func shutdown() async {
+    /// Traps for ``shared`` and ``blocking``, as ``shutdown()-8p8u6`` does.
+    public func shutdownGracefully() async {
         await awaitOnBlockingPool { self.shutdown() }
+    }
+
+    /// Shuts the pool down as the synchronous ``shutdown(timeout:)`` does, suspending the task (never blocking its
+    /// thread) for at most about `timeout`: the deadline of a SIGTERM grace period, from async code.
+    ///
+    /// When the timeout passes first, the tasks not yet started never run (they are released and counted) and
+    /// threads busy with a task exit when it returns.
+    ///
+    /// - Parameter timeout: The longest wait for the accepted tasks (zero or negative: none).
+    /// - Returns: Whether the shutdown completed, and what it left.
+    @discardableResult
+    public func shutdownGracefully(timeout: Duration) async -> ShutdownResult {
+        let deadline = engineDeadline(after: timeout)
+        return await awaitOnBlockingPool { self.stop(deadline: deadline, "shutdownGracefully(timeout:)") }
     }
 }

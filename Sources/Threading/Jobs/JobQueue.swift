@@ -104,11 +104,26 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
     /// Adds `job`; it starts once its dependencies ended, a slot is free and the queue is not suspended.
     ///
     /// A job cancelled before it is added is not added. Traps when the job already belongs to a queue or already
-    /// started: a job runs at most once.
+    /// started: a job runs at most once. Traps when the queue's pool was shut down (see ``WorkerPool``), except
+    /// on a thread of that pool while it drains; use ``tryAddJob(_:)`` where the call may race with a shutdown.
     ///
     /// - Parameter job: The job.
     public func addJob(_ job: Job) {
         core.add(job)
+    }
+
+    /// Adds `job` as ``addJob(_:)`` does unless the queue's pool no longer takes work: the recoverable form for
+    /// code that may run while the pool shuts down (a request handler during a graceful shutdown).
+    ///
+    /// An added job runs (a graceful ``WorkerPool/shutdown()-8p8u6`` runs it) or, when a
+    /// ``WorkerPool/shutdown(timeout:)`` gives up first, is counted in its
+    /// ``WorkerPool/ShutdownResult/tasksNotRun``. Misuse still traps, as in ``addJob(_:)``.
+    ///
+    /// - Parameter job: The job.
+    /// - Returns: True when the job was added; false when the pool was shut down (the job was not added, and it may
+    ///   be added to another queue).
+    public func tryAddJob(_ job: Job) -> Bool {
+        core.tryAdd([job], operation: "tryAddJob(_:)")
     }
 
     /// Adds a job that runs `body` and returns it.

@@ -104,6 +104,10 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
     /// Jobs accepted and not ended (for the pool's shutdown).
     var pendingTaskCount: Int { jobCount }
 
+    /// Jobs accepted and not started once the pool stopped (a started job that never ran is counted by the pool,
+    /// which dropped its unit).
+    func abandonAtStop() -> Int { lock.withLock { members.count - running } }
+
     var jobs: [Job] { lock.withLock { Array(members.values) } }
 
     var isSuspended: Bool { lock.withLock { suspended } }
@@ -117,12 +121,23 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
     /// one is in, so priority decides among them (see `JobQueue.addJobs(_:waitUntilFinished:)`). Traps like
     /// `add(_:)`, naming `operation` and the first job that cannot be added.
     func add(_ jobs: [Job], operation: StaticString = "addJobs(_:waitUntilFinished:)") {
-        engine.requireAccepting("\(self).\(operation)")
+        if !tryAdd(jobs, operation: operation) { engine.refuse("\(self).\(operation)") }
+    }
+
+    /// Adds `jobs` as ``add(_:operation:)`` does if the pool takes work from the calling thread, deciding under the
+    /// queue's lock (the shutdown counts the queue's jobs under it); false, with nothing added, when it refused.
+    /// Misuse (a job of another queue) traps either way.
+    func tryAdd(_ jobs: [Job], operation: StaticString) -> Bool {
         lock.lock()
+        guard engine.isAccepting(EngineThread.current) else {
+            lock.unlock()
+            return false
+        }
         for job in jobs { addLocked(job, operation) }
         let starting = startLocked()
         lock.unlock()
         submit(starting)
+        return true
     }
 
     /// Makes `job` a member (ready ones go to their ring), unless it was cancelled before. `lock` held.

@@ -58,6 +58,28 @@ extension WorkQueue {
         }
     }
 
+    /// Submits `work` to run on the queue later, unless the queue's pool no longer takes work: the recoverable form
+    /// of ``async(execute:)`` for code that may run while the pool shuts down (a request handler that submits
+    /// follow-up work during a graceful shutdown answers "503" instead of stopping the process).
+    ///
+    /// The pool takes work while it runs, and from its own threads while ``WorkerPool/shutdown()-8p8u6`` drains it
+    /// (follow-up work of accepted tasks). Accepted work runs, or, when a ``WorkerPool/shutdown(timeout:)`` gives
+    /// up first, is counted in its ``WorkerPool/ShutdownResult/tasksNotRun``: it is never lost without a count.
+    /// The check and the queuing are one step with respect to the shutdown, so no answer is stale.
+    ///
+    /// ```swift
+    /// guard queue.tryAsync({ audit.record(request) }) else { return .serviceUnavailable }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - flags: Submission flags (``QueueTaskFlags/barrier`` on a concurrent queue); none by default.
+    ///   - work: The closure; released unrun when the pool refused it.
+    /// - Returns: True when the queue took `work`; false when its pool was shut down.
+    /// - Complexity: As ``async(execute:)``.
+    public func tryAsync(flags: QueueTaskFlags = [], _ work: @escaping @Sendable () -> Void) -> Bool {
+        engineCore.tryEnqueue(flags.contains(.barrier) ? .barrier(work) : .task(work))
+    }
+
     /// Submits `work` with flags (``QueueTaskFlags/barrier`` on a concurrent queue) and counts it in `group` until it
     /// finished.
     ///
@@ -104,6 +126,23 @@ extension WorkQueue {
         scheduleAfter(engineDeadline(deadline), work)
     }
 
+    /// Submits `work` to run on this queue after `delay`, as ``asyncAfter(delay:execute:)`` does, unless the
+    /// queue's pool no longer takes work (see ``tryAsync(flags:_:)``).
+    ///
+    /// Delayed work whose deadline has not passed when the pool shuts down never runs (it is counted in the pool's
+    /// ``QueueEngineStatistics/cancelledFirings``): a true result means the pool took the work, not that it ran.
+    ///
+    /// - Parameters:
+    ///   - delay: How long from now (a negative duration means now).
+    ///   - work: The closure.
+    /// - Returns: True when the work was scheduled; false when the queue's pool was shut down.
+    public func tryAsyncAfter(delay: Duration, _ work: @escaping @Sendable () -> Void) -> Bool {
+        let core = engineCore
+        guard core.engine.isAccepting(EngineThread.current) else { return false }
+        schedule(core, engineDeadline(after: delay), work)
+        return true
+    }
+
     /// Submits a ``WorkItem`` to run on this queue once `deadline` passed; cancelling the item before then
     /// removes it (it never runs).
     ///
@@ -112,7 +151,7 @@ extension WorkQueue {
     ///   - item: The item.
     public func asyncAfter(deadline: ContinuousClock.Instant, execute item: WorkItem) {
         let core = engineCore
-        core.engine.requireAccepting("asyncAfter on queue '\(core.label)'")
+        guard core.engine.requireAccepting("asyncAfter on queue '\(core.label)'") else { return }
         item.markSubmitted()
         let entry = EngineTimerEntry(deadline: engineDeadline(deadline), interval: 0) {
             core.enqueueFiring(item.flags.contains(.barrier) ? .barrier { item.perform() } : .task { item.perform() })
@@ -123,7 +162,11 @@ extension WorkQueue {
 
     private func scheduleAfter(_ deadline: UInt64, _ work: @escaping @Sendable () -> Void) {
         let core = engineCore
-        core.engine.requireAccepting("asyncAfter on queue '\(core.label)'")
+        guard core.engine.requireAccepting("asyncAfter on queue '\(core.label)'") else { return }
+        schedule(core, deadline, work)
+    }
+
+    private func schedule(_ core: any QueueCore, _ deadline: UInt64, _ work: @escaping @Sendable () -> Void) {
         EngineTimer.shared.schedule(
             EngineTimerEntry(deadline: deadline, interval: 0) { core.enqueueFiring(.task(work)) }
         )

@@ -122,7 +122,7 @@ public final class WorkerPool: Sendable {
     ///
     /// Traps for ``shared`` and ``blocking`` (the process-wide pools are never shut down) and when called from a
     /// thread of this pool (it would wait for itself).
-    @available(*, noasync, message: "shutdown() blocks the calling thread; use `await pool.shutdown()`")
+    @available(*, noasync, message: "shutdown() blocks the calling thread; use `await pool.shutdownGracefully()`")
     public func shutdown() {
         _ = stop(deadline: .max, "shutdown()")
     }
@@ -134,13 +134,17 @@ public final class WorkerPool: Sendable {
     ///
     /// - Parameter timeout: The longest wait for the accepted tasks (zero or negative: none).
     /// - Returns: Whether the shutdown completed, and what it left.
-    @available(*, noasync, message: "shutdown(timeout:) blocks the calling thread; call it from a thread of your own")
+    @available(
+        *,
+        noasync,
+        message: "shutdown(timeout:) blocks the calling thread; use `await pool.shutdownGracefully(timeout: timeout)`"
+    )
     @discardableResult
     public func shutdown(timeout: Duration) -> ShutdownResult {
         stop(deadline: engineDeadline(after: timeout), "shutdown(timeout:)")
     }
 
-    private func stop(deadline: UInt64, _ operation: String) -> ShutdownResult {
+    func stop(deadline: UInt64, _ operation: String) -> ShutdownResult {
         if engine.isProcessWide {
             threadingFatal("Threading: WorkerPool '\(label)'.\(operation): the process-wide pools are never shut down")
         }

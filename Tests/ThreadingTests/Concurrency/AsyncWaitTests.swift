@@ -204,7 +204,7 @@ import Testing
         let queue = SerialQueue(label: "conc.shutdown.queue", pool: pool)
         for _ in 0..<10 { queue.async { ran.withLock { $0 += 1 } } }
         // Called from a task that runs on the pool itself: it is suspended, so its thread is free to finish.
-        try await withDeadline { await withTaskExecutorPreference(pool) { await pool.shutdown() } }
+        try await withDeadline { await withTaskExecutorPreference(pool) { await pool.shutdownGracefully() } }
         #expect(pool.isShutDown)
         #expect(ran.withLock { $0 } == 10)
     }

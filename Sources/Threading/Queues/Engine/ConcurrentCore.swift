@@ -113,13 +113,24 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
 
     // MARK: Fast paths
 
+    /// Adds a reader if nothing is pending, suspended or running as a barrier and the width allows. `admitting`: the
+    /// compare-exchange is sequentially consistent (an async submission's pairing with the shutdown, see
+    /// ``tryEnqueue(_:)``; the same instruction on x86-64).
     @inline(__always)
-    func tryReadFast() -> Bool {
+    func tryReadFast(admitting: Bool = false) -> Bool {
         var state = word.loadRelaxed()
         while state & (QueueState.owned | QueueState.hasItems | QueueState.suspended) == 0
             && state >> 8 < width
         {
-            let result = word.weakCompareExchange(state, state &+ QueueState.reader)
+            let result =
+                admitting
+                ? word.pointer.pointee.weakCompareExchange(
+                    expected: state,
+                    desired: state &+ QueueState.reader,
+                    successOrdering: .sequentiallyConsistent,
+                    failureOrdering: .relaxed
+                )
+                : word.weakCompareExchange(state, state &+ QueueState.reader)
             if result.exchanged { return true }
             state = result.original
         }
@@ -231,6 +242,46 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         word.bitOr(QueueState.hasItems)
         pumpLocked()
         lock.unlock()
+    }
+
+    func tryEnqueue(_ item: QueueItem) -> Bool {
+        let context = EngineThread.current
+        if !item.isBarrier && tryReadFast(admitting: true) {
+            // Dekker's pairing with the shutdown: the reader is added (a locked read-modify-write) before the pool's
+            // life is read, and the shutdown moves to `draining` before it reads the readers (`pendingTaskCount`).
+            guard engine.isAccepting(context) else {
+                releaseRead()
+                return false
+            }
+            if target != nil {
+                start(item, barrier: false, locked: false)  // into the target's queue (counted there)
+                return true
+            }
+            guard engine.trySubmit(.concurrent(self, item, barrier: false), lane: lane) else {
+                // Only after a timed shutdown stopped the pool: the unit was not queued.
+                releaseRead()
+                return false
+            }
+            return true
+        }
+        lock.lock()
+        guard engine.isAccepting(context) else {
+            lock.unlock()
+            return false
+        }
+        items.append(item)
+        word.bitOr(QueueState.hasItems)
+        pumpLocked()
+        lock.unlock()
+        return true
+    }
+
+    /// Queued items and running readers: a reader may be an accepted task on its way to the pool (see
+    /// ``tryEnqueue(_:)``), so the shutdown waits while any runs (see ``EnginePoolMember``).
+    var pendingTaskCount: Int {
+        lock.withLock {
+            queuedTaskCountLocked + Int(word.pointer.pointee.load(ordering: .sequentiallyConsistent) >> 8)
+        }
     }
 
     func didResume() {

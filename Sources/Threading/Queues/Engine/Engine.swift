@@ -945,23 +945,44 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
 
     /// Whether the pool still takes submissions from the calling thread: it runs, or it is draining and the caller
     /// is one of its own threads (work an accepted task submits runs before the pool stops).
+    ///
+    /// Sequentially consistent: a submitter that makes its work visible (a queue's reader count, an item under the
+    /// queue's lock) before it asks pairs with the shutdown, which moves to `draining` before it looks for work
+    /// (see ``shutdown(deadline:members:)``): either the submitter sees the shutdown, or the shutdown sees the work.
     @inline(__always)
     func isAccepting(_ context: @autoclosure () -> EngineContext) -> Bool {
-        let life = lifeHint.load(ordering: .acquiring)
+        let life = lifeHint.load(ordering: .sequentiallyConsistent)
         if life == Life.running.rawValue { return true }
         return life == Life.draining.rawValue && context().pointee.worker?.takeUnretainedValue().engine === self
     }
 
-    /// Traps unless the pool takes submissions (see ``isAccepting(_:)``): a submission after `shutdown()` is a
-    /// programming error, never a silent drop.
-    @inline(__always)
-    func requireAccepting(_ what: @autoclosure () -> String) {
-        if lifeHint.load(ordering: .relaxed) == Life.running.rawValue { return }
-        if isAccepting(EngineThread.current) { return }
+    /// What a trapping submission (`async`, `asyncAfter`, a ``QueueTimer``, `addJob`) does when the pool refused
+    /// it (see ``isAccepting(_:)``). From another thread it traps: a fire-and-forget submission after `shutdown()`
+    /// is a programming error, never a silent drop, and code that may race with a shutdown uses the recoverable
+    /// forms (`tryAsync`, `run`, `tryAddJob`). From a thread of this pool (a task still running after a timed
+    /// shutdown gave up on it) the work is dropped and counted in ``QueueEngineStatistics/cancelledFirings``: the
+    /// shutdown already abandoned the work that had not started, and this is more of it.
+    func refuse(_ what: @autoclosure () -> String) {
+        if EngineThread.current.pointee.worker?.takeUnretainedValue().engine === self {
+            droppedAfterStop.add(1, ordering: .relaxed)
+            return
+        }
         threadingFatal(
             "Threading: \(what()): worker pool '\(label)' is shut down (shutdown() was called); it takes no new "
-                + "work. Submit to a pool that is running, or shut the pool down after its last submission."
+                + "work. Use the form that reports a refusal (tryAsync, tryAsyncAfter, QueueTimer.start, tryAddJob, "
+                + "try await run) where a submission may race with the shutdown, or shut the pool down after its "
+                + "last submission."
         )
+    }
+
+    /// Whether the pool takes a trapping submission: true when it accepts it (see ``isAccepting(_:)``); otherwise
+    /// ``refuse(_:)`` traps or, on a thread of the pool, counts the drop and this returns false.
+    @inline(__always)
+    func requireAccepting(_ what: @autoclosure () -> String) -> Bool {
+        if lifeHint.load(ordering: .relaxed) == Life.running.rawValue { return true }
+        if isAccepting(EngineThread.current) { return true }
+        refuse(what())
+        return false
     }
 
     /// Whether the pool stopped (its threads exit; nothing more runs).
@@ -980,26 +1001,19 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// every queue and job queue of the pool is empty) or `deadline` passed, then stops: idle threads and the
     /// monitor exit and are joined. After the deadline, pending units are dropped (released, never run) and threads
     /// still running a task exit when it returns. Blocking; never on a thread of this pool.
+    ///
+    /// What was left is counted after the pool stopped, each member under its own lock (``EnginePoolMember/
+    /// abandonAtStop()``): a member's submitters check the pool's life under that lock, so a task is either refused
+    /// or counted, and no task of a serial queue's taken batch starts once its member was counted.
     func shutdown(deadline: UInt64, members: () -> [any EnginePoolMember]) -> Leftover {
         lockEngine()
         if life == .running { life = .draining }
         lock.unlock()
-        var quiet = false
         var pause = Engine.shutdownFirstPollNanoseconds
-        while true {
-            if isQuiescent(members) {
-                quiet = true
-                break
-            }
-            if cthr_clock_now_ns() >= deadline { break }
+        while !isQuiescent(members) && cthr_clock_now_ns() < deadline {
             Engine.backOff(&pause)
         }
         var leftover = Leftover(tasksNotRun: 0, busyThreads: 0)
-        if !quiet {
-            for member in members() where member.engine === self {
-                leftover.tasksNotRun += member.pendingTaskCount
-            }
-        }
         lockEngine()
         life = .stopped
         // Every run queue is closed: a unit pushed from now on is refused (and counted), never stranded.
@@ -1019,6 +1033,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         monitorWord.store(1)
         lock.unlock()
         dropped.removeAll()  // released outside the lock: their closures' deinitializers may take locks
+        for member in members() where member.engine === self { leftover.tasksNotRun += member.abandonAtStop() }
         for worker in wake { worker.parker.wake() }
         if monitorAsleep { monitorWord.wake() }
         // Join: every thread that is not busy exits promptly and is joined; after the deadline, threads still
@@ -1149,6 +1164,13 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
 protocol EnginePoolMember: AnyObject {
     /// The pool that runs the member's work.
     var engine: Engine { get }
-    /// Tasks accepted and not yet started (queued items, jobs not ended).
+    /// Tasks accepted and not yet started (queued items, a serial queue's taken batch, jobs not started).
     var pendingTaskCount: Int { get }
+    /// Called once the pool stopped: the tasks accepted and not started, counted under the member's lock; none of
+    /// them starts afterwards (a serial queue's drain gives its taken batch up).
+    func abandonAtStop() -> Int
+}
+
+extension EnginePoolMember {
+    func abandonAtStop() -> Int { pendingTaskCount }
 }

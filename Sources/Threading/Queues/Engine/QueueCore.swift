@@ -66,8 +66,14 @@ protocol QueueCore: AnyObject, Sendable, EngineForkParticipant, EnginePoolMember
     /// Whether the queue runs one item at a time (a serial queue, the main queue).
     var isSerial: Bool { get }
 
-    /// Queues an item (async work, a sync waiter) and schedules the queue if needed.
+    /// Queues an item (async work, a sync waiter) and schedules the queue if needed, whatever the pool's life
+    /// (internal continuations: relayed `sync`, child drains, timer firings that passed their own check).
     func enqueue(_ item: QueueItem)
+
+    /// Queues a task a user submits if the pool takes it from the calling thread (``Engine/isAccepting(_:)``),
+    /// deciding under the queue's lock or, on a lock-free path, after the work is visible to the shutdown; returns
+    /// false, with nothing queued, when the pool refused it. An accepted task runs or is counted by the shutdown.
+    func tryEnqueue(_ item: QueueItem) -> Bool
 
     /// Acquires the queue for a synchronous closure on the calling thread (blocking until granted).
     func acquireSync(_ context: EngineContext, barrier: Bool, requestedOn: any QueueCore)
@@ -122,18 +128,44 @@ extension QueueCore {
     /// Lane of the shared pool (the root queue's QoS when there is a target).
     var lane: Int { qos.rawValue }
 
-    /// Tasks queued here and not started (a child queue's drain is counted in the child).
-    var pendingTaskCount: Int {
-        lock.withLock {
-            var count = 0
-            for index in 0..<items.count {
-                switch items[index] {
-                case .task, .barrier, .childTask: count += 1
-                case .syncWaiter, .childDrain: break
-                }
+    /// Tasks queued here and not started (see ``EnginePoolMember``).
+    var pendingTaskCount: Int { lock.withLock { queuedTaskCountLocked } }
+
+    /// Tasks queued here and not started (a child queue's drain is counted in the child). Queue lock held.
+    var queuedTaskCountLocked: Int {
+        var count = 0
+        for index in 0..<items.count {
+            switch items[index] {
+            case .task, .barrier, .childTask: count += 1
+            case .syncWaiter, .childDrain: break
             }
-            return count
         }
+        return count
+    }
+
+    /// Takes the queued work out of the queue once its pool stopped (sync waiters stay): returns the tasks among
+    /// it, and the items, to be released outside the lock (a released `run` resumes its caller with
+    /// ``ThreadingError/shutDown``). Queue lock held.
+    func removeQueuedWorkLocked(into removed: inout [QueueItem]) -> Int {
+        let tasks = queuedTaskCountLocked
+        var kept = EngineRing<QueueItem>()
+        while let item = items.popFirst() {
+            if case .syncWaiter = item { kept.append(item) } else { removed.append(item) }
+        }
+        swap(&items, &kept)
+        kept.release()
+        if items.isEmpty { word.bitAnd(~QueueState.hasItems) }
+        return tasks
+    }
+
+    /// See ``EnginePoolMember/abandonAtStop()``: the queued tasks, released (outside the lock).
+    func abandonAtStop() -> Int {
+        var removed: [QueueItem] = []
+        lock.lock()
+        let tasks = removeQueuedWorkLocked(into: &removed)
+        lock.unlock()
+        removed.removeAll()
+        return tasks
     }
 
     /// Queues a timer's or `asyncAfter`'s firing (on the timer thread). Once the pool was shut down it is not
@@ -147,10 +179,11 @@ extension QueueCore {
         enqueue(item)
     }
 
-    /// Queues a task the user submits (`async`, a timer's firing): traps when the queue's pool was shut down.
+    /// Queues a task the user submits with a trapping form (`async`, an actor's job): when the pool refused it,
+    /// ``Engine/refuse(_:)`` traps (or, on a thread of the stopped pool, counts the drop).
+    @inline(__always)
     func submit(_ item: QueueItem, _ operation: @autoclosure () -> String) {
-        engine.requireAccepting("\(operation()) on queue '\(label)'")
-        enqueue(item)
+        if !tryEnqueue(item) { engine.refuse("\(operation()) on queue '\(label)'") }
     }
 
     /// Suspends: no new work starts until a matching `resume`.

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 import CThreading
+import Synchronization
 
 /// A serial queue's engine: a drain lock in the state word plus a FIFO of pending items.
 ///
@@ -42,6 +43,13 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         unsafeAddress { UnsafePointer(spareStorage) }
         unsafeMutableAddress { spareStorage }
     }
+    /// Items of the drainer's batch (`spare`) not started yet. Set under `lock` when a batch is taken, decremented by
+    /// the drainer before each item; the shutdown swaps it for ``abandonedBatch`` under `lock` once the pool stopped
+    /// (``abandonAtStop()``), so each item of the batch is either started (the decrement came first) or counted as
+    /// not run (the swap came first) and never started afterwards.
+    private let unstarted = Atomic<Int>(0)
+    /// What ``unstarted`` holds once a stopped pool's shutdown counted the batch (any decrement stays negative).
+    private static let abandonedBatch = Int.min / 2
     /// Items a drain runs before yielding the worker to other queues that wait for one.
     static let batch = 64
     /// Rounds a drain lingers for more items before it releases the queue.
@@ -219,6 +227,23 @@ final class SerialCore: QueueCore, @unchecked Sendable {
 
     func enqueue(_ item: QueueItem) {
         lock.lock()
+        appendLocked(item)
+    }
+
+    func tryEnqueue(_ item: QueueItem) -> Bool {
+        lock.lock()
+        // Under the queue lock: the shutdown counts this queue's work under it after moving to `draining`.
+        guard engine.isAccepting(EngineThread.current) else {
+            lock.unlock()
+            return false
+        }
+        appendLocked(item)
+        return true
+    }
+
+    /// Appends `item`, unlocks, and schedules a drain if the queue was idle. Queue lock held on entry.
+    @inline(__always)
+    private func appendLocked(_ item: QueueItem) {
         items.append(item)
         var schedule = false
         while true {
@@ -249,6 +274,23 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     /// Runs a drain the pool scheduled, unless a sync waiter claimed it first (then it has run or is running).
     func runScheduledDrain(_ context: EngineContext) {
         if drainClaim.compareExchange(1, 0).exchanged { drain(context) }
+    }
+
+    /// Queued items and the drainer's unstarted batch (see ``EnginePoolMember``).
+    var pendingTaskCount: Int {
+        lock.withLock { queuedTaskCountLocked + Swift.max(0, unstarted.load(ordering: .relaxed)) }
+    }
+
+    /// See ``EnginePoolMember/abandonAtStop()``: the queued items and the drainer's unstarted batch, which the
+    /// drainer then releases instead of running.
+    func abandonAtStop() -> Int {
+        var removed: [QueueItem] = []
+        lock.lock()
+        var tasks = removeQueuedWorkLocked(into: &removed)
+        tasks += Swift.max(0, unstarted.exchange(SerialCore.abandonedBatch, ordering: .relaxed))
+        lock.unlock()
+        removed.removeAll()
+        return tasks
     }
 
     func didResume() {
@@ -302,8 +344,14 @@ final class SerialCore: QueueCore, @unchecked Sendable {
             } else {
                 for _ in 0..<SerialCore.maxBatch { spare.append(items.popFirst()!) }
             }
+            unstarted.store(spare.count, ordering: .relaxed)
             lock.unlock()
             while let item = spare.popFirst() {
+                // Counts the item as started, unless a stopped pool's shutdown counted the batch as not run.
+                if unstarted.subtract(1, ordering: .relaxed).newValue < 0 {
+                    spare.release()  // abandoned (see `abandonAtStop()`): released, never run
+                    break outer
+                }
                 if case .syncWaiter(let waiter, _) = item {
                     putBack()
                     context.pop()
@@ -344,12 +392,20 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         return word.load() & QueueState.hasItems != 0
     }
 
-    /// Returns the batch's unrun items to the front of the queue. Drain lock held.
+    /// Returns the batch's unrun items to the front of the queue (or releases them when the shutdown of a stopped
+    /// pool counted them as not run). Drain lock held.
     private func putBack() {
-        guard !spare.isEmpty else { return }
         lock.lock()
-        items.prepend(&spare)
-        word.bitOr(QueueState.hasItems)
+        if unstarted.exchange(0, ordering: .relaxed) < 0 {
+            unstarted.store(SerialCore.abandonedBatch, ordering: .relaxed)
+            lock.unlock()
+            spare.release()
+            return
+        }
+        if !spare.isEmpty {
+            items.prepend(&spare)
+            word.bitOr(QueueState.hasItems)
+        }
         lock.unlock()
     }
 }
