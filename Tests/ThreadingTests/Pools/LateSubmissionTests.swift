@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Synchronization
+import Testing
+
+@testable import Threading
+
+/// Work that reaches a pool while or after it shuts down: the recoverable forms answer instead of trapping, a pool's
+/// own threads may still submit while it drains, and a timed shutdown's deadline holds for every queue kind.
+@Suite struct LateSubmissionTests {
+    /// Every recoverable form takes work while the pool runs and refuses it, with nothing run, once it was shut down.
+    @Test func recoverableFormsAnswerAfterShutdown() throws {
+        let pool = WorkerPool(label: "late.forms", threads: 2)
+        let serial = SerialQueue(label: "late.serial", pool: pool)
+        let concurrent = ConcurrentQueue(label: "late.concurrent", pool: pool)
+        let jobs = JobQueue(name: "late.jobs", pool: pool)
+        let ran = Atomic<Int>(0)
+        #expect(serial.tryAsync { ran.add(1, ordering: .relaxed) })
+        #expect(concurrent.tryAsync { ran.add(1, ordering: .relaxed) })
+        #expect(concurrent.tryAsync(flags: .barrier) { ran.add(1, ordering: .relaxed) })
+        #expect(jobs.tryAddJob(Job { _ in ran.add(1, ordering: .relaxed) }))
+        #expect(serial.tryAsyncAfter(delay: .zero) { ran.add(1, ordering: .relaxed) })
+        let timer = QueueTimer.start(queue: serial, delay: .zero) { ran.add(1, ordering: .relaxed) }
+        #expect(timer != nil)
+        #expect(queueTestWait { ran.load(ordering: .relaxed) == 6 })
+        #expect(poolTestShutDown(pool))
+
+        #expect(!serial.tryAsync { ran.add(1, ordering: .relaxed) })
+        #expect(!concurrent.tryAsync { ran.add(1, ordering: .relaxed) })
+        #expect(!concurrent.tryAsync(flags: .barrier) { ran.add(1, ordering: .relaxed) })
+        let job = Job { _ in ran.add(1, ordering: .relaxed) }
+        #expect(!jobs.tryAddJob(job))
+        #expect(!serial.tryAsyncAfter(delay: .zero) { ran.add(1, ordering: .relaxed) })
+        #expect(QueueTimer.start(queue: serial, delay: .zero) { ran.add(1, ordering: .relaxed) } == nil)
+        // A refused job was not added: another queue may take it.
+        let other = JobQueue(name: "late.other")
+        other.addJob(job)
+        #expect(job.waitUntilFinished(timeout: .seconds(10)))
+        #expect(ran.load(ordering: .relaxed) == 7)
+        #expect(pool.statistics.cancelledFirings == 0)
+        _ = timer
+    }
+
+    /// While the pool drains, its own threads may still submit follow-up work with the recoverable forms (it runs);
+    /// other threads are refused.
+    @Test func drainingPoolTakesFollowUpWorkFromItsOwnThreads() throws {
+        let pool = WorkerPool(label: "late.drain", threads: 1)
+        let queue = SerialQueue(label: "late.drain.queue", pool: pool)
+        let gate = QueueGate()
+        let started = QueueGate()
+        let answers = Mutex<[Bool]>([])
+        let ran = Atomic<Int>(0)
+        queue.async {
+            started.open()
+            _ = gate.wait()
+            let accepted = queue.tryAsync { ran.add(1, ordering: .relaxed) }
+            answers.withLock { $0.append(accepted) }
+        }
+        #expect(started.wait())
+        let stopper = try PosixThread { poolTestShutDown(pool) }
+        #expect(queueTestWait { pool.isShutDown })
+        #expect(!queue.tryAsync { ran.add(1, ordering: .relaxed) })
+        gate.open()
+        #expect(stopper.join())
+        #expect(answers.withLock { $0 } == [true])
+        #expect(ran.load(ordering: .relaxed) == 1)
+    }
+
+    /// The case: five 200 ms tasks on a serial queue of a one-thread pool and a 50 ms timeout. The drain
+    /// had taken all five as one batch; the four not started are counted and never run, though the drain's thread
+    /// returns to its batch after the shutdown returned.
+    @Test func timedShutdownBoundsASerialQueuesTakenBatch() throws {
+        let pool = WorkerPool(label: "late.batch", threads: 1)
+        let queue = SerialQueue(label: "late.batch.queue", pool: pool)
+        let started = Atomic<Int>(0)
+        let first = QueueGate()
+        let release = QueueGate()
+        for index in 0..<5 {
+            queue.async {
+                started.add(1, ordering: .relaxed)
+                if index == 0 {
+                    first.open()
+                    _ = release.wait()
+                }
+            }
+        }
+        #expect(first.wait())
+        let result = pool.shutdown(timeout: .milliseconds(50))
+        #expect(result.tasksNotRun == 4)
+        #expect(result.busyThreads == 1)
+        #expect(!result.isComplete)
+        release.open()
+        #expect(queueTestWait { pool.statistics.threads == 0 })
+        #expect(started.load(ordering: .relaxed) == 1)
+    }
+
+    /// The same bound for a concurrent queue and a job queue: what had not started never starts. (A blocking pool:
+    /// a CPU pool would add a thread while the first task waits.)
+    @Test func timedShutdownBoundsConcurrentAndJobQueues() throws {
+        let pool = WorkerPool(label: "late.kinds", threads: 1, kind: .blocking)
+        let concurrent = ConcurrentQueue(label: "late.kinds.c", pool: pool)
+        let jobs = JobQueue(name: "late.kinds.j", maxConcurrentJobs: 1, pool: pool)
+        let started = Atomic<Int>(0)
+        let first = QueueGate()
+        let release = QueueGate()
+        concurrent.async {
+            started.add(1, ordering: .relaxed)
+            first.open()
+            _ = release.wait()
+        }
+        #expect(first.wait())
+        for _ in 0..<3 { concurrent.async { started.add(1, ordering: .relaxed) } }
+        for _ in 0..<3 { jobs.addJob(Job { _ in started.add(1, ordering: .relaxed) }) }
+        let result = pool.shutdown(timeout: .milliseconds(20))
+        #expect(result.tasksNotRun == 6)
+        #expect(result.busyThreads == 1)
+        release.open()
+        #expect(queueTestWait { pool.statistics.threads == 0 })
+        #expect(started.load(ordering: .relaxed) == 1)
+    }
+
+    /// `shutdownGracefully(timeout:)` is the async form of `shutdown(timeout:)`: same result, no thread blocked.
+    @Test func asyncTimedShutdownReportsWhatIsLeft() async throws {
+        let pool = WorkerPool(label: "late.async", threads: 1)
+        let queue = SerialQueue(label: "late.async.queue", pool: pool)
+        let first = QueueGate()
+        let release = QueueGate()
+        queue.async {
+            first.open()
+            _ = release.wait()
+        }
+        for _ in 0..<3 { queue.async {} }
+        #expect(first.wait())
+        let result = try await withDeadline { await pool.shutdownGracefully(timeout: .milliseconds(20)) }
+        #expect(result.tasksNotRun == 3)
+        #expect(result.busyThreads == 1)
+        release.open()
+        let idle = WorkerPool(label: "late.async.idle", threads: 1)
+        let complete = try await withDeadline { await idle.shutdownGracefully(timeout: .seconds(10)) }
+        #expect(complete.isComplete)
+    }
+}
+
+/// `WorkerPool.run`: the value, the thread, typed errors, cancellation and the pool's shutdown.
+@Suite struct WorkerPoolRunTests {
+    @Test func runsOnThePoolAndReturnsTheValue() async throws {
+        let pool = WorkerPool(label: "run.value", threads: 2)
+        let (value, onPool) = try await withDeadline { try await pool.run { (41 + 1, isOnPool(pool)) } }
+        #expect(value == 42)
+        #expect(onPool)
+        #expect(poolTestShutDown(pool))
+    }
+
+    /// The body's typed error reaches the caller as thrown.
+    @Test func rethrowsTheBodysError() async throws {
+        struct Refused: Error, Equatable { let code: Int }
+        let pool = WorkerPool(label: "run.error", threads: 1)
+        await #expect(throws: Refused(code: 7)) {
+            try await pool.run { () throws(Refused) -> Int in throw Refused(code: 7) }
+        }
+        #expect(poolTestShutDown(pool))
+    }
+
+    /// From an actor method whose closure touches the actor's state, the body still runs on the pool (task-executor
+    /// preference would have run it on the actor's executor).
+    @Test func runsOnThePoolFromAnActor() async throws {
+        actor Cache {
+            var hits = 0
+            func offload(_ pool: WorkerPool) async throws -> Bool {
+                hits += 1
+                let seen = hits
+                return try await pool.run { isOnPool(pool) && seen == 1 }
+            }
+        }
+        let pool = WorkerPool(label: "run.actor", threads: 1)
+        #expect(try await withDeadline { try await Cache().offload(pool) })
+        #expect(poolTestShutDown(pool))
+    }
+
+    /// Cancelled before the body starts: `CancellationError`, and the body never runs.
+    @Test func cancellationBeforeTheStartThrows() async throws {
+        guard let (pool, gate) = poolTestBlockedPool(label: "run.cancel") else { return }
+        let ran = RunCounter()
+        let task = Task { try await pool.run { ran.value.add(1, ordering: .relaxed) } }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await withDeadline { try await task.value } }
+        gate.open()
+        #expect(poolTestShutDown(pool))
+        #expect(ran.value.load(ordering: .relaxed) == 0)
+    }
+
+    /// After the shutdown: `ThreadingError.shutDown` at once; from a pool thread while it drains: runs.
+    @Test func shutDownPoolRefusesWithAnError() async throws {
+        let pool = WorkerPool(label: "run.stopped", threads: 1)
+        #expect(poolTestShutDown(pool))
+        await #expect(throws: ThreadingError.shutDown) { try await pool.run { 1 } }
+        let queue = SerialQueue(label: "run.stopped.queue", pool: pool)
+        await #expect(throws: ThreadingError.shutDown) { try await queue.run { 1 } }
+    }
+
+    /// Runs a timed shutdown gave up on resume their callers with `shutDown` (none is left suspended) and are
+    /// counted in `tasksNotRun`.
+    @Test func runsDroppedByAnExpiredShutdownResumeWithAnError() async throws {
+        guard let (pool, gate) = poolTestBlockedPool(label: "run.expired") else { return }
+        let queue = SerialQueue(label: "run.expired.queue", pool: pool)
+        let ran = RunCounter()
+        let pooled = (0..<3).map { _ in Task { try await pool.run { ran.value.add(1, ordering: .relaxed) } } }
+        let queued = (0..<2).map { _ in Task { try await queue.run { ran.value.add(1, ordering: .relaxed) } } }
+        #expect(queueTestWait { pool.statistics.pending >= 4 })
+        let result = await pool.shutdownGracefully(timeout: .milliseconds(20))
+        #expect(result.tasksNotRun == 5)
+        for task in pooled + queued {
+            await #expect(throws: ThreadingError.shutDown) { try await withDeadline { try await task.value } }
+        }
+        gate.open()
+        #expect(queueTestWait { pool.statistics.threads == 0 })
+        #expect(ran.value.load(ordering: .relaxed) == 0)
+    }
+}
+
+/// A counter that escaping closures and tasks share.
+final class RunCounter: Sendable {
+    let value = Atomic<Int>(0)
+}
