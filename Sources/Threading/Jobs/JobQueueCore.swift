@@ -267,7 +267,8 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
     /// Claims ready jobs while slots are free. `lock` held.
     private func startLocked() -> [(Job, QoS)] {
         var starting: [(Job, QoS)] = []
-        guard !suspended else { return starting }
+        // A stopped pool refuses the units: the ready jobs stay counted by `abandonAtStop()` instead.
+        guard !suspended, !engine.isStopped else { return starting }
         var index = ready.count - 1
         while running < maxValue && index >= 0 {
             guard let job = ready[index].popFirst() else {

@@ -121,6 +121,22 @@ import Testing
         #expect(started.load(ordering: .relaxed) == 1)
     }
 
+    /// After a timed shutdown left tasks in a serial queue (they are counted and released), a `sync` on it runs: the
+    /// drain the stopped pool dropped does not hold the queue for ever.
+    @Test func syncAfterAnExpiredShutdownRuns() throws {
+        guard let (pool, gate) = poolTestBlockedPool(label: "late.sync") else { return }
+        let queue = SerialQueue(label: "late.sync.queue", pool: pool)
+        let ran = Atomic<Int>(0)
+        queue.async { ran.add(1, ordering: .relaxed) }
+        let result = pool.shutdown(timeout: .milliseconds(10))
+        #expect(result.tasksNotRun == 1)
+        let value = queue.sync { 7 }
+        #expect(value == 7)
+        gate.open()
+        #expect(queueTestWait { pool.statistics.threads == 0 })
+        #expect(ran.load(ordering: .relaxed) == 0)
+    }
+
     /// `shutdownGracefully(timeout:)` is the async form of `shutdown(timeout:)`: same result, no thread blocked.
     @Test func asyncTimedShutdownReportsWhatIsLeft() async throws {
         let pool = WorkerPool(label: "late.async", threads: 1)
@@ -183,7 +199,7 @@ import Testing
     @Test func cancellationBeforeTheStartThrows() async throws {
         guard let (pool, gate) = poolTestBlockedPool(label: "run.cancel") else { return }
         let ran = RunCounter()
-        let task = Task { try await pool.run { ran.value.add(1, ordering: .relaxed) } }
+        let task = Task(executorPreference: WorkerPool.shared) { try await pool.run { ran.value.add(1, ordering: .relaxed) } }
         task.cancel()
         await #expect(throws: CancellationError.self) { try await withDeadline { try await task.value } }
         gate.open()
@@ -206,8 +222,13 @@ import Testing
         guard let (pool, gate) = poolTestBlockedPool(label: "run.expired") else { return }
         let queue = SerialQueue(label: "run.expired.queue", pool: pool)
         let ran = RunCounter()
-        let pooled = (0..<3).map { _ in Task { try await pool.run { ran.value.add(1, ordering: .relaxed) } } }
-        let queued = (0..<2).map { _ in Task { try await queue.run { ran.value.add(1, ordering: .relaxed) } } }
+        // The tasks prefer the shared pool: sync tests running beside this one may hold every cooperative thread.
+        let pooled = (0..<3).map { _ in
+            Task(executorPreference: WorkerPool.shared) { try await pool.run { ran.value.add(1, ordering: .relaxed) } }
+        }
+        let queued = (0..<2).map { _ in
+            Task(executorPreference: WorkerPool.shared) { try await queue.run { ran.value.add(1, ordering: .relaxed) } }
+        }
         #expect(queueTestWait { pool.statistics.pending >= 4 })
         let result = await pool.shutdownGracefully(timeout: .milliseconds(20))
         #expect(result.tasksNotRun == 5)

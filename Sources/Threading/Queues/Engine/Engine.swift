@@ -382,7 +382,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     @discardableResult
     func submit(_ unit: EngineUnit, lane: Int, yielding: Bool = false) -> Bool {
         if trySubmit(unit, lane: lane, yielding: yielding) { return true }
-        droppedAfterStop.add(1, ordering: .relaxed)
+        countDropped(unit)
         return false
     }
 
@@ -431,11 +431,18 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     @discardableResult
     private func inject(_ unit: EngineUnit, lane: Int, counted: Bool, _ context: EngineContext) -> Bool {
         if case .closed = shards[context.pointee.shard & shardMask].push(unit, lane: lane, counted: counted) {
-            if !counted { droppedAfterStop.add(1, ordering: .relaxed) }
+            if !counted { countDropped(unit) }
             return false
         }
         notify()
         return true
+    }
+
+    /// Counts a unit the stopped pool refused, unless it is a serial queue's drain: a drain is no task, and the
+    /// tasks it would have run are counted by the queue (``EnginePoolMember/abandonAtStop()``).
+    private func countDropped(_ unit: EngineUnit) {
+        if case .drain = unit { return }
+        droppedAfterStop.add(1, ordering: .relaxed)
     }
 
     /// Moves `worker`'s next-slot unit into its local queue (or a shard when that is full), where any worker may

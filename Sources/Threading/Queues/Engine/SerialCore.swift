@@ -282,7 +282,9 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     }
 
     /// See ``EnginePoolMember/abandonAtStop()``: the queued items and the drainer's unstarted batch, which the
-    /// drainer then releases instead of running.
+    /// drainer then releases instead of running. A drain that was scheduled and never started (the stopped pool
+    /// dropped it) held the drain lock: it is released here, so a later `sync` (or one already waiting in the queue,
+    /// which is then granted) runs instead of waiting for a drain that never comes.
     func abandonAtStop() -> Int {
         var removed: [QueueItem] = []
         lock.lock()
@@ -290,6 +292,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         tasks += Swift.max(0, unstarted.exchange(SerialCore.abandonedBatch, ordering: .relaxed))
         lock.unlock()
         removed.removeAll()
+        if !isMain && target == nil && drainClaim.compareExchange(1, 0).exchanged { releaseSlow() }
         return tasks
     }
 
