@@ -400,3 +400,14 @@ func diagnoseDeadlock(
     message += " The sync could never start, so the program stops instead of hanging."
     threadingFatal(message)
 }
+
+/// Prints the diagnosis of a wait that could never end to stderr and stops the program: the calling thread waits, in
+/// `wait` (such as `Job "a".waitUntilFinished()`), for something that needs what this very thread is running to end
+/// first (see ``EngineRunning``). `reason` says why it cannot end.
+func diagnoseWaitDeadlock(_ wait: String, reason: String, _ context: EngineContext) -> Never {
+    var message = "Threading: deadlock: \(wait) on thread \(EngineThread.describeCurrent())"
+    if let running = context.runningDescription { message += ", which is running \(running)" }
+    message += ": \(reason); this thread's queue stack: \(context.stackDescription)."
+    message += " The wait could never end, so the program stops instead of hanging."
+    threadingFatal(message)
+}
