@@ -71,6 +71,7 @@ enum JobWait {
                 return reason
             }
         }
+        if !queues.isEmpty { return nil }  // the walks above made every check
         return JobGraph.lock.withLock { deadlockLocked(targets, waited, running: running, full: nil) }
     }
 
@@ -87,8 +88,10 @@ enum JobWait {
             let held = running.count { $0.owner === full.queue && $0.stateValue == .executing }
             allSlotsHeld = held >= full.used
         }
-        for (job, path) in unended(targets) {
+        let found = unended(targets)
+        for (index, (job, _)) in found.enumerated() {
             if job.stateValue == .executing && running.contains(where: { $0 === job }) {
+                let path = path(to: index, in: found)
                 let whose = "whose body this thread is running"
                 if path.count == 1 {
                     guard let waited else { return "\(job) ends only when its body returns" }
@@ -98,6 +101,7 @@ enum JobWait {
             }
             if let full, allSlotsHeld, job.owner === full.queue, job.stateValue == .waiting || job.stateValue == .ready
             {
+                let path = path(to: index, in: found)
                 let needs = path.count == 1 ? "" : "\(chain(path)): "
                 return "\(needs)\(job) has not started and belongs to \(full.queue), whose maxConcurrentJobs slot(s) "
                     + "(\(full.width)) are all held by the job(s) this thread is running, so it cannot start before "
@@ -111,8 +115,10 @@ enum JobWait {
     /// dependency path to it; nil when there is none.
     static func stall(_ targets: [Job]) -> String? {
         JobGraph.lock.withLock {
-            for (job, path) in unended(targets)
+            let found = unended(targets)
+            for (index, (job, _)) in found.enumerated()
             where job.owner == nil && (job.stateValue == .waiting || job.stateValue == .ready) {
+                let path = path(to: index, in: found)
                 let needs = path.count == 1 ? "" : " (\(chain(path)))"
                 return "\(job), which belongs to no queue and has not started\(needs)"
             }
@@ -120,18 +126,30 @@ enum JobWait {
         }
     }
 
-    /// Every unended job among `targets` and their dependencies (transitively), each with a dependency path from a
-    /// target to it (the job last). `JobGraph.lock` held.
-    private static func unended(_ targets: [Job]) -> [(Job, [Job])] {
+    /// Every unended job among `targets` and their dependencies (transitively), depth first, each with the index of
+    /// the found job it was reached from (-1 for a target): ``path(to:in:)`` makes its dependency path, only for the
+    /// job a diagnosis names, since this runs under `JobGraph.lock`.
+    private static func unended(_ targets: [Job]) -> [(job: Job, parent: Int)] {
         var visited = Set<ObjectIdentifier>()
-        var found: [(Job, [Job])] = []
-        var stack: [(Job, [Job])] = targets.reversed().map { ($0, [$0]) }
-        while let (job, path) = stack.popLast() {
+        var found: [(job: Job, parent: Int)] = []
+        var stack: [(Job, Int)] = targets.reversed().map { ($0, -1) }
+        while let (job, parent) = stack.popLast() {
             guard !job.stateValue.isEnded, visited.insert(ObjectIdentifier(job)).inserted else { continue }
-            found.append((job, path))
-            for dependency in job.dependencyList.reversed() { stack.append((dependency, path + [dependency])) }
+            found.append((job, parent))
+            for dependency in job.dependencyList.reversed() { stack.append((dependency, found.count - 1)) }
         }
         return found
+    }
+
+    /// The dependency path from a target to `found[index]` (the target first).
+    private static func path(to index: Int, in found: [(job: Job, parent: Int)]) -> [Job] {
+        var path: [Job] = []
+        var next = index
+        while next >= 0 {
+            path.append(found[next].job)
+            next = found[next].parent
+        }
+        return path.reversed()
     }
 
     /// `Job "b" depends on Job "a"` for a path `[b, a]` (longer paths go on: `, which depends on …`).

@@ -399,6 +399,46 @@ import Testing
         #expect(waiting.wait(timeout: .seconds(20)))
     }
 
+    /// A thread suspends a queue, then syncs onto it: not diagnosed, because another thread may resume the queue (or
+    /// release its last handle), which ends the wait; here one does.
+    @Test func syncOntoAQueueThisThreadSuspendedEndsWhenAnotherThreadResumes() throws {
+        let queue = SerialQueue(label: "misuse.suspendedSync")
+        let suspended = Semaphore()
+        let done = Semaphore()
+        let syncer = try PosixThread {
+            queue.suspend()
+            suspended.signal()
+            queue.sync {}
+            done.signal()
+        }
+        #expect(suspended.wait(timeout: .seconds(20)))
+        PosixThread.sleep(for: .milliseconds(20))
+        queue.resume()
+        let finished = done.wait(timeout: .seconds(20))
+        #expect(finished)
+        if finished { syncer.join() } else { syncer.detach() }
+    }
+
+    /// `MainQueue.drain(until:)` and `runUntilIdle()` from a main-queue task return false without running a task
+    /// (the task holds the main queue); unlike `run()` they end, so they are not stopped.
+    @Test func mainQueueDrainFromAMainQueueTaskReturnsWithoutRunningATask() async {
+        await #expect(processExitsWith: .success) {
+            EngineThread.designateMainForTesting()
+            let outcome = LockedValue<[Bool]?>(nil)
+            let later = LockedValue(false)
+            MainQueue.shared.async {
+                MainQueue.shared.async { later.withLock { $0 = true } }
+                let idle = MainQueue.runUntilIdle()
+                let drained = MainQueue.drain(until: .now + .milliseconds(20))
+                outcome.withLock { $0 = [idle, drained, later.withLock { $0 }] }
+            }
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !later.withLock({ $0 }) && ContinuousClock.now < deadline { MainQueue.runUntilIdle() }
+            guard outcome.withLock({ $0 }) == [false, false, false], later.withLock({ $0 }) else { exit(1) }
+            exit(0)
+        }
+    }
+
     /// A queue's job needs a dependency that was never added to a queue: not provably a deadlock (another thread may
     /// add, start or cancel it), so the wait is not stopped, but after a second it prints one `stalled wait` line
     /// naming the jobs and the thread; here a thread cancels the dependency after 3 s and the wait ends.
