@@ -19,9 +19,10 @@ let jobStallGraceNanoseconds: UInt64 = 1_000_000_000
 ///   Only another thread's action could end such a wait (cancelling the waited job, raising `maxConcurrentJobs`), so
 ///   a program that counts on that must wait with a timeout.
 /// - **Stalls** are reported, not stopped: a job the wait needs that belongs to no queue and has not started (a
-///   dependency that was never added) runs only if some thread adds it to a queue, starts or cancels it later, which
-///   the library cannot rule out. After ``jobStallGraceNanoseconds`` the waiting thread prints one line on stderr
-///   naming the wait, the job and the thread, then goes on waiting.
+///   dependency that was never added) runs only if some thread adds it to a queue, starts or cancels it later, and
+///   one waiting on a suspended queue only once a thread resumes that queue, which the library cannot rule out.
+///   After ``jobStallGraceNanoseconds`` the waiting thread prints one line on stderr naming the wait, the job, the
+///   queue and the thread, then goes on waiting.
 enum JobWait {
     /// Waits on `word` (a job's `done`, a queue's `idle`) until it is nonzero or `timeout` passed. An untimed wait
     /// that would block is checked first: `targets` (taken only then) are the jobs whose end it waits for (the
@@ -46,8 +47,7 @@ enum JobWait {
         if let reason = stall(targets()) {
             writeStandardError(
                 "Threading: stalled wait: \(wait()) on thread \(EngineThread.describeCurrent()) is waiting for "
-                    + "\(reason); it runs only once a thread adds it to a JobQueue, starts or cancels it, so this wait "
-                    + "cannot end before then\n"
+                    + "\(reason), so this wait cannot end before then\n"
             )
         }
         return word.blockingWaitUntilNonzero(deadline: .max)
@@ -111,19 +111,34 @@ enum JobWait {
         return nil
     }
 
-    /// A job that the end of `targets` needs and that belongs to no queue and has not started, described with the
-    /// dependency path to it; nil when there is none.
+    /// Why the end of `targets` waits for another thread's action, as the rest of a `stalled wait` line, or nil: a
+    /// job it needs that belongs to no queue and has not started (never added) or, failing that, one that has not
+    /// started on a suspended queue. Each is named with the dependency path to it.
     static func stall(_ targets: [Job]) -> String? {
-        JobGraph.lock.withLock {
+        // Candidates are read under the graph lock, the suspension afterwards (queue locks come before the graph's).
+        let (unscheduled, queued) = JobGraph.lock.withLock { () -> (String?, [(JobQueueCore, String)]) in
+            var queued: [(JobQueueCore, String)] = []
             let found = unended(targets)
-            for (index, (job, _)) in found.enumerated()
-            where job.owner == nil && (job.stateValue == .waiting || job.stateValue == .ready) {
+            for (index, (job, _)) in found.enumerated() where job.stateValue == .waiting || job.stateValue == .ready {
                 let path = path(to: index, in: found)
                 let needs = path.count == 1 ? "" : " (\(chain(path)))"
-                return "\(job), which belongs to no queue and has not started\(needs)"
+                guard let owner = job.owner else {
+                    return (
+                        "\(job), which belongs to no queue and has not started\(needs); it runs only once a thread adds "
+                            + "it to a JobQueue, starts or cancels it",
+                        []
+                    )
+                }
+                queued.append((owner, "\(job), which has not started and belongs to \(owner)\(needs)"))
             }
-            return nil
+            return (nil, queued)
         }
+        if let unscheduled { return unscheduled }
+        for (queue, job) in queued where queue.isSuspended {
+            return "\(job), which is suspended; it starts only once a thread resumes that queue (or releases its "
+                + "last handle) or cancels it"
+        }
+        return nil
     }
 
     /// Every unended job among `targets` and their dependencies (transitively), depth first, each with the index of

@@ -232,9 +232,9 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
     /// asynchronous job (``AsyncJob``) can be finished by another thread while its body runs, so its body may wait.
     ///
     /// A wait for a job that needs a job which belongs to no queue and has not started (a dependency never added)
-    /// cannot end until some thread adds, starts or cancels that job. That is not provably a deadlock, so it is not
-    /// stopped: after waiting a second the thread prints `Threading: stalled wait: …` once on stderr, naming the
-    /// jobs and itself, and waits on.
+    /// cannot end until some thread adds, starts or cancels that job; one that needs a job of a suspended queue, until
+    /// a thread resumes that queue. Neither is provably a deadlock, so neither is stopped: after waiting a second the
+    /// thread prints `Threading: stalled wait: …` once on stderr, naming the jobs, the queue and itself, and waits on.
     ///
     /// - Parameter timeout: The longest wait; nil waits as long as needed.
     /// - Returns: True when the job ended, false on timeout.

@@ -182,7 +182,7 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
     /// only time out; without one it could never return, and the program stops with a message naming the queue, the
     /// job and the thread (`Threading: deadlock: JobQueue "…".waitUntilAllFinished() …`) instead of hanging. The same
     /// holds for every other wait ``Job/waitUntilFinished(timeout:)`` stops, and a job the queue needs that belongs to
-    /// no queue and has not started gets the same `stalled wait` line.
+    /// no queue and has not started, or that waits on a suspended queue, gets the same `stalled wait` line.
     ///
     /// - Parameter timeout: The longest wait; nil waits as long as needed.
     /// - Returns: True when the queue was empty, false on timeout.

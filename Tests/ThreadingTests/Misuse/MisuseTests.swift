@@ -399,8 +399,8 @@ import Testing
         #expect(waiting.wait(timeout: .seconds(20)))
     }
 
-    /// A thread suspends a queue, then syncs onto it: not diagnosed, because another thread may resume the queue (or
-    /// release its last handle), which ends the wait; here one does.
+    /// A thread suspends a queue, then syncs onto it: not stopped, because another thread may resume the queue (or
+    /// release its last handle), which ends the wait; here one does, well before the one-second report.
     @Test func syncOntoAQueueThisThreadSuspendedEndsWhenAnotherThreadResumes() throws {
         let queue = SerialQueue(label: "misuse.suspendedSync")
         let suspended = Semaphore()
@@ -417,6 +417,39 @@ import Testing
         let finished = done.wait(timeout: .seconds(20))
         #expect(finished)
         if finished { syncer.join() } else { syncer.detach() }
+    }
+
+    /// The same sync, left waiting longer than a second (through a target chain): one `stalled wait` line names the
+    /// queues and the thread, and the sync still runs once another thread resumes the queue.
+    @Test func syncOntoASuspendedQueueIsReportedAfterASecondAndRunsOnResume() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            let root = SerialQueue(label: "misuse.stalled.root")
+            let child = SerialQueue(label: "misuse.stalled.child", target: root)
+            root.suspend()
+            let rescuer = try! PosixThread {
+                PosixThread.sleep(for: .seconds(3))
+                root.resume()
+            }
+            let ran = blockingCall { child.sync { true } }
+            blockingCall { rescuer.join() }
+            exit(ran ? 0 : 1)
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(
+            text.contains(
+                "Threading: stalled wait: sync onto queue 'misuse.stalled.child' (which targets queue "
+                    + "'misuse.stalled.root') on thread"
+            ),
+            "\(text)"
+        )
+        #expect(
+            text.contains(
+                "has not started after a second: queue 'misuse.stalled.root' is suspended (suspend() not yet "
+                    + "balanced by resume()); the sync starts only once a thread resumes it or releases its last handle"
+            ),
+            "\(text)"
+        )
+        #expect(text.split(separator: "stalled wait", omittingEmptySubsequences: false).count == 2, "one line: \(text)")
     }
 
     /// `MainQueue.drain(until:)` and `runUntilIdle()` from a main-queue task return false without running a task
@@ -470,5 +503,32 @@ import Testing
             "\(text)"
         )
         #expect(text.split(separator: "stalled wait", omittingEmptySubsequences: false).count == 2, "one line: \(text)")
+    }
+
+    /// A job waited on while its queue is suspended: the same `stalled wait` line after a second, naming the queue;
+    /// the wait ends when another thread resumes the queue.
+    @Test func waitOnAJobOfASuspendedQueueIsReportedAndEndsOnResume() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            let queue = JobQueue(name: "paused")
+            queue.suspend()
+            let job = queue.addJob(name: "held") { _ in }
+            let rescuer = try! PosixThread {
+                PosixThread.sleep(for: .seconds(3))
+                queue.resume()
+            }
+            guard blockingCall({ job.waitUntilFinished() }), job.state == .finished else { exit(1) }
+            blockingCall { rescuer.join() }
+            exit(0)
+        }
+        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(text.contains("Threading: stalled wait: Job \"held\".waitUntilFinished() on thread"), "\(text)")
+        #expect(
+            text.contains(
+                "is waiting for Job \"held\", which has not started and belongs to JobQueue \"paused\", which is "
+                    + "suspended; it starts only once a thread resumes that queue (or releases its last handle) or "
+                    + "cancels it, so this wait cannot end before then"
+            ),
+            "\(text)"
+        )
     }
 }
