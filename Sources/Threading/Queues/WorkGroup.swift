@@ -61,7 +61,7 @@ public final class WorkGroup: @unchecked Sendable {
     /// Called without a timeout from a task of this group (submitted with `async(group:)`, on this thread: directly,
     /// or inside a `sync` or a job that task runs), the wait could never end, because the group counts that task
     /// until it returns: the program stops with a message naming the group, the thread and what it runs
-    /// (`Threading: deadlock: WorkGroup … .wait() …`) instead of hanging. With a timeout it returns false when the
+    /// (`Threading: deadlock: WorkGroup 0x….wait() …`) instead of hanging. With a timeout it returns false when the
     /// timeout passed. A group waited on from a task of another group is an ordinary wait.
     ///
     /// On the main thread, an untimed wait for a group one of whose tasks is blocked in a `sync` onto the main queue

@@ -77,7 +77,7 @@ public final class WorkItem: @unchecked Sendable {
     /// Called without a timeout from the item's own closure (on the thread running it: directly, or inside a `sync`,
     /// a group task or a job the closure runs), the wait could never end, because the item finishes only when its
     /// closure returns (cancelling a running item does not finish it): the program stops with a message naming the
-    /// item and the thread (`Threading: deadlock: WorkItem … .wait() …`) instead of hanging. With a timeout it
+    /// item and the thread (`Threading: deadlock: WorkItem 0x….wait() …`) instead of hanging. With a timeout it
     /// returns false when the timeout passed.
     ///
     /// In a `fork()`ed child, an item the parent submitted and that had not finished never runs from its queue (see

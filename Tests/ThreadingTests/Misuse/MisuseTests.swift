@@ -423,6 +423,7 @@ import Testing
     /// queues and the thread, and the sync still runs once another thread resumes the queue.
     @Test func syncOntoASuspendedQueueIsReportedAfterASecondAndRunsOnResume() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            MisuseTests.startWatchdog()
             let root = SerialQueue(label: "misuse.stalled.root")
             let child = SerialQueue(label: "misuse.stalled.child", target: root)
             root.suspend()
@@ -477,6 +478,7 @@ import Testing
     /// naming the jobs and the thread; here a thread cancels the dependency after 3 s and the wait ends.
     @Test func waitOnANeverAddedDependencyIsReportedAndEndsWhenItIsCancelled() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            MisuseTests.startWatchdog()
             let queue = JobQueue(name: "pipeline")
             let load = Job(name: "load") { _ in }
             let decode = Job(name: "decode") { _ in }
@@ -509,6 +511,7 @@ import Testing
     /// the wait ends when another thread resumes the queue.
     @Test func waitOnAJobOfASuspendedQueueIsReportedAndEndsOnResume() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            MisuseTests.startWatchdog()
             let queue = JobQueue(name: "paused")
             queue.suspend()
             let job = queue.addJob(name: "held") { _ in }
@@ -530,5 +533,15 @@ import Testing
             ),
             "\(text)"
         )
+    }
+
+    /// In a child process: exits with status 3 after 20 s, so a wait that never ends fails the test instead of
+    /// hanging it.
+    static func startWatchdog() {
+        let watchdog = try! PosixThread {
+            PosixThread.sleep(for: .seconds(20))
+            exit(3)
+        }
+        watchdog.detach()
     }
 }

@@ -256,8 +256,8 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
         return nil
     }
 
-    /// What this thread is running, innermost first, for a diagnosis: `Job "a" -> WorkItem ...`, or nil when
-    /// it runs none of these.
+    /// What this thread is running, innermost first, for a diagnosis (`the body of Job "a", inside a task of
+    /// WorkGroup 0x…`), or nil when it runs none of these.
     var runningDescription: String? {
         var names: [String] = []
         var entry = pointee.running
