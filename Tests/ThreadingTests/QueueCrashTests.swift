@@ -128,4 +128,40 @@ import Testing
         }
         #expect(Self.stderrText(result).contains("deadlock: sync onto queue 'threading.main'"))
     }
+
+    // MARK: Waits that could never end (each child waits with a deadline or has a watchdog: without the diagnosis it
+    // exits successfully, which fails the test)
+
+    @Test func groupWaitFromATaskOfTheGroupIsDiagnosed() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = ConcurrentQueue(label: "crash.group.task")
+            let inner = SerialQueue(label: "crash.group.inner")
+            let group = WorkGroup()
+            // Inside a sync the task is still the group's: the wait is diagnosed there too.
+            queue.async(group: group) { inner.sync { _ = group.wait() } }
+            _ = blockingCall { group.wait(timeout: .seconds(20)) }
+        }
+        let text = Self.stderrText(result)
+        #expect(text.contains("Threading: deadlock: WorkGroup 0x"), "\(text)")
+        #expect(text.contains(".wait() on thread 'threading."), "\(text)")
+        #expect(text.contains("which is running a task of WorkGroup 0x"), "\(text)")
+        #expect(text.contains("the group counts that task until it returns"), "\(text)")
+        #expect(text.contains("queue stack: 'crash.group.task' -> 'crash.group.inner'"), "\(text)")
+    }
+
+    @Test func workItemWaitFromItsOwnClosureIsDiagnosed() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = SerialQueue(label: "crash.item")
+            let slot = LockedValue<WorkItem?>(nil)
+            let item = WorkItem { _ = slot.withLock { $0 }!.wait() }
+            slot.withLock { $0 = item }
+            queue.async(execute: item)
+            _ = blockingCall { item.wait(timeout: .seconds(20)) }
+        }
+        let text = Self.stderrText(result)
+        #expect(text.contains("Threading: deadlock: WorkItem 0x"), "\(text)")
+        #expect(text.contains("which is running the closure of WorkItem 0x"), "\(text)")
+        #expect(text.contains("the item finishes only when its closure returns"), "\(text)")
+        #expect(text.contains("queue stack: 'crash.item'"), "\(text)")
+    }
 }

@@ -222,6 +222,20 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
     /// In a `fork()`ed child, a job that the parent had added to a queue and that had not ended never runs (see
     /// <doc:Misuse>): a wait with a timeout returns false, and a wait without one traps with a message saying so.
     ///
+    /// A wait without a timeout that could never end stops the program with a message naming the jobs, the queue
+    /// and the thread (`Threading: deadlock: Job "…".waitUntilFinished() …`) instead of hanging: called from the
+    /// job's own body (the job ends only when its body returns); from the body of a job this one depends on,
+    /// directly or through others; or from a job of a queue all of whose ``JobQueue/maxConcurrentJobs`` slots are
+    /// held by the jobs this thread is running, while this job (or one it depends on) waits for a slot there, such as
+    /// a job of a serial queue waiting for a job it added to the same queue. Only another thread cancelling the job
+    /// or raising `maxConcurrentJobs` could end such a wait; a program that counts on that waits with a timeout. An
+    /// asynchronous job (``AsyncJob``) can be finished by another thread while its body runs, so its body may wait.
+    ///
+    /// A wait for a job that needs a job which belongs to no queue and has not started (a dependency never added)
+    /// cannot end until some thread adds, starts or cancels that job; one that needs a job of a suspended queue, until
+    /// a thread resumes that queue. Neither is provably a deadlock, so neither is stopped: after waiting a second the
+    /// thread prints `Threading: stalled wait: …` once on stderr, naming the jobs, the queue and itself, and waits on.
+    ///
     /// - Parameter timeout: The longest wait; nil waits as long as needed.
     /// - Returns: True when the job ended, false on timeout.
     @available(
@@ -236,7 +250,7 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
                     + "parent when it forked; the parent's jobs never run in a child, so this wait would never end"
             )
         }
-        return jobWait(done, timeout: timeout)
+        return JobWait.wait(done, timeout: timeout, wait: "\(self).waitUntilFinished()") { [self] }
     }
 
     /// Runs a ready job that belongs to no queue on the calling thread, and returns when its body returned (an
@@ -264,12 +278,17 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
 
     /// Runs the body of a job claimed for execution (its state is already `executing`).
     func execute() {
-        notify(.executing)
         var thrown: (any Error)?
-        do {
-            try main()
-        } catch {
-            thrown = error
+        if isAsynchronous {
+            notify(.executing)
+            do { try main() } catch { thrown = error }
+        } else {
+            // Recorded as what this thread runs, so a wait for the job from its own body (or an observer) is
+            // diagnosed instead of hanging (see `JobWait`).
+            EngineThread.running(.job(Unmanaged.passUnretained(self))) {
+                notify(.executing)
+                do { try main() } catch { thrown = error }
+            }
         }
         if !isAsynchronous || thrown != nil {
             end(error: thrown)

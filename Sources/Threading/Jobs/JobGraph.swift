@@ -21,9 +21,3 @@ enum JobGraph {
 struct WeakJob {
     weak var job: Job?
 }
-
-/// Waits on `word` until it holds a nonzero value or `timeout` passed; tells the engine when a pool worker blocks.
-func jobWait(_ word: borrowing EngineWord, timeout: Duration?) -> Bool {
-    if word.load() != 0 { return true }
-    return word.blockingWaitUntilNonzero(deadline: timeout.map { monotonicDeadline(after: $0) } ?? .max)
-}

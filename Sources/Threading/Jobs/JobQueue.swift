@@ -158,7 +158,9 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
     ///   - jobs: The jobs (each as in ``addJob(_:)``; traps, naming the job, when one belongs to a queue or already
     ///     started).
     ///   - waitUntilFinished: Whether to return only after every one of them ended (without a deadline: use
-    ///     ``Job/waitUntilFinished(timeout:)`` or ``waitUntilAllFinished(timeout:)`` for one).
+    ///     ``Job/waitUntilFinished(timeout:)`` or ``waitUntilAllFinished(timeout:)`` for one). Each job is waited for
+    ///     as by ``Job/waitUntilFinished(timeout:)``, so a wait that could never end (from a job of a serial queue
+    ///     adding to its own queue) stops the program with a message instead of hanging.
     public func addJobs(_ jobs: [Job], waitUntilFinished: Bool) {
         core.add(jobs)
         if waitUntilFinished {
@@ -191,8 +193,11 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
     ///
     /// Jobs added meanwhile are waited for too. When it returns true, ``jobCount`` counts no ended job: a queue
     /// counts a job out before anyone waiting for it is woken. On a pool worker, the wait lets the pool start
-    /// another worker. Called from one of this queue's own jobs it waits for that job as well, so it can only time
-    /// out.
+    /// another worker. Called from one of this queue's own jobs it waits for that job as well: with a timeout it can
+    /// only time out; without one it could never return, and the program stops with a message naming the queue, the
+    /// job and the thread (`Threading: deadlock: JobQueue "…".waitUntilAllFinished() …`) instead of hanging. The same
+    /// holds for every other wait ``Job/waitUntilFinished(timeout:)`` stops, and a job the queue needs that belongs to
+    /// no queue and has not started, or that waits on a suspended queue, gets the same `stalled wait` line.
     ///
     /// - Parameter timeout: The longest wait; nil waits as long as needed.
     /// - Returns: True when the queue was empty, false on timeout.
@@ -202,6 +207,8 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
         message: "waitUntilAllFinished(timeout:) blocks the thread; await each job's `waitUntilFinished()`"
     )
     public func waitUntilAllFinished(timeout: Duration? = nil) -> Bool {
-        jobWait(core.idle, timeout: timeout)
+        JobWait.wait(core.idle, timeout: timeout, wait: "\(self).waitUntilAllFinished()", queue: core) {
+            core.jobs
+        }
     }
 }

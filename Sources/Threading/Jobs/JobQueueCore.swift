@@ -112,6 +112,12 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
 
     var isSuspended: Bool { lock.withLock { suspended } }
 
+    /// Runs `body` with the queue's lock held and its slots: how many jobs execute now and `maxConcurrentJobs`
+    /// (for the diagnosis of waits that could never end, ``JobWait``).
+    func withSlots<R>(_ body: (_ used: Int, _ width: Int) -> R) -> R {
+        lock.withLock { body(running, maxValue) }
+    }
+
     /// Adds `job` (see `JobQueue.addJob(_:)`); traps when it belongs to a queue or already started.
     func add(_ job: Job) {
         add([job], operation: "addJob(_:)")

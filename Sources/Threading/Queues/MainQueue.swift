@@ -65,9 +65,20 @@ public final class MainQueue: WorkQueue {
 
     /// Runs main-queue tasks on the calling (main) thread forever.
     ///
-    /// Traps when called on another thread.
+    /// Traps when called on another thread. Called from inside the main queue (a main-queue task, or a `sync` onto
+    /// it) it could never run a task, since the main queue runs one task at a time and the caller holds it: the
+    /// program stops with a message naming the queue and the thread (`Threading: deadlock: MainQueue.run() …`)
+    /// instead of hanging. (``drain(until:)`` and ``runUntilIdle()`` called there return without running a task.)
     public static func run() -> Never {
         let context = mainContext("MainQueue.run()")
+        if context.frame(holding: MainLoop.shared.core) != nil {
+            diagnoseWaitDeadlock(
+                "MainQueue.run()",
+                reason: "this thread is already executing the main queue '\(MainLoop.shared.core.label)' (a main-queue "
+                    + "task or a sync onto it), which runs one task at a time, so run() could never run a task",
+                context
+            )
+        }
         DispatchMainBridge.start()
         while true {
             MainLoop.shared.drainOnce(context, wait: true, deadline: .max)

@@ -58,6 +58,12 @@ public final class WorkGroup: @unchecked Sendable {
 
     /// Waits until the count is zero, or `timeout` passed.
     ///
+    /// Called without a timeout from a task of this group (submitted with `async(group:)`, on this thread: directly,
+    /// or inside a `sync` or a job that task runs), the wait could never end, because the group counts that task
+    /// until it returns: the program stops with a message naming the group, the thread and what it runs
+    /// (`Threading: deadlock: WorkGroup 0x….wait() …`) instead of hanging. With a timeout it returns false when the
+    /// timeout passed. A group waited on from a task of another group is an ordinary wait.
+    ///
     /// On the main thread, an untimed wait for a group one of whose tasks is blocked in a `sync` onto the main queue
     /// (or blocks in one during the wait) would never return: the program stops with a message naming both.
     ///
@@ -70,6 +76,7 @@ public final class WorkGroup: @unchecked Sendable {
     @available(*, noasync, message: "wait(timeout:) blocks the thread; use `try await group.wait()`")
     public func wait(timeout: Duration? = nil) -> Bool {
         if count.load() == 0 { return true }
+        if timeout == nil { diagnoseWaitFromOwnTask() }
         if timeout == nil && enteredEpoch.load(ordering: .relaxed) != EngineFork.epoch.load(ordering: .relaxed) {
             threadingFatal(
                 "WorkGroup.wait(): this process is a fork()ed child and the group still counts \(count.load()) "
@@ -80,6 +87,20 @@ public final class WorkGroup: @unchecked Sendable {
         guard let timeout else { return MainThreadWait.recording(.group(ObjectIdentifier(self))) { waitCount(.max) } }
         return waitCount(engineDeadline(after: timeout))
     }
+
+    /// Traps if the calling thread is running a task of this group (see ``wait(timeout:)``). Slow path only.
+    private func diagnoseWaitFromOwnTask() {
+        let context = EngineThread.current
+        guard context.isRunning(self) else { return }
+        diagnoseWaitDeadlock(
+            "\(diagnosticName).wait()",
+            reason: "the group counts that task until it returns, so it cannot reach zero while the task waits",
+            context
+        )
+    }
+
+    /// The group's name in diagnostics (it has no label): `WorkGroup 0x…`.
+    var diagnosticName: String { "WorkGroup \(Unmanaged.passUnretained(self).toOpaque())" }
 
     private func waitCount(_ deadline: UInt64) -> Bool {
         let context = EngineThread.current
@@ -94,13 +115,10 @@ public final class WorkGroup: @unchecked Sendable {
         }
     }
 
-    /// Runs `work`, a task of `group`, with the group recorded as the calling thread's (for ``MainThreadWait``).
+    /// Runs `work`, a task of `group`, with the group recorded as what the calling thread runs (for
+    /// ``MainThreadWait`` and the diagnosis of a wait for the group from its own task, see ``EngineRunning``).
     static func running(_ group: WorkGroup, _ work: () -> Void) {
-        let context = EngineThread.current
-        let outer = context.pointee.group
-        context.pointee.group = Unmanaged.passUnretained(group)
-        work()
-        context.pointee.group = outer
+        EngineThread.running(.group(Unmanaged.passUnretained(group)), work)
     }
 
     /// Submits `work` to `queue` once the count is zero (at once if it is zero now).

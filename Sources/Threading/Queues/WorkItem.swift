@@ -51,7 +51,7 @@ public final class WorkItem: @unchecked Sendable {
         state = .running
         body = nil
         lock.unlock()
-        work()
+        EngineThread.running(.item(Unmanaged.passUnretained(self)), work)
         finish()
     }
 
@@ -74,6 +74,12 @@ public final class WorkItem: @unchecked Sendable {
 
     /// Waits until the item finished (ran, or was cancelled before starting), or `timeout` passed.
     ///
+    /// Called without a timeout from the item's own closure (on the thread running it: directly, or inside a `sync`,
+    /// a group task or a job the closure runs), the wait could never end, because the item finishes only when its
+    /// closure returns (cancelling a running item does not finish it): the program stops with a message naming the
+    /// item and the thread (`Threading: deadlock: WorkItem 0x….wait() …`) instead of hanging. With a timeout it
+    /// returns false when the timeout passed.
+    ///
     /// In a `fork()`ed child, an item the parent submitted and that had not finished never runs from its queue (see
     /// <doc:Misuse>): a wait with a timeout returns false, and a wait without one traps with a message saying so.
     ///
@@ -83,6 +89,14 @@ public final class WorkItem: @unchecked Sendable {
     public func wait(timeout: Duration? = nil) -> Bool {
         if done.load() == 1 { return true }
         if timeout == nil {
+            let context = EngineThread.current
+            if context.isRunning(self) {
+                diagnoseWaitDeadlock(
+                    "\(diagnosticName).wait()",
+                    reason: "the item finishes only when its closure returns (cancel() does not end a running item)",
+                    context
+                )
+            }
             let epoch = EngineFork.epoch.load(ordering: .relaxed)
             let parents = lock.withLock { state != .finished && submittedEpoch.map { $0 != epoch } == true }
             if parents {
@@ -111,6 +125,9 @@ public final class WorkItem: @unchecked Sendable {
         notifications.append((core, work))
         lock.unlock()
     }
+
+    /// The item's name in diagnostics (it has no label): `WorkItem 0x…`.
+    var diagnosticName: String { "WorkItem \(Unmanaged.passUnretained(self).toOpaque())" }
 
     /// Records a submission to a queue (for the fork rule of ``wait(timeout:)``).
     func markSubmitted() {

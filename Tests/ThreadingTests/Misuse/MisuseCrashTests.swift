@@ -258,6 +258,25 @@ import Testing
         #expect(Self.text(result).contains("the interval must be positive"), "\(Self.text(result))")
     }
 
+    /// `MainQueue.run()` from a main-queue task could never run a task: the task holds the main queue.
+    @Test func mainQueueRunFromAMainQueueTaskTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            EngineThread.designateMainForTesting()
+            let watchdog = try! PosixThread {
+                PosixThread.sleep(for: .seconds(20))
+                exit(0)  // no diagnosis: a successful exit fails the test instead of hanging it
+            }
+            watchdog.detach()
+            MainQueue.shared.async { MainQueue.run() }
+            MainQueue.drain(until: .now + .seconds(20))
+        }
+        let text = Self.text(result)
+        #expect(text.contains("Threading: deadlock: MainQueue.run() on thread"), "\(text)")
+        #expect(text.contains("main thread)"), "\(text)")
+        #expect(text.contains("already executing the main queue 'threading.main'"), "\(text)")
+        #expect(text.contains("queue stack: 'threading.main'"), "\(text)")
+    }
+
     @Test func mainQueueDrainOffTheMainThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let thread = try! PosixThread { _ = MainQueue.runUntilIdle() }

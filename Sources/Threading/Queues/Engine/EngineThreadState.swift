@@ -15,8 +15,42 @@ struct EngineFrame {
     var entry: Bool
 }
 
+/// A unit of work whose end a thread can wait for, while a thread runs it: a job's body, a work item's closure, a task of
+/// a group (see ``EngineRunning``).
+enum EngineRunningUnit {
+    /// The body of a synchronous ``Job`` (an asynchronous one may be finished by another thread while its body runs,
+    /// so it is not recorded).
+    case job(Unmanaged<Job>)
+    /// The closure of a ``WorkItem``.
+    case item(Unmanaged<WorkItem>)
+    /// A task submitted with `async(group:)`: the group counts it until the task returns.
+    case group(Unmanaged<WorkGroup>)
+
+    /// The unit's object address (for identity checks without retaining it).
+    var address: UnsafeRawPointer {
+        switch self {
+        case .job(let job): UnsafeRawPointer(job.toOpaque())
+        case .item(let item): UnsafeRawPointer(item.toOpaque())
+        case .group(let group): UnsafeRawPointer(group.toOpaque())
+        }
+    }
+}
+
+/// One entry of a thread's running list: a unit the thread is running, and the one it runs it inside (the entry
+/// below). Entries live on the running thread's stack, for as long as the unit runs (``EngineThread/running(_:_:)``).
+///
+/// A wait that would block looks at this list (and at the queue frames) first: a unit cannot end while its own
+/// thread waits inside it, so waiting for it, or for anything that needs it to end, could never return. That is how
+/// a job, an item or a group waited on from its own body is diagnosed at the wait, in the manner of `sync` onto the
+/// current queue. The list is read only on that slow path; recording costs a store on the way in and out.
+struct EngineRunning {
+    let unit: EngineRunningUnit
+    let outer: UnsafeMutablePointer<EngineRunning>?
+}
+
 /// Per-thread state of the engine, reached through one pthread TSD key (`cthr_tsd_*`): the stack of queues the
-/// thread is executing (for deadlock diagnosis, ``QueueCore`` "is current" and specifics), a futex word the thread
+/// thread is executing (for deadlock diagnosis, ``QueueCore`` "is current" and specifics), the jobs, items and group
+/// tasks it is running (``EngineRunning``, for the diagnosis of waits that could never end), a futex word the thread
 /// parks on when it waits for a queue, and the pool worker it is, if any.
 ///
 /// Heap-allocated and only touched by its own thread (other threads only store to and wake ``parker``), so it is
@@ -34,8 +68,8 @@ struct EngineThreadState: ~Copyable {
     var worker: Unmanaged<EngineWorker>?
     /// Whether this is the process's main thread (or the thread tests designated as such).
     var isMainThread: Bool
-    /// The group of the `async(group:)` task this thread is running, innermost (for ``MainThreadWait``).
-    var group: Unmanaged<WorkGroup>?
+    /// The innermost unit (job, item, group task) this thread is running, or nil; see ``EngineRunning``.
+    var running: UnsafeMutablePointer<EngineRunning>?
     /// The thread's number, handed out in creation order: it picks the injection shard the thread submits to
     /// (``EngineScheduler``), so producers spread over the shards round-robin.
     let shard: Int
@@ -82,7 +116,7 @@ enum EngineThread {
                 helpItem: nil,
                 worker: nil,
                 isMainThread: isMainThread,
-                group: nil,
+                running: nil,
                 shard: nextShard.add(1, ordering: .relaxed).oldValue
             )
         )
@@ -110,6 +144,20 @@ enum EngineThread {
     static func undesignateMainForTesting() {
         testMainThreadID.store(0, ordering: .relaxed)
         current.pointee.isMainThread = cthr_thread_is_main()
+    }
+
+    /// Runs `body` with `unit` recorded as what the calling thread runs (innermost), for the diagnosis of waits that
+    /// could never end (see ``EngineRunning``). The entry lives on this stack frame; nothing is allocated.
+    @inline(__always)
+    static func running<R>(_ unit: EngineRunningUnit, _ body: () throws -> R) rethrows -> R {
+        let context = current
+        let outer = context.pointee.running
+        var entry = EngineRunning(unit: unit, outer: outer)
+        return try withUnsafeMutablePointer(to: &entry) { pointer in
+            context.pointee.running = pointer
+            defer { context.pointee.running = outer }
+            return try body()
+        }
     }
 
     /// A readable name for the calling thread: its name (if any) and kernel thread id.
@@ -174,6 +222,54 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
             index -= 1
         }
         return -1
+    }
+
+    /// Whether this thread is running `unit` (see ``EngineRunning``): a wait for it from here could never end.
+    func isRunning(_ unit: AnyObject) -> Bool {
+        let target = UnsafeRawPointer(Unmanaged.passUnretained(unit).toOpaque())
+        var entry = pointee.running
+        while let current = entry {
+            if current.pointee.unit.address == target { return true }
+            entry = current.pointee.outer
+        }
+        return false
+    }
+
+    /// The synchronous jobs this thread is running, innermost first (see ``EngineRunning``).
+    var runningJobs: [Job] {
+        var jobs: [Job] = []
+        var entry = pointee.running
+        while let current = entry {
+            if case .job(let job) = current.pointee.unit { jobs.append(job.takeUnretainedValue()) }
+            entry = current.pointee.outer
+        }
+        return jobs
+    }
+
+    /// The group of the innermost `async(group:)` task this thread is running (for ``MainThreadWait``).
+    var innermostGroup: WorkGroup? {
+        var entry = pointee.running
+        while let current = entry {
+            if case .group(let group) = current.pointee.unit { return group.takeUnretainedValue() }
+            entry = current.pointee.outer
+        }
+        return nil
+    }
+
+    /// What this thread is running, innermost first, for a diagnosis (`the body of Job "a", inside a task of
+    /// WorkGroup 0x…`), or nil when it runs none of these.
+    var runningDescription: String? {
+        var names: [String] = []
+        var entry = pointee.running
+        while let current = entry {
+            switch current.pointee.unit {
+            case .job(let job): names.append("the body of \(job.takeUnretainedValue())")
+            case .item(let item): names.append("the closure of \(item.takeUnretainedValue().diagnosticName)")
+            case .group(let group): names.append("a task of \(group.takeUnretainedValue().diagnosticName)")
+            }
+            entry = current.pointee.outer
+        }
+        return names.isEmpty ? nil : names.joined(separator: ", inside ")
     }
 
     /// Labels of the queues on this thread's stack, outermost first.

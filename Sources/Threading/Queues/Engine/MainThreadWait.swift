@@ -57,7 +57,7 @@ enum MainThreadWait {
     /// with this thread registered as blocked in it. Traps first if the main thread is blocked waiting for this
     /// very thread (joining it, or waiting for the group of the task it runs).
     static func syncing<R>(_ context: EngineContext, _ body: () throws -> R) rethrows -> R {
-        let group = context.pointee.group.map { ObjectIdentifier($0.takeUnretainedValue()) }
+        let group = context.innermostGroup.map { ObjectIdentifier($0) }
         let me = Syncer(
             context: context,
             handle: cthr_thread_self(),

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 import CThreading
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -278,6 +279,7 @@ extension QueueCore {
                     + "never start"
             )
         }
+        let stall = SyncStall.watch(self)
         acquireSync(context, barrier: barrier, requestedOn: self)
         context.push(self, exclusive: barrier || isSerial, entry: true)
         var acquired = 1
@@ -288,6 +290,7 @@ extension QueueCore {
             acquired += 1
             next = level.target
         }
+        stall?.started()
         defer {
             // Release deepest first, without allocating: walk down from self for each level (chains are short).
             var remaining = acquired
@@ -389,6 +392,43 @@ extension QueueCore {
     }
 }
 
+/// A `sync` that began while its queue, or a queue in its target chain, was suspended: it cannot start before that
+/// queue is resumed. That is not provably a deadlock, even when the syncing thread made the suspension itself: any
+/// thread holding the queue may call `resume()`, and releasing the queue's last handle resumes it. So the sync is not
+/// stopped; but if it has not started after ``jobStallGraceNanoseconds`` (a second), one line on stderr names the
+/// queue, the suspended queue and the waiting thread, instead of a silent hang.
+///
+/// Costs: on the slow `sync` path, one load of each chain level's state word; only a sync onto a suspended queue arms
+/// the one-shot report (a delayed task on the global queue).
+final class SyncStall: Sendable {
+    private let begun = Atomic<Bool>(false)
+
+    /// Arms the report if `core` or a queue it targets is suspended now; nil otherwise.
+    static func watch(_ core: any QueueCore) -> SyncStall? {
+        var level: (any QueueCore)? = core
+        while let current = level {
+            if current.word.load() & QueueState.suspended != 0 {
+                let stall = SyncStall()
+                let thread = EngineThread.describeCurrent()
+                let queue = current === core ? "" : " (which targets queue '\(current.label)')"
+                let line =
+                    "Threading: stalled wait: sync onto queue '\(core.label)'\(queue) on thread \(thread) has not "
+                    + "started after a second: queue '\(current.label)' is suspended (suspend() not yet balanced by "
+                    + "resume()); the sync starts only once a thread resumes it or releases its last handle\n"
+                ConcurrentQueue.global().asyncAfter(delay: .nanoseconds(Int64(jobStallGraceNanoseconds))) {
+                    if !stall.begun.load(ordering: .acquiring) { writeStandardError(line) }
+                }
+                return stall
+            }
+            level = current.target
+        }
+        return nil
+    }
+
+    /// The sync acquired its queues: no report.
+    func started() { begun.store(true, ordering: .releasing) }
+}
+
 /// A value that crosses to the queue's thread while its owner waits for it (used by relayed `sync`).
 struct UnsafeSendableBox<Value>: @unchecked Sendable {
     let value: Value
@@ -431,5 +471,16 @@ func diagnoseDeadlock(
     }
     message += "; this thread's queue stack: \(context.stackDescription)."
     message += " The sync could never start, so the program stops instead of hanging."
+    threadingFatal(message)
+}
+
+/// Prints the diagnosis of a wait that could never end to stderr and stops the program: the calling thread waits, in
+/// `wait` (such as `Job "a".waitUntilFinished()`), for something that needs what this very thread is running to end
+/// first (see ``EngineRunning``). `reason` says why it cannot end.
+func diagnoseWaitDeadlock(_ wait: String, reason: String, _ context: EngineContext) -> Never {
+    var message = "Threading: deadlock: \(wait) on thread \(EngineThread.describeCurrent())"
+    if let running = context.runningDescription { message += ", which is running \(running)" }
+    message += ": \(reason); this thread's queue stack: \(context.stackDescription)."
+    message += " The wait could never end, so the program stops instead of hanging."
     threadingFatal(message)
 }
