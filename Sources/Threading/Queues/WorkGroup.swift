@@ -123,11 +123,16 @@ public final class WorkGroup: @unchecked Sendable {
 
     /// Submits `work` to `queue` once the count is zero (at once if it is zero now).
     ///
+    /// Traps, as `async` does, when `queue`'s pool was shut down (see <doc:Pools>). When the pool shuts down
+    /// between this call and the moment the count reaches zero, the notification is dropped and counted in the
+    /// pool's ``QueueEngineStatistics/cancelledFirings``, as a timer's firing is.
+    ///
     /// - Parameters:
     ///   - queue: Where `work` runs.
     ///   - work: The closure.
     public func notify(queue: any WorkQueue, execute work: @escaping @Sendable () -> Void) {
         let core = queue.engineCore
+        guard core.engine.requireAccepting("WorkGroup.notify(queue:) on queue '\(core.label)'") else { return }
         lock.lock()
         if count.load() == 0 {
             lock.unlock()
@@ -140,7 +145,7 @@ public final class WorkGroup: @unchecked Sendable {
 
     private static func submit(_ core: (any QueueCore)?, _ work: @escaping @Sendable () -> Void) {
         if let core {
-            core.enqueue(.task(work))
+            core.enqueueNotification(.task(work))
         } else {
             Engine.shared.submit(.job(work), lane: QoS.default.rawValue)
         }

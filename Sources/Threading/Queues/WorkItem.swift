@@ -111,15 +111,20 @@ public final class WorkItem: @unchecked Sendable {
 
     /// Submits `work` to `queue` when the item finished (at once if it already has).
     ///
+    /// Traps, as `async` does, when `queue`'s pool was shut down (see <doc:Pools>). When the pool shuts down
+    /// between this call and the item's end, the notification is dropped and counted in the pool's
+    /// ``QueueEngineStatistics/cancelledFirings``, as a timer's firing is.
+    ///
     /// - Parameters:
     ///   - queue: Where `work` runs.
     ///   - work: The closure.
     public func notify(queue: any WorkQueue, execute work: @escaping @Sendable () -> Void) {
         let core = queue.engineCore
+        guard core.engine.requireAccepting("WorkItem.notify(queue:) on queue '\(core.label)'") else { return }
         lock.lock()
         if state == .finished {
             lock.unlock()
-            core.enqueue(.task(work))
+            core.enqueueNotification(.task(work))
             return
         }
         notifications.append((core, work))
@@ -156,6 +161,6 @@ public final class WorkItem: @unchecked Sendable {
         lock.unlock()
         done.store(1)
         done.wake(Int32.max)
-        for (core, work) in fired { core.enqueue(.task(work)) }
+        for (core, work) in fired { core.enqueueNotification(.task(work)) }
     }
 }

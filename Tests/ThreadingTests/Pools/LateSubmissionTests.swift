@@ -121,6 +121,24 @@ import Testing
         #expect(started.load(ordering: .relaxed) == 1)
     }
 
+    /// A notification registered while the pool ran and due after it stopped is dropped and counted, never lost
+    /// without a word (and never run).
+    @Test func notificationsDueAfterTheShutdownAreCounted() throws {
+        let pool = WorkerPool(label: "late.notify", threads: 1)
+        let queue = SerialQueue(label: "late.notify.queue", pool: pool)
+        let group = WorkGroup()
+        let item = WorkItem {}
+        let ran = Atomic<Int>(0)
+        group.enter()
+        group.notify(queue: queue) { ran.add(1, ordering: .relaxed) }
+        item.notify(queue: queue) { ran.add(1, ordering: .relaxed) }
+        #expect(poolTestShutDown(pool))
+        group.leave()
+        item.perform()
+        #expect(pool.statistics.cancelledFirings == 2)
+        #expect(ran.load(ordering: .relaxed) == 0)
+    }
+
     /// After a timed shutdown left tasks in a serial queue (they are counted and released), a `sync` on it runs: the
     /// drain the stopped pool dropped does not hold the queue for ever.
     @Test func syncAfterAnExpiredShutdownRuns() throws {

@@ -26,6 +26,21 @@ import Testing
         #expect(text.contains("tryAsync"), "the message names the recoverable form: \(text)")
     }
 
+    /// Registering a notification on a queue of a shut-down pool traps as `async` does.
+    @Test func notifyOnAShutDownPoolTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let pool = WorkerPool(label: "crash.notify")
+            let queue = SerialQueue(label: "crash.notify.queue", pool: pool)
+            poolTestShutDown(pool)
+            let group = WorkGroup()
+            group.enter()
+            group.notify(queue: queue) {}
+        }
+        let text = stderr(of: result)
+        #expect(text.contains("WorkGroup.notify(queue:) on queue 'crash.notify.queue'"), "stderr: \(text)")
+        #expect(text.contains("worker pool 'crash.notify' is shut down"), "stderr: \(text)")
+    }
+
     /// Adding a job to a job queue of a shut-down pool traps too.
     @Test func addingAJobAfterShutdownTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {

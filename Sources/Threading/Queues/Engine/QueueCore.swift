@@ -180,6 +180,13 @@ extension QueueCore {
         enqueue(item)
     }
 
+    /// Queues a notification (``WorkGroup/notify(queue:execute:)``, ``WorkItem/notify(queue:execute:)``) whose
+    /// registration passed the pool's check: when the pool no longer takes it, it is dropped and counted in the
+    /// pool's ``QueueEngineStatistics/cancelledFirings``, as a timer's firing is.
+    func enqueueNotification(_ item: QueueItem) {
+        if !tryEnqueue(item) { engine.countCancelledFiring() }
+    }
+
     /// Queues a task the user submits with a trapping form (`async`, an actor's job): when the pool refused it,
     /// ``Engine/refuse(_:)`` traps (or, on a thread of the stopped pool, counts the drop).
     @inline(__always)
