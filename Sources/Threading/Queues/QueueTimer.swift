@@ -4,10 +4,25 @@
 /// A one-shot or repeating timer that submits its handler to a queue, driven by the engine's single timer thread.
 ///
 /// The timer thread keeps every deadline in one heap and only enqueues the handler when a deadline passes, so a
-/// slow handler delays nothing but its own queue. A repeating timer whose handler falls behind coalesces missed
-/// firings (it fires at the next multiple of its interval). ``cancel()`` stops future firings (a handler already
-/// submitted still runs). Keep a reference while the timer should run: releasing the last reference cancels it
-/// (as releasing a `DispatchSourceTimer` does).
+/// slow handler delays nothing but its own queue.
+///
+/// **At most one firing waits.** A repeating timer has at most one firing queued or running at any time: the next
+/// deadline is armed only once the handler of the last firing returned, at the next multiple of the interval after
+/// that (the deadlines missed meanwhile are coalesced into it, as libdispatch's timer sources merge them). So a
+/// handler slower than the interval runs back to back, never overlapping itself (on a concurrent queue too), and an
+/// interval shorter than the queue can serve (`.nanoseconds(1)`) costs one queued firing, not a growing backlog.
+///
+/// **``cancel()`` means no firing starts afterwards.** A firing already queued checks the timer when it starts and
+/// does nothing if it was cancelled; only a handler that had already started when ``cancel()`` was called may still
+/// be running (call ``cancel()`` from the handler's queue, or `sync` on it after, to be past it).
+///
+/// **Keep the timer.** The timer runs as long as a reference to it exists: releasing the last reference cancels it,
+/// as ``cancel()`` does, so `_ = QueueTimer(...)` makes a timer that never fires (the initializer is deliberately
+/// not `@discardableResult`: the compiler warns about an unused timer, and the `_ =` that silences it is the
+/// mistake). Store it (`self.timer = QueueTimer(...)`) and call ``cancel()`` or drop it when done. The choice, as
+/// for `DispatchSourceTimer` and Foundation's block timers that need a reference: a timer that outlived every
+/// reference could never be cancelled, a leak with a side effect every interval; a trap or warning on release could
+/// not tell that mistake from an owner that was torn down before its timer fired, which is correct code.
 ///
 /// Reference semantics; `Sendable`: its state is the engine's timer entry, which synchronises itself.
 public final class QueueTimer: Sendable {
@@ -18,8 +33,12 @@ public final class QueueTimer: Sendable {
     /// - Parameters:
     ///   - queue: Where the handler runs.
     ///   - delay: Time until the first firing.
-    ///   - interval: Time between firings; nil for a one-shot timer. Must be positive.
+    ///   - interval: Time between firings; nil for a one-shot timer. Must be positive (traps otherwise). A firing
+    ///     that comes due while the previous one is still queued or running is skipped (see the type's
+    ///     documentation).
     ///   - handler: The closure submitted at each firing.
+    ///
+    /// The timer fires only while it is referenced: keep the result (see the type's documentation).
     public init(
         queue: any WorkQueue,
         delay: Duration,
@@ -30,8 +49,22 @@ public final class QueueTimer: Sendable {
         let step = interval.map { engineNanoseconds($0) } ?? 0
         require(interval == nil || step > 0, "QueueTimer(repeating: \(interval!)): the interval must be positive")
         core.engine.requireAccepting("QueueTimer on queue '\(core.label)'")
-        entry = EngineTimerEntry(deadline: engineDeadline(after: delay), interval: step) {
-            core.enqueueFiring(.task(handler))
+        let epoch = EngineFork.epoch.load(ordering: .relaxed)
+        entry = EngineTimerEntry(deadline: engineDeadline(after: delay), interval: step) { entry in
+            // The timer thread calls this at a deadline; the entry is out of its heap until `rearm`, so this
+            // firing is the only one waiting.
+            core.enqueueFiring(
+                .task {
+                    // Checked as the firing starts, not only when it was queued: after cancel() nothing starts.
+                    // A firing the parent queued and a fork() left running here belongs to the parent.
+                    if EngineFork.epoch.load(ordering: .relaxed) != epoch {
+                        entry.cancelled.store(true, ordering: .releasing)
+                    }
+                    if entry.cancelled.load(ordering: .acquiring) { return }
+                    handler()
+                    EngineTimer.shared.rearm(entry)
+                }
+            )
         }
         EngineTimer.shared.schedule(entry)
     }
@@ -41,12 +74,13 @@ public final class QueueTimer: Sendable {
         entry.cancelled.store(true, ordering: .releasing)
     }
 
-    /// Stops future firings.
+    /// Stops the timer: no firing starts after this call returns (one already queued does nothing when its turn
+    /// comes); a handler already running finishes.
     public func cancel() {
         entry.cancelled.store(true, ordering: .releasing)
     }
 
-    /// Whether ``cancel()`` was called.
+    /// Whether ``cancel()`` was called (or, in a child process, the timer was the parent's; see <doc:Misuse>).
     public var isCancelled: Bool {
         entry.cancelled.load(ordering: .acquiring)
     }

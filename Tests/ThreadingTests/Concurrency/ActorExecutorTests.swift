@@ -7,6 +7,27 @@ import Testing
 
 /// Serial queues as actor executors, worker pools as task executors.
 @Suite struct ActorExecutorTests {
+    /// The executor of a queue handed to an actor is the queue's core: when the actor and its queue are released,
+    /// the core stays alive a while (so a late job would trap with a message rather than use freed memory; see
+    /// `ConcurrencyCrashTests.actorJobOnAQueueNobodyKeepsTraps`), and is freed once enough other executor queues
+    /// were released after it: correct code pays a bounded delay, never a leak.
+    @Test func aReleasedExecutorQueueIsKeptBrieflyThenFreed() async throws {
+        weak var core: SerialCore?
+        do {
+            let queue = SerialQueue(label: "conc.released")
+            core = queue.core
+            let actor = QueueActor(queue: queue)
+            let count = try await withDeadline { await actor.increment() }
+            #expect(count == 1)
+        }
+        // Actor and queue are gone; the core is kept (the runtime could still hold its unowned executor).
+        #expect(core != nil)
+        for index in 0..<ReleasedExecutorQuarantine.capacity {
+            _ = SerialQueue(label: "conc.released.\(index)").asUnownedSerialExecutor()
+        }
+        #expect(queueTestWait(seconds: 20) { core == nil })
+    }
+
     @Test func actorJobsRunOnTheirQueue() async throws {
         let actor = QueueActor(queue: SerialQueue(label: "conc.actor"))
         let onQueue = try await withDeadline { await actor.isOnQueue() }
