@@ -153,11 +153,4 @@ enum ReleasedExecutorQuarantine {
             Unmanaged<SerialCore>.fromOpaque(evicted).release()
         }
     }
-
-    /// Whether `core` is kept now (tests).
-    static func contains(_ core: SerialCore) -> Bool {
-        let target = Unmanaged.passUnretained(core).toOpaque()
-        for index in 0..<capacity where slots[index].load(ordering: .acquiring) == target { return true }
-        return false
-    }
 }

@@ -16,6 +16,9 @@
 /// does nothing if it was cancelled; only a handler that had already started when ``cancel()`` was called may still
 /// be running (call ``cancel()`` from the handler's queue, or `sync` on it after, to be past it).
 ///
+/// Once the queue's ``WorkerPool`` was shut down, a deadline that passes is not queued (it is counted in
+/// ``QueueEngineStatistics/cancelledFirings``, see <doc:Pools>), and a repeating timer stops there.
+///
 /// **Keep the timer.** The timer runs as long as a reference to it exists: releasing the last reference cancels it,
 /// as ``cancel()`` does, so `_ = QueueTimer(...)` makes a timer that never fires (the initializer is deliberately
 /// not `@discardableResult`: the compiler warns about an unused timer, and the `_ =` that silences it is the

@@ -91,7 +91,7 @@ public final class WorkerPool: Sendable {
     ///   - label: A name for the pool's threads and diagnostics.
     ///   - threads: The most tasks that run at once, 1 through 4,096 (the most threads a pool may have: its
     ///     per-thread structures are made up front for ``maxThreads``, so the cap bounds what the constructor
-    ///     commits, about 2 MB at most). Default: ``defaultThreadCount`` for a CPU pool (above 4,096 CPUs, 4,096),
+    ///     commits, about 3 MB at most). Default: ``defaultThreadCount`` for a CPU pool (above 4,096 CPUs, 4,096),
     ///     ``defaultBlockingThreadCount`` for a blocking pool. Outside that range the program stops with a message
     ///     naming the pool, the argument and the limit (see <doc:Misuse>).
     public init(label: String, threads: Int? = nil, kind: Kind = .cpu) {

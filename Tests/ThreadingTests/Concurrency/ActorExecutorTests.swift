@@ -28,6 +28,14 @@ import Testing
         #expect(queueTestWait(seconds: 20) { core == nil })
     }
 
+    /// The pattern the Concurrency article shows: the actor keeps its queue in a `nonisolated let`.
+    @Test func theDocumentedPatternRunsJobsOnTheKeptQueue() async throws {
+        let connection = KeptQueueConnection()
+        let (sent, onQueue) = try await withDeadline { await connection.send() }
+        #expect(sent == 1)
+        #expect(onQueue)
+    }
+
     @Test func actorJobsRunOnTheirQueue() async throws {
         let actor = QueueActor(queue: SerialQueue(label: "conc.actor"))
         let onQueue = try await withDeadline { await actor.isOnQueue() }
@@ -127,6 +135,19 @@ import Testing
         }
         #expect(before && inActor && after)
         blockingCall { pool.shutdown(timeout: .seconds(20)) }
+    }
+}
+
+/// The Concurrency article's pattern: the queue is made once and kept by the actor.
+private actor KeptQueueConnection {
+    nonisolated let queue = SerialQueue(label: "conc.connection")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { queue.asUnownedSerialExecutor() }
+
+    private var sent = 0
+
+    func send() -> (Int, Bool) {
+        sent += 1
+        return (sent, queue.isCurrent)
     }
 }
 

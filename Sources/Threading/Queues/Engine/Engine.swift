@@ -125,10 +125,11 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// The most threads any pool has (``maxThreads`` is capped here) and the largest `threads` a pool accepts.
     ///
     /// The slots (one local run queue each, ``EngineRunQueue``, a few hundred bytes) are made up front for
-    /// ``maxThreads``, so this bounds what a constructor commits (about 2 MB at the cap); a fixed cap rather than a
-    /// lazily grown slot table keeps the lock-free reads of `slots` by workers and thieves as they are. Linux's
-    /// default limits (`threads-max`, `RLIMIT_NPROC`) are in the tens of thousands, so the system may still refuse
-    /// threads below it: the engine then serves with the threads it has (see ``reportRefusal(of:code:threads:)``).
+    /// ``maxThreads``, so this bounds what a constructor commits (about 3 MB at the cap, measured); a fixed cap
+    /// rather than a lazily grown slot table keeps the lock-free reads of `slots` by workers and thieves as they
+    /// are. Linux's limits (`threads-max`, `RLIMIT_NPROC`) are usually tens of thousands or more, but a container
+    /// may set them lower, so the system may still refuse threads below it: the engine then serves with the
+    /// threads it has (see ``reportRefusal(of:code:threads:)``).
     static let threadLimit = 4096
     /// Idle threads kept alive (the others exit after the idle timeout).
     let keptThreads: Int
