@@ -102,15 +102,16 @@ import Testing
     }
 
     /// The lifetime rule: a timer nobody keeps is cancelled when it is released, so it never fires; the same timer
-    /// kept in a variable does.
+    /// kept in a variable does. (The first deadline is 200 ms away, so the release comes first even on a loaded
+    /// machine.)
     @Test func aTimerNobodyKeepsNeverFires() {
         let queue = SerialQueue(label: "timer.unkept")
         let dropped = Atomic<Int>(0)
-        _ = QueueTimer(queue: queue, delay: .milliseconds(1), repeating: .milliseconds(1)) {
+        _ = QueueTimer(queue: queue, delay: .milliseconds(200), repeating: .milliseconds(1)) {
             dropped.add(1, ordering: .relaxed)
         }
         let kept = Atomic<Int>(0)
-        let timer = QueueTimer(queue: queue, delay: .milliseconds(1), repeating: .milliseconds(1)) {
+        let timer = QueueTimer(queue: queue, delay: .milliseconds(200), repeating: .milliseconds(1)) {
             kept.add(1, ordering: .relaxed)
         }
         #expect(queueTestWait(seconds: 20) { kept.load(ordering: .relaxed) >= 3 })

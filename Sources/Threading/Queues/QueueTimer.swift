@@ -20,9 +20,9 @@
 /// ``QueueEngineStatistics/cancelledFirings``, see <doc:Pools>), and a repeating timer stops there.
 ///
 /// **Keep the timer.** The timer runs as long as a reference to it exists: releasing the last reference cancels it,
-/// as ``cancel()`` does, so `_ = QueueTimer(...)` makes a timer that never fires (the initializer is deliberately
-/// not `@discardableResult`: the compiler warns about an unused timer, and the `_ =` that silences it is the
-/// mistake). Store it (`self.timer = QueueTimer(...)`) and call ``cancel()`` or drop it when done. The choice, as
+/// as ``cancel()`` does, so `_ = QueueTimer(...)` makes a timer that is cancelled as the statement ends and never
+/// fires (unless its first deadline was already due then; the initializer is deliberately not
+/// `@discardableResult`: the compiler warns about an unused timer, and the `_ =` that silences it is the mistake). Store it (`self.timer = QueueTimer(...)`) and call ``cancel()`` or drop it when done. The choice, as
 /// for `DispatchSourceTimer` and Foundation's block timers that need a reference: a timer that outlived every
 /// reference could never be cancelled, a leak with a side effect every interval; a trap or warning on release could
 /// not tell that mistake from an owner that was torn down before its timer fired, which is correct code.

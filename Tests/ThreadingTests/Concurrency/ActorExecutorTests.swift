@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+import Synchronization
 import Testing
 
 @testable import Threading
@@ -20,7 +21,13 @@ import Testing
             let count = try await withDeadline { await actor.increment() }
             #expect(count == 1)
         }
-        // Actor and queue are gone; the core is kept (the runtime could still hold its unowned executor).
+        // Actor and queue are gone (the last reference to the actor may go on another thread: wait for it); the
+        // core is kept, marked released (the runtime could still hold its unowned executor).
+        #expect(
+            queueTestWait(seconds: 20) {
+                (core?.executorState.load(ordering: .relaxed) ?? 0) & SerialExecutorState.released != 0
+            }
+        )
         #expect(core != nil)
         for index in 0..<ReleasedExecutorQuarantine.capacity {
             _ = SerialQueue(label: "conc.released.\(index)").asUnownedSerialExecutor()
