@@ -21,11 +21,12 @@
 ///
 /// **Keep the timer.** The timer runs as long as a reference to it exists: releasing the last reference cancels it,
 /// as ``cancel()`` does, so `_ = QueueTimer(...)` makes a timer that is cancelled as the statement ends and never
-/// fires (unless its first deadline was already due then; the initializer is deliberately not
-/// `@discardableResult`: the compiler warns about an unused timer, and the `_ =` that silences it is the mistake). Store it (`self.timer = QueueTimer(...)`) and call ``cancel()`` or drop it when done. The choice, as
-/// for `DispatchSourceTimer` and Foundation's block timers that need a reference: a timer that outlived every
-/// reference could never be cancelled, a leak with a side effect every interval; a trap or warning on release could
-/// not tell that mistake from an owner that was torn down before its timer fired, which is correct code.
+/// fires (unless its first deadline was already due then). The initializer is deliberately not
+/// `@discardableResult`: the compiler warns about an unused timer, and the `_ =` that silences it is the mistake.
+/// Store it (`self.timer = QueueTimer(...)`) and call ``cancel()`` or drop it when done. Why this rule rather than a
+/// timer that lives on by itself or a trap: a timer that outlived every reference could never be cancelled (a leak
+/// with a side effect every interval), and a trap or warning on release could not tell the mistake from an owner
+/// torn down before its timer fired, which is correct code. `DispatchSourceTimer` users know the same rule.
 ///
 /// Reference semantics; `Sendable`: its state is the engine's timer entry, which synchronises itself.
 public final class QueueTimer: Sendable {

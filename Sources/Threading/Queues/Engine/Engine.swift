@@ -99,8 +99,8 @@ final class EngineWorker: @unchecked Sendable {
 ///   busy and no unit finished since the last tick, it grants one extra slot.
 /// - Threads are capped at ``maxThreads``: for a CPU pool `max(40, 4 × cores + 32)` (enough for 32 tasks that all
 ///   wait for each other plus the cores' worth of runnable work, yet bounded: libdispatch makes one thread per
-///   blocked serial queue); for a blocking pool exactly `cores`; never above ``threadLimit``. Idle workers above ``keptThreads`` exit after
-///   ``idleTimeoutNanoseconds``.
+///   blocked serial queue); for a blocking pool exactly `cores`; never above ``threadLimit``. Idle workers above
+///   ``keptThreads`` exit after ``idleTimeoutNanoseconds``.
 /// - Life: running, then draining (``shutdown(deadline:members:)``: only threads of the pool may still submit),
 ///   then stopped (every run queue is closed, every thread exits; the shutting-down thread joins them).
 final class Engine: @unchecked Sendable, EngineForkParticipant {
