@@ -64,14 +64,21 @@ public final class ConcurrentQueue: WorkQueue {
 
     /// The shared concurrent queue of a QoS lane (no width limit).
     ///
+    /// The queue is shared by every user in the process, so it cannot be suspended: ``WorkQueue/suspend()`` on it
+    /// stops the program with a message naming the queue (one user would stall all the others; libdispatch ignores
+    /// the call instead, which hides the bug). To pause your own work, give it a queue of your own that targets
+    /// the global queue and suspend that one.
+    ///
     /// - Parameter qos: The lane.
     /// - Returns: The lane's global queue.
     public static func global(qos: QoS = .default) -> ConcurrentQueue {
         globals[qos.rawValue]
     }
 
-    private static let globals: [ConcurrentQueue] = QoS.allCases.map {
-        ConcurrentQueue(label: "threading.global.\($0)", qos: $0)
+    private static let globals: [ConcurrentQueue] = QoS.allCases.map { qos in
+        let queue = ConcurrentQueue(label: "threading.global.\(qos)", qos: qos)
+        queue.core.markProcessWide("ConcurrentQueue.global(qos: .\(qos))")
+        return queue
     }
 
     /// Submits `work` and returns at once.

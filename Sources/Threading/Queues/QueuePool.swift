@@ -32,12 +32,19 @@ public final class QueuePool: Sendable {
         Swift.min(32, Swift.max(2, Int(cthr_cpu_effective_count()) + 1))
     }
 
+    /// The most queues a pool may have: 4,096, the most threads a ``WorkerPool`` has (more serial queues than
+    /// threads add no parallelism). The queues are made by the constructor, so this bounds what it commits.
+    public static let maximumCount = 4096
+
     /// Creates a pool.
+    ///
+    /// The queues are made here, all of them: `count` is a size, not a cap.
     ///
     /// - Parameters:
     ///   - label: The pool's label.
     ///   - qos: The queues' quality of service.
-    ///   - count: How many queues (default ``defaultCount``; must be ≥ 1).
+    ///   - count: How many queues, 1 through ``maximumCount`` (default ``defaultCount``). Outside that range the
+    ///     program stops with a message naming the argument and the limit (see <doc:Misuse>).
     ///   - pool: The worker pool the queues run on (default ``WorkerPool/shared``).
     public init(
         label: String,
@@ -46,6 +53,11 @@ public final class QueuePool: Sendable {
         pool: WorkerPool = .shared
     ) {
         require(count >= 1, "QueuePool(label: \"\(label)\", count: \(count)): count must be ≥ 1")
+        require(
+            count <= QueuePool.maximumCount,
+            "QueuePool(label: \"\(label)\", count: \(count)): count must be ≤ \(QueuePool.maximumCount) "
+                + "(QueuePool.maximumCount)"
+        )
         self.label = label
         self.qos = qos
         self.queues = (0..<count).map { SerialQueue(label: "\(label).\($0)", qos: qos, pool: pool) }
@@ -62,13 +74,19 @@ public final class QueuePool: Sendable {
 
     /// The process-wide pool of a QoS (created on first use with the default size).
     ///
+    /// Its queues are shared by every user in the process, so they cannot be suspended: ``WorkQueue/suspend()``
+    /// on one of them stops the program with a message naming the queue (one user would stall all the others).
+    /// To pause your own work, give it a queue of your own (it may target a shared queue) and suspend that.
+    ///
     /// - Parameter qos: The quality of service.
     /// - Returns: The shared pool.
     public static func shared(for qos: QoS) -> QueuePool {
         sharedPools[qos.rawValue]
     }
 
-    private static let sharedPools: [QueuePool] = QoS.allCases.map {
-        QueuePool(label: "threading.pool.\($0)", qos: $0)
+    private static let sharedPools: [QueuePool] = QoS.allCases.map { qos in
+        let pool = QueuePool(label: "threading.pool.\(qos)", qos: qos)
+        for queue in pool.queues { queue.core.markProcessWide("QueuePool.shared(for: .\(qos))") }
+        return pool
     }
 }

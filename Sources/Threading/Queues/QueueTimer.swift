@@ -4,10 +4,29 @@
 /// A one-shot or repeating timer that submits its handler to a queue, driven by the engine's single timer thread.
 ///
 /// The timer thread keeps every deadline in one heap and only enqueues the handler when a deadline passes, so a
-/// slow handler delays nothing but its own queue. A repeating timer whose handler falls behind coalesces missed
-/// firings (it fires at the next multiple of its interval). ``cancel()`` stops future firings (a handler already
-/// submitted still runs). Keep a reference while the timer should run: releasing the last reference cancels it
-/// (as releasing a `DispatchSourceTimer` does).
+/// slow handler delays nothing but its own queue.
+///
+/// **At most one firing waits.** A repeating timer has at most one firing queued or running at any time: the next
+/// deadline is armed only once the handler of the last firing returned, at the next multiple of the interval after
+/// that (the deadlines missed meanwhile are coalesced into it, as libdispatch's timer sources merge them). So a
+/// handler slower than the interval runs back to back, never overlapping itself (on a concurrent queue too), and an
+/// interval shorter than the queue can serve (`.nanoseconds(1)`) costs one queued firing, not a growing backlog.
+///
+/// **``cancel()`` means no firing starts afterwards.** A firing already queued checks the timer when it starts and
+/// does nothing if it was cancelled; only a handler that had already started when ``cancel()`` was called may still
+/// be running (call ``cancel()`` from the handler's queue, or `sync` on it after, to be past it).
+///
+/// Once the queue's ``WorkerPool`` was shut down, a deadline that passes is not queued (it is counted in
+/// ``QueueEngineStatistics/cancelledFirings``, see <doc:Pools>), and a repeating timer stops there.
+///
+/// **Keep the timer.** The timer runs as long as a reference to it exists: releasing the last reference cancels it,
+/// as ``cancel()`` does, so `_ = QueueTimer(...)` makes a timer that is cancelled as the statement ends and never
+/// fires (unless its first deadline was already due then). The initializer is deliberately not
+/// `@discardableResult`: the compiler warns about an unused timer, and the `_ =` that silences it is the mistake.
+/// Store it (`self.timer = QueueTimer(...)`) and call ``cancel()`` or drop it when done. Why this rule rather than a
+/// timer that lives on by itself or a trap: a timer that outlived every reference could never be cancelled (a leak
+/// with a side effect every interval), and a trap or warning on release could not tell the mistake from an owner
+/// torn down before its timer fired, which is correct code. `DispatchSourceTimer` users know the same rule.
 ///
 /// Reference semantics; `Sendable`: its state is the engine's timer entry, which synchronises itself.
 public final class QueueTimer: Sendable {
@@ -18,11 +37,14 @@ public final class QueueTimer: Sendable {
     /// - Parameters:
     ///   - queue: Where the handler runs.
     ///   - delay: Time until the first firing.
-    ///   - interval: Time between firings; nil for a one-shot timer. Must be positive.
+    ///   - interval: Time between firings; nil for a one-shot timer. Must be positive (traps otherwise). A firing
+    ///     that comes due while the previous one is still queued or running is skipped (see the type's
+    ///     documentation).
     ///   - handler: The closure submitted at each firing.
     ///
-    /// Traps when the queue's pool was shut down (except on a thread of that pool while it drains, see
-    /// ``WorkerPool``); ``start(queue:delay:repeating:handler:)`` is the form that returns nil instead.
+    /// The timer fires only while it is referenced: keep the result (see the type's documentation). Traps when the
+    /// queue's pool was shut down (except on a thread of that pool while it drains, see ``WorkerPool``);
+    /// ``start(queue:delay:repeating:handler:)`` is the form that returns nil instead.
     public init(
         queue: any WorkQueue,
         delay: Duration,
@@ -33,7 +55,7 @@ public final class QueueTimer: Sendable {
         let step = QueueTimer.step(interval)
         if !core.engine.requireAccepting("QueueTimer on queue '\(core.label)'") {
             // A task of a pool a timed shutdown gave up on: the timer is counted as dropped and never fires.
-            entry = EngineTimerEntry(deadline: .max, interval: 0) {}
+            entry = EngineTimerEntry(deadline: .max, interval: 0) { _ in }
             entry.cancelled.store(true, ordering: .releasing)
             return
         }
@@ -82,8 +104,22 @@ public final class QueueTimer: Sendable {
         _ step: UInt64,
         _ handler: @escaping @Sendable () -> Void
     ) -> EngineTimerEntry {
-        let entry = EngineTimerEntry(deadline: engineDeadline(after: delay), interval: step) {
-            core.enqueueFiring(.task(handler))
+        let epoch = EngineFork.epoch.load(ordering: .relaxed)
+        let entry = EngineTimerEntry(deadline: engineDeadline(after: delay), interval: step) { entry in
+            // The timer thread calls this at a deadline; the entry is out of its heap until `rearm`, so this
+            // firing is the only one waiting.
+            core.enqueueFiring(
+                .task {
+                    // Checked as the firing starts, not only when it was queued: after cancel() nothing starts.
+                    // A firing the parent queued and a fork() left running here belongs to the parent.
+                    if EngineFork.epoch.load(ordering: .relaxed) != epoch {
+                        entry.cancelled.store(true, ordering: .releasing)
+                    }
+                    if entry.cancelled.load(ordering: .acquiring) { return }
+                    handler()
+                    EngineTimer.shared.rearm(entry)
+                }
+            )
         }
         EngineTimer.shared.schedule(entry)
         return entry
@@ -94,12 +130,13 @@ public final class QueueTimer: Sendable {
         entry.cancelled.store(true, ordering: .releasing)
     }
 
-    /// Stops future firings.
+    /// Stops the timer: no firing starts after this call returns (one already queued does nothing when its turn
+    /// comes); a handler already running finishes.
     public func cancel() {
         entry.cancelled.store(true, ordering: .releasing)
     }
 
-    /// Whether ``cancel()`` was called.
+    /// Whether ``cancel()`` was called (or, in a child process, the timer was the parent's; see <doc:Misuse>).
     public var isCancelled: Bool {
         entry.cancelled.load(ordering: .acquiring)
     }

@@ -21,6 +21,10 @@
 /// resumes it, because nobody could call ``resume()`` any more and its work would otherwise never run (libdispatch
 /// crashes in that case instead).
 ///
+/// As an actor's executor (``asUnownedSerialExecutor()``), the queue must be kept by the actor
+/// (`nonisolated let queue = SerialQueue(...)`); an actor job sent to a queue that was released traps with a
+/// message instead of touching freed memory (see <doc:Concurrency>).
+///
 /// Reference semantics; `Sendable` because all state lives in the engine core, which synchronises itself.
 public final class SerialQueue: WorkQueue {
     let core: SerialCore
@@ -53,7 +57,10 @@ public final class SerialQueue: WorkQueue {
         )
     }
 
-    deinit { core.releaseSuspension() }
+    deinit {
+        core.releaseSuspension()
+        core.queueReleased()
+    }
 
     /// Submits `work` to run after the queue's earlier work, and returns at once.
     ///

@@ -67,7 +67,7 @@ public final class WorkerPool: Sendable {
     public var threadCount: Int { engine.cores }
 
     /// The most threads the pool ever has: for a CPU pool `max(40, 4 × threadCount + 32)`, for a blocking pool
-    /// ``threadCount``.
+    /// ``threadCount``; never above 4,096.
     public var maxThreads: Int { engine.maxThreads }
 
     /// Whether ``shutdown()-8p8u6`` or ``shutdown(timeout:)`` was called.
@@ -89,13 +89,20 @@ public final class WorkerPool: Sendable {
     ///
     /// - Parameters:
     ///   - label: A name for the pool's threads and diagnostics.
-    ///   - threads: The most tasks that run at once (≥ 1). Default: ``defaultThreadCount`` for a CPU pool,
-    ///     ``defaultBlockingThreadCount`` for a blocking pool.
-    ///   - kind: ``Kind/cpu`` (default) or ``Kind/blocking``.
+    ///   - threads: The most tasks that run at once, 1 through 4,096 (the most threads a pool may have: its
+    ///     per-thread structures are made up front for ``maxThreads``, so the cap bounds what the constructor
+    ///     commits, about 3 MB at most). Default: ``defaultThreadCount`` for a CPU pool (above 4,096 CPUs, 4,096),
+    ///     ``defaultBlockingThreadCount`` for a blocking pool. Outside that range the program stops with a message
+    ///     naming the pool, the argument and the limit (see <doc:Misuse>).
     public init(label: String, threads: Int? = nil, kind: Kind = .cpu) {
         require(
             (threads ?? 1) >= 1,
             "WorkerPool(label: \"\(label)\", threads: \(threads ?? 0)): the thread count must be ≥ 1"
+        )
+        require(
+            (threads ?? 1) <= Engine.threadLimit,
+            "WorkerPool(label: \"\(label)\", threads: \(threads ?? 0)): the thread count must be ≤ "
+                + "\(Engine.threadLimit), the most threads a pool may have"
         )
         let count = threads ?? (kind == .cpu ? nil : WorkerPool.defaultBlockingThreadCount)
         engine = Engine(label: label, threads: count, blocking: kind == .blocking)

@@ -54,10 +54,20 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     @inlinable
     var table: OpaquePointer { chained.unsafelyUnwrapped }
 
+    /// The largest `minimumCapacity` the constructor pre-sizes for: 65,536 entries.
+    ///
+    /// A larger request is clamped to it, never refused: the table grows on its own past it, so the hint only
+    /// saves the first resizes, and the constructor commits a bounded amount whatever it is given (at the limit,
+    /// measured: about 2.5 MB of buckets for the chained table; for the flat one 128 KB of control bytes, its 2 MB
+    /// slot array being touched only as entries fill it).
+    public static var minimumCapacityLimit: Int { 1 << 16 }
+
     /// Creates an empty map.
     ///
     /// - Parameter minimumCapacity: About how many entries to make room for before the first resize (the table
-    ///   grows and shrinks on its own; this only avoids early resizes).
+    ///   grows and shrinks on its own; this only avoids early resizes). Clamped to
+    ///   0...``minimumCapacityLimit``: a negative value makes the smallest table, a larger one (`Int.max`
+    ///   included) the table for ``minimumCapacityLimit`` entries, which then grows as entries come.
     public init(minimumCapacity: Int = 0) {
         _ = RCU.liburcuChecked
         require(MemoryLayout<Slot>.alignment <= 16, "RCUMap: key-value pairs aligned beyond 16 bytes")
@@ -74,8 +84,9 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         hasher.combine(seed)
         self.hashSeed = seed
         self.hashMultiplier = UInt64(UInt(bitPattern: hasher.finalize())) | 1
-        // Clamped to what the C tables pre-size for (2^29 entries); they refuse more with EINVAL.
-        let capacity = Swift.min(Swift.max(0, minimumCapacity), 1 << 29)
+        // Clamped to `minimumCapacityLimit` (the C tables would pre-size for up to 2^29 entries, committing up to
+        // 1 GB of control bytes or 16 GB of buckets before the first entry).
+        let capacity = Swift.min(Swift.max(0, minimumCapacity), Self.minimumCapacityLimit)
         if Self.usesFlatTable {
             var flat: UnsafeMutablePointer<cthr_rcu_flat_t>?
             let code = cthr_rcu_flat_create(capacity, hashSeed, hashMultiplier, &flat)

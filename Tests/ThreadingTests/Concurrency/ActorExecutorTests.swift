@@ -1,12 +1,48 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+import Synchronization
 import Testing
 
 @testable import Threading
 
 /// Serial queues as actor executors, worker pools as task executors.
 @Suite struct ActorExecutorTests {
+    /// The executor of a queue handed to an actor is the queue's core: when the actor and its queue are released,
+    /// the core stays alive a while (so a late job would trap with a message rather than use freed memory; see
+    /// `ConcurrencyCrashTests.actorJobOnAQueueNobodyKeepsTraps`), and is freed once enough other executor queues
+    /// were released after it: correct code pays a bounded delay, never a leak.
+    @Test func aReleasedExecutorQueueIsKeptBrieflyThenFreed() async throws {
+        weak var core: SerialCore?
+        do {
+            let queue = SerialQueue(label: "conc.released")
+            core = queue.core
+            let actor = QueueActor(queue: queue)
+            let count = try await withDeadline { await actor.increment() }
+            #expect(count == 1)
+        }
+        // Actor and queue are gone (the last reference to the actor may go on another thread: wait for it); the
+        // core is kept, marked released (the runtime could still hold its unowned executor).
+        #expect(
+            queueTestWait(seconds: 20) {
+                (core?.executorState.load(ordering: .relaxed) ?? 0) & SerialExecutorState.released != 0
+            }
+        )
+        #expect(core != nil)
+        for index in 0..<ReleasedExecutorQuarantine.capacity {
+            _ = SerialQueue(label: "conc.released.\(index)").asUnownedSerialExecutor()
+        }
+        #expect(queueTestWait(seconds: 20) { core == nil })
+    }
+
+    /// The pattern the Concurrency article shows: the actor keeps its queue in a `nonisolated let`.
+    @Test func theDocumentedPatternRunsJobsOnTheKeptQueue() async throws {
+        let connection = KeptQueueConnection()
+        let (sent, onQueue) = try await withDeadline { await connection.send() }
+        #expect(sent == 1)
+        #expect(onQueue)
+    }
+
     @Test func actorJobsRunOnTheirQueue() async throws {
         let actor = QueueActor(queue: SerialQueue(label: "conc.actor"))
         let onQueue = try await withDeadline { await actor.isOnQueue() }
@@ -106,6 +142,19 @@ import Testing
         }
         #expect(before && inActor && after)
         blockingCall { pool.shutdown(timeout: .seconds(20)) }
+    }
+}
+
+/// The Concurrency article's pattern: the queue is made once and kept by the actor.
+private actor KeptQueueConnection {
+    nonisolated let queue = SerialQueue(label: "conc.connection")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { queue.asUnownedSerialExecutor() }
+
+    private var sent = 0
+
+    func send() -> (Int, Bool) {
+        sent += 1
+        return (sent, queue.isCurrent)
     }
 }
 

@@ -45,10 +45,40 @@ import Testing
         #expect(Self.stderrText(result).contains("not running on SerialQueue 'crash.check'"))
     }
 
+    /// An actor whose `unownedExecutor` makes a new queue at each call (nobody keeps it): its first job traps with a
+    /// message naming the queue and the fix. Before, the job used the freed queue (SIGSEGV in debug, a hang in
+    /// release; AddressSanitizer reports a heap-use-after-free).
+    @Test func actorJobOnAQueueNobodyKeepsTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let actor = UnkeptQueueActor()
+            _ = await actor.increment()
+        }
+        let text = Self.stderrText(result)
+        #expect(
+            text.contains("an actor job was sent to SerialQueue 'crash.unkept' after the queue was released"),
+            "\(text)"
+        )
+        #expect(text.contains("nonisolated let queue = SerialQueue(...)"), "\(text)")
+    }
+
     @Test func checkIsolatedOnTheQueuePasses() async {
         await #expect(processExitsWith: .success) {
             let queue = SerialQueue(label: "crash.check.ok")
             blockingCall { queue.sync { queue.checkIsolated() } }
         }
+    }
+}
+
+/// The misuse: an actor whose executor is a queue nobody keeps (a new one at each call).
+private actor UnkeptQueueActor {
+    nonisolated var unownedExecutor: UnownedSerialExecutor {
+        SerialQueue(label: "crash.unkept").asUnownedSerialExecutor()
+    }
+
+    var counter = 0
+
+    func increment() -> Int {
+        counter += 1
+        return counter
     }
 }

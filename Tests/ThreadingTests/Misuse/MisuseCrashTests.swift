@@ -244,6 +244,42 @@ import Testing
         #expect(Self.text(result).contains("count must be ≥ 1"), "\(Self.text(result))")
     }
 
+    /// A queue-pool size above `QueuePool.maximumCount` traps with the argument and the limit (it corrupted the
+    /// heap before).
+    @Test func oversizedQueuePoolTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = QueuePool(label: "huge", count: Int.max)
+        }
+        let text = Self.text(result)
+        #expect(text.contains("QueuePool(label: \"huge\", count: \(Int.max)): count must be ≤ 4096"), "\(text)")
+    }
+
+    /// `suspend()` on the process-wide concurrent queue is refused with a message naming the queue: it would stall
+    /// every other user of it.
+    @Test func suspendingTheGlobalQueueTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            ConcurrentQueue.global(qos: .utility).suspend()
+        }
+        let text = Self.text(result)
+        #expect(
+            text.contains(
+                "suspend() of queue 'threading.global.utility' (ConcurrentQueue.global(qos: .utility)) refused: it "
+                    + "is a process-wide queue"
+            ),
+            "\(text)"
+        )
+    }
+
+    /// The same for a queue of a shared `QueuePool`.
+    @Test func suspendingASharedPoolQueueTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            QueuePool.shared(for: .background).next().suspend()
+        }
+        let text = Self.text(result)
+        #expect(text.contains("(QueuePool.shared(for: .background)) refused: it is a process-wide queue"), "\(text)")
+        #expect(text.contains("suspend() of queue 'threading.pool.background."), "\(text)")
+    }
+
     @Test func zeroTimerIntervalTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = QueueTimer(queue: SerialQueue(label: "t"), delay: .zero, repeating: .zero) {}

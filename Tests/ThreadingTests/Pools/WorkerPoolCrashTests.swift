@@ -90,4 +90,21 @@ import Testing
         #expect(stderr(of: result).contains("the thread count must be ≥ 1"))
     }
 
+    /// A thread count above the pool limit (4,096) traps with the argument and the limit, instead of overflowing
+    /// while sizing the pool (a bare SIGILL before) or allocating per-thread structures for it.
+    @Test func tooManyThreadsTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = WorkerPool(label: "crash.huge", threads: Int.max)
+        }
+        let text = stderr(of: result)
+        #expect(
+            text.contains("WorkerPool(label: \"crash.huge\", threads: \(Int.max)): the thread count must be ≤ 4096"),
+            "stderr: \(text)"
+        )
+        let justAbove = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = WorkerPool(label: "crash.above", threads: 4097, kind: .blocking)
+        }
+        let aboveText = stderr(of: justAbove)
+        #expect(aboveText.contains("threads: 4097): the thread count must be ≤ 4096"), "stderr: \(aboveText)")
+    }
 }

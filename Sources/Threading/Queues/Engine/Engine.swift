@@ -99,8 +99,8 @@ final class EngineWorker: @unchecked Sendable {
 ///   busy and no unit finished since the last tick, it grants one extra slot.
 /// - Threads are capped at ``maxThreads``: for a CPU pool `max(40, 4 × cores + 32)` (enough for 32 tasks that all
 ///   wait for each other plus the cores' worth of runnable work, yet bounded: libdispatch makes one thread per
-///   blocked serial queue); for a blocking pool exactly `cores`. Idle workers above ``keptThreads`` exit after
-///   ``idleTimeoutNanoseconds``.
+///   blocked serial queue); for a blocking pool exactly `cores`; never above ``threadLimit``. Idle workers above
+///   ``keptThreads`` exit after ``idleTimeoutNanoseconds``.
 /// - Life: running, then draining (``shutdown(deadline:members:)``: only threads of the pool may still submit),
 ///   then stopped (every run queue is closed, every thread exits; the shutting-down thread joins them).
 final class Engine: @unchecked Sendable, EngineForkParticipant {
@@ -122,6 +122,15 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     let isProcessWide: Bool
     let cores: Int
     let maxThreads: Int
+    /// The most threads any pool has (``maxThreads`` is capped here) and the largest `threads` a pool accepts.
+    ///
+    /// The slots (one local run queue each, ``EngineRunQueue``, a few hundred bytes) are made up front for
+    /// ``maxThreads``, so this bounds what a constructor commits (about 3 MB at the cap, measured); a fixed cap
+    /// rather than a lazily grown slot table keeps the lock-free reads of `slots` by workers and thieves as they
+    /// are. Linux's limits (`threads-max`, `RLIMIT_NPROC`) are usually tens of thousands or more, but a container
+    /// may set them lower, so the system may still refuse threads below it: the engine then serves with the
+    /// threads it has (see ``reportRefusal(of:code:threads:)``).
+    static let threadLimit = 4096
     /// Idle threads kept alive (the others exit after the idle timeout).
     let keptThreads: Int
     static let idleTimeoutNanoseconds: UInt64 = 2_000_000_000
@@ -216,8 +225,10 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         self.label = label
         isBlocking = blocking
         isProcessWide = processWide
-        cores = Swift.max(1, threads ?? Int(cthr_cpu_effective_count()))
-        maxThreads = blocking ? cores : Swift.max(40, 4 * cores + 32)
+        // Clamped to `threadLimit` before any arithmetic: `4 * cores + 32` cannot overflow, and the per-slot
+        // structures below (one run queue per slot, made here) cost at most `threadLimit` slots.
+        cores = Swift.min(Engine.threadLimit, Swift.max(1, threads ?? Int(cthr_cpu_effective_count())))
+        maxThreads = blocking ? cores : Swift.min(Engine.threadLimit, Swift.max(40, 4 * cores + 32))
         keptThreads = blocking ? 0 : cores
         var shardCount = 1
         while shardCount < Swift.min(cores, 16) { shardCount *= 2 }

@@ -4,28 +4,66 @@
 import CThreading
 import Synchronization
 
-/// A pending deadline: when it passes, `fire` is called on the timer thread (it must only enqueue work).
+/// A pending deadline: when it passes, the entry's firing is called on the timer thread (it must only enqueue work).
+///
+/// A one-shot entry (`interval` 0) leaves the heap when it fires. A repeating entry leaves it too, and is put back
+/// by its owner with ``EngineTimer/rearm(_:)`` once the work its firing queued has run: so an entry never has more
+/// than one firing waiting, however short its interval or slow its queue (see ``QueueTimer``).
 final class EngineTimerEntry: @unchecked Sendable {
     /// Guarded by the timer lock.
     var deadline: UInt64
     /// Nanoseconds between firings for a repeating timer; 0 for a one-shot.
     let interval: UInt64
-    let fire: () -> Void
+    private let firing: Firing
     let cancelled = Atomic<Bool>(false)
     /// Guarded by the timer lock: whether the entry is in the heap.
     var scheduled = false
 
+    /// What a firing calls: a closure, or one that is given the entry (to re-arm it).
+    private enum Firing {
+        case plain(() -> Void)
+        case owned((EngineTimerEntry) -> Void)
+    }
+
     init(deadline: UInt64, interval: UInt64, fire: @escaping () -> Void) {
         self.deadline = deadline
         self.interval = interval
-        self.fire = fire
+        self.firing = .plain(fire)
+    }
+
+    /// An entry whose firing is given the entry itself (a repeating timer re-arms it with it).
+    init(deadline: UInt64, interval: UInt64, fireWithEntry: @escaping (EngineTimerEntry) -> Void) {
+        self.deadline = deadline
+        self.interval = interval
+        self.firing = .owned(fireWithEntry)
+    }
+
+    /// Calls the firing (on the timer thread, timer lock not held).
+    func fire() {
+        switch firing {
+        case .plain(let body): body()
+        case .owned(let body): body(self)
+        }
+    }
+
+    /// The first deadline after `now` that is `deadline` plus a multiple of the interval (the firings missed
+    /// meanwhile are coalesced into that one); saturates at "never" instead of overflowing.
+    func nextDeadline(after now: UInt64) -> UInt64 {
+        if deadline > now { return deadline }
+        let missed = (now - deadline) / interval + 1
+        let (step, overflow) = missed.multipliedReportingOverflow(by: interval)
+        if overflow { return .max }
+        let (next, overflow2) = deadline.addingReportingOverflow(step)
+        return overflow2 ? .max : next
     }
 }
 
 /// The one timer thread of the engine: a binary min-heap of deadlines, slept on with a futex deadline.
 ///
 /// `asyncAfter` and ``QueueTimer`` register entries; the thread enqueues each entry's work on its queue when the
-/// deadline passes (it never runs user code itself), so a slow task cannot delay other timers.
+/// deadline passes (it never runs user code itself), so a slow task cannot delay other timers. A repeating entry
+/// is out of the heap from its firing until its owner re-arms it (``rearm(_:)``): the thread never wakes for a
+/// timer whose last firing has not run yet, however short its interval.
 final class EngineTimer: @unchecked Sendable {
     static let shared = EngineTimer()
 
@@ -36,6 +74,25 @@ final class EngineTimer: @unchecked Sendable {
 
     func schedule(_ entry: EngineTimerEntry) {
         lock.lock()
+        insertLocked(entry)
+    }
+
+    /// Puts a repeating entry back into the heap after the work of its last firing ran, at the next multiple of its
+    /// interval after now. Does nothing for a one-shot entry, and when the entry was cancelled meanwhile or is in
+    /// the heap already.
+    func rearm(_ entry: EngineTimerEntry) {
+        if entry.interval == 0 { return }
+        lock.lock()
+        if entry.scheduled || entry.cancelled.load(ordering: .acquiring) {
+            lock.unlock()
+            return
+        }
+        entry.deadline = entry.nextDeadline(after: cthr_clock_now_ns())
+        insertLocked(entry)
+    }
+
+    /// Pushes `entry`, then unlocks the timer lock (held on entry) and starts or wakes the timer thread as needed.
+    private func insertLocked(_ entry: EngineTimerEntry) {
         entry.scheduled = true
         push(entry)
         let isFirst = heap[0] === entry
@@ -94,15 +151,10 @@ final class EngineTimer: @unchecked Sendable {
                     entry.scheduled = false
                     continue
                 }
+                // A repeating entry comes back through `rearm` once its firing's work ran, not now: a firing that
+                // waits in a busy queue is never joined by a second one.
+                entry.scheduled = false
                 due.append(entry)
-                if entry.interval > 0 {
-                    // Repeat: the next multiple of the interval after now (missed firings are coalesced).
-                    let missed = (now - entry.deadline) / entry.interval + 1
-                    entry.deadline &+= missed &* entry.interval
-                    push(entry)
-                } else {
-                    entry.scheduled = false
-                }
             }
             let next = heap.first?.deadline ?? .max
             lock.unlock()

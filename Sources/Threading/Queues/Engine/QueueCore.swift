@@ -194,9 +194,25 @@ extension QueueCore {
         if !tryEnqueue(item) { engine.refuse("\(operation()) on queue '\(label)'") }
     }
 
-    /// Suspends: no new work starts until a matching `resume`.
+    /// Marks a process-wide queue (``ConcurrentQueue/global(qos:)``, the queues of ``QueuePool/shared(for:)``):
+    /// ``suspend()`` refuses it. `name` is how its users reach it, for the message. Kept as a queue-specific value
+    /// under a key no ``QueueKey`` can have, so the adopters need no field for it.
+    func markProcessWide(_ name: String) {
+        setSpecific(ProcessWideQueueMark.key, ProcessWideQueueMark(name))
+    }
+
+    /// Suspends: no new work starts until a matching `resume`. Traps on a process-wide queue (see
+    /// ``markProcessWide(_:)``): every other user of it would stall.
     func suspend() {
         lock.lock()
+        if let mark = specifics[ProcessWideQueueMark.key] as? ProcessWideQueueMark {
+            lock.unlock()
+            threadingFatal(
+                "Threading: suspend() of queue '\(label)' (\(mark.name)) refused: it is a process-wide queue, and "
+                    + "suspending it would stall every other user of it in the process; suspend a queue of your own "
+                    + "that targets it instead"
+            )
+        }
         suspendCount += 1
         if suspendCount == 1 { word.bitOr(QueueState.suspended) }
         lock.unlock()
@@ -490,4 +506,14 @@ func diagnoseWaitDeadlock(_ wait: String, reason: String, _ context: EngineConte
     message += ": \(reason); this thread's queue stack: \(context.stackDescription)."
     message += " The wait could never end, so the program stops instead of hanging."
     threadingFatal(message)
+}
+
+/// The queue-specific value that marks a process-wide queue (see ``QueueCore/markProcessWide(_:)``); its key is the
+/// class's own identity, which no ``QueueKey`` instance shares.
+final class ProcessWideQueueMark: Sendable {
+    static let key = ObjectIdentifier(ProcessWideQueueMark.self)
+    /// How users reach the queue: `ConcurrentQueue.global(qos: .default)`.
+    let name: String
+
+    init(_ name: String) { self.name = name }
 }

@@ -34,6 +34,9 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     var specifics: [ObjectIdentifier: AnyObject] = [:]
     let needsMainThread: Bool
     let isMain: Bool
+    /// ``SerialExecutorState`` bits: whether the queue was handed out as an actor's executor, and whether its
+    /// ``SerialQueue`` is gone since (see `SerialQueue+SerialExecutor.swift`).
+    let executorState = Atomic<UInt8>(0)
     /// 1 while a drain sits on the pool unstarted: the worker that runs it, or a `sync` waiter that would wait for
     /// it, claims it by exchanging 1 for 0 — exactly one of them drains.
     let drainClaim = EngineWord.allocate()
