@@ -83,6 +83,9 @@ public final class ConcurrentQueue: WorkQueue {
 
     /// Submits `work` and returns at once.
     ///
+    /// Traps when the queue's pool was shut down (see ``WorkerPool``), except on a thread of that pool while it
+    /// drains; where the call may race a shutdown, use ``WorkQueue/tryAsync(flags:_:)``, which answers instead.
+    ///
     /// - Parameter work: The closure; it is released after it ran.
     public func async(execute work: @escaping @Sendable () -> Void) {
         core.submit(.task(work), "async")

@@ -64,6 +64,9 @@ public final class SerialQueue: WorkQueue {
 
     /// Submits `work` to run after the queue's earlier work, and returns at once.
     ///
+    /// Traps when the queue's pool was shut down (see ``WorkerPool``), except on a thread of that pool while it
+    /// drains; where the call may race a shutdown, use ``WorkQueue/tryAsync(flags:_:)``, which answers instead.
+    ///
     /// - Parameter work: The closure; it is released after it ran.
     /// - Complexity: O(1): a queue lock round trip, plus a pool wake-up when the queue was idle.
     public func async(execute work: @escaping @Sendable () -> Void) {

@@ -145,7 +145,7 @@ public final class WorkGroup: @unchecked Sendable {
 
     private static func submit(_ core: (any QueueCore)?, _ work: @escaping @Sendable () -> Void) {
         if let core {
-            core.enqueueNotification(.task(work))
+            core.enqueueFiring(.task(work))
         } else {
             Engine.shared.submit(.job(work), lane: QoS.default.rawValue)
         }

@@ -124,7 +124,7 @@ public final class WorkItem: @unchecked Sendable {
         lock.lock()
         if state == .finished {
             lock.unlock()
-            core.enqueueNotification(.task(work))
+            core.enqueueFiring(.task(work))
             return
         }
         notifications.append((core, work))
@@ -161,6 +161,6 @@ public final class WorkItem: @unchecked Sendable {
         lock.unlock()
         done.store(1)
         done.wake(Int32.max)
-        for (core, work) in fired { core.enqueueNotification(.task(work)) }
+        for (core, work) in fired { core.enqueueFiring(.task(work)) }
     }
 }

@@ -110,6 +110,10 @@ extension WorkQueue {
 
     /// Submits `work` to run on this queue after `delay`, from the engine's timer thread.
     ///
+    /// Traps when the queue's pool was shut down (see ``WorkerPool``), except on a thread of that pool while it
+    /// drains; ``tryAsyncAfter(delay:_:)`` answers instead. A deadline that passes after the shutdown began is not
+    /// queued (counted in ``QueueEngineStatistics/cancelledFirings``).
+    ///
     /// - Parameters:
     ///   - delay: How long from now (a negative duration means now).
     ///   - work: The closure.
@@ -118,6 +122,10 @@ extension WorkQueue {
     }
 
     /// Submits `work` to run on this queue once `deadline` passed.
+    ///
+    /// Traps when the queue's pool was shut down (see ``WorkerPool``), except on a thread of that pool while it
+    /// drains; ``tryAsyncAfter(delay:_:)`` answers instead. A deadline that passes after the shutdown began is not
+    /// queued (counted in ``QueueEngineStatistics/cancelledFirings``).
     ///
     /// - Parameters:
     ///   - deadline: When, on the continuous clock.

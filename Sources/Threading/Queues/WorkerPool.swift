@@ -23,10 +23,17 @@ import CThreading
 /// the advice (raise the cap, or use a blocking pool), at most once per episode and once every 10 s, and counts it
 /// in ``QueueEngineStatistics/saturations``.
 ///
+/// ``run(_:)`` runs a closure on the pool and returns its value to an awaiting task: the way to offload a blocking
+/// call from async code.
+///
 /// ``shutdown()-8p8u6`` stops the pool: it takes no more submissions from other threads, runs every task it accepted,
-/// and joins its threads. A submission to a queue of a shut-down pool traps with a message naming the pool and the
-/// queue: it is a programming error, never a silent drop. A pool that is never shut down keeps its threads (they
-/// reference it) until the process exits; the process-wide pools are never shut down.
+/// and joins its threads; ``shutdown(timeout:)`` bounds the wait and counts what it left. A fire-and-forget
+/// submission (`async`) to a queue of a shut-down pool traps with a message naming the pool and the queue, never a
+/// silent drop; code that may race the shutdown uses the forms that answer instead (``WorkQueue/tryAsync(flags:_:)``,
+/// ``WorkQueue/tryAsyncAfter(delay:_:)``, ``QueueTimer/start(queue:delay:repeating:handler:)``,
+/// ``JobQueue/tryAddJob(_:)``, ``run(_:)``): see <doc:Pools>. A pool that is never shut down keeps its threads (they
+/// reference it) until the process exits; the process-wide pools are never shut down, so they take work while the
+/// process exits too.
 ///
 /// Reference semantics; `Sendable`: the pool's state lives in the engine, which synchronises itself.
 public final class WorkerPool: Sendable {
@@ -47,9 +54,9 @@ public final class WorkerPool: Sendable {
     public struct ShutdownResult: Sendable, Hashable {
         /// Whether every accepted task ran and every thread was joined before the timeout.
         public let isComplete: Bool
-        /// Tasks accepted before the shutdown that never ran: pending in the pool, its queues or its job queues
-        /// when the timeout passed (a task counts once; items a serial queue's drain already took count as
-        /// started).
+        /// Tasks accepted that never started: pending in the pool, its queues (a serial queue's drain gives up the
+        /// items it took and had not started) or its job queues when the timeout passed. Each counts once, and none
+        /// of them starts after ``shutdown(timeout:)`` returned.
         public let tasksNotRun: Int
         /// Threads that were still running a task when the timeout passed: each exits when its task returns.
         public let busyThreads: Int

@@ -169,21 +169,13 @@ extension QueueCore {
         return tasks
     }
 
-    /// Queues a timer's or `asyncAfter`'s firing (on the timer thread). Once the pool was shut down it is not
-    /// queued: delayed work whose deadline had not passed at shutdown never runs (counted in the pool's
-    /// statistics, see <doc:Pools>).
+    /// Queues a firing: a timer's or `asyncAfter`'s (on the timer thread), or a notification
+    /// (``WorkGroup/notify(queue:execute:)``, ``WorkItem/notify(queue:execute:)``) whose registration passed the
+    /// pool's check. Once the pool no longer takes work from the calling thread it is not queued: delayed work and
+    /// notifications stop at the shutdown and are counted in the pool's ``QueueEngineStatistics/cancelledFirings``
+    /// (see <doc:Pools>). Decided under the queue's lock (``tryEnqueue(_:)``), so a firing is either queued before
+    /// the shutdown counts the queue's work, or counted here.
     func enqueueFiring(_ item: QueueItem) {
-        if engine.isShutDown {
-            engine.countCancelledFiring()
-            return
-        }
-        enqueue(item)
-    }
-
-    /// Queues a notification (``WorkGroup/notify(queue:execute:)``, ``WorkItem/notify(queue:execute:)``) whose
-    /// registration passed the pool's check: when the pool no longer takes it, it is dropped and counted in the
-    /// pool's ``QueueEngineStatistics/cancelledFirings``, as a timer's firing is.
-    func enqueueNotification(_ item: QueueItem) {
         if !tryEnqueue(item) { engine.countCancelledFiring() }
     }
 
