@@ -13,8 +13,10 @@ GitHub nor DocC renders:
     struct Pixels { ... }
     -->
 
-Context goes at file scope, before the function. A block whose first line is `// Package.swift` is a manifest
-fragment: it is placed in `Package(name:...)` and evaluated with `swift package dump-package`. A block that must not
+Context goes at file scope, before the function. A block whose first line is `// main.swift` is top-level code: it
+becomes the `main.swift` of an executable target as written, so it checks what compiles there (top-level code
+picks a synchronous overload over an async one of the same name, so `noasync` advice must name a form of its own).
+A block whose first line is `// Package.swift` is a manifest fragment: it is placed in `Package(name:...)` and evaluated with `swift package dump-package`. A block that must not
 compile is fenced as ```swift-nocompile (none is, today). Errors point at the Markdown file and line.
 """
 import glob
@@ -52,6 +54,9 @@ def blocks(path):
 
 
 def swift_module(path, line, code, context):
+    if code and code[0].strip() == "// main.swift":
+        out = ["import Threading"] + context + [f'#sourceLocation(file: "{path}", line: {line})'] + code
+        return "\n".join(out + [""])
     imports = ["import Threading"]
     body = []
     for text in code:
@@ -79,13 +84,16 @@ def main():
                 manifests.append((path, line, code))
                 continue
             name = "Sample%02d" % count
+            top_level = code[0].strip() == "// main.swift"
             os.makedirs(os.path.join(SCRATCH, "Sources", name))
-            with open(os.path.join(SCRATCH, "Sources", name, "sample.swift"), "w", encoding="utf-8") as out:
+            file_name = "main.swift" if top_level else "sample.swift"
+            with open(os.path.join(SCRATCH, "Sources", name, file_name), "w", encoding="utf-8") as out:
                 out.write(swift_module(path, line, code, context))
-            targets.append(name)
+            targets.append((name, top_level))
     target_lines = ",\n".join(
-        f'        .target(name: "{name}", dependencies: [.product(name: "Threading", package: "Threading")])'
-        for name in targets
+        f'        .{"executableTarget" if top_level else "target"}(name: "{name}", '
+        'dependencies: [.product(name: "Threading", package: "Threading")])'
+        for name, top_level in targets
     )
     with open(os.path.join(SCRATCH, "Package.swift"), "w", encoding="utf-8") as out:
         out.write(

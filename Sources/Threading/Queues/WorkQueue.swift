@@ -183,6 +183,9 @@ extension WorkQueue {
     /// Suspends the queue: work already running finishes, no further work (async or sync) starts until a matching
     /// ``resume()``. Suspensions are counted. When the queue's last handle is released while it is suspended, the
     /// engine resumes it: nobody could call ``resume()`` any more, and accepted work is never dropped.
+    ///
+    /// Traps for a process-wide queue (``ConcurrentQueue/global(qos:)``, a ``QueuePool/shared(for:)`` queue):
+    /// suspending it would stall every other user in the process; suspend a queue of your own that targets it.
     public func suspend() { engineCore.suspend() }
 
     /// Undoes one ``suspend()``; at zero, pending work starts again.

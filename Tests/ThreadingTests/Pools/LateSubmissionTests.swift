@@ -217,7 +217,9 @@ import Testing
     @Test func cancellationBeforeTheStartThrows() async throws {
         guard let (pool, gate) = poolTestBlockedPool(label: "run.cancel") else { return }
         let ran = RunCounter()
-        let task = Task(executorPreference: WorkerPool.shared) { try await pool.run { ran.value.add(1, ordering: .relaxed) } }
+        let task = Task(executorPreference: WorkerPool.shared) {
+            try await pool.run { ran.value.add(1, ordering: .relaxed) }
+        }
         task.cancel()
         await #expect(throws: CancellationError.self) { try await withDeadline { try await task.value } }
         gate.open()

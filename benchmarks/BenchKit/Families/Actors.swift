@@ -17,8 +17,9 @@ import Threading
 ///   one round trip, throughput is summed over the pairs (1, 2 and 8 pairs: the thread column counts pairs).
 ///   Actors on `SerialQueue`s vs default actors vs actors on a `DispatchQueue` adapter vs actors on swift-nio event
 ///   loops.
-/// - offload: a blocking call from async code, moved off the cooperative pool: the blocking pool through
-///   `withTaskExecutorPreference` vs `NIOThreadPool.runIfActive` (the thread column counts concurrent tasks).
+/// - offload: a blocking call from async code, moved off the cooperative pool: `WorkerPool.blocking.run`, a
+///   concurrent queue on the blocking pool (`queue.run`) and the blocking pool through `withTaskExecutorPreference`
+///   vs `NIOThreadPool.runIfActive` (the thread column counts concurrent tasks).
 /// - waits: `await semaphore.wait()` and `await group.wait()` against the same wait built by hand from a
 ///   continuation.
 public enum Actors {
@@ -58,6 +59,17 @@ public enum Actors {
 
     /// The offload cases.
     public static let offloadCatalog: [Entry] = [
+        Entry(name: "WorkerPool.blocking.run", id: "pool-run", kind: .ours) { tasks, seconds in
+            runTasks(tasks: tasks, seconds: seconds) {
+                _ = try? await WorkerPool.blocking.run { blockingCall() }
+            }
+        },
+        Entry(name: "ConcurrentQueue(pool: .blocking).run", id: "queue-run", kind: .ours) { tasks, seconds in
+            let queue = ConcurrentQueue(label: "bench.offload", pool: .blocking)
+            return runTasks(tasks: tasks, seconds: seconds) {
+                _ = try? await queue.run { blockingCall() }
+            }
+        },
         Entry(name: "blocking pool via withTaskExecutorPreference", id: "blocking-pool", kind: .ours) {
             tasks,
             seconds in
