@@ -340,4 +340,18 @@ import Testing
         #expect(sum.load(ordering: .relaxed) == 4_950)
         #expect(busy.wait(timeout: .seconds(20)))
     }
+
+    /// A non-barrier task of a concurrent queue may wait for an item queued on the same queue: another reader slot
+    /// runs it (the serial-queue case is a diagnosed deadlock, see `QueueCrashTests`).
+    @Test func taskWaitsForAnItemOnItsOwnConcurrentQueue() {
+        let queue = ConcurrentQueue(label: "cq.item.wait")
+        let finished = WorkItem {}
+        queue.async {
+            let item = WorkItem {}
+            queue.async(execute: item)
+            _ = item.wait()  // untimed: the path that diagnoses deadlocks must not refuse this one
+            finished.perform()
+        }
+        #expect(finished.wait(timeout: .seconds(20)))
+    }
 }

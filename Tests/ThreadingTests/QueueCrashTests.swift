@@ -164,4 +164,27 @@ import Testing
         #expect(text.contains("the item finishes only when its closure returns"), "\(text)")
         #expect(text.contains("queue stack: 'crash.item'"), "\(text)")
     }
+
+    /// A task of a serial queue submits an item to the same queue (or to a queue that targets it) and waits for it:
+    /// the item cannot start before the task returns.
+    @Test(arguments: [false, true]) func waitForAnItemQueuedBehindTheCallerIsDiagnosed(throughTarget: Bool) async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            [throughTarget] in
+            let queue = SerialQueue(label: "crash.behind")
+            let child = SerialQueue(label: "crash.behind.child", target: queue)
+            let done = WorkItem {}
+            queue.async {
+                let item = WorkItem {}
+                (throughTarget ? child : queue).async(execute: item)
+                _ = item.wait()
+                done.perform()
+            }
+            _ = blockingCall { done.wait(timeout: .seconds(20)) }
+        }
+        let text = Self.stderrText(result)
+        #expect(text.contains("Threading: deadlock: WorkItem 0x"), "\(text)")
+        let waitsIn = throughTarget ? "crash.behind.child" : "crash.behind"
+        #expect(text.contains("the item waits in queue '\(waitsIn)'"), "\(text)")
+        #expect(text.contains("task on queue 'crash.behind' returns"), "\(text)")
+    }
 }

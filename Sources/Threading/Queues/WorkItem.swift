@@ -29,6 +29,9 @@ public final class WorkItem: @unchecked Sendable {
     private var timer: EngineTimerEntry?
     /// ``EngineFork/epoch`` when the item was last submitted to a queue, or nil if it never was.
     private var submittedEpoch: UInt32?
+    /// The queue the item was last submitted to (guarded by `lock`; weak: the queue holds the item's closure while
+    /// it is queued, and nothing must keep a released queue alive).
+    private weak var submittedQueue: (any QueueCore)?
     private let done = EngineWord.allocate()
 
     /// Creates an item.
@@ -77,8 +80,10 @@ public final class WorkItem: @unchecked Sendable {
     /// Called without a timeout from the item's own closure (on the thread running it: directly, or inside a `sync`,
     /// a group task or a job the closure runs), the wait could never end, because the item finishes only when its
     /// closure returns (cancelling a running item does not finish it): the program stops with a message naming the
-    /// item and the thread (`Threading: deadlock: WorkItem 0x….wait() …`) instead of hanging. With a timeout it
-    /// returns false when the timeout passed.
+    /// item and the thread (`Threading: deadlock: WorkItem 0x….wait() …`) instead of hanging. So does a wait for an
+    /// item that has not started and waits in a queue the calling thread holds exclusively (a serial queue, or a
+    /// barrier, whose task is the caller: directly or through the queue's targets), since the item cannot start
+    /// before the caller's task returns. With a timeout it returns false when the timeout passed.
     ///
     /// In a `fork()`ed child, an item the parent submitted and that had not finished never runs from its queue (see
     /// <doc:Misuse>): a wait with a timeout returns false, and a wait without one traps with a message saying so.
@@ -94,6 +99,15 @@ public final class WorkItem: @unchecked Sendable {
                 diagnoseWaitDeadlock(
                     "\(diagnosticName).wait()",
                     reason: "the item finishes only when its closure returns (cancel() does not end a running item)",
+                    context
+                )
+            }
+            let queued = lock.withLock { state == .pending && !cancelled ? submittedQueue : nil }
+            if let queued, let held = context.exclusiveHold(onPathOf: queued) {
+                diagnoseWaitDeadlock(
+                    "\(diagnosticName).wait()",
+                    reason: "the item waits in queue '\(queued.label)', which cannot start it before this thread's task "
+                        + "on queue '\(held.label)' returns (it runs one task at a time there)",
                     context
                 )
             }
@@ -134,10 +148,13 @@ public final class WorkItem: @unchecked Sendable {
     /// The item's name in diagnostics (it has no label): `WorkItem 0x…`.
     var diagnosticName: String { "WorkItem \(Unmanaged.passUnretained(self).toOpaque())" }
 
-    /// Records a submission to a queue (for the fork rule of ``wait(timeout:)``).
-    func markSubmitted() {
+    /// Records a submission to `queue` (for the fork rule of ``wait(timeout:)`` and its deadlock check).
+    func markSubmitted(to queue: any QueueCore) {
         let epoch = EngineFork.epoch.load(ordering: .relaxed)
-        lock.withLock { submittedEpoch = epoch }
+        lock.withLock {
+            submittedEpoch = epoch
+            submittedQueue = queue
+        }
     }
 
     func attachTimer(_ entry: EngineTimerEntry) {

@@ -100,7 +100,7 @@ extension WorkQueue {
     ///
     /// - Parameter item: The item.
     public func async(execute item: WorkItem) {
-        item.markSubmitted()
+        item.markSubmitted(to: engineCore)
         if item.flags.contains(.barrier) {
             engineCore.submit(.barrier { item.perform() }, "async(execute: WorkItem)")
         } else {
@@ -160,7 +160,7 @@ extension WorkQueue {
     public func asyncAfter(deadline: ContinuousClock.Instant, execute item: WorkItem) {
         let core = engineCore
         guard core.engine.requireAccepting("asyncAfter on queue '\(core.label)'") else { return }
-        item.markSubmitted()
+        item.markSubmitted(to: core)
         let entry = EngineTimerEntry(deadline: engineDeadline(deadline), interval: 0) {
             core.enqueueFiring(item.flags.contains(.barrier) ? .barrier { item.perform() } : .task { item.perform() })
         }

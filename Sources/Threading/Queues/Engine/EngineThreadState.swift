@@ -215,6 +215,17 @@ extension UnsafeMutablePointer where Pointee == EngineThreadState {
 
     /// The index of the innermost frame holding `queue`, or -1 (the fork handlers' form of ``frame(holding:)``,
     /// with no optional: see ``EngineFork`` on the runtime's types in a child).
+    /// The queue on `queue`'s path to the pool (itself, then its targets) that this thread holds exclusively (a
+    /// serial queue it runs, a barrier), if any: work queued on `queue` cannot start before this thread lets it go.
+    func exclusiveHold(onPathOf queue: any QueueCore) -> (any QueueCore)? {
+        var level: (any QueueCore)? = queue
+        while let current = level {
+            if let frame = frame(holding: current), frame.exclusive { return current }
+            level = current.target
+        }
+        return nil
+    }
+
     func frameIndex(holding queue: any QueueCore) -> Int {
         var index = pointee.depth - 1
         while index >= 0 {
