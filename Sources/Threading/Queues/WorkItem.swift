@@ -106,8 +106,8 @@ public final class WorkItem: @unchecked Sendable {
             if let queued, let held = context.exclusiveHold(onPathOf: queued) {
                 diagnoseWaitDeadlock(
                     "\(diagnosticName).wait()",
-                    reason: "the item waits in queue '\(queued.label)', which cannot start it before this thread's task "
-                        + "on queue '\(held.label)' returns (it runs one task at a time there)",
+                    reason: "the item waits in queue '\(queued.label)', which cannot start it before this thread's "
+                        + "task on queue '\(held.label)' returns (it runs one task at a time there)",
                     context
                 )
             }
