@@ -96,11 +96,12 @@ public final class WorkerPool: Sendable {
     ///
     /// - Parameters:
     ///   - label: A name for the pool's threads and diagnostics.
-    ///   - threads: The most tasks that run at once, 1 through 4,096 (the most threads a pool may have: its
-    ///     per-thread structures are made up front for ``maxThreads``, so the cap bounds what the constructor
-    ///     commits, about 3 MB at most). Default: ``defaultThreadCount`` for a CPU pool (above 4,096 CPUs, 4,096),
+    ///   - threads: The most tasks that run at once, 1 through 4,096 (the most threads a pool may have). The
+    ///     constructor commits a pointer per thread the pool may have (32 KB at most); each thread's structures
+    ///     are made when the thread first starts. Default: ``defaultThreadCount`` for a CPU pool (above 4,096 CPUs, 4,096),
     ///     ``defaultBlockingThreadCount`` for a blocking pool. Outside that range the program stops with a message
     ///     naming the pool, the argument and the limit (see <doc:Misuse>).
+    ///   - kind: ``Kind/cpu`` (default) or ``Kind/blocking``.
     public init(label: String, threads: Int? = nil, kind: Kind = .cpu) {
         require(
             (threads ?? 1) >= 1,

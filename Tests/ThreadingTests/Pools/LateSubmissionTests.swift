@@ -156,6 +156,7 @@ import Testing
     }
 
     /// `shutdownGracefully(timeout:)` is the async form of `shutdown(timeout:)`: same result, no thread blocked.
+    /// (The first task holds its thread until the end of the test, however long a loaded machine takes to get there.)
     @Test func asyncTimedShutdownReportsWhatIsLeft() async throws {
         let pool = WorkerPool(label: "late.async", threads: 1)
         let queue = SerialQueue(label: "late.async.queue", pool: pool)
@@ -163,7 +164,7 @@ import Testing
         let release = QueueGate()
         queue.async {
             first.open()
-            _ = release.wait()
+            _ = release.wait(seconds: 120)
         }
         for _ in 0..<3 { queue.async {} }
         #expect(first.wait())

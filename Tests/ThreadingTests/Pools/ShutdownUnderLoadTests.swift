@@ -134,6 +134,7 @@ final class ServerUnderShutdown: @unchecked Sendable {
                     while !self.stopSending.load(ordering: .relaxed), let id = self.newID() {
                         self.handle(id, route: turn % 6)
                         turn &+= 1
+                        self.applyBackpressure()
                     }
                 }
             )
@@ -196,6 +197,22 @@ final class ServerUnderShutdown: @unchecked Sendable {
         #expect(figures.refused > 0, "no request met the shutdown: \(figures)")
         print("shutdown under load (\(label)): \(figures)")
         return figures
+    }
+
+    /// Requests accepted and not finished that make a client wait before it sends more (a server's limit on work in
+    /// flight): enough that thousands are pending at the shutdown, few enough that a round stays short under a
+    /// sanitizer.
+    static let inFlightLimit = 3_000
+
+    /// Waits (briefly, a bounded number of times) while too much accepted work is unfinished.
+    private func applyBackpressure() {
+        var rounds = 0
+        while acceptedCount.load(ordering: .relaxed) - finished.load(ordering: .relaxed) > Self.inFlightLimit
+            && !stopSending.load(ordering: .relaxed) && rounds < 1_000
+        {
+            _ = cthr_sleep_ns(100_000)
+            rounds += 1
+        }
     }
 
     private func newID() -> Int? {

@@ -124,10 +124,9 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     let maxThreads: Int
     /// The most threads any pool has (``maxThreads`` is capped here) and the largest `threads` a pool accepts.
     ///
-    /// The slots (one local run queue each, ``EngineRunQueue``, a few hundred bytes) are made up front for
-    /// ``maxThreads``, so this bounds what a constructor commits (about 3 MB at the cap, measured); a fixed cap
-    /// rather than a lazily grown slot table keeps the lock-free reads of `slots` by workers and thieves as they
-    /// are. Linux's limits (`threads-max`, `RLIMIT_NPROC`) are usually tens of thousands or more, but a container
+    /// A slot's local run queue (``EngineRunQueue``, a few hundred bytes) is made when a thread first takes the
+    /// slot (``EngineSlots``), so a pool commits only a pointer per slot it may have (32 KB at the cap) until its
+    /// threads exist. Linux's limits (`threads-max`, `RLIMIT_NPROC`) are usually tens of thousands or more, but a container
     /// may set them lower, so the system may still refuse threads below it: the engine then serves with the
     /// threads it has (see ``reportRefusal(of:code:threads:)``).
     static let threadLimit = 4096
@@ -144,8 +143,9 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     private let shards: [EngineRunQueue]
     private let shardMask: Int
     var shardCount: Int { shards.count }
-    /// One local run queue per worker slot (`maxThreads` slots); slots `0..<slotBound` have been used.
-    private let slots: [EngineRunQueue]
+    /// One local run queue per worker slot (`maxThreads` slots), made when a thread first takes the slot; slots
+    /// `0..<slotBound` have been made (slots are taken lowest first, so the made ones are always a prefix).
+    private let slots: EngineSlots
     private let slotBound = Atomic<Int>(0)
 
     private let lock = EngineLock()
@@ -153,8 +153,9 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     static let idleSpinRounds = 64
     /// A yield taking longer than this ran another thread: the cores are oversubscribed.
     static let busyYieldNanoseconds: UInt64 = 20_000
-    /// Slots no thread holds (guarded by the lock).
-    private var freeSlots: [Int]
+    /// Slots a thread held and gave back (guarded by the lock); a thread takes one of these first, else the next
+    /// slot never made (`slotBound`), so the made slots stay the prefix `0..<slotBound`.
+    private var freeSlots: [Int] = []
     /// Guarded by `lock`, between the fork handlers only: the forking thread's slot if it is a worker of this pool
     /// (else -1), and the free slots the child starts with, made by the prepare handler (see ``forkChild(_:)``).
     private var forkSlot = -1
@@ -225,8 +226,8 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         self.label = label
         isBlocking = blocking
         isProcessWide = processWide
-        // Clamped to `threadLimit` before any arithmetic: `4 * cores + 32` cannot overflow, and the per-slot
-        // structures below (one run queue per slot, made here) cost at most `threadLimit` slots.
+        // Clamped to `threadLimit` before any arithmetic: `4 * cores + 32` cannot overflow, and the slot table
+        // below is one pointer per slot (each slot's run queue is made when a thread first takes it).
         cores = Swift.min(Engine.threadLimit, Swift.max(1, threads ?? Int(cthr_cpu_effective_count())))
         maxThreads = blocking ? cores : Swift.min(Engine.threadLimit, Swift.max(40, 4 * cores + 32))
         keptThreads = blocking ? 0 : cores
@@ -234,10 +235,9 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         while shardCount < Swift.min(cores, 16) { shardCount *= 2 }
         shards = (0..<shardCount).map { _ in EngineRunQueue(capacity: .max) }
         shardMask = shardCount - 1
-        slots = (0..<maxThreads).map { _ in EngineRunQueue(capacity: Engine.localCapacity) }
-        freeSlots = Array((0..<maxThreads).reversed())
-        idle.reserveCapacity(maxThreads)
-        exited.reserveCapacity(maxThreads)
+        slots = EngineSlots(capacity: maxThreads)
+        idle.reserveCapacity(Swift.min(maxThreads, 64))
+        exited.reserveCapacity(Swift.min(maxThreads, 64))
         limitHint.store(cores, ordering: .relaxed)
         // fork(): the child gets empty pools and none of the parent's units (see `EngineFork`).
         EngineFork.register(self, as: .pool)
@@ -265,18 +265,19 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     func forkPrepare() {
         lock.lock()
         for index in 0..<shards.count { shards[index].forkPrepare() }
-        for index in 0..<slots.count { slots[index].forkPrepare() }
+        let made = slotBound.load(ordering: .relaxed)  // no slot is made while the engine lock is held
+        for index in 0..<made { slots[index].forkPrepare() }
         forkSlot = -1
         if let worker = EngineThread.current.pointee.worker?.takeUnretainedValue(), worker.engine === self {
             forkSlot = worker.slot
         }
-        forkFreeSlots = (0..<maxThreads).reversed().filter { $0 != forkSlot }
+        forkFreeSlots = (0..<made).reversed().filter { $0 != forkSlot }
     }
 
     /// `fork()` handler in the parent.
     func forkParent() {
         forkFreeSlots = []
-        for index in (0..<slots.count).reversed() { slots[index].forkParent() }
+        for index in (0..<slotBound.load(ordering: .relaxed)).reversed() { slots[index].forkParent() }
         for index in (0..<shards.count).reversed() { shards[index].forkParent() }
         lock.unlock()
     }
@@ -298,7 +299,8 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
             index += 1
         }
         index = 0
-        while index < slots.count {
+        let made = slotBound.load(ordering: .relaxed)
+        while index < made {
             slots[index].forkChild(running: index == forkingSlot)
             index += 1
         }
@@ -343,13 +345,17 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     private func submittedTotal() -> UInt64 {
         var total: UInt64 = 0
         for index in 0..<shards.count { total &+= shards[index].submitted.load(ordering: .sequentiallyConsistent) }
-        for index in 0..<slots.count { total &+= slots[index].submitted.load(ordering: .sequentiallyConsistent) }
+        for index in 0..<slotBound.load(ordering: .sequentiallyConsistent) {
+            total &+= slots[index].submitted.load(ordering: .sequentiallyConsistent)
+        }
         return total
     }
 
     private func completedTotal() -> UInt64 {
         var total: UInt64 = 0
-        for index in 0..<slots.count { total &+= slots[index].completed.load(ordering: .sequentiallyConsistent) }
+        for index in 0..<slotBound.load(ordering: .sequentiallyConsistent) {
+            total &+= slots[index].completed.load(ordering: .sequentiallyConsistent)
+        }
         return total
     }
 
@@ -367,7 +373,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// lingers for more items stops when its own worker's next unit waits.
     var hasPendingWork: Bool {
         for index in 0..<shards.count where shards[index].countHint.load(ordering: .relaxed) > 0 { return true }
-        let bound = slotBound.load(ordering: .relaxed)
+        let bound = slotBound.load(ordering: .acquiring)  // acquiring: the slots below it are made
         for index in 0..<bound
         where slots[index].countHint.load(ordering: .relaxed) > 0 || slots[index].nextHint.load(ordering: .relaxed) {
             return true
@@ -679,8 +685,19 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         let context = EngineThread.current
         context.pointee.worker = Unmanaged.passUnretained(worker)
         lockEngine()
-        let slot = freeSlots.popLast()!  // threads <= maxThreads = slots
-        if slot >= slotBound.load(ordering: .relaxed) { slotBound.store(slot + 1, ordering: .sequentiallyConsistent) }
+        let slot: Int
+        if let given = freeSlots.popLast() {
+            slot = given
+        } else {
+            // The next slot never made (threads <= maxThreads = slots): made here, then published by `slotBound`.
+            slot = slotBound.load(ordering: .relaxed)
+            let made = slots.make(slot)
+            if life == .stopped {
+                var none: [EngineUnit] = []
+                _ = made.close(into: &none)  // a pool that stopped refuses units in it as in every other
+            }
+            slotBound.store(slot + 1, ordering: .sequentiallyConsistent)
+        }
         lock.unlock()
         let local = slots[slot]
         worker.slot = slot
@@ -1037,7 +1054,9 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         // Every run queue is closed: a unit pushed from now on is refused (and counted), never stranded.
         var dropped: [EngineUnit] = []
         for index in 0..<shards.count { leftover.tasksNotRun += shards[index].close(into: &dropped) }
-        for index in 0..<slots.count { leftover.tasksNotRun += slots[index].close(into: &dropped) }
+        for index in 0..<slotBound.load(ordering: .relaxed) {
+            leftover.tasksNotRun += slots[index].close(into: &dropped)
+        }
         leftover.busyThreads = busyWorkers()
         let wake = idle
         idle.removeAll()
@@ -1143,7 +1162,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         let acquisitions = Int(lockAcquisitions.load(ordering: .relaxed))
         var local: UInt64 = 0
         var steals: UInt64 = 0
-        for index in 0..<slots.count {
+        for index in 0..<slotBound.load(ordering: .acquiring) {
             local &+= slots[index].submitted.load(ordering: .relaxed)
             steals &+= slots[index].steals.load(ordering: .relaxed)
         }
@@ -1191,4 +1210,37 @@ protocol EnginePoolMember: AnyObject {
 
 extension EnginePoolMember {
     func abandonAtStop() -> Int { pendingTaskCount }
+}
+
+/// The local run queues of a pool's worker slots: a fixed table of `capacity` pointers, each slot's run queue made
+/// when a thread first takes the slot (under the engine lock) and published by the engine's `slotBound`, which
+/// readers load (acquiring) before they touch a slot below it. Made slots live as long as the pool.
+/// `@unchecked Sendable`: a slot is written once, before its publication, and only read afterwards.
+final class EngineSlots: @unchecked Sendable {
+    private let table: UnsafeMutablePointer<EngineRunQueue?>
+    private let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        table = .allocate(capacity: capacity)
+        table.initialize(repeating: nil, count: capacity)
+    }
+
+    deinit {
+        table.deinitialize(count: capacity)
+        table.deallocate()
+    }
+
+    /// Makes slot `index`'s run queue (engine lock held; `index` is the next slot never made).
+    func make(_ index: Int) -> EngineRunQueue {
+        let queue = EngineRunQueue(capacity: Engine.localCapacity)
+        table[index] = queue
+        return queue
+    }
+
+    /// Slot `index`'s run queue; only for a slot below the published bound.
+    @inline(__always)
+    subscript(_ index: Int) -> EngineRunQueue {
+        table[index].unsafelyUnwrapped
+    }
 }
