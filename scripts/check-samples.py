@@ -13,7 +13,9 @@ GitHub nor DocC renders:
     struct Pixels { ... }
     -->
 
-Context goes at file scope, before the function. A block whose first line is `// main.swift` is top-level code: it
+Context goes at file scope, before the function. The advice of every `noasync` message in the sources (the form it
+gives for top-level code, else its one code span) is compiled the same way, as top-level code of one `main.swift`.
+A block whose first line is `// main.swift` is top-level code: it
 becomes the `main.swift` of an executable target as written, so it checks what compiles there (top-level code
 picks a synchronous overload over an async one of the same name, so `noasync` advice must name a form of its own).
 A block whose first line is `// Package.swift` is a manifest fragment: it is placed in `Package(name:...)` and evaluated with `swift package dump-package`. A block that must not
@@ -73,6 +75,50 @@ def swift_module(path, line, code, context):
     return "\n".join(out)
 
 
+# What the advice of the `noasync` messages names, declared as a user's top-level code would have it.
+ADVICE_CONTEXT = """let thread = try PosixThread { 1 }
+let semaphore = Semaphore(value: 1)
+let group = WorkGroup()
+let item = WorkItem {}
+let once = Once()
+let queue = SerialQueue(label: "advice")
+let jobQueue = JobQueue(name: "advice")
+let job = jobQueue.addJob { _ in }
+let pool = WorkerPool(label: "advice")
+let timeout = Duration.seconds(1)"""
+
+
+def noasync_advice():
+    """Yields (path, line, statement) for the advice of every `noasync` message in Sources/Threading: the form it
+    gives for top-level code when it gives one, else its only code span."""
+    for path in sorted(glob.glob("Sources/Threading/**/*.swift", recursive=True)):
+        text = open(os.path.join(ROOT, path), encoding="utf-8").read()
+        for match in re.finditer(r"noasync,\s*message:\s*\"([^\"]*)\"", text):
+            message = match.group(1)
+            line = text.count("\n", 0, match.start()) + 1
+            top = re.search(r"top-level code[^`]*`([^`]+)`", message)
+            spans = re.findall(r"`([^`]+)`", message)
+            if top:
+                yield path, line, top.group(1)
+            elif len(spans) == 1:
+                yield path, line, spans[0]
+            else:
+                yield path, line, None
+
+
+def advice_module():
+    """The top-level `main.swift` that makes every `noasync` advice one statement (see the module docs)."""
+    out = ["import Threading", "", ADVICE_CONTEXT, ""]
+    problems = []
+    for path, line, statement in noasync_advice():
+        if statement is None:
+            problems.append(f"{path}:{line}: the noasync message names no single form to compile")
+            continue
+        assign = "" if re.match(r"(for|let|var|if|while)\b", statement) else "_ = "
+        out += [f'#sourceLocation(file: "{path}", line: {line})', assign + statement, "#sourceLocation()"]
+    return "\n".join(out + [""]), problems
+
+
 def main():
     shutil.rmtree(os.path.join(SCRATCH, "Sources"), ignore_errors=True)
     os.makedirs(SCRATCH, exist_ok=True)
@@ -90,6 +136,13 @@ def main():
             with open(os.path.join(SCRATCH, "Sources", name, file_name), "w", encoding="utf-8") as out:
                 out.write(swift_module(path, line, code, context))
             targets.append((name, top_level))
+    advice, problems = advice_module()
+    os.makedirs(os.path.join(SCRATCH, "Sources", "NoasyncAdvice"))
+    with open(os.path.join(SCRATCH, "Sources", "NoasyncAdvice", "main.swift"), "w", encoding="utf-8") as out:
+        out.write(advice)
+    targets.append(("NoasyncAdvice", True))
+    for problem in problems:
+        print(problem, file=sys.stderr)
     target_lines = ",\n".join(
         f'        .{"executableTarget" if top_level else "target"}(name: "{name}", '
         'dependencies: [.product(name: "Threading", package: "Threading")])'
@@ -104,7 +157,7 @@ def main():
             f"    targets: [\n{target_lines}\n    ],\n"
             "    swiftLanguageModes: [.v6]\n)\n"
         )
-    failed = False
+    failed = bool(problems)
     result = subprocess.run(["swift", "build", "--package-path", SCRATCH], capture_output=True, text=True)
     if result.returncode != 0:
         print(result.stdout + result.stderr, file=sys.stderr)

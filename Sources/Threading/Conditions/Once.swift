@@ -41,6 +41,8 @@ public final class Once: @unchecked Sendable {
     /// Whether a body has finished running.
     public var hasRun: Bool { cthr_once_done(flag) }
 
+    // The noasync advice below is one string literal (an attribute takes no concatenation).
+    // swift-format-ignore
     /// Runs `body` if no call has run a body on this flag yet; otherwise waits until that run has finished.
     ///
     /// - Parameter body: The one-time work; it runs on the calling thread.
@@ -48,7 +50,7 @@ public final class Once: @unchecked Sendable {
     /// - Complexity: One inlined acquire load once a body has run.
     ///
     /// The corresponding C function is `pthread_once` (here `cthr_once_fast_done`/`cthr_once_run`).
-    @available(*, noasync, message: "run(_:) may block the thread; use `await once.run { }`")
+    @available(*, noasync, message: "run(_:) may block the thread; use `await once.run { }` (top-level code, where the blocking overload wins: `await { await once.run { } }()`)")
     @inlinable
     public func run(_ body: () -> Void) {
         if _fastPath(cthr_once_fast_done(flag)) { return }

@@ -71,12 +71,14 @@ public final class Semaphore: @unchecked Sendable {
         UnsafeMutableRawPointer(sem).deallocate()
     }
 
+    // The noasync advice below is one string literal (an attribute takes no concatenation).
+    // swift-format-ignore
     /// Takes one unit, waiting while the count is 0.
     ///
     /// - Complexity: One compare-exchange when a unit is available.
     ///
     /// The corresponding C function is `sem_wait` (here `cthr_sem_fast_trywait`/`cthr_sem_wait`).
-    @available(*, noasync, message: "wait() blocks the thread; use `try await semaphore.wait()`")
+    @available(*, noasync, message: "wait() blocks the thread; use `try await semaphore.wait()` (top-level code, where the blocking overload wins: `try await { try await semaphore.wait() }()`)")
     @inlinable
     public func wait() {
         if _fastPath(cthr_sem_fast_trywait(sem)) { return }
@@ -89,6 +91,8 @@ public final class Semaphore: @unchecked Sendable {
         require(code == 0, "Semaphore.wait(): cthr_sem_wait failed with \(errnoName(code))")
     }
 
+    // The noasync advice below is one string literal (an attribute takes no concatenation).
+    // swift-format-ignore
     /// Takes one unit, waiting at most `timeout` on the monotonic clock.
     ///
     /// Like ``wait()-7yygf``, a unit taken here orders everything the thread that returned it did before its ``signal()``
@@ -100,7 +104,7 @@ public final class Semaphore: @unchecked Sendable {
     /// - Returns: `true` when a unit was taken, `false` when the timeout expired first.
     ///
     /// The corresponding C function is `sem_clockwait` with `CLOCK_MONOTONIC` (here `cthr_sem_timedwait`).
-    @available(*, noasync, message: "wait(timeout:) blocks the thread; use `try await semaphore.wait()`")
+    @available(*, noasync, message: "wait(timeout:) blocks the thread; use `try await semaphore.wait()` (top-level code, where the blocking overload wins: `try await { try await semaphore.wait() }()`)")
     @inlinable
     public func wait(timeout: Duration) -> Bool {
         if _fastPath(cthr_sem_fast_trywait(sem)) { return true }

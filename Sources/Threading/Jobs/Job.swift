@@ -214,6 +214,8 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
+    // The noasync advice below is one string literal (an attribute takes no concatenation).
+    // swift-format-ignore
     /// Waits until the job ended, or `timeout` passed.
     ///
     /// On a worker of the pool the wait lets the pool start another worker, so jobs that wait for jobs do not
@@ -241,7 +243,7 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
     @available(
         *,
         noasync,
-        message: "waitUntilFinished(timeout:) blocks the thread; use `try await job.waitUntilFinished()`"
+        message: "waitUntilFinished(timeout:) blocks the thread; use `try await job.waitUntilFinished()` (top-level code, where the blocking overload wins: `try await { try await job.waitUntilFinished() }()`)"
     )
     public func waitUntilFinished(timeout: Duration? = nil) -> Bool {
         if timeout == nil && done.load() == 0 && JobGraph.lock.withLock({ abandonedByFork && !stateValue.isEnded }) {

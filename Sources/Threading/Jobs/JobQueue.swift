@@ -189,6 +189,8 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
         for job in snapshot { job.cancel() }
     }
 
+    // The noasync advice below is one string literal (an attribute takes no concatenation).
+    // swift-format-ignore
     /// Waits until the queue holds no jobs, or `timeout` passed.
     ///
     /// Jobs added meanwhile are waited for too. When it returns true, ``jobCount`` counts no ended job: a queue
@@ -204,7 +206,7 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
     @available(
         *,
         noasync,
-        message: "waitUntilAllFinished(timeout:) blocks the thread; await each job's `waitUntilFinished()`"
+        message: "waitUntilAllFinished(timeout:) blocks the thread; await each job: `for job in jobQueue.jobs { try await job.waitUntilFinished() }` (top-level code, where the blocking overload wins: `try await { for job in jobQueue.jobs { try await job.waitUntilFinished() } }()`)"
     )
     public func waitUntilAllFinished(timeout: Duration? = nil) -> Bool {
         JobWait.wait(core.idle, timeout: timeout, wait: "\(self).waitUntilAllFinished()", queue: core) {

@@ -56,6 +56,8 @@ public final class WorkGroup: @unchecked Sendable {
     /// Whether the count is zero now (a snapshot).
     var isEmpty: Bool { count.load() == 0 }
 
+    // The noasync advice below is one string literal (an attribute takes no concatenation).
+    // swift-format-ignore
     /// Waits until the count is zero, or `timeout` passed.
     ///
     /// Called without a timeout from a task of this group (submitted with `async(group:)`, on this thread: directly,
@@ -73,7 +75,7 @@ public final class WorkGroup: @unchecked Sendable {
     ///
     /// - Parameter timeout: The longest wait; nil waits as long as needed.
     /// - Returns: True when the count reached zero, false on timeout.
-    @available(*, noasync, message: "wait(timeout:) blocks the thread; use `try await group.wait()`")
+    @available(*, noasync, message: "wait(timeout:) blocks the thread; use `try await group.wait()` (top-level code, where the blocking overload wins: `try await { try await group.wait() }()`)")
     public func wait(timeout: Duration? = nil) -> Bool {
         if count.load() == 0 { return true }
         if timeout == nil { diagnoseWaitFromOwnTask() }

@@ -75,6 +75,8 @@ public final class WorkItem: @unchecked Sendable {
         lock.withLock { cancelled }
     }
 
+    // The noasync advice below is one string literal (an attribute takes no concatenation).
+    // swift-format-ignore
     /// Waits until the item finished (ran, or was cancelled before starting), or `timeout` passed.
     ///
     /// Called without a timeout from the item's own closure (on the thread running it: directly, or inside a `sync`,
@@ -90,7 +92,7 @@ public final class WorkItem: @unchecked Sendable {
     ///
     /// - Parameter timeout: The longest wait; nil waits as long as needed.
     /// - Returns: True when finished, false on timeout.
-    @available(*, noasync, message: "wait(timeout:) blocks the thread; use `try await item.wait()`")
+    @available(*, noasync, message: "wait(timeout:) blocks the thread; use `try await item.wait()` (top-level code, where the blocking overload wins: `try await { try await item.wait() }()`)")
     public func wait(timeout: Duration? = nil) -> Bool {
         if done.load() == 1 { return true }
         if timeout == nil {

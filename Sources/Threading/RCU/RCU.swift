@@ -20,6 +20,8 @@ import Musl
 /// ``barrier()-4zb2m`` or ``registerCurrentThread()``) checks that the liburcu loaded at run time matches the liburcu
 /// headers Threading was compiled with; on a mismatch the process stops with one line on standard error saying so.
 public enum RCU {
+    // The noasync advice below is one string literal (an attribute takes no concatenation).
+    // swift-format-ignore
     /// Waits until every read section that was running when it was called has ended (a grace period).
     ///
     /// Afterwards no reader can still see a value that an ``RCUValue`` or ``RCUMap`` replaced before the call;
@@ -30,11 +32,13 @@ public enum RCU {
     ///   instead of deadlocking. Not in a read-only forked child (see ``writersAvailable``): traps.
     ///
     /// The corresponding C function is `cthr_rcu_synchronize` (liburcu's `synchronize_rcu`).
-    @available(*, noasync, message: "synchronize() blocks the thread; use `await RCU.synchronize()`")
+    @available(*, noasync, message: "synchronize() blocks the thread; use `await RCU.synchronize()` (top-level code, where the blocking overload wins: `await { await RCU.synchronize() }()`)")
     public static func synchronize() {
         waitChecked(cthr_rcu_synchronize, "synchronize", where: "inside an RCU read section")
     }
 
+    // The noasync advice below is one string literal (an attribute takes no concatenation).
+    // swift-format-ignore
     /// Waits until every deferred release scheduled so far (old values of ``RCUValue`` and ``RCUMap``) has run.
     ///
     /// - Precondition: Not inside a read section and not inside a deferred release (a `deinit` running on liburcu's
@@ -42,7 +46,7 @@ public enum RCU {
     ///   child (see ``writersAvailable``): traps.
     ///
     /// The corresponding C function is `cthr_rcu_barrier` (liburcu's `rcu_barrier`).
-    @available(*, noasync, message: "barrier() blocks the thread; use `await RCU.barrier()`")
+    @available(*, noasync, message: "barrier() blocks the thread; use `await RCU.barrier()` (top-level code, where the blocking overload wins: `await { await RCU.barrier() }()`)")
     public static func barrier() {
         waitChecked(cthr_rcu_barrier, "barrier", where: "inside an RCU read section or a deferred release")
     }

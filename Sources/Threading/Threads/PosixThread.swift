@@ -99,6 +99,8 @@ public final class PosixThread<Result>: @unchecked Sendable {
         if state.load(ordering: .relaxed) == 0 { _ = cthr_thread_detach(handle) }
     }
 
+    // The noasync advice below is one string literal (an attribute takes no concatenation).
+    // swift-format-ignore
     /// Waits for the thread to finish and returns what its body returned.
     ///
     /// On the main thread, a join of a thread that is blocked in a `sync` onto the main queue (or that blocks in one
@@ -109,7 +111,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
     ///   (traps).
     ///
     /// The corresponding C function is `pthread_join`.
-    @available(*, noasync, message: "join() blocks the thread; use `await thread.join()`")
+    @available(*, noasync, message: "join() blocks the thread; use `await thread.join()` (top-level code, where the blocking overload wins: `await { await thread.join() }()`)")
     public func join() -> sending Result {
         claim("join()", as: 1)
         let code = MainThreadWait.recording(.join(handle, name: name)) {
@@ -120,6 +122,8 @@ public final class PosixThread<Result>: @unchecked Sendable {
         return result
     }
 
+    // The noasync advice below is one string literal (an attribute takes no concatenation).
+    // swift-format-ignore
     /// Waits at most `timeout` for the thread to finish and returns what its body returned, or `nil` when the
     /// thread is still running at the deadline.
     ///
@@ -135,7 +139,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
     ///   it, and this is not the thread itself (traps).
     ///
     /// The corresponding C function is `pthread_timedjoin_np`.
-    @available(*, noasync, message: "join(timeout:) blocks the thread; use `await thread.join()`")
+    @available(*, noasync, message: "join(timeout:) blocks the thread; use `await thread.join()` (top-level code, where the blocking overload wins: `await { await thread.join() }()`)")
     public func join(timeout: Duration) -> sending Result? {
         claim("join(timeout:)", as: 3)
         let deadline = monotonicDeadline(after: timeout)
