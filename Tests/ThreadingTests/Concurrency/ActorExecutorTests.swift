@@ -174,14 +174,17 @@ private final class LateSubmitter: TaskExecutor {
     /// A task job that passed the pool's shut-down check just before the pool stopped still runs (on the global
     /// executor): the stopped pool refuses it, and the pool hands it on instead of dropping it (the task would
     /// never resume).
-    @Test func aJobSubmittedAsThePoolStopsRunsElsewhere() {
+    ///
+    /// The test awaits the job instead of blocking a thread for it: the job runs on the cooperative pool, which a
+    /// blocked test thread would take one of the (two, on two cores) threads from.
+    @Test func aJobSubmittedAsThePoolStopsRunsElsewhere() async throws {
         let pool = WorkerPool(label: "conc.late", threads: 2)
         #expect(blockingCall { poolTestShutDown(pool) })
         let late = LateSubmitter(pool: pool)
         let ran = WorkGroup()
         ran.enter()
         Task(executorPreference: late) { ran.leave() }
-        #expect(ran.wait(timeout: .seconds(10)))
+        try await withDeadline { try await ran.wait() }
         #expect(pool.statistics.cancelledFirings == 0)  // no timer here: a unit dropped after the stop would count
     }
 }
