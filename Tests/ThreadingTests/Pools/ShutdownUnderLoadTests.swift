@@ -153,7 +153,10 @@ final class ServerUnderShutdown: @unchecked Sendable {
         // Let requests flow, then shut down in the middle of them.
         #expect(queueTestWait { self.acceptedCount.load(ordering: .relaxed) >= 200 })
         var figures = Figures()
-        figures.inFlightAtShutdown = acceptedCount.load(ordering: .relaxed) - finished.load(ordering: .relaxed)
+        // Accepted and not finished, as near the shutdown as two loads get (finished first: a task may finish before
+        // its client counts the acceptance, so the difference is a lower bound, clamped at zero).
+        let finishedBefore = finished.load(ordering: .relaxed)
+        figures.inFlightAtShutdown = Swift.max(0, acceptedCount.load(ordering: .relaxed) - finishedBefore)
         let result = shutDown(pool)
         // Keep sending for a moment after the shutdown returned: every such request must be refused.
         _ = cthr_sleep_ns(2_000_000)
