@@ -354,4 +354,18 @@ import Testing
         }
         #expect(finished.wait(timeout: .seconds(20)))
     }
+
+    /// A non-barrier task of a concurrent queue may wait for a group whose task is queued on the same queue: another
+    /// reader slot runs it.
+    @Test func taskWaitsForAGroupOnItsOwnConcurrentQueue() {
+        let queue = ConcurrentQueue(label: "cq.group.wait")
+        let finished = WorkItem {}
+        queue.async {
+            let group = WorkGroup()
+            queue.async(group: group) {}
+            _ = group.wait()  // untimed: the path that diagnoses deadlocks must not refuse this one
+            finished.perform()
+        }
+        #expect(finished.wait(timeout: .seconds(20)))
+    }
 }

@@ -187,4 +187,23 @@ import Testing
         #expect(text.contains("the item waits in queue '\(waitsIn)'"), "\(text)")
         #expect(text.contains("task on queue 'crash.behind' returns"), "\(text)")
     }
+
+    /// A task of a serial queue submits a task of a group to the same queue and waits for the group: that task cannot
+    /// start before the waiting one returns.
+    @Test func groupWaitForATaskQueuedBehindTheCallerIsDiagnosed() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = SerialQueue(label: "crash.group.behind")
+            let done = WorkItem {}
+            queue.async {
+                let group = WorkGroup()
+                queue.async(group: group) {}
+                _ = group.wait()
+                done.perform()
+            }
+            _ = blockingCall { done.wait(timeout: .seconds(20)) }
+        }
+        let text = Self.stderrText(result)
+        #expect(text.contains("Threading: deadlock: WorkGroup 0x"), "\(text)")
+        #expect(text.contains("a task of the group waits in queue 'crash.group.behind'"), "\(text)")
+    }
 }

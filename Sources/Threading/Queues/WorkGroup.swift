@@ -18,6 +18,15 @@ public final class WorkGroup: @unchecked Sendable {
     private let lock = EngineLock()
     /// Guarded by `lock`.
     private var notifications: [((any QueueCore)?, @Sendable () -> Void)] = []
+    /// Guarded by `lock`: the queues that hold tasks of this group not started yet (``async(group:execute:)``), and
+    /// how many each holds, so that a wait can tell when one of them waits behind the waiting thread's own task.
+    private var queued: [ObjectIdentifier: QueuedTasks] = [:]
+
+    /// Tasks of the group waiting in one queue (the queue is weak: nothing keeps a queue alive for a diagnosis).
+    private struct QueuedTasks {
+        weak var core: (any QueueCore)?
+        var count: Int
+    }
     /// ``EngineFork/epoch`` when the count last left zero: a larger epoch now means the outstanding work was
     /// entered by a parent process before a `fork()`.
     private let enteredEpoch = Atomic<UInt32>(0)
@@ -63,8 +72,11 @@ public final class WorkGroup: @unchecked Sendable {
     /// Called without a timeout from a task of this group (submitted with `async(group:)`, on this thread: directly,
     /// or inside a `sync` or a job that task runs), the wait could never end, because the group counts that task
     /// until it returns: the program stops with a message naming the group, the thread and what it runs
-    /// (`Threading: deadlock: WorkGroup 0x….wait() …`) instead of hanging. With a timeout it returns false when the
-    /// timeout passed. A group waited on from a task of another group is an ordinary wait.
+    /// (`Threading: deadlock: WorkGroup 0x….wait() …`) instead of hanging. So does an untimed wait while a task of
+    /// the group waits unstarted in a queue the calling thread holds exclusively (a serial queue whose task the
+    /// caller is, directly or through the queue's targets, or a barrier): that task cannot start before the caller's
+    /// returns. With a timeout it returns false when the timeout passed. A group waited on from a task of another
+    /// group is an ordinary wait.
     ///
     /// On the main thread, an untimed wait for a group one of whose tasks is blocked in a `sync` onto the main queue
     /// (or blocks in one during the wait) would never return: the program stops with a message naming both.
@@ -90,15 +102,50 @@ public final class WorkGroup: @unchecked Sendable {
         return waitCount(engineDeadline(after: timeout))
     }
 
-    /// Traps if the calling thread is running a task of this group (see ``wait(timeout:)``). Slow path only.
+    /// Traps if the calling thread is running a task of this group, or holds (as a serial queue's task, or a barrier)
+    /// a queue on whose path a task of this group waits unstarted (see ``wait(timeout:)``). Slow path only.
     private func diagnoseWaitFromOwnTask() {
         let context = EngineThread.current
-        guard context.isRunning(self) else { return }
+        if context.isRunning(self) {
+            diagnoseWaitDeadlock(
+                "\(diagnosticName).wait()",
+                reason: "the group counts that task until it returns, so it cannot reach zero while the task waits",
+                context
+            )
+        }
+        lock.lock()
+        var behind: (waiting: any QueueCore, held: any QueueCore)?
+        for entry in queued.values where entry.count > 0 {
+            if let core = entry.core, let held = context.exclusiveHold(onPathOf: core) {
+                behind = (core, held)
+                break
+            }
+        }
+        lock.unlock()
+        guard let behind else { return }
         diagnoseWaitDeadlock(
             "\(diagnosticName).wait()",
-            reason: "the group counts that task until it returns, so it cannot reach zero while the task waits",
+            reason: "a task of the group waits in queue '\(behind.waiting.label)', which cannot start it before this "
+                + "thread's task on queue '\(behind.held.label)' returns (it runs one task at a time there)",
             context
         )
+    }
+
+    /// A task of the group was queued on `core` (``GroupTask``): entered, and recorded until it starts.
+    func enterQueued(on core: any QueueCore) {
+        enter()
+        lock.lock()
+        queued[ObjectIdentifier(core), default: QueuedTasks(core: core, count: 0)].count += 1
+        lock.unlock()
+    }
+
+    /// A task queued on `core` starts (or was dropped unrun): no longer waiting there.
+    func dequeued(from core: ObjectIdentifier) {
+        lock.lock()
+        if let entry = queued[core] {
+            if entry.count <= 1 { queued[core] = nil } else { queued[core]?.count = entry.count - 1 }
+        }
+        lock.unlock()
     }
 
     /// The group's name in diagnostics (it has no label): `WorkGroup 0x…`.
@@ -151,5 +198,36 @@ public final class WorkGroup: @unchecked Sendable {
         } else {
             Engine.shared.submit(.job(work), lane: QoS.default.rawValue)
         }
+    }
+}
+
+/// A task submitted with ``WorkQueue/async(group:execute:)``: enters the group when made, and leaves it after `work`
+/// ran, or, when it is released unrun (a stopped pool dropped it: a timed shutdown gave up on it), without running,
+/// so that the group's waiters are not left waiting for work that will never run.
+/// `@unchecked Sendable`: `ran` is touched by the one thread that runs the task, or by the deinitializer after it.
+final class GroupTask: @unchecked Sendable {
+    let group: WorkGroup
+    let core: any QueueCore
+    private let work: @Sendable () -> Void
+    private var ran = false
+
+    init(_ group: WorkGroup, _ core: any QueueCore, _ work: @escaping @Sendable () -> Void) {
+        self.group = group
+        self.core = core
+        self.work = work
+        group.enterQueued(on: core)
+    }
+
+    func run() {
+        ran = true
+        group.dequeued(from: ObjectIdentifier(core))
+        WorkGroup.running(group, work)
+        group.leave()
+    }
+
+    deinit {
+        guard !ran else { return }
+        group.dequeued(from: ObjectIdentifier(core))
+        group.leave()
     }
 }

@@ -45,19 +45,6 @@ extension WorkQueue {
     /// `serial.sync { }`, ``PosixThread/isMainThread`` is true while `MainQueue.shared.isCurrent` is false.
     public var isCurrent: Bool { engineCore.isCurrent }
 
-    /// Submits `work` and counts it in `group` until it finished.
-    ///
-    /// - Parameters:
-    ///   - group: Entered now, left after `work` returned.
-    ///   - work: The closure.
-    public func async(group: WorkGroup, execute work: @escaping @Sendable () -> Void) {
-        group.enter()
-        async {
-            WorkGroup.running(group, work)
-            group.leave()
-        }
-    }
-
     /// Submits `work` to run on the queue later, unless the queue's pool no longer takes work: the recoverable form
     /// of ``async(execute:)`` for code that may run while the pool shuts down (a request handler that submits
     /// follow-up work during a graceful shutdown answers "503" instead of stopping the process).
@@ -80,20 +67,34 @@ extension WorkQueue {
         engineCore.tryEnqueue(flags.contains(.barrier) ? .barrier(work) : .task(work))
     }
 
+    /// Submits `work` and counts it in `group` until it finished.
+    ///
+    /// Traps, as ``async(execute:)`` does, when the queue's pool was shut down. A task that a timed
+    /// ``WorkerPool/shutdown(timeout:)`` gave up on (counted in its `tasksNotRun`) leaves the group without running,
+    /// so a wait for the group ends.
+    ///
+    /// - Parameters:
+    ///   - group: Entered now, left after `work` returned.
+    ///   - work: The closure.
+    public func async(group: WorkGroup, execute work: @escaping @Sendable () -> Void) {
+        submit(GroupTask(group, engineCore, work), barrier: false, "async(group:)")
+    }
+
     /// Submits `work` with flags (``QueueTaskFlags/barrier`` on a concurrent queue) and counts it in `group` until it
-    /// finished.
+    /// finished (see ``async(group:execute:)``).
     ///
     /// - Parameters:
     ///   - group: Entered now, left after `work` returned.
     ///   - flags: Submission flags.
     ///   - work: The closure.
     public func async(group: WorkGroup, flags: QueueTaskFlags, execute work: @escaping @Sendable () -> Void) {
-        group.enter()
-        let body: () -> Void = {
-            WorkGroup.running(group, work)
-            group.leave()
-        }
-        engineCore.submit(flags.contains(.barrier) ? .barrier(body) : .task(body), "async(group:flags:)")
+        submit(GroupTask(group, engineCore, work), barrier: flags.contains(.barrier), "async(group:flags:)")
+    }
+
+    private func submit(_ task: GroupTask, barrier: Bool, _ operation: String) {
+        let core = task.core
+        let body: () -> Void = { task.run() }
+        core.submit(barrier ? .barrier(body) : .task(body), operation)
     }
 
     /// Submits a ``WorkItem``; it runs unless cancelled before it starts.

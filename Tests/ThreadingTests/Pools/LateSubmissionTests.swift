@@ -155,6 +155,25 @@ import Testing
         #expect(ran.load(ordering: .relaxed) == 0)
     }
 
+    /// Group tasks a timed shutdown gave up on leave their group without running (counted in `tasksNotRun`), so a
+    /// wait for the group ends instead of hanging.
+    @Test func groupTasksLeftByAnExpiredShutdownLeaveTheGroup() throws {
+        guard let (pool, gate) = poolTestBlockedPool(label: "late.group") else { return }
+        let serial = SerialQueue(label: "late.group.serial", pool: pool)
+        let concurrent = ConcurrentQueue(label: "late.group.concurrent", pool: pool)
+        let group = WorkGroup()
+        let ran = Atomic<Int>(0)
+        serial.async(group: group) { ran.add(1, ordering: .relaxed) }
+        concurrent.async(group: group) { ran.add(1, ordering: .relaxed) }
+        concurrent.async(group: group, flags: .barrier) { ran.add(1, ordering: .relaxed) }
+        let result = pool.shutdown(timeout: .milliseconds(10))
+        #expect(result.tasksNotRun == 3)
+        #expect(group.wait(timeout: .seconds(20)))
+        gate.open()
+        #expect(queueTestWait { pool.statistics.threads == 0 })
+        #expect(ran.load(ordering: .relaxed) == 0)
+    }
+
     /// `shutdownGracefully(timeout:)` is the async form of `shutdown(timeout:)`: same result, no thread blocked.
     /// (The first task holds its thread until the end of the test, however long a loaded machine takes to get there.)
     @Test func asyncTimedShutdownReportsWhatIsLeft() async throws {
