@@ -50,7 +50,16 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     /// the drainer before each item; the shutdown swaps it for ``abandonedBatch`` under `lock` once the pool stopped
     /// (``abandonAtStop()``), so each item of the batch is either started (the decrement came first) or counted as
     /// not run (the swap came first) and never started afterwards.
-    private let unstarted = Atomic<Int>(0)
+    ///
+    /// On a cache line of its own: the drainer writes it per item, and the fields of this object that producers read
+    /// on every `async` must not share its line.
+    private let unstarted: UnsafeMutablePointer<Atomic<Int>> = {
+        let size = MemoryLayout<Atomic<Int>>.size
+        let raw = allocateLockState(byteCount: size, alignment: MemoryLayout<Atomic<Int>>.alignment)
+        let pointer = raw.bindMemory(to: Atomic<Int>.self, capacity: 1)
+        pointer.initialize(to: Atomic(0))
+        return pointer
+    }()
     /// What ``unstarted`` holds once a stopped pool's shutdown counted the batch (any decrement stays negative).
     private static let abandonedBatch = Int.min / 2
     /// Items a drain runs before yielding the worker to other queues that wait for one.
@@ -72,6 +81,8 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     }
 
     deinit {
+        unstarted.deinitialize(count: 1)
+        UnsafeMutableRawPointer(unstarted).deallocate()
         deallocateCoreStorage()
         spareStorage.pointee.release()
         spareStorage.deinitialize(count: 1)
@@ -281,7 +292,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
 
     /// Queued items and the drainer's unstarted batch (see ``EnginePoolMember``).
     var pendingTaskCount: Int {
-        lock.withLock { queuedTaskCountLocked + Swift.max(0, unstarted.load(ordering: .relaxed)) }
+        lock.withLock { queuedTaskCountLocked + Swift.max(0, unstarted.pointee.load(ordering: .relaxed)) }
     }
 
     /// See ``EnginePoolMember/abandonAtStop()``: the queued items and the drainer's unstarted batch, which the
@@ -292,7 +303,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         var removed: [QueueItem] = []
         lock.lock()
         var tasks = removeQueuedWorkLocked(into: &removed)
-        tasks += Swift.max(0, unstarted.exchange(SerialCore.abandonedBatch, ordering: .relaxed))
+        tasks += Swift.max(0, unstarted.pointee.exchange(SerialCore.abandonedBatch, ordering: .relaxed))
         lock.unlock()
         removed.removeAll()
         if !isMain && target == nil && drainClaim.compareExchange(1, 0).exchanged { releaseSlow() }
@@ -350,11 +361,11 @@ final class SerialCore: QueueCore, @unchecked Sendable {
             } else {
                 for _ in 0..<SerialCore.maxBatch { spare.append(items.popFirst()!) }
             }
-            unstarted.store(spare.count, ordering: .relaxed)
+            unstarted.pointee.store(spare.count, ordering: .relaxed)
             lock.unlock()
             while let item = spare.popFirst() {
                 // Counts the item as started, unless a stopped pool's shutdown counted the batch as not run.
-                if unstarted.subtract(1, ordering: .relaxed).newValue < 0 {
+                if unstarted.pointee.subtract(1, ordering: .relaxed).newValue < 0 {
                     spare.release()  // abandoned (see `abandonAtStop()`): released, never run
                     break outer
                 }
@@ -402,8 +413,8 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     /// pool counted them as not run). Drain lock held.
     private func putBack() {
         lock.lock()
-        if unstarted.exchange(0, ordering: .relaxed) < 0 {
-            unstarted.store(SerialCore.abandonedBatch, ordering: .relaxed)
+        if unstarted.pointee.exchange(0, ordering: .relaxed) < 0 {
+            unstarted.pointee.store(SerialCore.abandonedBatch, ordering: .relaxed)
             lock.unlock()
             spare.release()
             return
