@@ -245,11 +245,10 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
     }
 
     func tryEnqueue(_ item: QueueItem) -> Bool {
-        let context = EngineThread.current
         if !item.isBarrier && tryReadFast(admitting: true) {
             // Dekker's pairing with the shutdown: the reader is added (a locked read-modify-write) before the pool's
             // life is read, and the shutdown moves to `draining` before it reads the readers (`pendingTaskCount`).
-            guard engine.isAccepting(context) else {
+            guard engine.isAccepting(EngineThread.current) else {  // the thread's context only when not running
                 releaseRead()
                 return false
             }
@@ -265,7 +264,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
             return true
         }
         lock.lock()
-        guard engine.isAccepting(context) else {
+        guard engine.isAccepting(EngineThread.current) else {
             lock.unlock()
             return false
         }
