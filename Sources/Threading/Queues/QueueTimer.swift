@@ -104,7 +104,6 @@ public final class QueueTimer: Sendable {
         _ step: UInt64,
         _ handler: @escaping @Sendable () -> Void
     ) -> EngineTimerEntry {
-        let epoch = EngineFork.epoch.load(ordering: .relaxed)
         let entry = EngineTimerEntry(deadline: engineDeadline(after: delay), interval: step) { entry in
             // The timer thread calls this at a deadline; the entry is out of its heap until `rearm`, so this
             // firing is the only one waiting.
@@ -112,10 +111,7 @@ public final class QueueTimer: Sendable {
                 .task {
                     // Checked as the firing starts, not only when it was queued: after cancel() nothing starts.
                     // A firing the parent queued and a fork() left running here belongs to the parent.
-                    if EngineFork.epoch.load(ordering: .relaxed) != epoch {
-                        entry.cancelled.store(true, ordering: .releasing)
-                    }
-                    if entry.cancelled.load(ordering: .acquiring) { return }
+                    if entry.isCancelled { return }
                     handler()
                     EngineTimer.shared.rearm(entry)
                 }
@@ -138,6 +134,6 @@ public final class QueueTimer: Sendable {
 
     /// Whether ``cancel()`` was called (or, in a child process, the timer was the parent's; see <doc:Misuse>).
     public var isCancelled: Bool {
-        entry.cancelled.load(ordering: .acquiring)
+        entry.isCancelled
     }
 }

@@ -39,6 +39,24 @@ import Testing
         #expect(!errors.contains("fork rules:"), "stderr: \(errors)")
     }
 
+    /// A repeating timer whose firing is queued at the fork (out of the timer heap, which the child handler
+    /// empties) is still the parent's timer in the child: cancelled there, and its queued firing never runs.
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan without die_after_fork=0 kills forked children"))
+    func timerWhoseFiringIsQueuedAtTheForkIsCancelledInTheChild() async {
+        await #expect(processExitsWith: .success) {
+            let gate = ForkGate()
+            let serial = SerialQueue(label: "fork.timer.queued")
+            serial.async { gate.pass() }
+            let timer = QueueTimer(queue: serial, delay: .zero, repeating: .milliseconds(1)) {}
+            // The firing is due at once and queues behind the held task: then the entry is out of the heap.
+            guard queueTestWait({ serial.engineCore.pendingTaskCount >= 1 }) else { exit(2) }
+            let status = faultRunForked { timer.isCancelled ? 0 : 1 }
+            gate.open()
+            timer.cancel()
+            exit(status)
+        }
+    }
+
     /// A release of a replaced RCU value that is still waiting for its grace period at the fork (a reader holds it
     /// up) runs in the parent only: the child, where the parent's pool threads had used RCU, runs no callback of the
     /// parent's (it starts no call_rcu worker), so the value's deinitializer runs once, in the parent.

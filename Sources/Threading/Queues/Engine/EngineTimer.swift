@@ -16,6 +16,15 @@ final class EngineTimerEntry: @unchecked Sendable {
     let interval: UInt64
     private let firing: Firing
     let cancelled = Atomic<Bool>(false)
+    /// ``EngineFork/epoch`` when the entry was made: in a forked child (a later epoch) it is the parent's timer,
+    /// cancelled there even while its firing is queued or running (out of the heap, where the child handler does not
+    /// reach it).
+    let epoch = EngineFork.epoch.load(ordering: .relaxed)
+
+    /// Whether the timer was cancelled, or belongs to the parent of this forked process.
+    var isCancelled: Bool {
+        cancelled.load(ordering: .acquiring) || epoch != EngineFork.epoch.load(ordering: .relaxed)
+    }
     /// Guarded by the timer lock: whether the entry is in the heap.
     var scheduled = false
 
