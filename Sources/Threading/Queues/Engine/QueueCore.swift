@@ -147,7 +147,7 @@ extension QueueCore {
     /// Takes the queued work out of the queue once its pool stopped (sync waiters stay): returns the tasks among
     /// it, and the items, to be released outside the lock (a released `run` resumes its caller with
     /// ``ThreadingError/shutDown``). Queue lock held.
-    func removeQueuedWorkLocked(into removed: inout [QueueItem]) -> Int {
+    func removeQueuedWorkLocked(into removed: inout EngineRing<QueueItem>) -> Int {
         let tasks = queuedTaskCountLocked
         var kept = EngineRing<QueueItem>()
         while let item = items.popFirst() {
@@ -161,11 +161,11 @@ extension QueueCore {
 
     /// See ``EnginePoolMember/abandonAtStop()``: the queued tasks, released (outside the lock).
     func abandonAtStop() -> Int {
-        var removed: [QueueItem] = []
+        var removed = EngineRing<QueueItem>()  // no new generic type: a forked child may shut a pool down
         lock.lock()
         let tasks = removeQueuedWorkLocked(into: &removed)
         lock.unlock()
-        removed.removeAll()
+        removed.release()
         return tasks
     }
 

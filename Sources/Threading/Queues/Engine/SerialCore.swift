@@ -300,12 +300,12 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     /// dropped it) held the drain lock: it is released here, so a later `sync` (or one already waiting in the queue,
     /// which is then granted) runs instead of waiting for a drain that never comes.
     func abandonAtStop() -> Int {
-        var removed: [QueueItem] = []
+        var removed = EngineRing<QueueItem>()  // no new generic type: a forked child may shut a pool down
         lock.lock()
         var tasks = removeQueuedWorkLocked(into: &removed)
         tasks += Swift.max(0, unstarted.pointee.exchange(SerialCore.abandonedBatch, ordering: .relaxed))
         lock.unlock()
-        removed.removeAll()
+        removed.release()
         if !isMain && target == nil && drainClaim.compareExchange(1, 0).exchanged { releaseSlow() }
         return tasks
     }
