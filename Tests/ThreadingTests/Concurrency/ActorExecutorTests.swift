@@ -184,7 +184,7 @@ private final class LateSubmitter: TaskExecutor {
         let ran = WorkGroup()
         ran.enter()
         Task(executorPreference: late) { ran.leave() }
-        try await withDeadline { try await ran.wait() }
+        try await withDeadline(seconds: 10) { try await ran.wait() }
         #expect(pool.statistics.cancelledFirings == 0)  // no timer here: a unit dropped after the stop would count
     }
 }

@@ -238,10 +238,16 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
             return
         }
         lock.lock()
+        appendLocked(item)
+        lock.unlock()
+    }
+
+    /// Queues `item` behind the pending ones and starts what may start. Queue lock held.
+    @inline(__always)
+    private func appendLocked(_ item: QueueItem) {
         items.append(item)
         word.bitOr(QueueState.hasItems)
         pumpLocked()
-        lock.unlock()
     }
 
     func tryEnqueue(_ item: QueueItem) -> Bool {
@@ -268,9 +274,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
             lock.unlock()
             return false
         }
-        items.append(item)
-        word.bitOr(QueueState.hasItems)
-        pumpLocked()
+        appendLocked(item)
         lock.unlock()
         return true
     }

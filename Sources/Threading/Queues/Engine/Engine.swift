@@ -101,6 +101,10 @@ final class EngineWorker: @unchecked Sendable {
 ///   wait for each other plus the cores' worth of runnable work, yet bounded: libdispatch makes one thread per
 ///   blocked serial queue); for a blocking pool exactly `cores`; never above ``threadLimit``. Idle workers above
 ///   ``keptThreads`` exit after ``idleTimeoutNanoseconds``.
+/// - Files: this one holds the state, the submission path and the hints; `Engine+Workers.swift` the threads,
+///   `Engine+Blocking.swift` the blocking hooks, `Engine+Monitor.swift` the monitor and saturation,
+///   `Engine+Shutdown.swift` the life and shutdown, `Engine+Fork.swift` the fork handlers,
+///   `Engine+Statistics.swift` the counters, `EngineSlots.swift` the slot table.
 /// - Life: running, then draining (``shutdown(deadline:members:)``: only threads of the pool may still submit),
 ///   then stopped (every run queue is closed, every thread exits; the shutting-down thread joins them).
 final class Engine: @unchecked Sendable, EngineForkParticipant {
@@ -140,74 +144,76 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     static let nextRunLimit = 16
 
     /// The injection shards (`shardCount` of them, a power of two).
-    private let shards: [EngineRunQueue]
-    private let shardMask: Int
+    let shards: [EngineRunQueue]
+    let shardMask: Int
     var shardCount: Int { shards.count }
     /// One local run queue per worker slot (`maxThreads` slots), made when a thread first takes the slot; slots
     /// `0..<slotBound` have been made (slots are taken lowest first, so the made ones are always a prefix).
-    private let slots: EngineSlots
-    private let slotBound = Atomic<Int>(0)
+    let slots: EngineSlots
+    let slotBound = Atomic<Int>(0)
 
-    private let lock = EngineLock()
+    let lock = EngineLock()
     /// Rounds an idle worker spins (yielding) before it parks.
     static let idleSpinRounds = 64
     /// A yield taking longer than this ran another thread: the cores are oversubscribed.
     static let busyYieldNanoseconds: UInt64 = 20_000
     /// Slots a thread held and gave back (guarded by the lock); a thread takes one of these first, else the next
     /// slot never made (`slotBound`), so the made slots stay the prefix `0..<slotBound`.
-    private var freeSlots: [Int] = []
+    var freeSlots: [Int] = []
     /// Guarded by `lock`, between the fork handlers only: the forking thread's slot if it is a worker of this pool
     /// (else -1), and the free slots the child starts with, made by the prepare handler (see ``forkChild(_:)``).
-    private var forkSlot = -1
-    private var forkFreeSlots: [Int] = []
-    private var idle: [EngineWorker] = []
-    private var threads = 0
+    var forkSlot = -1
+    var forkFreeSlots: [Int] = []
+    var idle: [EngineWorker] = []
+    var threads = 0
     /// Active workers: running a unit or searching for one (guarded by the lock, mirrored in `runningHint`).
-    private var running = 0
-    private var blockedCount = 0
-    private var extraSlots = 0
-    private var peakThreads = 0
-    private var monitorStarted = false
-    private var monitorSleeping = false
-    private let monitorWord = EngineWord.allocate()
+    var running = 0
+    var blockedCount = 0
+    var extraSlots = 0
+    var peakThreads = 0
+    var monitorStarted = false
+    var monitorSleeping = false
+    let monitorWord = EngineWord.allocate()
 
     // Hints for the lock-free submission path (written under the lock, sequentially consistent).
-    private let runningHint = Atomic<Int>(0)
-    private let limitHint = Atomic<Int>(0)
-    private let idleHint = Atomic<Int>(0)
+    let runningHint = Atomic<Int>(0)
+    let limitHint = Atomic<Int>(0)
+    let idleHint = Atomic<Int>(0)
     /// 0: the monitor is not started; 1: it runs; 2: it sleeps until work comes.
-    private let monitorHint = Atomic<Int>(0)
+    let monitorHint = Atomic<Int>(0)
     /// Workers spinning for work before they park (they take pending work themselves, so nobody wakes them).
-    private let spinning = Atomic<Int>(0)
+    let spinning = Atomic<Int>(0)
 
     // Statistics counters.
-    private let wakeUps = Atomic<UInt64>(0)
-    private let lockAcquisitions = Atomic<UInt64>(0)
+    let wakeUps = Atomic<UInt64>(0)
+    let lockAcquisitions = Atomic<UInt64>(0)
 
     /// The pool's life (guarded by the lock; mirrored in `lifeHint` for lock-free submission checks).
-    private var life = Life.running {
+    var life = Life.running {
         didSet { lifeHint.store(life.rawValue, ordering: .sequentiallyConsistent) }
     }
-    private let lifeHint = Atomic<Int>(Life.running.rawValue)
+    let lifeHint = Atomic<Int>(Life.running.rawValue)
     /// Threads that exited because the pool stopped, to be joined by the shutting-down thread.
-    private var exited: [pthread_t] = []
+    var exited: [pthread_t] = []
     /// Set when the shutting-down thread no longer joins: late exits detach themselves.
-    private var joinerGone = false
+    var joinerGone = false
     /// Units submitted internally after the pool stopped (a timed shutdown left their work behind).
-    private let droppedAfterStop = Atomic<Int>(0)
+    let droppedAfterStop = Atomic<Int>(0)
     /// When the current saturation began (0: not saturated), whether it was counted, and when the last warning was
     /// printed (guarded by the lock; only the monitor touches them).
-    private var saturatedSince: UInt64 = 0
-    private var saturationCounted = false
-    private var lastSaturationWarning: UInt64 = 0
+    var saturatedSince: UInt64 = 0
+    var saturationCounted = false
+    var lastSaturationWarning: UInt64 = 0
     /// Saturation episodes that outlasted the grace period, and warnings printed for them (guarded by the lock).
-    private var saturations = 0
-    private var saturationWarnings = 0
+    var saturations = 0
+    var saturationWarnings = 0
     /// How long a pool stays saturated before it counts and says so.
     static let saturationGraceNanoseconds: UInt64 = 500_000_000
     /// The least time between two saturation warnings of one pool.
     static let saturationWarningIntervalNanoseconds: UInt64 = 10_000_000_000
 
+    /// Pool threads the system refused to create (each was retried later).
+    let spawnRefusals = Atomic<Int>(0)
     /// Timer and `asyncAfter` firings not queued because the pool was shut down.
     let cancelledFirings = Atomic<Int>(0)
 
@@ -245,92 +251,24 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
 
     /// Takes the engine lock, counting the acquisition (statistics: the task path takes it only to wake or park).
     @inline(__always)
-    private func lockEngine() {
+    func lockEngine() {
         lock.lock()
         lockAcquisitions.wrappingAdd(1, ordering: .relaxed)
     }
 
     /// Publishes the lock-guarded counts the submission path reads without the lock. Engine lock held.
     @inline(__always)
-    private func publishLocked() {
+    func publishLocked() {
         runningHint.store(running, ordering: .sequentiallyConsistent)
         idleHint.store(idle.count, ordering: .sequentiallyConsistent)
         limitHint.store(limit, ordering: .sequentiallyConsistent)
     }
 
-    /// `fork()` prepare handler (see ``EngineFork``): holds the engine lock and every run queue's lock across the
-    /// fork (in that order; no path takes the engine lock while holding a run queue's).
-    /// It also makes what the child handler needs: which slot the forking thread (the calling one) holds, and the
-    /// child's free slots (see ``EngineFork`` on the runtime's types in a child).
-    func forkPrepare() {
-        lock.lock()
-        for index in 0..<shards.count { shards[index].forkPrepare() }
-        let made = slotBound.load(ordering: .relaxed)  // no slot is made while the engine lock is held
-        for index in 0..<made { slots[index].forkPrepare() }
-        forkSlot = -1
-        if let worker = EngineThread.current.pointee.worker?.takeUnretainedValue(), worker.engine === self {
-            forkSlot = worker.slot
-        }
-        forkFreeSlots = (0..<made).reversed().filter { $0 != forkSlot }
-    }
-
-    /// `fork()` handler in the parent.
-    func forkParent() {
-        forkFreeSlots = []
-        for index in (0..<slotBound.load(ordering: .relaxed)).reversed() { slots[index].forkParent() }
-        for index in (0..<shards.count).reversed() { shards[index].forkParent() }
-        lock.unlock()
-    }
-
-    /// `fork()` handler in the child (one thread, the locks held by `forkPrepare`): none of the parent's pool
-    /// or monitor threads exist here, and none of the units the parent accepted may run here, so the pool restarts
-    /// empty with no pending work and grows again on the child's first submission. The dropped units are abandoned,
-    /// never released (see ``EngineFork``). If the forking thread is itself a worker of this pool, it stays one: it
-    /// counts as the pool's one running thread and keeps its slot. A pool that was shutting down or stopped stays so.
-    ///
-    /// Index loops and stored values only (no closures, iterators, ranges or growing arrays), with what needs more
-    /// made by ``forkPrepare()``: see ``EngineFork`` on the runtime's types in a child.
-    func forkChild(_ forking: EngineContext) {
-        let forkingSlot = forkSlot
-        let isWorker = forkingSlot >= 0
-        var index = 0
-        while index < shards.count {
-            shards[index].forkChild(running: false)
-            index += 1
-        }
-        index = 0
-        let made = slotBound.load(ordering: .relaxed)
-        while index < made {
-            slots[index].forkChild(running: index == forkingSlot)
-            index += 1
-        }
-        index = 0
-        while index < idle.count {
-            _ = Unmanaged.passRetained(idle[index])  // their threads are gone; nothing is freed here
-            index += 1
-        }
-        idle = []
-        freeSlots = forkFreeSlots
-        threads = isWorker ? 1 : 0
-        running = isWorker ? 1 : 0
-        spinning.store(0, ordering: .relaxed)
-        blockedCount = 0
-        extraSlots = 0
-        peakThreads = threads
-        monitorStarted = false
-        monitorSleeping = false
-        monitorHint.store(0, ordering: .relaxed)
-        monitorWord.store(0)
-        exited = []  // the parent's threads: nothing to join here
-        publishLocked()
-        lock.unlock()
-    }
-
-    private var limit: Int { cores + extraSlots }
+    var limit: Int { cores + extraSlots }
 
     /// Units queued in the pool's run queues now (from the hints; sequentially consistent loads); with
     /// `includingNext`, the units in workers' next slots too (the monitor: a worker may be stuck before it runs one).
-    private func pendingTotal(includingNext: Bool = false) -> Int {
+    func pendingTotal(includingNext: Bool = false) -> Int {
         var total = 0
         for index in 0..<shards.count { total &+= shards[index].countHint.load(ordering: .sequentiallyConsistent) }
         let bound = slotBound.load(ordering: .sequentiallyConsistent)
@@ -342,7 +280,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     }
 
     /// Units submitted to the pool so far, and units run to completion (monotonic sums).
-    private func submittedTotal() -> UInt64 {
+    func submittedTotal() -> UInt64 {
         var total: UInt64 = 0
         for index in 0..<shards.count { total &+= shards[index].submitted.load(ordering: .sequentiallyConsistent) }
         for index in 0..<slotBound.load(ordering: .sequentiallyConsistent) {
@@ -351,7 +289,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         return total
     }
 
-    private func completedTotal() -> UInt64 {
+    func completedTotal() -> UInt64 {
         var total: UInt64 = 0
         for index in 0..<slotBound.load(ordering: .sequentiallyConsistent) {
             total &+= slots[index].completed.load(ordering: .sequentiallyConsistent)
@@ -446,7 +384,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// Pushes `unit` to the calling thread's injection shard and notifies. False when the pool stopped (an
     /// uncounted unit, moved from a next slot, is then counted as dropped here).
     @discardableResult
-    private func inject(_ unit: EngineUnit, lane: Int, counted: Bool, _ context: EngineContext) -> Bool {
+    func inject(_ unit: EngineUnit, lane: Int, counted: Bool, _ context: EngineContext) -> Bool {
         if case .closed = shards[context.pointee.shard & shardMask].push(unit, lane: lane, counted: counted) {
             if !counted { countDropped(unit) }
             return false
@@ -457,14 +395,14 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
 
     /// Counts a unit the stopped pool refused, unless it is a serial queue's drain: a drain is no task, and the
     /// tasks it would have run are counted by the queue (``EnginePoolMember/abandonAtStop()``).
-    private func countDropped(_ unit: EngineUnit) {
+    func countDropped(_ unit: EngineUnit) {
         if case .drain = unit { return }
         droppedAfterStop.add(1, ordering: .relaxed)
     }
 
     /// Moves `worker`'s next-slot unit into its local queue (or a shard when that is full), where any worker may
     /// take it, and notifies.
-    private func spillNext(_ worker: EngineWorker, _ local: EngineRunQueue) {
+    func spillNext(_ worker: EngineWorker, _ local: EngineRunQueue) {
         switch local.spillNext() {
         case .placed, .closed:
             break
@@ -478,7 +416,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// After a push: wakes or creates one worker if none is spinning, one could take the work, and a slot is free;
     /// starts or wakes the monitor. Lock-free unless one of those is needed.
     @inline(__always)
-    private func notify() {
+    func notify() {
         if monitorHint.load(ordering: .sequentiallyConsistent) != 1
             || (spinning.load(ordering: .sequentiallyConsistent) == 0
                 && (idleHint.load(ordering: .sequentiallyConsistent) > 0
@@ -490,7 +428,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     }
 
     @inline(never)
-    private func notifySlow() {
+    func notifySlow() {
         lockEngine()
         var wake: EngineWorker?
         var spawnOne = false
@@ -534,7 +472,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// Wakes idle workers or makes room for new ones while slots are free and units wait that no spinning worker
     /// will take (`pending`: the units to count, by default those queued). Returns how many threads to create once the
     /// lock is released. Engine lock held.
-    private func dispatchLocked(allowSpawn: Bool, pending: Int? = nil) -> Int {
+    func dispatchLocked(allowSpawn: Bool, pending: Int? = nil) -> Int {
         var budget = (pending ?? pendingTotal()) - spinning.load(ordering: .sequentiallyConsistent)
         var spawnCount = 0
         while running < limit && budget > 0 {
@@ -557,690 +495,4 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         return spawnCount
     }
 
-    // MARK: Workers
-
-    private func spawn(_ worker: EngineWorker) {
-        let context = Unmanaged.passRetained(worker).toOpaque()
-        let code = spawnEngineThread(named: threadName, context: context) { raw in
-            let worker = Unmanaged<EngineWorker>.fromOpaque(raw!).takeRetainedValue()
-            worker.engine.workerMain(worker)
-            return nil
-        }
-        if code != 0 {
-            // No thread (RLIMIT_NPROC, memory): give the slot up (the units stay queued). A worker that went idle
-            // meanwhile is woken for them; otherwise a running worker or the monitor's next tick (which retries the
-            // spawn) picks them up. Never spawn again from here: a refusing system would make that loop.
-            Unmanaged<EngineWorker>.fromOpaque(context).release()
-            spawnRefusals.add(1, ordering: .relaxed)
-            lockEngine()
-            threads -= 1
-            running -= 1
-            _ = dispatchLocked(allowSpawn: false)
-            let remaining = threads
-            lock.unlock()
-            Engine.reportRefusal(of: "pool", code: code, threads: remaining)
-        }
-    }
-
-    /// The name of the pool's threads: its label, truncated by the system to 15 bytes.
-    private var threadName: String { label }
-
-    /// Pool threads the system refused to create (each was retried later).
-    let spawnRefusals = Atomic<Int>(0)
-
-    /// Whether a refused thread was reported on stderr (once per process).
-    private static let refusalReported = Atomic<Bool>(false)
-
-    /// Reports the first thread the system refuses the engine, once per process, on stderr (a server's log): the
-    /// engine keeps serving with the threads it has and retries later, so this is a warning, not an error.
-    static func reportRefusal(of what: String, code: CInt, threads: Int) {
-        if refusalReported.exchange(true, ordering: .relaxed) { return }
-        let message =
-            "Threading: the system refused a new \(what) thread (pthread_create: \(errnoName(code))); the queue "
-            + "engine keeps serving with its \(threads) pool thread(s) and retries later (reported once)\n"
-        writeStandardError(message)
-    }
-
-    /// Takes the next unit for `worker`: its fairness turn, else the highest lane of its local queue and the
-    /// shards, else one stolen from another worker's local queue. Nil when it found none.
-    @inline(__always)
-    private func findWork(_ worker: EngineWorker, _ local: EngineRunQueue) -> EngineUnit? {
-        worker.picks &+= 1
-        if worker.picks % UInt(QoS.agingLimit + 1) == 0, let unit = takeFairnessTurn(worker, local) { return unit }
-        let home = worker.slot
-        for _ in 0..<4 {
-            var best: EngineRunQueue?
-            var bestLane = UInt32.bitWidth
-            let localMask = local.laneMaskHint.load(ordering: .relaxed)
-            if localMask != 0 {
-                best = local
-                bestLane = localMask.trailingZeroBitCount
-            }
-            for offset in 0..<shards.count {
-                let shard = shards[(home &+ offset) & shardMask]
-                let mask = shard.laneMaskHint.load(ordering: .relaxed)
-                if mask != 0 && mask.trailingZeroBitCount < bestLane {
-                    best = shard
-                    bestLane = mask.trailingZeroBitCount
-                }
-            }
-            guard let best else { break }
-            if let unit = best.take() { return unit }
-        }
-        return steal(worker, local)
-    }
-
-    /// A fairness turn: the first source with work in rotation (the local queue, then each shard), whatever the
-    /// lanes, so that no queue waits behind higher lanes elsewhere for ever.
-    @inline(never)
-    private func takeFairnessTurn(_ worker: EngineWorker, _ local: EngineRunQueue) -> EngineUnit? {
-        let sources = shards.count + 1
-        for step in 0..<sources {
-            let index = (worker.rotation &+ step) % sources
-            let queue = index == shards.count ? local : shards[index]
-            if queue.countHint.load(ordering: .relaxed) > 0, let unit = queue.take() {
-                worker.rotation = index &+ 1
-                return unit
-            }
-        }
-        return nil
-    }
-
-    /// Takes one unit from another worker's local queue.
-    @inline(never)
-    private func steal(_ worker: EngineWorker, _ local: EngineRunQueue) -> EngineUnit? {
-        let bound = slotBound.load(ordering: .acquiring)
-        guard bound > 1 else { return nil }
-        for offset in 1..<bound {
-            let victim = slots[(worker.slot &+ offset) % bound]
-            if victim.countHint.load(ordering: .relaxed) > 0, let unit = victim.take() {
-                local.steals.wrappingAdd(1, ordering: .relaxed)
-                return unit
-            }
-        }
-        // Last resort: a unit in another worker's next slot (its owner may be stuck in a wait the engine cannot see).
-        for offset in 1..<bound {
-            let victim = slots[(worker.slot &+ offset) % bound]
-            if victim.nextHint.load(ordering: .relaxed), let unit = victim.takeNext() {
-                local.steals.wrappingAdd(1, ordering: .relaxed)
-                return unit
-            }
-        }
-        return nil
-    }
-
-    /// Whether any run queue of the pool holds units (sequentially consistent: see `parkLocked`).
-    private func hasWork() -> Bool {
-        for index in 0..<shards.count where shards[index].countHint.load(ordering: .sequentiallyConsistent) > 0 {
-            return true
-        }
-        let bound = slotBound.load(ordering: .sequentiallyConsistent)
-        for index in 0..<bound where slots[index].countHint.load(ordering: .sequentiallyConsistent) > 0 {
-            return true
-        }
-        return false
-    }
-
-    private func workerMain(_ worker: EngineWorker) {
-        let context = EngineThread.current
-        context.pointee.worker = Unmanaged.passUnretained(worker)
-        lockEngine()
-        let slot: Int
-        if let given = freeSlots.popLast() {
-            slot = given
-        } else {
-            // The next slot never made (threads <= maxThreads = slots): made here, then published by `slotBound`.
-            slot = slotBound.load(ordering: .relaxed)
-            let made = slots.make(slot)
-            if life == .stopped {
-                var none: [EngineUnit] = []
-                _ = made.close(into: &none)  // a pool that stopped refuses units in it as in every other
-            }
-            slotBound.store(slot + 1, ordering: .sequentiallyConsistent)
-        }
-        lock.unlock()
-        let local = slots[slot]
-        worker.slot = slot
-        worker.local = local
-        // Whether the worker just came out of spinning with work found: submitters skipped the wake-up because it
-        // spun, so once it took its unit, it passes the wake-up on if more work waits.
-        var searching = false
-        while true {
-            if let unit = nextUnit(worker, local) ?? findWork(worker, local) {
-                if searching {
-                    // Sequentially consistent: a submitter that saw this worker spinning pushed before it stopped,
-                    // so its unit is seen here.
-                    searching = false
-                    if hasWork() { notify() }
-                }
-                local.executing.store(true, ordering: .relaxed)
-                run(unit, worker: worker, context: context)
-                local.executing.store(false, ordering: .relaxed)
-                local.completed.wrappingAdd(1, ordering: .sequentiallyConsistent)
-                continue
-            }
-            // Spin a little (yielding the CPU) before parking: work submitted meanwhile is taken without a wake-up.
-            spinning.add(1, ordering: .sequentiallyConsistent)
-            var found = false
-            var before = cthr_clock_now_ns()
-            for _ in 0..<Engine.idleSpinRounds {
-                if hasWork() {
-                    found = true
-                    break
-                }
-                _ = cthr_thread_yield()
-                // A yield that gave the CPU away (it took long) means other threads want the cores: spinning on
-                // would only take turns from them, so park and be woken when work comes.
-                let after = cthr_clock_now_ns()
-                if after &- before > Engine.busyYieldNanoseconds { break }
-                before = after
-            }
-            spinning.subtract(1, ordering: .sequentiallyConsistent)
-            if found {
-                searching = true
-                continue
-            }
-            searching = false
-            if !park(worker, context) { return }
-        }
-    }
-
-    /// The unit in `worker`'s next slot, unless it ran ``nextRunLimit`` of them in a row and other work waits: then
-    /// the slot's unit moves to the local queue and the worker takes a fairness turn (nil if that found nothing:
-    /// the worker picks as usual).
-    @inline(__always)
-    private func nextUnit(_ worker: EngineWorker, _ local: EngineRunQueue) -> EngineUnit? {
-        guard local.nextHint.load(ordering: .relaxed) else {
-            worker.nextRuns = 0
-            return nil
-        }
-        if worker.nextRuns >= Engine.nextRunLimit {
-            worker.nextRuns = 0
-            if hasWork() {
-                // A fairness turn next (not the lanes, which could pick the spilled unit again): every other source
-                // is reached within `shardCount + 1` such turns.
-                spillNext(worker, local)
-                return takeFairnessTurn(worker, local)
-            }
-        }
-        guard let unit = local.takeNext() else { return nil }
-        worker.nextRuns += 1
-        return unit
-    }
-
-    /// Parks an idle worker until it is woken (true) or it exits (false: the pool stopped, or it was idle too long
-    /// and the pool keeps enough threads).
-    private func park(_ worker: EngineWorker, _ context: EngineContext) -> Bool {
-        lockEngine()
-        running -= 1
-        if life == .stopped {
-            exitLocked(worker, context)
-            return false
-        }
-        worker.parker.store(0)
-        idle.append(worker)
-        publishLocked()
-        // Against a submitter that pushed and then read the hints before they changed (both sides sequentially
-        // consistent: either it sees this worker idle and wakes it, or this sees its unit).
-        if running < limit && hasWork() {
-            idle.removeLast()
-            running += 1
-            publishLocked()
-            lock.unlock()
-            return true
-        }
-        lock.unlock()
-        let deadline = cthr_clock_deadline_after(Engine.idleTimeoutNanoseconds)
-        while worker.parker.load() == 0 {
-            if !worker.parker.wait(expected: 0, deadline: deadline) { break }
-        }
-        lockEngine()
-        if worker.parker.load() == 1 {
-            // Woken: the waker took it off the idle list and gave it a running slot.
-            lock.unlock()
-            return true
-        }
-        if let index = idle.firstIndex(where: { $0 === worker }) {
-            idle.remove(at: index)
-        }
-        if threads > keptThreads || life == .stopped {
-            exitLocked(worker, context)
-            return false
-        }
-        running += 1
-        publishLocked()
-        lock.unlock()
-        return true
-    }
-
-    /// The worker's thread leaves the pool (engine lock held; released here). Its local queue is empty: only it
-    /// pushes there, and it leaves only when it found no work.
-    private func exitLocked(_ worker: EngineWorker, _ context: EngineContext) {
-        threads -= 1
-        freeSlots.append(worker.slot)
-        publishLocked()
-        leaveLocked()
-        lock.unlock()
-        context.pointee.worker = nil
-    }
-
-    /// A pool thread exits (engine lock held): a stopped pool's shutting-down thread joins it; otherwise nobody
-    /// does, so it detaches itself.
-    private func leaveLocked() {
-        if life == .stopped && !joinerGone {
-            exited.append(cthr_thread_self())
-        } else {
-            _ = cthr_thread_detach(cthr_thread_self())
-        }
-    }
-
-    @inline(__always)
-    private func run(_ unit: EngineUnit, worker: EngineWorker, context: EngineContext) {
-        // QoS is the lane's priority inside the pool only: a worker never changes its nice value (see ``QoS``).
-        switch unit {
-        case .drain(let core):
-            core.runScheduledDrain(context)
-        case .concurrent(let core, let item, let barrier):
-            core.runStarted(item, barrier: barrier, context)
-        case .claimedBarrier(let core, let claim):
-            if let item = claim.claim() { core.runStarted(item, barrier: true, context) }
-        case .job(let body):
-            body()
-        }
-    }
-
-    // MARK: Blocking hooks
-
-    /// Called by the engine's own blocking waits before a pool worker sleeps: frees its slot so pending work runs.
-    static func willBlock(_ context: EngineContext) {
-        guard let worker = context.pointee.worker?.takeUnretainedValue() else { return }
-        worker.engine.workerWillBlock(worker)
-    }
-
-    /// Runs a blocking wait (`body`) so that a pool worker running it gives its slot up meanwhile: the hook for
-    /// blocking primitives outside the queue engine (`Semaphore.wait`). Free on threads that are not pool workers
-    /// (one TSD lookup).
-    @inline(__always)
-    static func blocking<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
-        let context = EngineThread.current
-        guard context.pointee.worker != nil else { return try body() }
-        willBlock(context)
-        defer { didUnblock(context) }
-        return try body()
-    }
-
-    /// Called after such a wait returns.
-    static func didUnblock(_ context: EngineContext) {
-        guard let worker = context.pointee.worker?.takeUnretainedValue() else { return }
-        worker.engine.workerDidUnblock(worker)
-    }
-
-    private func workerWillBlock(_ worker: EngineWorker) {
-        // Its next-slot unit would wait for the wait: hand it to the others first (before the engine lock: no path
-        // takes a run queue's lock after it).
-        if let local = worker.local, local.nextHint.load(ordering: .relaxed) { spillNext(worker, local) }
-        lockEngine()
-        worker.blocked = true
-        running -= 1
-        blockedCount += 1
-        let spawnCount = dispatchLocked(allowSpawn: true)
-        lock.unlock()
-        for _ in 0..<spawnCount { spawn(EngineWorker(engine: self)) }
-    }
-
-    private func workerDidUnblock(_ worker: EngineWorker) {
-        lockEngine()
-        worker.blocked = false
-        running += 1
-        blockedCount -= 1
-        publishLocked()
-        lock.unlock()
-    }
-
-    // MARK: Monitor
-
-    private func startMonitor() {
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let code = spawnEngineThread(named: "threading.monitor", context: context) { raw in
-            let engine = Unmanaged<Engine>.fromOpaque(raw!).takeRetainedValue()
-            engine.monitorMain()
-            return nil
-        }
-        if code != 0 {
-            Unmanaged<Engine>.fromOpaque(context).release()
-            // Refused: the next submission tries again.
-            lockEngine()
-            monitorStarted = false
-            monitorHint.store(0, ordering: .sequentiallyConsistent)
-            let remaining = threads
-            lock.unlock()
-            Engine.reportRefusal(of: "monitor", code: code, threads: remaining)
-        }
-    }
-
-    private func monitorMain() {
-        var lastCompleted: UInt64 = 0
-        while true {
-            lockEngine()
-            if life == .stopped {
-                monitorStarted = false
-                monitorHint.store(0, ordering: .sequentiallyConsistent)
-                leaveLocked()
-                lock.unlock()
-                return
-            }
-            if pendingTotal(includingNext: true) == 0 {
-                extraSlots = 0
-                publishLocked()
-                monitorSleeping = true
-                monitorHint.store(2, ordering: .sequentiallyConsistent)
-                monitorWord.store(0)
-                // Against a submitter that pushed and read the hint before it changed (see `park`).
-                if pendingTotal(includingNext: true) > 0 {
-                    monitorSleeping = false
-                    monitorHint.store(1, ordering: .sequentiallyConsistent)
-                    lock.unlock()
-                } else {
-                    lock.unlock()
-                    while monitorWord.load() == 0 { monitorWord.wait(expected: 0) }
-                    lockEngine()
-                    lastCompleted = completedTotal()
-                    let stopped = life == .stopped
-                    lock.unlock()
-                    if stopped { continue }
-                }
-            } else {
-                lock.unlock()
-            }
-            _ = cthr_sleep_ns(Engine.monitorTickNanoseconds)
-            lockEngine()
-            var spawnCount = 0
-            let completed = completedTotal()
-            // Next-slot units count when no unit completed for a tick: their owner is stuck in a wait the engine
-            // cannot see (a woken or new worker steals them).
-            let pending = completed == lastCompleted ? pendingTotal(includingNext: true) : pendingTotal()
-            // Units stranded by a refused spawn while slots are free: try again (a no-op otherwise).
-            if pending > 0 && running < limit { spawnCount += dispatchLocked(allowSpawn: true, pending: pending) }
-            if pending > 0 && running >= limit && completed == lastCompleted && threads < maxThreads {
-                extraSlots += 1
-                spawnCount += dispatchLocked(allowSpawn: true, pending: pending)
-            } else if pending == 0 && extraSlots > 0 {
-                extraSlots -= 1
-                publishLocked()
-            }
-            lastCompleted = completed
-            let warning = checkSaturationLocked(pending: pending)
-            lock.unlock()
-            for _ in 0..<spawnCount { spawn(EngineWorker(engine: self)) }
-            if let warning { writeStandardError(warning) }
-        }
-    }
-
-    // MARK: Life
-
-    /// Whether the pool still takes submissions from the calling thread: it runs, or it is draining and the caller
-    /// is one of its own threads (work an accepted task submits runs before the pool stops).
-    ///
-    /// Sequentially consistent: a submitter that makes its work visible (a queue's reader count, an item under the
-    /// queue's lock) before it asks pairs with the shutdown, which moves to `draining` before it looks for work
-    /// (see ``shutdown(deadline:members:)``): either the submitter sees the shutdown, or the shutdown sees the work.
-    @inline(__always)
-    func isAccepting(_ context: @autoclosure () -> EngineContext) -> Bool {
-        let life = lifeHint.load(ordering: .sequentiallyConsistent)
-        if life == Life.running.rawValue { return true }
-        return life == Life.draining.rawValue && context().pointee.worker?.takeUnretainedValue().engine === self
-    }
-
-    /// What a trapping submission (`async`, `asyncAfter`, a ``QueueTimer``, `addJob`) does when the pool refused
-    /// it (see ``isAccepting(_:)``). From another thread it traps: a fire-and-forget submission after `shutdown()`
-    /// is a programming error, never a silent drop, and code that may race with a shutdown uses the recoverable
-    /// forms (`tryAsync`, `run`, `tryAddJob`). From a thread of this pool (a task still running after a timed
-    /// shutdown gave up on it) the work is dropped and counted in ``QueueEngineStatistics/cancelledFirings``: the
-    /// shutdown already abandoned the work that had not started, and this is more of it.
-    func refuse(_ what: @autoclosure () -> String) {
-        if EngineThread.current.pointee.worker?.takeUnretainedValue().engine === self {
-            droppedAfterStop.add(1, ordering: .relaxed)
-            return
-        }
-        threadingFatal(
-            "Threading: \(what()): worker pool '\(label)' is shut down (shutdown() was called); it takes no new "
-                + "work. Use the form that reports a refusal (tryAsync, tryAsyncAfter, QueueTimer.start, tryAddJob, "
-                + "try await run) where a submission may race with the shutdown, or shut the pool down after its "
-                + "last submission."
-        )
-    }
-
-    /// Whether the pool takes a trapping submission: true when it accepts it (see ``isAccepting(_:)``); otherwise
-    /// ``refuse(_:)`` traps or, on a thread of the pool, counts the drop and this returns false.
-    @inline(__always)
-    func requireAccepting(_ what: @autoclosure () -> String) -> Bool {
-        if lifeHint.load(ordering: .relaxed) == Life.running.rawValue { return true }
-        if isAccepting(EngineThread.current) { return true }
-        refuse(what())
-        return false
-    }
-
-    /// Whether the pool stopped (its threads exit; nothing more runs).
-    var isStopped: Bool { lifeHint.load(ordering: .relaxed) == Life.stopped.rawValue }
-
-    /// Whether the pool was shut down (draining or stopped).
-    var isShutDown: Bool { lifeHint.load(ordering: .acquiring) != Life.running.rawValue }
-
-    /// What a shutdown left undone.
-    struct Leftover {
-        var tasksNotRun: Int
-        var busyThreads: Int
-    }
-
-    /// Shuts the pool down: stops taking submissions from other threads, waits until every accepted unit ran (and
-    /// every queue and job queue of the pool is empty) or `deadline` passed, then stops: idle threads and the
-    /// monitor exit and are joined. After the deadline, pending units are dropped (released, never run) and threads
-    /// still running a task exit when it returns. Blocking; never on a thread of this pool.
-    ///
-    /// What was left is counted after the pool stopped, each member under its own lock (``EnginePoolMember/
-    /// abandonAtStop()``): a member's submitters check the pool's life under that lock, so a task is either refused
-    /// or counted, and no task of a serial queue's taken batch starts once its member was counted.
-    func shutdown(deadline: UInt64, members: () -> [any EnginePoolMember]) -> Leftover {
-        lockEngine()
-        if life == .running { life = .draining }
-        lock.unlock()
-        var pause = Engine.shutdownFirstPollNanoseconds
-        while !isQuiescent(members) && cthr_clock_now_ns() < deadline {
-            Engine.backOff(&pause)
-        }
-        var leftover = Leftover(tasksNotRun: 0, busyThreads: 0)
-        lockEngine()
-        life = .stopped
-        // Every run queue is closed: a unit pushed from now on is refused (and counted), never stranded.
-        var dropped: [EngineUnit] = []
-        for index in 0..<shards.count { leftover.tasksNotRun += shards[index].close(into: &dropped) }
-        for index in 0..<slotBound.load(ordering: .relaxed) {
-            leftover.tasksNotRun += slots[index].close(into: &dropped)
-        }
-        leftover.busyThreads = busyWorkers()
-        let wake = idle
-        idle.removeAll()
-        for worker in wake {
-            worker.parker.store(1)
-            running += 1
-        }
-        publishLocked()
-        let monitorAsleep = monitorSleeping
-        monitorSleeping = false
-        monitorWord.store(1)
-        lock.unlock()
-        dropped.removeAll()  // released outside the lock: their closures' deinitializers may take locks
-        for member in members() where member.engine === self { leftover.tasksNotRun += member.abandonAtStop() }
-        for worker in wake { worker.parker.wake() }
-        if monitorAsleep { monitorWord.wake() }
-        // Join: every thread that is not busy exits promptly and is joined; after the deadline, threads still
-        // running a task are left to exit (detached) when it returns.
-        pause = Engine.shutdownFirstPollNanoseconds
-        while true {
-            lockEngine()
-            let joinable = exited
-            exited.removeAll()
-            let remaining = threads + (monitorStarted ? 1 : 0)
-            let done = remaining == 0 || (remaining <= busyWorkers() && cthr_clock_now_ns() >= deadline)
-            if done { joinerGone = true }
-            lock.unlock()
-            for thread in joinable { _ = cthr_thread_join(thread, nil) }
-            if done { return leftover }
-            Engine.backOff(&pause)
-        }
-    }
-
-    /// Workers running a unit now (blocked ones included).
-    private func busyWorkers() -> Int {
-        var busy = 0
-        let bound = slotBound.load(ordering: .sequentiallyConsistent)
-        for index in 0..<bound where slots[index].executing.load(ordering: .relaxed) { busy += 1 }
-        return busy
-    }
-
-    /// Shutdown polls for quiescence and for exiting threads, first after this long, then twice as long each time
-    /// up to 1 ms: an idle pool shuts down in tens of microseconds, a busy one costs at most 1000 polls a second.
-    static let shutdownFirstPollNanoseconds: UInt64 = 10_000
-
-    private static func backOff(_ pause: inout UInt64) {
-        _ = cthr_sleep_ns(pause)
-        pause = Swift.min(pause * 2, 1_000_000)
-    }
-
-    /// Whether nothing the pool accepted is left: no unit pending or running, no member with pending work, and no
-    /// submission or completion between the two looks at the counters (so no work moved from a queue to the pool
-    /// in between).
-    private func isQuiescent(_ members: () -> [any EnginePoolMember]) -> Bool {
-        // Completions first, then submissions: every counter only grows and a unit is counted submitted before it
-        // can complete, so equal sums mean that at one instant every submitted unit had completed.
-        let before = (completedTotal(), submittedTotal())
-        guard before.0 == before.1 else { return false }
-        for member in members() where member.engine === self && member.pendingTaskCount > 0 {
-            return false
-        }
-        let after = (completedTotal(), submittedTotal())
-        return after == before
-    }
-
-    // MARK: Saturation
-
-    /// Tracks saturation (monitor tick, lock held): work waits while every thread the pool may have is busy. After
-    /// the grace period it counts the episode and returns the warning to print, at most one per episode and one per
-    /// ``saturationWarningIntervalNanoseconds``.
-    private func checkSaturationLocked(pending: Int) -> String? {
-        guard pending > 0 && threads >= maxThreads && running + blockedCount >= threads else {
-            saturatedSince = 0
-            saturationCounted = false
-            return nil
-        }
-        let now = cthr_clock_now_ns()
-        if saturatedSince == 0 {
-            saturatedSince = now
-            return nil
-        }
-        guard !saturationCounted && now &- saturatedSince >= Engine.saturationGraceNanoseconds else { return nil }
-        saturationCounted = true
-        saturations += 1
-        guard lastSaturationWarning == 0 || now &- lastSaturationWarning >= Engine.saturationWarningIntervalNanoseconds
-        else { return nil }
-        lastSaturationWarning = now
-        saturationWarnings += 1
-        let advice =
-            isBlocking
-            ? "raise its cap (WorkerPool(threads:kind: .blocking)) or make fewer blocking calls at once"
-            : "raise its cap (WorkerPool(threads:)) or move blocking work to a blocking pool (WorkerPool.blocking, "
-                + "WorkerPool.withBlockingRegion)"
-        return "Threading: worker pool '\(label)' is saturated: all \(threads) of its \(maxThreads) threads (its cap) "
-            + "are busy and \(pending) unit(s) wait; \(advice) (said at most every 10 s)\n"
-    }
-
-    // MARK: Statistics
-
-    /// The pool's counters now (``QueueEngineStatistics``).
-    func snapshot() -> QueueEngineStatistics {
-        // The counters first, so that the snapshot's own acquisition is not in them.
-        let acquisitions = Int(lockAcquisitions.load(ordering: .relaxed))
-        var local: UInt64 = 0
-        var steals: UInt64 = 0
-        for index in 0..<slotBound.load(ordering: .acquiring) {
-            local &+= slots[index].submitted.load(ordering: .relaxed)
-            steals &+= slots[index].steals.load(ordering: .relaxed)
-        }
-        let submitted = Int(truncatingIfNeeded: submittedTotal())
-        return lock.withLock {
-            QueueEngineStatistics(
-                label: label,
-                threads: threads,
-                peakThreads: peakThreads,
-                running: running,
-                blocked: blockedCount,
-                pending: pendingTotal(),
-                idle: idle.count,
-                maxThreads: maxThreads,
-                cores: cores,
-                cancelledFirings: cancelledFirings.load(ordering: .relaxed) + droppedAfterStop.load(ordering: .relaxed),
-                saturations: saturations,
-                saturationWarnings: saturationWarnings,
-                submitted: submitted,
-                localSubmissions: Int(truncatingIfNeeded: local),
-                steals: Int(truncatingIfNeeded: steals),
-                wakeUps: Int(truncatingIfNeeded: wakeUps.load(ordering: .relaxed)),
-                engineLockAcquisitions: acquisitions
-            )
-        }
-    }
-
-    func resetPeak() {
-        lockEngine()
-        peakThreads = threads
-        lock.unlock()
-    }
-}
-
-/// An engine object that holds work for a pool outside the pool's lanes: a queue core or a job queue core.
-protocol EnginePoolMember: AnyObject {
-    /// The pool that runs the member's work.
-    var engine: Engine { get }
-    /// Tasks accepted and not yet started (queued items, a serial queue's taken batch, jobs not started).
-    var pendingTaskCount: Int { get }
-    /// Called once the pool stopped: the tasks accepted and not started, counted under the member's lock; none of
-    /// them starts afterwards (a serial queue's drain gives its taken batch up).
-    func abandonAtStop() -> Int
-}
-
-extension EnginePoolMember {
-    func abandonAtStop() -> Int { pendingTaskCount }
-}
-
-/// The local run queues of a pool's worker slots: a fixed table of `capacity` pointers, each slot's run queue made
-/// when a thread first takes the slot (under the engine lock) and published by the engine's `slotBound`, which
-/// readers load (acquiring) before they touch a slot below it. Made slots live as long as the pool.
-/// `@unchecked Sendable`: a slot is written once, before its publication, and only read afterwards.
-final class EngineSlots: @unchecked Sendable {
-    private let table: UnsafeMutablePointer<EngineRunQueue?>
-    private let capacity: Int
-
-    init(capacity: Int) {
-        self.capacity = capacity
-        table = .allocate(capacity: capacity)
-        table.initialize(repeating: nil, count: capacity)
-    }
-
-    deinit {
-        table.deinitialize(count: capacity)
-        table.deallocate()
-    }
-
-    /// Makes slot `index`'s run queue (engine lock held; `index` is the next slot never made).
-    func make(_ index: Int) -> EngineRunQueue {
-        let queue = EngineRunQueue(capacity: Engine.localCapacity)
-        table[index] = queue
-        return queue
-    }
-
-    /// Slot `index`'s run queue; only for a slot below the published bound.
-    @inline(__always)
-    subscript(_ index: Int) -> EngineRunQueue {
-        table[index].unsafelyUnwrapped
-    }
 }
