@@ -73,7 +73,7 @@ soak: deps
 verify:
 	@./scripts/verify.sh
 
-# The engine's fork() child handlers ask the Swift runtime for no type it has not made yet: the in-process fork tests
+# The pool's fork() child handlers ask the Swift runtime for no type it has not made yet: the in-process fork tests
 # of the debug build under gdb (installs gdb first when missing; see scripts/fork-handlers-check.sh).
 fork-check: deps
 	$(SWIFT) build --build-tests $(C_WARNINGS) $(C_STRICT) $(SWIFT_FLAGS)

@@ -2,7 +2,7 @@
 /* SPDX-FileCopyrightText: 2026 The Threading authors */
 
 /*
- * The concurrent queue's barrier grant with striped readers: Sources/Threading/Queues/Engine/ConcurrentCore.swift
+ * The concurrent queue's barrier grant with striped readers: Sources/Threading/Queues/PoolCore/ConcurrentCore.swift
  * (states of QueueState in QueueCore.swift: owned, hasItems, draining, readers in bits 8...).
  *
  * Modelled steps (a queue with striped readers: no width limit, no target; not suspended):
@@ -10,7 +10,7 @@
  *       acquireSync -> enterStriped: seq_cst add 1 to the stripe; seq_cst load of the word; inside when neither
  *       owned nor hasItems, else leaveStriped and tryReadFast (CAS readers + 1 when neither owned nor hasItems),
  *       else the slow path: under the queue lock, items.append(.syncWaiter), bitOr hasItems, pumpLocked; wait for
- *       the grant (engineGrant; the parker itself is formal/parker.pml).
+ *       the grant (grantWaiter; the parker itself is formal/parker.pml).
  *       Release: leaveStriped (seq_cst subtract 1, seq_cst load of the word, pump() when draining) or releaseRead
  *       (readers - 1, pump() when hasItems was set).
  *   Barrier B1 (sync, barrier: true): tryBarrierFast: stripesBusy (one seq_cst load per stripe), CAS 0 -> owned,

@@ -2,12 +2,12 @@
 /* SPDX-FileCopyrightText: 2026 The Threading authors */
 
 /*
- * The queue engine's parker: a thread waiting in a queue for its grant, with help offers.
- * Sources/Threading/Queues/Engine/EngineThreadState.swift (waitGranted, help, helpGranted, prepareWait, engineGrant,
- * engineOfferHelp) as driven by Sources/Threading/Queues/Engine/ConcurrentCore.swift (acquireSync, pumpLocked, start,
+ * The worker pools's parker: a thread waiting in a queue for its grant, with help offers.
+ * Sources/Threading/Queues/PoolCore/ThreadState.swift (waitGranted, help, helpGranted, prepareWait, grantWaiter,
+ * offerHelp) as driven by Sources/Threading/Queues/PoolCore/ConcurrentCore.swift (acquireSync, pumpLocked, start,
  * offerHelp, pendingBarrier).
  *
- * Parker states (the raw values of EngineParker.State): 0 = waiting (awake), 2 = sleeping (asleep on the futex),
+ * Parker states (the raw values of Parker.State): 0 = waiting (awake), 2 = sleeping (asleep on the futex),
  * 1 = granted, 3 = helpOffered, 4 = grantedWithHelp (granted with an offered item still to run). helpItem is the slot of the offered item (0 = nil).
  *
  * Modelled steps:
@@ -17,11 +17,11 @@
  *            help: read and clear helpItem, CAS 3 -> 0, claim the item and run it if the claim succeeds.
  *            helpGranted: if helpItem is set, clear it, claim and run.
  *   Queue    pumpLocked starts barrier i (the queue is owned until it completes): start -> offerHelp ->
- *            engineOfferHelp to the waiter when it is queued (load; only in 0 or 2: write helpItem, CAS to 3, wake
+ *            offerHelp to the waiter when it is queued (load; only in 0 or 2: write helpItem, CAS to 3, wake
  *            if it was 2; else clear helpItem and retry); the barrier is left claimable (pendingBarrier), and when
  *            no offer was taken it goes to the pool. After the last barrier completes, start(.syncWaiter) ->
- *            engineGrant (load; in 3: CAS 3 -> 4; else CAS state -> 1 and wake if it was 2).
- *   Pool     a pool worker claims each barrier submitted to it (EngineClaim) and runs it.
+ *            grantWaiter (load; in 3: CAS 3 -> 4; else CAS state -> 1 and wake if it was 2).
+ *   Pool     a pool worker claims each barrier submitted to it (ItemClaim) and runs it.
  *   Claimer  another thread entering `sync`, which claims a pendingBarrier and runs it, or never comes.
  * A claim is an atomic test-and-set; a futex wait compares and sleeps atomically, a wake clears the sleeper's flag.
  * Not modelled: the nested `sync` inside a running item that reuses the parker (ConcurrentCore.offerHelp explains why
@@ -31,7 +31,7 @@
  * Variants (-D):
  *   MUTANT_NO_ANNOUNCE   the waiter sleeps without announcing it (no CAS 0 -> 2; futex wait on 0): must fail, the
  *                        grant stores 1 and wakes nobody (lost wake-up)
- *   MUTANT_OFFER_NO_WAKE engineOfferHelp does not wake a sleeping waiter: must fail (the offered barrier waits for
+ *   MUTANT_OFFER_NO_WAKE offerHelp does not wake a sleeping waiter: must fail (the offered barrier waits for
  *                        a waiter that sleeps until its grant, which waits for the barrier)
  *
  * Properties: every barrier runs exactly once (assertions); help() finds its item in helpItem; the waiter returns
@@ -58,7 +58,7 @@ bit claimable[NITEMS + 1];   /* pendingBarrier */
 bit granted = 0;
 bit returned = 0;
 
-/* EngineClaim.claim() and, when it succeeds, runStarted: run, then release the barrier. */
+/* ItemClaim.claim() and, when it succeeds, runStarted: run, then release the barrier. */
 inline claim_and_run(item) {
     atomic {
         if
@@ -169,7 +169,7 @@ proctype Queue() {
     bit taken;
     do
     :: i <= NITEMS ->
-        /* pumpLocked starts barrier i; start -> offerHelp: engineOfferHelp to the waiter if it is queued */
+        /* pumpLocked starts barrier i; start -> offerHelp: offerHelp to the waiter if it is queued */
         taken = 0;
         if
         :: queued ->
@@ -203,14 +203,14 @@ proctype Queue() {
         fi;
         if
         :: taken -> claimable[i] = 1                    /* pendingBarrier = offered */
-        :: else -> claimable[i] = 1; to_pool[i] = 1      /* pendingBarrier, Engine.submit(.claimedBarrier) */
+        :: else -> claimable[i] = 1; to_pool[i] = 1      /* pendingBarrier, PoolCore.submit(.claimedBarrier) */
         fi;
         /* the barrier owns the queue until it completes (releaseBarrier -> pump) */
         completed[i];
         i++
     :: else -> break
     od;
-    /* the waiter's turn (it is in the FIFO behind the barriers): start(.syncWaiter) -> engineGrant */
+    /* the waiter's turn (it is in the FIFO behind the barriers): start(.syncWaiter) -> grantWaiter */
     queued;
     granted = 1;
     do

@@ -2,21 +2,21 @@
 /* SPDX-FileCopyrightText: 2026 The Threading authors */
 
 /*
- * The pool scheduler's local queues, injection, stealing and parking: Sources/Threading/Queues/Engine/Engine.swift
- * (submit, notify, notifySlow, findWork, steal, workerMain's spin, park) and EngineRunQueue.swift (push, take, each
+ * The pool scheduler's local queues, injection, stealing and parking: Sources/Threading/Queues/PoolCore/PoolCore.swift
+ * (submit, notify, notifySlow, findWork, steal, workerMain's spin, park) and PoolRunQueue.swift (push, take, each
  * under the run queue's own lock).
  *
  * Modelled steps:
  *   Producer  submit from a thread outside the pool: push to the injection shard (under the shard's lock; the count
  *             hint is stored sequentially consistent), then notify: read `spinning`, `idle` and `running` (three
  *             separate sequentially consistent loads); if nobody spins and a worker is idle or a slot is free, take
- *             the engine lock and, if still nobody spins, a slot is free and work is queued, pop an idle worker,
+ *             the pool lock and, if still nobody spins, a slot is free and work is queued, pop an idle worker,
  *             store its parker = 1, running + 1, unlock, futex-wake it.
  *   Worker    findWork: take from the own local queue, else the shard, else steal from the other worker's local
  *             queue (each take under that queue's lock). A unit taken from the shard may submit one more unit
  *             (at most LOCAL in all) from inside the task: pushed to the worker's own local queue, then notify.
  *             Nothing found: spin (spinning + 1, one look at every queue, spinning - 1); found: search again
- *             and, once a unit is taken, notify if work remains (pass the wake-up on). Else park: under the engine lock
+ *             and, once a unit is taken, notify if work remains (pass the wake-up on). Else park: under the pool lock
  *             running - 1, join the idle list (idle + 1), parker = 0, then re-check every queue: work and a free
  *             slot: leave the idle list and search again; else unlock and `while parker == 0 { futex wait }` (a
  *             wait may time out, at most TIMEOUTS times in all), then under the lock: woken (parker == 1, the
@@ -32,7 +32,7 @@
  *   MUTANT_NO_RECHECK       park does not re-check the queues after joining the idle list: must fail (a producer
  *                           that read `idle` = 0 before the worker joined skips the wake-up; the worker looked at
  *                           the queues before the push, and sleeps with a unit queued)
- *   MUTANT_STORE_AFTER_UNLOCK  park stores parker = 0 after releasing the engine lock (after joining the idle
+ *   MUTANT_STORE_AFTER_UNLOCK  park stores parker = 0 after releasing the pool lock (after joining the idle
  *                           list): must fail (a waker's store of 1 is overwritten; the worker sleeps, off the idle
  *                           list, with a unit queued)
  *   MUTANT_STEAL_NO_LOCK    steal reads the victim's count and takes without the victim's lock: must fail (the
@@ -73,7 +73,7 @@ inline unlock() { elock = 0 }
 
 #define QUEUED (shard + lq[0] + lq[NWORKERS - 1])
 
-/* notify: the lock-free checks, then notifySlow under the engine lock; `w` and `s`, `i`, `r` are the caller's. */
+/* notify: the lock-free checks, then notifySlow under the pool lock; `w` and `s`, `i`, `r` are the caller's. */
 inline notify() {
     s = spinning;
     i = idleCount;

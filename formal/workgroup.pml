@@ -6,12 +6,12 @@
  *
  * Modelled steps:
  *   enter()   count.add(1) (no lock).
- *   leave()   under the group's EngineLock: old = count.load(); count.subtract(1); when old == 1 take the
+ *   leave()   under the group's RuntimeLock: old = count.load(); count.subtract(1); when old == 1 take the
  *             notification list and empty it; unlock; when old == 1 count.wake(Int32.max), then submit what was
  *             taken.
  *   notify()  under the lock: count.load() == 0: unlock and submit at once; else append to the list; unlock.
  *   wait()    (no timeout) count.load() == 0: return; else loop: value = count.load(); 0: return; futex wait
- *             while the count equals `value` (compares and sleeps atomically); `Engine.willBlock` is not modelled.
+ *             while the count equals `value` (compares and sleeps atomically); `PoolCore.willBlock` is not modelled.
  * Scenario: two tasks entered before they start (as `async(group:)` does) and leave; a thread calls notify() and
  * another waits, concurrently; with LATE = 1 one more piece of work enters and leaves at any time (the group is
  * reused: the count may leave zero again).

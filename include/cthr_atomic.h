@@ -13,7 +13,7 @@
 // whose address is taken with `&` for the duration of one call only.
 //
 // Why the `__atomic_*` builtins and not <stdatomic.h> here: the operations are `static inline` (they are the hot path
-// of the queue engine and the benchmarks) and this header is also meant for C++ servers. <stdatomic.h> and
+// of the worker pools and the benchmarks) and this header is also meant for C++ servers. <stdatomic.h> and
 // `_Atomic` are not C++ before C++23 (and in C++23 they name `std::atomic`, which cannot be cast from a plain `T *`),
 // whereas GCC's and Clang's `__atomic_*` builtins work on plain `T` in C and C++ alike. They implement exactly the
 // C11/C++11 memory model: Clang's and GCC's own <stdatomic.h> are thin wrappers over the same builtins, and

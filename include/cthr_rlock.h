@@ -3,7 +3,7 @@
 
 // A recursive lock: CThreading's futex lock (`cthr_lock_t`, owner's thread id in the word) plus a nesting depth.
 //
-// The engine of Threading's `RecursiveLock`. Ownership costs nothing extra: the owner is the word of the futex
+// The pool of Threading's `RecursiveLock`. Ownership costs nothing extra: the owner is the word of the futex
 // lock, so "does the caller already hold it?" is the failed compare-exchange's own result, and the depth is a
 // plain field that only the owner reads or writes (ownership passes with the lock word's acquire and release, so
 // the field needs no atomic). The first acquisition is one compare-exchange, a nested one a compare-exchange that

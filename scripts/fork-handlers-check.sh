@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # SPDX-FileCopyrightText: 2026 The Threading authors
 #
-# Checks that the engine's fork() child handlers ask the Swift runtime for no type it has not made yet
-# (`make fork-check`; see `EngineFork` for why a child handler that does so can hang for ever). Runs the in-process
+# Checks that the pool's fork() child handlers ask the Swift runtime for no type it has not made yet
+# (`make fork-check`; see `ForkRegistry` for why a child handler that does so can hang for ever). Runs the in-process
 # fork tests of the debug build (where every generic call goes through its unspecialized entry point, so any such
 # request shows) under gdb, follows each test's forked child and stops it at the runtime's metadata allocator and
 # at its mangled-name lookups. Fails if the child reaches one of them before it exits (printing the stack), or if no
@@ -15,7 +15,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 binary="$(swift build --show-bin-path)/ThreadingPackageTests.xctest"
-# The tests whose child runs the handlers of a busy engine; one gdb run each, following the test's first fork.
+# The tests whose child runs the handlers of a busy pool; one gdb run each, following the test's first fork.
 tests=(
     "ForkHandlerTests/aChildThatOnlyExitsGetsPastTheForkHandlersWhileEverythingIsBusy"
     "CLockTests/aLockHeldAcrossForkIsUnlockedInTheChild"

@@ -153,7 +153,7 @@ check "rcu_flat MUTANT_RELEASE_ACTIVE" rcu_flat.pml safety fail -DMUTANT_RELEASE
 check "rcu_flat MUTANT_NO_WAIT" rcu_flat.pml safety fail -DMUTANT_NO_WAIT -DNO_RECLAIM
 check "rcu_flat MUTANT_NO_GRACE" rcu_flat.pml safety fail -DMUTANT_NO_GRACE
 
-# The engine's parker with help offers (formal/parker.pml).
+# The pool's parker with help offers (formal/parker.pml).
 check "parker" parker.pml safety pass
 check "parker" parker.pml ltl pass
 check "parker 3 barriers, 2 spin rounds" parker.pml safety pass -DNITEMS=3 -DSPIN_ROUNDS=2

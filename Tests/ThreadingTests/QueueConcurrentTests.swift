@@ -323,10 +323,10 @@ import Testing
     }
 
     @Test func concurrentPerformCompletesWhenWorkersAreBusy() {
-        // Occupy every worker slot with tasks that block invisibly to the engine (polling), then perform.
+        // Occupy every worker slot with tasks that block invisibly to the pool (polling), then perform.
         let release = Atomic<Bool>(false)
         let busy = WorkGroup()
-        let cores = QueueEngineStatistics.current.cores
+        let cores = WorkerPoolStatistics.current.cores
         for _ in 0..<cores {
             ConcurrentQueue.global().async(group: busy) {
                 _ = queueTestWait(seconds: 20) { release.load(ordering: .relaxed) }

@@ -6,7 +6,7 @@ import Testing
 
 @testable import Threading
 
-/// Deadlocks the engine can see, and misuse, stop the program with a message (exit tests).
+/// Deadlocks the pool can see, and misuse, stop the program with a message (exit tests).
 @Suite struct QueueCrashTests {
     private static func stderrText(_ result: ExitTest.Result?) -> String {
         String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
@@ -121,7 +121,7 @@ import Testing
     @Test func mainQueueSyncFromInsideAMainQueueTaskIsDiagnosed() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             queueTestOnNewThread {
-                EngineThread.designateMainForTesting()
+                RuntimeThread.designateMainForTesting()
                 MainQueue.shared.async { MainQueue.shared.sync {} }
                 MainQueue.drain(until: .now + .seconds(10))
             }

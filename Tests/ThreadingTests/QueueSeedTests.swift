@@ -109,17 +109,17 @@ import Testing
 
     /// Seeds 000 and 003: on the main thread, inside `serial.sync { }`, the thread is main but the queue is not.
     /// Swift Testing parks the process's real main thread in `dispatch_main`, so the test runs on a thread the
-    /// engine is told to treat as the main thread (the only test hook of the engine).
+    /// pool is told to treat as the main thread (the only test hook of the pool).
     @Test func mainThreadIsNotMainQueue() {
         let results = QueueLog()
         queueTestOnDesignatedMainThread {
             let key = QueueKey<String>()
             MainQueue.shared.setSpecific(key, "main")
             let serial = SerialQueue(label: "seed.003.serial")
-            results.append(EngineThread.isMainThread ? 1 : -1)
+            results.append(RuntimeThread.isMainThread ? 1 : -1)
             results.append(MainQueue.shared.isCurrent ? -2 : 2)  // top-level code is on no queue
             serial.sync {
-                results.append(EngineThread.isMainThread ? 3 : -3)  // the closure runs on the calling (main) thread
+                results.append(RuntimeThread.isMainThread ? 3 : -3)  // the closure runs on the calling (main) thread
                 results.append(MainQueue.shared.isCurrent ? -4 : 4)  // ... on behalf of `serial`, not the main queue
                 results.append(serial.isCurrent ? 5 : -5)
                 results.append(key.current == nil ? 6 : -6)  // the RxSwift/isMainQueue idiom says "not main"
@@ -140,7 +140,7 @@ import Testing
             let scheduler = MainQueueScheduler.instance
             MainQueue.shared.async { log.append(1) }
             // Main thread, no main-queue task: not inline (a check of the *thread* would run it now, before 1).
-            scheduler.schedule { log.append(EngineThread.isMainThread && MainQueue.shared.isCurrent ? 2 : -2) }
+            scheduler.schedule { log.append(RuntimeThread.isMainThread && MainQueue.shared.isCurrent ? 2 : -2) }
             if log.count != 0 { ranInlineOutsideTheMainQueue.append(1) }
             // Inside a main-queue task: inline, before the rest of the task.
             MainQueue.shared.async {
@@ -149,7 +149,7 @@ import Testing
             }
             // Another thread: handed to the main queue.
             SerialQueue(label: "scheduler.background").async {
-                scheduler.schedule { log.append(EngineThread.isMainThread && MainQueue.shared.isCurrent ? 5 : -5) }
+                scheduler.schedule { log.append(RuntimeThread.isMainThread && MainQueue.shared.isCurrent ? 5 : -5) }
             }
             let deadline = ContinuousClock.now + .seconds(10)
             while log.count < 5 && ContinuousClock.now < deadline {
@@ -169,18 +169,18 @@ import Testing
             MainQueue.shared.setSpecific(key, "main")
             let child = SerialQueue(label: "seed.000.child", target: MainQueue.shared)
             MainQueue.shared.async {
-                log.append(EngineThread.isMainThread ? 1 : -1)
+                log.append(RuntimeThread.isMainThread ? 1 : -1)
                 log.append(MainQueue.shared.isCurrent ? 2 : -2)
                 log.append(key.current == "main" ? 3 : -3)
             }
             child.async {
-                log.append(EngineThread.isMainThread ? 4 : -4)
+                log.append(RuntimeThread.isMainThread ? 4 : -4)
                 log.append(key.current == "main" ? 5 : -5)
                 log.append(MainQueue.shared.isCurrent ? 6 : -6)
             }
             let background = SerialQueue(label: "seed.000.background")
             background.async {
-                let onMain = MainQueue.shared.sync { EngineThread.isMainThread && MainQueue.shared.isCurrent }
+                let onMain = MainQueue.shared.sync { RuntimeThread.isMainThread && MainQueue.shared.isCurrent }
                 log.append(onMain ? 7 : -7)
             }
             let deadline = ContinuousClock.now + .seconds(10)
@@ -199,11 +199,11 @@ import Testing
         let log = QueueLog()
         let done = QueueGate()
         queueTestDetached {
-            EngineThread.designateMainForTesting()
+            RuntimeThread.designateMainForTesting()
             let child = SerialQueue(label: "seed.main.child", target: MainQueue.shared)
-            child.async { log.append(EngineThread.isMainThread ? 1 : -1) }
-            child.sync { log.append(EngineThread.isMainThread && child.isCurrent ? 2 : -2) }
-            EngineThread.undesignateMainForTesting()
+            child.async { log.append(RuntimeThread.isMainThread ? 1 : -1) }
+            child.sync { log.append(RuntimeThread.isMainThread && child.isCurrent ? 2 : -2) }
+            RuntimeThread.undesignateMainForTesting()
             done.open()
         }
         #expect(done.wait())

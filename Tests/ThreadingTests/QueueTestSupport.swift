@@ -89,20 +89,20 @@ func queueTestOnNewThread(_ body: @escaping @Sendable () -> Void) {
     _ = cthr_thread_join(handle, nil)
 }
 
-/// Runs `body` on a new thread that the engine treats as the process's main thread (Swift Testing parks the real
+/// Runs `body` on a new thread that the pool treats as the process's main thread (Swift Testing parks the real
 /// main thread in `dispatch_main`, so no test can run there). Callers must be in a `.serialized` suite.
 func queueTestOnDesignatedMainThread(_ body: @escaping @Sendable () -> Void) {
     queueTestOnNewThread {
-        EngineThread.designateMainForTesting()
+        RuntimeThread.designateMainForTesting()
         body()
-        EngineThread.undesignateMainForTesting()
+        RuntimeThread.undesignateMainForTesting()
     }
 }
 
-/// A value behind the engine's lock. (The tests avoid `Synchronization.Mutex`: on Linux it is a futex driven by
+/// A value behind the pool's lock. (The tests avoid `Synchronization.Mutex`: on Linux it is a futex driven by
 /// uninstrumented standard-library atomics, so ThreadSanitizer reports the data it guards as racing.)
 final class QueueTestLocked<Value>: @unchecked Sendable {
-    private let lock = EngineLock()
+    private let lock = RuntimeLock()
     private var value: Value
 
     init(_ value: Value) { self.value = value }

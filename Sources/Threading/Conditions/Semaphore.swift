@@ -28,8 +28,8 @@ import Musl
 /// Traps: a negative initial value or one above ``maximumValue`` (a programming error, like
 /// `DispatchSemaphore(value: -1)`: there is nothing to recover), and ``signal()`` beyond ``maximumValue``.
 ///
-/// On a pool worker of the queue engine, a wait that has to block gives the worker's slot up meanwhile (so the pool
-/// grows and queued work keeps running), like the engine's own waits.
+/// On a pool worker of the worker pools, a wait that has to block gives the worker's slot up meanwhile (so the pool
+/// grows and queued work keeps running), like the pool's own waits.
 ///
 /// A reference type and `Sendable`: its only state is the C semaphore word, changed only by atomic operations.
 public final class Semaphore: @unchecked Sendable {
@@ -87,7 +87,7 @@ public final class Semaphore: @unchecked Sendable {
 
     @usableFromInline
     func waitSlow() {
-        let code = Engine.blocking { cthr_sem_wait(sem) }
+        let code = PoolCore.blocking { cthr_sem_wait(sem) }
         require(code == 0, "Semaphore.wait(): cthr_sem_wait failed with \(errnoName(code))")
     }
 
@@ -114,7 +114,7 @@ public final class Semaphore: @unchecked Sendable {
     @usableFromInline
     func waitSlow(timeout: Duration) -> Bool {
         let deadline = monotonicDeadline(after: timeout)
-        let code = Engine.blocking { cthr_sem_timedwait(sem, deadline) }
+        let code = PoolCore.blocking { cthr_sem_timedwait(sem, deadline) }
         if code == ETIMEDOUT { return false }
         require(code == 0, "Semaphore.wait(timeout:): cthr_sem_timedwait failed with \(errnoName(code))")
         return true

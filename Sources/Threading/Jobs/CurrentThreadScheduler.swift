@@ -124,5 +124,5 @@ public final class CurrentThreadScheduler: Sendable {
 final class Trampoline {
     var isRunning = false
     /// Empty whenever no trampoline runs; its buffer is kept for the next one and freed with the thread's state.
-    var pending = EngineRing<CurrentThreadScheduler.ScheduledAction>()
+    var pending = RuntimeRing<CurrentThreadScheduler.ScheduledAction>()
 }

@@ -12,7 +12,7 @@ let jobStallGraceNanoseconds: UInt64 = 1_000_000_000
 /// Two kinds, after what can be proven:
 ///
 /// - **Deadlocks** stop the program before it blocks. The calling thread records the synchronous jobs whose bodies it
-///   runs (``EngineRunning``); a job it waits for, or one of that job's unended dependencies (transitively), cannot
+///   runs (``RunningEntry``); a job it waits for, or one of that job's unended dependencies (transitively), cannot
 ///   end while this thread waits if it *is* one of those jobs (a job waiting for itself, or for a job that depends on
 ///   it), or if it has not started and belongs to a queue all of whose `maxConcurrentJobs` slots are held by those
 ///   jobs (the `OperationQueue` deadlock: a job of a serial queue adds a job to the same queue and waits for it).
@@ -28,7 +28,7 @@ enum JobWait {
     /// that would block is checked first: `targets` (taken only then) are the jobs whose end it waits for (the
     /// members of `queue` when it waits for a queue to empty), `wait` names the call for the messages.
     static func wait(
-        _ word: borrowing EngineWord,
+        _ word: borrowing FutexWord,
         timeout: Duration?,
         wait: @autoclosure () -> String,
         queue: JobQueueCore? = nil,
@@ -38,7 +38,7 @@ enum JobWait {
         guard timeout == nil else {
             return word.blockingWaitUntilNonzero(deadline: monotonicDeadline(after: timeout!))
         }
-        let context = EngineThread.current
+        let context = RuntimeThread.current
         let running = context.runningJobs
         if !running.isEmpty, let reason = deadlock(targets(), of: queue, running: running) {
             diagnoseWaitDeadlock(wait(), reason: reason, context)
@@ -46,7 +46,7 @@ enum JobWait {
         if word.blockingWaitUntilNonzero(deadline: cthr_clock_deadline_after(jobStallGraceNanoseconds)) { return true }
         if let reason = stall(targets()) {
             writeStandardError(
-                "Threading: stalled wait: \(wait()) on thread \(EngineThread.describeCurrent()) is waiting for "
+                "Threading: stalled wait: \(wait()) on thread \(RuntimeThread.describeCurrent()) is waiting for "
                     + "\(reason), so this wait cannot end before then\n"
             )
         }

@@ -62,7 +62,7 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
     let body: (@Sendable (Job) throws -> Void)?
 
     /// 0 until the job ended, then 1 (a futex word for ``waitUntilFinished(timeout:)``).
-    let done = EngineWord.allocate()
+    let done = FutexWord.allocate()
 
     /// Creates a job that does nothing when it runs: a join point that dependents wait on.
     ///
@@ -287,7 +287,7 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
         } else {
             // Recorded as what this thread runs, so a wait for the job from its own body (or an observer) is
             // diagnosed instead of hanging (see `JobWait`).
-            EngineThread.running(.job(Unmanaged.passUnretained(self))) {
+            RuntimeThread.running(.job(Unmanaged.passUnretained(self))) {
                 notify(.executing)
                 do { try main() } catch { thrown = error }
             }

@@ -3,7 +3,7 @@
 
 import CThreading
 
-/// Runs ``Job``s on the engine's shared worker pool once their dependencies ended, in the manner of
+/// Runs ``Job``s on the pool's shared worker pool once their dependencies ended, in the manner of
 /// Foundation's `OperationQueue` and named so it never clashes with it.
 ///
 /// ```swift
@@ -30,7 +30,7 @@ import CThreading
 ///
 /// Reference semantics; `Sendable` because all mutable state lives in the core and is guarded by its lock.
 public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
-    /// The engine side: members, ready rings, suspension, keep-alive.
+    /// The pool side: members, ready rings, suspension, keep-alive.
     let core: JobQueueCore
 
     /// The queue's name, used in diagnostics.
@@ -62,7 +62,7 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
             maxConcurrentJobs >= 1,
             "JobQueue(name: \"\(name)\", maxConcurrentJobs: \(maxConcurrentJobs)): maxConcurrentJobs must be ≥ 1"
         )
-        core = JobQueueCore(name: name, qos: qos, maxConcurrentJobs: maxConcurrentJobs, engine: pool.engine)
+        core = JobQueueCore(name: name, qos: qos, maxConcurrentJobs: maxConcurrentJobs, poolCore: pool.poolCore)
         core.adopt(self)
     }
 

@@ -3,7 +3,7 @@
 
 import CThreading
 
-/// The engine's side of a `JobQueue`: its members, ready rings, running count, suspension and keep-alive.
+/// The pool's side of a `JobQueue`: its members, ready rings, running count, suspension and keep-alive.
 ///
 /// Jobs reference the core (`Job.owner`), never the public handle, so the handle's life is the user's alone:
 /// when its last handle goes, `handleReleased()` lifts a suspension nobody could lift any more, and the core —
@@ -11,13 +11,13 @@ import CThreading
 ///
 /// Lock order: `lock` may be held while taking `JobGraph.lock`, never the reverse; no user code runs under either.
 /// `@unchecked Sendable`: all mutable state is guarded by `lock`, except `idle`, an atomic futex word.
-final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineForkParticipant, EnginePoolMember {
+final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkParticipant, PoolMember {
     let name: String
     let qos: QoS
     /// The pool the jobs run on.
-    let engine: Engine
+    let poolCore: PoolCore
 
-    let lock = EngineLock()
+    let lock = RuntimeLock()
     // Guarded by `lock`.
     private var maxValue: Int
     private var suspended = false
@@ -27,7 +27,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
     private var forkMembers: [Job] = []
     /// Ready jobs per priority (index 0 = veryLow). Entries may be stale (a job that was cancelled, or moved back
     /// to waiting by a new dependency): starting checks the job's state.
-    private let ready = EngineRings<Job>(count: Job.Priority.allCases.count)
+    private let ready = RuntimeRings<Job>(count: Job.Priority.allCases.count)
     /// Keeps the core alive while it has jobs (the handle may be gone).
     private var keepAlive: JobQueueCore?
     /// The public handle while one is alive, so `Job.queue` gives back the object the user holds.
@@ -35,14 +35,14 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
     /// How many handles are alive (more than one only while a released handle's deinit races `currentHandle()`).
     private var handleCount = 0
     /// 1 while the queue has no jobs (a futex word for `waitUntilAllFinished`).
-    let idle = EngineWord.allocate(1)
+    let idle = FutexWord.allocate(1)
 
-    init(name: String, qos: QoS, maxConcurrentJobs: Int, engine: Engine = .shared) {
+    init(name: String, qos: QoS, maxConcurrentJobs: Int, poolCore: PoolCore = .shared) {
         self.name = name
         self.qos = qos
-        self.engine = engine
+        self.poolCore = poolCore
         self.maxValue = maxConcurrentJobs
-        EngineFork.register(self, as: .jobQueue)
+        ForkRegistry.register(self, as: .jobQueue)
     }
 
     deinit {
@@ -84,7 +84,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
         suspended = false
         let starting = startLocked()
         lock.unlock()
-        submit(starting)
+        schedule(starting)
     }
 
     // MARK: The handle's operations
@@ -96,7 +96,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
         maxValue = value
         let starting = startLocked()
         lock.unlock()
-        submit(starting)
+        schedule(starting)
     }
 
     var jobCount: Int { lock.withLock { members.count } }
@@ -127,7 +127,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
     /// one is in, so priority decides among them (see `JobQueue.addJobs(_:waitUntilFinished:)`). Traps like
     /// `add(_:)`, naming `operation` and the first job that cannot be added.
     func add(_ jobs: [Job], operation: StaticString = "addJobs(_:waitUntilFinished:)") {
-        if !tryAdd(jobs, operation: operation) { engine.refuse("\(self).\(operation)") }
+        if !tryAdd(jobs, operation: operation) { poolCore.refuse("\(self).\(operation)") }
     }
 
     /// Adds `jobs` as ``add(_:operation:)`` does if the pool takes work from the calling thread, deciding under the
@@ -135,14 +135,14 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
     /// Misuse (a job of another queue) traps either way.
     func tryAdd(_ jobs: [Job], operation: StaticString) -> Bool {
         lock.lock()
-        guard engine.isAccepting(EngineThread.current) else {
+        guard poolCore.isAccepting(RuntimeThread.current) else {
             lock.unlock()
             return false
         }
         for job in jobs { addLocked(job, operation) }
         let starting = startLocked()
         lock.unlock()
-        submit(starting)
+        schedule(starting)
         return true
     }
 
@@ -180,13 +180,13 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
         suspended = false
         let starting = startLocked()
         lock.unlock()
-        submit(starting)
+        schedule(starting)
     }
 
     // MARK: fork()
 
-    /// `fork()` prepare handler (see ``EngineFork``): holds the queue lock across the fork, and lists the members
-    /// for the child handler, which must not iterate a dictionary (see ``EngineFork`` on the runtime's types).
+    /// `fork()` prepare handler (see ``ForkRegistry``): holds the queue lock across the fork, and lists the members
+    /// for the child handler, which must not iterate a dictionary (see ``ForkRegistry`` on the runtime's types).
     func forkPrepare() {
         lock.lock()
         forkMembers = Array(members.values)
@@ -201,8 +201,8 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
     /// `fork()` handler in the child (one thread; this lock and `JobGraph.lock` held by the prepare handlers): the
     /// parent's jobs never run here. They leave the queue, which is then empty and idle, and are marked so that an
     /// untimed wait for one of them stops with a message instead of hanging; they are abandoned, never released
-    /// (see ``EngineFork``).
-    func forkChild(_ forking: EngineContext) {
+    /// (see ``ForkRegistry``).
+    func forkChild(_ forking: ThreadContext) {
         var index = 0
         while index < forkMembers.count {
             let job = forkMembers[index]
@@ -221,7 +221,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
         lock.unlock()
     }
 
-    // MARK: Engine hooks
+    // MARK: PoolCore hooks
 
     /// A job of this queue became ready (its last dependency ended).
     func jobBecameReady(_ job: Job) {
@@ -234,7 +234,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
         ready[priority.index].append(job)
         let starting = startLocked()
         lock.unlock()
-        submit(starting)
+        schedule(starting)
     }
 
     /// A job of this queue ended (ran, or was cancelled before it started): the first half, before anyone waiting
@@ -267,14 +267,14 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
         lock.lock()
         let starting = startLocked()
         lock.unlock()
-        submit(starting)
+        schedule(starting)
     }
 
     /// Claims ready jobs while slots are free. `lock` held.
     private func startLocked() -> [(Job, QoS)] {
         var starting: [(Job, QoS)] = []
         // A stopped pool refuses the units: the ready jobs stay counted by `abandonAtStop()` instead.
-        guard !suspended, !engine.isStopped else { return starting }
+        guard !suspended, !poolCore.isStopped else { return starting }
         var index = ready.count - 1
         while running < maxValue && index >= 0 {
             guard let job = ready[index].popFirst() else {
@@ -294,9 +294,9 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, EngineFo
         return starting
     }
 
-    private func submit(_ starting: [(Job, QoS)]) {
+    private func schedule(_ starting: [(Job, QoS)]) {
         for (job, lane) in starting {
-            engine.submit(.job { job.execute() }, lane: lane.rawValue)
+            poolCore.schedule(.job { job.execute() }, lane: lane.rawValue)
         }
     }
 }

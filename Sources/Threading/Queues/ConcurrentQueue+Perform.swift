@@ -26,10 +26,10 @@ extension ConcurrentQueue {
                 body.deallocate()
             }
             let state = PerformState(iterations: iterations, body: body)
-            let engine = Engine.shared
-            let helpers = Swift.min(iterations, engine.cores) - 1
+            let poolCore = PoolCore.shared
+            let helpers = Swift.min(iterations, poolCore.cores) - 1
             for _ in 0..<Swift.max(0, helpers) {
-                engine.submit(.job { state.participate() }, lane: qos.rawValue)
+                poolCore.schedule(.job { state.participate() }, lane: qos.rawValue)
             }
             state.participate()
             state.waitAll()
@@ -44,7 +44,7 @@ private final class PerformState: @unchecked Sendable {
     let body: UnsafeMutablePointer<(Int) -> Void>
     let next = Atomic<Int>(0)
     let finished = Atomic<Int>(0)
-    let done = EngineWord.allocate()
+    let done = FutexWord.allocate()
 
     init(iterations: Int, body: UnsafeMutablePointer<(Int) -> Void>) {
         self.iterations = iterations
@@ -65,9 +65,9 @@ private final class PerformState: @unchecked Sendable {
 
     func waitAll() {
         if done.load() == 1 { return }
-        let context = EngineThread.current
-        Engine.willBlock(context)
+        let context = RuntimeThread.current
+        PoolCore.willBlock(context)
         while done.load() == 0 { done.wait(expected: 0) }
-        Engine.didUnblock(context)
+        PoolCore.didUnblock(context)
     }
 }

@@ -17,14 +17,14 @@
 /// for the caller). A barrier `sync` from inside the same queue, or any `sync` from inside one of its barriers,
 /// stops the program with a deadlock diagnostic naming the queue and the thread.
 ///
-/// Reference semantics; `Sendable` because all state lives in the engine core, which synchronises itself.
+/// Reference semantics; `Sendable` because all state lives in the pool core, which synchronises itself.
 public final class ConcurrentQueue: WorkQueue {
     let core: ConcurrentCore
 
     /// The queue's label, used in diagnostics.
     public var label: String { core.label }
 
-    /// The engine's handle on this queue (see ``WorkQueue/queueHandle``).
+    /// The pool's handle on this queue (see ``WorkQueue/queueHandle``).
     public var queueHandle: QueueHandle { QueueHandle(core) }
 
     /// The queue's quality of service: the pool lane its work runs in.
@@ -54,9 +54,9 @@ public final class ConcurrentQueue: WorkQueue {
         core = ConcurrentCore(
             label: label,
             qos: qos,
-            target: engineTarget(target),
+            target: resolveTargetCore(target),
             width: width ?? (1 << 23),
-            engine: enginePool(pool, target: target, "ConcurrentQueue(label: \"\(label)\")")
+            poolCore: resolvePoolCore(pool, target: target, "ConcurrentQueue(label: \"\(label)\")")
         )
     }
 
@@ -88,7 +88,7 @@ public final class ConcurrentQueue: WorkQueue {
     ///
     /// - Parameter work: The closure; it is released after it ran.
     public func async(execute work: @escaping @Sendable () -> Void) {
-        core.submit(.task(work), "async")
+        core.enqueue(.task(work), refusing: "async")
     }
 
     /// Submits `work` with flags: with `.barrier` it runs alone, after earlier tasks and before later ones.
@@ -97,7 +97,7 @@ public final class ConcurrentQueue: WorkQueue {
     ///   - flags: Submission flags.
     ///   - work: The closure.
     public func async(flags: QueueTaskFlags, execute work: @escaping @Sendable () -> Void) {
-        core.submit(flags.contains(.barrier) ? .barrier(work) : .task(work), "async")
+        core.enqueue(flags.contains(.barrier) ? .barrier(work) : .task(work), refusing: "async")
     }
 
     /// Runs `work` on the calling thread once it may start (after earlier barriers), and returns its result.
@@ -127,7 +127,7 @@ public final class ConcurrentQueue: WorkQueue {
         flags: QueueTaskFlags,
         execute work: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        // Non-generic, non-throwing engine side (see `SerialQueue.sync`).
+        // Non-generic, non-throwing pool side (see `SerialQueue.sync`).
         var result: Result?
         var failure: Failure?
         _syncVoid(barrier: flags.contains(.barrier)) {
@@ -139,7 +139,7 @@ public final class ConcurrentQueue: WorkQueue {
 
     @usableFromInline
     func _syncVoid(barrier: Bool, _ work: () -> Void) {
-        let context = EngineThread.current
+        let context = RuntimeThread.current
         if !barrier, let stripe = core.enterStriped() {
             context.push(core, exclusive: false, entry: true)
             defer {

@@ -21,7 +21,7 @@ import CThreading
 /// main-queue task runs the earlier main-queue tasks, then the closure, inline; `sync` from inside a main-queue
 /// task is a deadlock and stops the program with a diagnostic.
 ///
-/// A singleton reference type; `Sendable` because the engine core synchronises itself.
+/// A singleton reference type; `Sendable` because the pool core synchronises itself.
 public final class MainQueue: WorkQueue {
     /// The main queue.
     public static let shared = MainQueue()
@@ -33,7 +33,7 @@ public final class MainQueue: WorkQueue {
     /// The queue's label, `threading.main`.
     public var label: String { core.label }
 
-    /// The engine's handle on this queue (see ``WorkQueue/queueHandle``).
+    /// The pool's handle on this queue (see ``WorkQueue/queueHandle``).
     public var queueHandle: QueueHandle { QueueHandle(core) }
 
     /// The queue's quality of service, ``QoS/userInteractive``.
@@ -55,7 +55,7 @@ public final class MainQueue: WorkQueue {
     public func sync<Result, Failure: Error>(execute work: () throws(Failure) -> Result) throws(Failure) -> Result {
         var result: Result?
         var failure: Failure?
-        let context = EngineThread.current
+        let context = RuntimeThread.current
         core.syncFast(context, eligible: context.pointee.isMainThread) {
             do throws(Failure) { result = try work() } catch { failure = error }
         }
@@ -95,7 +95,7 @@ public final class MainQueue: WorkQueue {
     public static func drain(until deadline: ContinuousClock.Instant) -> Bool {
         let context = mainContext("MainQueue.drain(until:)")
         DispatchMainBridge.start()
-        let end = engineDeadline(deadline)
+        let end = monotonicDeadline(deadline)
         var ran = false
         while cthr_clock_now_ns() < end {
             if MainLoop.shared.drainOnce(context, wait: true, deadline: end) { ran = true }
@@ -118,8 +118,8 @@ public final class MainQueue: WorkQueue {
         return ran
     }
 
-    private static func mainContext(_ call: String) -> EngineContext {
-        let context = EngineThread.current
+    private static func mainContext(_ call: String) -> ThreadContext {
+        let context = RuntimeThread.current
         require(context.pointee.isMainThread, "\(call) must be called on the main thread")
         return context
     }

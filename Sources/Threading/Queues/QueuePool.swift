@@ -15,7 +15,7 @@ import Synchronization
 /// CPU-bound work the best number of concurrently running serial streams is the core count, plus one so a core is
 /// not wasted when a job briefly stalls (a page fault, a short lock wait); YYDispatchQueuePool caps at 32, which we
 /// keep as the upper bound. (On libdispatch every busy serial queue can mean a thread; here the queues share the
-/// engine's pool, so the count bounds parallelism, not threads.)
+/// pool's pool, so the count bounds parallelism, not threads.)
 ///
 /// Reference semantics; `Sendable`: the queues are immutable and the cursor is atomic.
 public final class QueuePool: Sendable {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-/// A one-shot or repeating timer that submits its handler to a queue, driven by the engine's single timer thread.
+/// A one-shot or repeating timer that submits its handler to a queue, driven by the pool's single timer thread.
 ///
 /// The timer thread keeps every deadline in one heap and only enqueues the handler when a deadline passes, so a
 /// slow handler delays nothing but its own queue.
@@ -17,7 +17,7 @@
 /// be running (call ``cancel()`` from the handler's queue, or `sync` on it after, to be past it).
 ///
 /// Once the queue's ``WorkerPool`` was shut down, a deadline that passes is not queued (it is counted in
-/// ``QueueEngineStatistics/cancelledFirings``, see <doc:Pools>), and a repeating timer stops there.
+/// ``WorkerPoolStatistics/cancelledFirings``, see <doc:Pools>), and a repeating timer stops there.
 ///
 /// **Keep the timer.** The timer runs as long as a reference to it exists: releasing the last reference cancels it,
 /// as ``cancel()`` does, so `_ = QueueTimer(...)` makes a timer that is cancelled as the statement ends and never
@@ -28,9 +28,9 @@
 /// with a side effect every interval), and a trap or warning on release could not tell the mistake from an owner
 /// torn down before its timer fired, which is correct code. `DispatchSourceTimer` users know the same rule.
 ///
-/// Reference semantics; `Sendable`: its state is the engine's timer entry, which synchronises itself.
+/// Reference semantics; `Sendable`: its state is the pool's timer entry, which synchronises itself.
 public final class QueueTimer: Sendable {
-    private let entry: EngineTimerEntry
+    private let entry: TimerEntry
 
     /// Starts a timer.
     ///
@@ -51,18 +51,18 @@ public final class QueueTimer: Sendable {
         repeating interval: Duration? = nil,
         handler: @escaping @Sendable () -> Void
     ) {
-        let core = queue.engineCore
+        let core = queue.queueCore
         let step = QueueTimer.step(interval)
-        if !core.engine.requireAccepting("QueueTimer on queue '\(core.label)'") {
+        if !core.poolCore.requireAccepting("QueueTimer on queue '\(core.label)'") {
             // A task of a pool a timed shutdown gave up on: the timer is counted as dropped and never fires.
-            entry = EngineTimerEntry(deadline: .max, interval: 0) { _ in }
+            entry = TimerEntry(deadline: .max, interval: 0) { _ in }
             entry.cancelled.store(true, ordering: .releasing)
             return
         }
         entry = QueueTimer.schedule(core, delay, step, handler)
     }
 
-    private init(entry: EngineTimerEntry) {
+    private init(entry: TimerEntry) {
         self.entry = entry
     }
 
@@ -70,7 +70,7 @@ public final class QueueTimer: Sendable {
     /// work: the recoverable form for code that may run while the pool shuts down.
     ///
     /// A timer whose pool shuts down later stops firing (firings due after the shutdown are counted in
-    /// ``QueueEngineStatistics/cancelledFirings``).
+    /// ``WorkerPoolStatistics/cancelledFirings``).
     ///
     /// - Parameters:
     ///   - queue: Where the handler runs.
@@ -85,15 +85,15 @@ public final class QueueTimer: Sendable {
         repeating interval: Duration? = nil,
         handler: @escaping @Sendable () -> Void
     ) -> QueueTimer? {
-        let core = queue.engineCore
+        let core = queue.queueCore
         let step = QueueTimer.step(interval)
-        guard core.engine.isAccepting(EngineThread.current) else { return nil }
+        guard core.poolCore.isAccepting(RuntimeThread.current) else { return nil }
         return QueueTimer(entry: schedule(core, delay, step, handler))
     }
 
     /// The interval in nanoseconds (0: one-shot); traps unless it is positive.
     private static func step(_ interval: Duration?) -> UInt64 {
-        let step = interval.map { engineNanoseconds($0) } ?? 0
+        let step = interval.map { monotonicNanoseconds($0) } ?? 0
         require(interval == nil || step > 0, "QueueTimer(repeating: \(interval!)): the interval must be positive")
         return step
     }
@@ -103,8 +103,8 @@ public final class QueueTimer: Sendable {
         _ delay: Duration,
         _ step: UInt64,
         _ handler: @escaping @Sendable () -> Void
-    ) -> EngineTimerEntry {
-        let entry = EngineTimerEntry(deadline: engineDeadline(after: delay), interval: step) { entry in
+    ) -> TimerEntry {
+        let entry = TimerEntry(deadline: monotonicDeadline(after: delay), interval: step) { entry in
             // The timer thread calls this at a deadline; the entry is out of its heap until `rearm`, so this
             // firing is the only one waiting.
             core.enqueueFiring(
@@ -113,11 +113,11 @@ public final class QueueTimer: Sendable {
                     // A firing the parent queued and a fork() left running here belongs to the parent.
                     if entry.isCancelled { return }
                     handler()
-                    EngineTimer.shared.rearm(entry)
+                    TimerThread.shared.rearm(entry)
                 }
             )
         }
-        EngineTimer.shared.schedule(entry)
+        TimerThread.shared.schedule(entry)
         return entry
     }
 

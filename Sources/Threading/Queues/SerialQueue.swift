@@ -9,13 +9,13 @@
 /// single compare-and-swap to take the queue, the closure, and a compare-and-swap to give it back — no pool hop and
 /// no allocation; contended `sync` callers sleep on a futex like mutex waiters.
 ///
-/// Deadlocks that the engine can see stop the program with a diagnostic naming the queues and the thread instead of
+/// Deadlocks that the pool can see stop the program with a diagnostic naming the queues and the thread instead of
 /// hanging: `sync` onto a queue the calling thread is already executing (directly, through a chain such as
 /// `a.sync { b.sync { a.sync { } } }`, or through target queues).
 ///
 /// Async tasks run on pool workers — or on a thread blocked in `sync` right behind them: a `sync` caller that finds
 /// earlier async tasks not yet started runs them itself (it would wait for exactly them), which saves a worker
-/// wake-up per round trip. Like libdispatch, the engine promises no particular thread for async work.
+/// wake-up per round trip. Like libdispatch, the pool promises no particular thread for async work.
 ///
 /// A queue released with pending tasks stays alive until they ran. Releasing the last handle of a *suspended* queue
 /// resumes it, because nobody could call ``resume()`` any more and its work would otherwise never run (libdispatch
@@ -25,14 +25,14 @@
 /// (`nonisolated let queue = SerialQueue(...)`); an actor job sent to a queue that was released traps with a
 /// message instead of touching freed memory (see <doc:Concurrency>).
 ///
-/// Reference semantics; `Sendable` because all state lives in the engine core, which synchronises itself.
+/// Reference semantics; `Sendable` because all state lives in the pool core, which synchronises itself.
 public final class SerialQueue: WorkQueue {
     let core: SerialCore
 
     /// The queue's label, used in diagnostics.
     public var label: String { core.label }
 
-    /// The engine's handle on this queue (see ``WorkQueue/queueHandle``).
+    /// The pool's handle on this queue (see ``WorkQueue/queueHandle``).
     public var queueHandle: QueueHandle { QueueHandle(core) }
 
     /// The queue's quality of service: the pool lane its work runs in.
@@ -52,8 +52,8 @@ public final class SerialQueue: WorkQueue {
         core = SerialCore(
             label: label,
             qos: qos,
-            target: engineTarget(target),
-            engine: enginePool(pool, target: target, "SerialQueue(label: \"\(label)\")")
+            target: resolveTargetCore(target),
+            poolCore: resolvePoolCore(pool, target: target, "SerialQueue(label: \"\(label)\")")
         )
     }
 
@@ -70,7 +70,7 @@ public final class SerialQueue: WorkQueue {
     /// - Parameter work: The closure; it is released after it ran.
     /// - Complexity: O(1): a queue lock round trip, plus a pool wake-up when the queue was idle.
     public func async(execute work: @escaping @Sendable () -> Void) {
-        core.submit(.task(work), "async")
+        core.enqueue(.task(work), refusing: "async")
     }
 
     /// Submits `work` (the flags change nothing on a serial queue, where every task is exclusive).
@@ -79,7 +79,7 @@ public final class SerialQueue: WorkQueue {
     ///   - flags: Submission flags.
     ///   - work: The closure.
     public func async(flags: QueueTaskFlags, execute work: @escaping @Sendable () -> Void) {
-        core.submit(.task(work), "async")
+        core.enqueue(.task(work), refusing: "async")
     }
 
     /// Runs `work` on the calling thread once the queue is free (after the queue's earlier async work), and returns
@@ -95,7 +95,7 @@ public final class SerialQueue: WorkQueue {
     @available(*, noasync, message: "sync blocks the thread; use `try await queue.run { }`")
     @inlinable
     public func sync<Result, Failure: Error>(execute work: () throws(Failure) -> Result) throws(Failure) -> Result {
-        // The engine side is neither generic nor throwing (`_syncVoid`), so callers in other modules get the
+        // The pool side is neither generic nor throwing (`_syncVoid`), so callers in other modules get the
         // optimised fast path instead of an unspecialised generic one; the result and the typed error travel
         // through specialised locals.
         var result: Result?
@@ -109,7 +109,7 @@ public final class SerialQueue: WorkQueue {
 
     @usableFromInline
     func _syncVoid(_ work: () -> Void) {
-        core.syncFast(EngineThread.current, eligible: core.target == nil, work)
+        core.syncFast(RuntimeThread.current, eligible: core.target == nil, work)
     }
 
     /// As ``sync(execute:)`` (the flags change nothing on a serial queue).

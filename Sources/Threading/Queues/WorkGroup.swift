@@ -9,13 +9,13 @@ import Synchronization
 /// ``enter()`` adds one, ``leave()`` removes one; when the count returns to zero, waiters wake and the pending
 /// ``notify(queue:execute:)`` closures are submitted. The group may then be reused for another round.
 ///
-/// ``wait(timeout:)`` sleeps on a futex; on a pool worker it also tells the engine the worker is blocked, so other
+/// ``wait(timeout:)`` sleeps on a futex; on a pool worker it also tells the pool the worker is blocked, so other
 /// work keeps running (the pool grows if needed).
 ///
 /// Reference semantics; `Sendable` because the count is atomic and the notification list is lock-protected.
 public final class WorkGroup: @unchecked Sendable {
-    private let count = EngineWord.allocate()
-    private let lock = EngineLock()
+    private let count = FutexWord.allocate()
+    private let lock = RuntimeLock()
     /// Guarded by `lock`.
     private var notifications: [((any QueueCore)?, @Sendable () -> Void)] = []
     /// Guarded by `lock`: the queues that hold tasks of this group not started yet (``async(group:execute:)``), and
@@ -27,7 +27,7 @@ public final class WorkGroup: @unchecked Sendable {
         weak var core: (any QueueCore)?
         var count: Int
     }
-    /// ``EngineFork/epoch`` when the count last left zero: a larger epoch now means the outstanding work was
+    /// ``ForkRegistry/epoch`` when the count last left zero: a larger epoch now means the outstanding work was
     /// entered by a parent process before a `fork()`.
     private let enteredEpoch = Atomic<UInt32>(0)
 
@@ -36,7 +36,7 @@ public final class WorkGroup: @unchecked Sendable {
 
     /// Counts one more piece of outstanding work.
     public func enter() {
-        if count.add(1) == 0 { enteredEpoch.store(EngineFork.epoch.load(ordering: .relaxed), ordering: .relaxed) }
+        if count.add(1) == 0 { enteredEpoch.store(ForkRegistry.epoch.load(ordering: .relaxed), ordering: .relaxed) }
     }
 
     /// Marks one piece of work done. At zero, wakes the waiters and submits the notifications.
@@ -58,7 +58,7 @@ public final class WorkGroup: @unchecked Sendable {
         lock.unlock()
         if old == 1 {
             count.wake(Int32.max)
-            for (core, work) in fired { WorkGroup.submit(core, work) }
+            for (core, work) in fired { WorkGroup.enqueue(core, work) }
         }
     }
 
@@ -91,7 +91,7 @@ public final class WorkGroup: @unchecked Sendable {
     public func wait(timeout: Duration? = nil) -> Bool {
         if count.load() == 0 { return true }
         if timeout == nil { diagnoseWaitFromOwnTask() }
-        if timeout == nil && enteredEpoch.load(ordering: .relaxed) != EngineFork.epoch.load(ordering: .relaxed) {
+        if timeout == nil && enteredEpoch.load(ordering: .relaxed) != ForkRegistry.epoch.load(ordering: .relaxed) {
             threadingFatal(
                 "WorkGroup.wait(): this process is a fork()ed child and the group still counts \(count.load()) "
                     + "piece(s) of work entered by the parent before it forked; the parent's tasks never run in a "
@@ -99,13 +99,13 @@ public final class WorkGroup: @unchecked Sendable {
             )
         }
         guard let timeout else { return MainThreadWait.recording(.group(ObjectIdentifier(self))) { waitCount(.max) } }
-        return waitCount(engineDeadline(after: timeout))
+        return waitCount(monotonicDeadline(after: timeout))
     }
 
     /// Traps if the calling thread is running a task of this group, or holds (as a serial queue's task, or a barrier)
     /// a queue on whose path a task of this group waits unstarted (see ``wait(timeout:)``). Slow path only.
     private func diagnoseWaitFromOwnTask() {
-        let context = EngineThread.current
+        let context = RuntimeThread.current
         if context.isRunning(self) {
             diagnoseWaitDeadlock(
                 "\(diagnosticName).wait()",
@@ -152,9 +152,9 @@ public final class WorkGroup: @unchecked Sendable {
     var diagnosticName: String { "WorkGroup \(Unmanaged.passUnretained(self).toOpaque())" }
 
     private func waitCount(_ deadline: UInt64) -> Bool {
-        let context = EngineThread.current
-        Engine.willBlock(context)
-        defer { Engine.didUnblock(context) }
+        let context = RuntimeThread.current
+        PoolCore.willBlock(context)
+        defer { PoolCore.didUnblock(context) }
         while true {
             let value = count.load()
             if value == 0 { return true }
@@ -165,38 +165,38 @@ public final class WorkGroup: @unchecked Sendable {
     }
 
     /// Runs `work`, a task of `group`, with the group recorded as what the calling thread runs (for
-    /// ``MainThreadWait`` and the diagnosis of a wait for the group from its own task, see ``EngineRunning``).
+    /// ``MainThreadWait`` and the diagnosis of a wait for the group from its own task, see ``RunningEntry``).
     static func running(_ group: WorkGroup, _ work: () -> Void) {
-        EngineThread.running(.group(Unmanaged.passUnretained(group)), work)
+        RuntimeThread.running(.group(Unmanaged.passUnretained(group)), work)
     }
 
     /// Submits `work` to `queue` once the count is zero (at once if it is zero now).
     ///
     /// Traps, as `async` does, when `queue`'s pool was shut down (see <doc:Pools>). When the pool shuts down
     /// between this call and the moment the count reaches zero, the notification is dropped and counted in the
-    /// pool's ``QueueEngineStatistics/cancelledFirings``, as a timer's firing is.
+    /// pool's ``WorkerPoolStatistics/cancelledFirings``, as a timer's firing is.
     ///
     /// - Parameters:
     ///   - queue: Where `work` runs.
     ///   - work: The closure.
     public func notify(queue: any WorkQueue, execute work: @escaping @Sendable () -> Void) {
-        let core = queue.engineCore
-        guard core.engine.requireAccepting("WorkGroup.notify(queue:) on queue '\(core.label)'") else { return }
+        let core = queue.queueCore
+        guard core.poolCore.requireAccepting("WorkGroup.notify(queue:) on queue '\(core.label)'") else { return }
         lock.lock()
         if count.load() == 0 {
             lock.unlock()
-            WorkGroup.submit(core, work)
+            WorkGroup.enqueue(core, work)
             return
         }
         notifications.append((core, work))
         lock.unlock()
     }
 
-    private static func submit(_ core: (any QueueCore)?, _ work: @escaping @Sendable () -> Void) {
+    private static func enqueue(_ core: (any QueueCore)?, _ work: @escaping @Sendable () -> Void) {
         if let core {
             core.enqueueFiring(.task(work))
         } else {
-            Engine.shared.submit(.job(work), lane: QoS.default.rawValue)
+            PoolCore.shared.schedule(.job(work), lane: QoS.default.rawValue)
         }
     }
 }

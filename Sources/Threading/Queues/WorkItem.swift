@@ -20,19 +20,19 @@ public final class WorkItem: @unchecked Sendable {
 
     /// Submission flags (``QueueTaskFlags/barrier`` makes it a barrier on a concurrent queue).
     public let flags: QueueTaskFlags
-    private let lock = EngineLock()
+    private let lock = RuntimeLock()
     /// Guarded by `lock`.
     private var body: (@Sendable () -> Void)?
     private var state = State.pending
     private var cancelled = false
     private var notifications: [(any QueueCore, @Sendable () -> Void)] = []
-    private var timer: EngineTimerEntry?
-    /// ``EngineFork/epoch`` when the item was last submitted to a queue, or nil if it never was.
+    private var timer: TimerEntry?
+    /// ``ForkRegistry/epoch`` when the item was last submitted to a queue, or nil if it never was.
     private var submittedEpoch: UInt32?
     /// The queue the item was last submitted to (guarded by `lock`; weak: the queue holds the item's closure while
     /// it is queued, and nothing must keep a released queue alive).
     private weak var submittedQueue: (any QueueCore)?
-    private let done = EngineWord.allocate()
+    private let done = FutexWord.allocate()
 
     /// Creates an item.
     ///
@@ -54,7 +54,7 @@ public final class WorkItem: @unchecked Sendable {
         state = .running
         body = nil
         lock.unlock()
-        EngineThread.running(.item(Unmanaged.passUnretained(self)), work)
+        RuntimeThread.running(.item(Unmanaged.passUnretained(self)), work)
         finish()
     }
 
@@ -96,7 +96,7 @@ public final class WorkItem: @unchecked Sendable {
     public func wait(timeout: Duration? = nil) -> Bool {
         if done.load() == 1 { return true }
         if timeout == nil {
-            let context = EngineThread.current
+            let context = RuntimeThread.current
             if context.isRunning(self) {
                 diagnoseWaitDeadlock(
                     "\(diagnosticName).wait()",
@@ -113,7 +113,7 @@ public final class WorkItem: @unchecked Sendable {
                     context
                 )
             }
-            let epoch = EngineFork.epoch.load(ordering: .relaxed)
+            let epoch = ForkRegistry.epoch.load(ordering: .relaxed)
             let parents = lock.withLock { state != .finished && submittedEpoch.map { $0 != epoch } == true }
             if parents {
                 threadingFatal(
@@ -122,21 +122,21 @@ public final class WorkItem: @unchecked Sendable {
                 )
             }
         }
-        return done.blockingWaitUntilNonzero(deadline: timeout.map { engineDeadline(after: $0) } ?? .max)
+        return done.blockingWaitUntilNonzero(deadline: timeout.map { monotonicDeadline(after: $0) } ?? .max)
     }
 
     /// Submits `work` to `queue` when the item finished (at once if it already has).
     ///
     /// Traps, as `async` does, when `queue`'s pool was shut down (see <doc:Pools>). When the pool shuts down
     /// between this call and the item's end, the notification is dropped and counted in the pool's
-    /// ``QueueEngineStatistics/cancelledFirings``, as a timer's firing is.
+    /// ``WorkerPoolStatistics/cancelledFirings``, as a timer's firing is.
     ///
     /// - Parameters:
     ///   - queue: Where `work` runs.
     ///   - work: The closure.
     public func notify(queue: any WorkQueue, execute work: @escaping @Sendable () -> Void) {
-        let core = queue.engineCore
-        guard core.engine.requireAccepting("WorkItem.notify(queue:) on queue '\(core.label)'") else { return }
+        let core = queue.queueCore
+        guard core.poolCore.requireAccepting("WorkItem.notify(queue:) on queue '\(core.label)'") else { return }
         lock.lock()
         if state == .finished {
             lock.unlock()
@@ -152,14 +152,14 @@ public final class WorkItem: @unchecked Sendable {
 
     /// Records a submission to `queue` (for the fork rule of ``wait(timeout:)`` and its deadlock check).
     func markSubmitted(to queue: any QueueCore) {
-        let epoch = EngineFork.epoch.load(ordering: .relaxed)
+        let epoch = ForkRegistry.epoch.load(ordering: .relaxed)
         lock.withLock {
             submittedEpoch = epoch
             submittedQueue = queue
         }
     }
 
-    func attachTimer(_ entry: EngineTimerEntry) {
+    func attachTimer(_ entry: TimerEntry) {
         lock.lock()
         timer = entry
         let cancelNow = cancelled

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-/// A queue of the Threading engine: ``SerialQueue``, ``ConcurrentQueue`` or ``MainQueue``.
+/// A queue of the Threading pool: ``SerialQueue``, ``ConcurrentQueue`` or ``MainQueue``.
 ///
 /// The protocol lets APIs take any of them (a target queue, ``WorkGroup/notify(queue:execute:)``,
 /// ``WorkItem/notify(queue:execute:)``, ``QueueTimer``). A type outside the library cannot make a ``QueueHandle``,
 /// so it conforms only by forwarding ``queueHandle`` to one of these queues (a wrapper that adds logging, say): the
-/// engine then runs the work on that queue, and no conformer can reach the engine with a queue it does not know.
+/// pool then runs the work on that queue, and no conformer can reach the pool with a queue it does not know.
 ///
 /// Queues are reference types and `Sendable`: every operation is thread-safe.
 public protocol WorkQueue: AnyObject, Sendable {
@@ -21,13 +21,13 @@ public protocol WorkQueue: AnyObject, Sendable {
     /// - Parameter work: The closure; it is released after it ran.
     func async(execute work: @escaping @Sendable () -> Void)
 
-    /// The engine's handle on the queue: what targets, timers, notifications, suspension and queue-specific values
+    /// The pool's handle on the queue: what targets, timers, notifications, suspension and queue-specific values
     /// act on. Only the library's queues make one; a wrapper returns its wrapped queue's.
     var queueHandle: QueueHandle { get }
 }
 
-/// The queue engine's handle on a ``WorkQueue``: opaque, made only by the library's own queues, so that the protocol
-/// can be conformed to by forwarding and never by a type the engine cannot run.
+/// The worker pools's handle on a ``WorkQueue``: opaque, made only by the library's own queues, so that the protocol
+/// can be conformed to by forwarding and never by a type the pool cannot run.
 public struct QueueHandle: Sendable {
     let core: any QueueCore
 
@@ -35,15 +35,15 @@ public struct QueueHandle: Sendable {
 }
 
 extension WorkQueue {
-    /// The engine core behind a queue.
-    var engineCore: any QueueCore { queueHandle.core }
+    /// The pool core behind a queue.
+    var queueCore: any QueueCore { queueHandle.core }
 
     /// Whether the calling thread is running work of this queue: the current queue is this queue or targets it
     /// (directly or through a chain of targets).
     ///
     /// Inside `sync` the current queue is the queue synced onto, whatever the thread: on the main thread inside
     /// `serial.sync { }`, ``PosixThread/isMainThread`` is true while `MainQueue.shared.isCurrent` is false.
-    public var isCurrent: Bool { engineCore.isCurrent }
+    public var isCurrent: Bool { queueCore.isCurrent }
 
     /// Submits `work` to run on the queue later, unless the queue's pool no longer takes work: the recoverable form
     /// of ``async(execute:)`` for code that may run while the pool shuts down (a request handler that submits
@@ -64,7 +64,7 @@ extension WorkQueue {
     /// - Returns: True when the queue took `work`; false when its pool was shut down.
     /// - Complexity: As ``async(execute:)``.
     public func tryAsync(flags: QueueTaskFlags = [], _ work: @escaping @Sendable () -> Void) -> Bool {
-        engineCore.tryEnqueue(flags.contains(.barrier) ? .barrier(work) : .task(work))
+        queueCore.tryEnqueue(flags.contains(.barrier) ? .barrier(work) : .task(work))
     }
 
     /// Submits `work` and counts it in `group` until it finished.
@@ -77,7 +77,7 @@ extension WorkQueue {
     ///   - group: Entered now, left after `work` returned.
     ///   - work: The closure.
     public func async(group: WorkGroup, execute work: @escaping @Sendable () -> Void) {
-        submit(GroupTask(group, engineCore, work), barrier: false, "async(group:)")
+        enqueue(GroupTask(group, queueCore, work), barrier: false, refusing: "async(group:)")
     }
 
     /// Submits `work` with flags (``QueueTaskFlags/barrier`` on a concurrent queue) and counts it in `group` until it
@@ -88,67 +88,67 @@ extension WorkQueue {
     ///   - flags: Submission flags.
     ///   - work: The closure.
     public func async(group: WorkGroup, flags: QueueTaskFlags, execute work: @escaping @Sendable () -> Void) {
-        submit(GroupTask(group, engineCore, work), barrier: flags.contains(.barrier), "async(group:flags:)")
+        enqueue(GroupTask(group, queueCore, work), barrier: flags.contains(.barrier), refusing: "async(group:flags:)")
     }
 
-    private func submit(_ task: GroupTask, barrier: Bool, _ operation: String) {
+    private func enqueue(_ task: GroupTask, barrier: Bool, refusing operation: String) {
         let core = task.core
         let body: () -> Void = { task.run() }
-        core.submit(barrier ? .barrier(body) : .task(body), operation)
+        core.enqueue(barrier ? .barrier(body) : .task(body), refusing: operation)
     }
 
     /// Submits a ``WorkItem``; it runs unless cancelled before it starts.
     ///
     /// - Parameter item: The item.
     public func async(execute item: WorkItem) {
-        item.markSubmitted(to: engineCore)
+        item.markSubmitted(to: queueCore)
         if item.flags.contains(.barrier) {
-            engineCore.submit(.barrier { item.perform() }, "async(execute: WorkItem)")
+            queueCore.enqueue(.barrier { item.perform() }, refusing: "async(execute: WorkItem)")
         } else {
             async { item.perform() }
         }
     }
 
-    /// Submits `work` to run on this queue after `delay`, from the engine's timer thread.
+    /// Submits `work` to run on this queue after `delay`, from the pool's timer thread.
     ///
     /// Traps when the queue's pool was shut down (see ``WorkerPool``), except on a thread of that pool while it
     /// drains; ``tryAsyncAfter(delay:_:)`` answers instead. A deadline that passes after the shutdown began is not
-    /// queued (counted in ``QueueEngineStatistics/cancelledFirings``).
+    /// queued (counted in ``WorkerPoolStatistics/cancelledFirings``).
     ///
     /// - Parameters:
     ///   - delay: How long from now (a negative duration means now).
     ///   - work: The closure.
     public func asyncAfter(delay: Duration, execute work: @escaping @Sendable () -> Void) {
-        scheduleAfter(engineDeadline(after: delay), work)
+        scheduleAfter(monotonicDeadline(after: delay), work)
     }
 
     /// Submits `work` to run on this queue once `deadline` passed.
     ///
     /// Traps when the queue's pool was shut down (see ``WorkerPool``), except on a thread of that pool while it
     /// drains; ``tryAsyncAfter(delay:_:)`` answers instead. A deadline that passes after the shutdown began is not
-    /// queued (counted in ``QueueEngineStatistics/cancelledFirings``).
+    /// queued (counted in ``WorkerPoolStatistics/cancelledFirings``).
     ///
     /// - Parameters:
     ///   - deadline: When, on the continuous clock.
     ///   - work: The closure.
     public func asyncAfter(deadline: ContinuousClock.Instant, execute work: @escaping @Sendable () -> Void) {
-        scheduleAfter(engineDeadline(deadline), work)
+        scheduleAfter(monotonicDeadline(deadline), work)
     }
 
     /// Submits `work` to run on this queue after `delay`, as ``asyncAfter(delay:execute:)`` does, unless the
     /// queue's pool no longer takes work (see ``tryAsync(flags:_:)``).
     ///
     /// Delayed work whose deadline has not passed when the pool shuts down never runs (it is counted in the pool's
-    /// ``QueueEngineStatistics/cancelledFirings``): a true result means the pool took the work, not that it ran.
+    /// ``WorkerPoolStatistics/cancelledFirings``): a true result means the pool took the work, not that it ran.
     ///
     /// - Parameters:
     ///   - delay: How long from now (a negative duration means now).
     ///   - work: The closure.
     /// - Returns: True when the work was scheduled; false when the queue's pool was shut down.
     public func tryAsyncAfter(delay: Duration, _ work: @escaping @Sendable () -> Void) -> Bool {
-        let core = engineCore
-        guard core.engine.isAccepting(EngineThread.current) else { return false }
-        schedule(core, engineDeadline(after: delay), work)
+        let core = queueCore
+        guard core.poolCore.isAccepting(RuntimeThread.current) else { return false }
+        schedule(core, monotonicDeadline(after: delay), work)
         return true
     }
 
@@ -159,41 +159,41 @@ extension WorkQueue {
     ///   - deadline: When, on the continuous clock.
     ///   - item: The item.
     public func asyncAfter(deadline: ContinuousClock.Instant, execute item: WorkItem) {
-        let core = engineCore
-        guard core.engine.requireAccepting("asyncAfter on queue '\(core.label)'") else { return }
+        let core = queueCore
+        guard core.poolCore.requireAccepting("asyncAfter on queue '\(core.label)'") else { return }
         item.markSubmitted(to: core)
-        let entry = EngineTimerEntry(deadline: engineDeadline(deadline), interval: 0) {
+        let entry = TimerEntry(deadline: monotonicDeadline(deadline), interval: 0) {
             core.enqueueFiring(item.flags.contains(.barrier) ? .barrier { item.perform() } : .task { item.perform() })
         }
         item.attachTimer(entry)
-        EngineTimer.shared.schedule(entry)
+        TimerThread.shared.schedule(entry)
     }
 
     private func scheduleAfter(_ deadline: UInt64, _ work: @escaping @Sendable () -> Void) {
-        let core = engineCore
-        guard core.engine.requireAccepting("asyncAfter on queue '\(core.label)'") else { return }
+        let core = queueCore
+        guard core.poolCore.requireAccepting("asyncAfter on queue '\(core.label)'") else { return }
         schedule(core, deadline, work)
     }
 
     private func schedule(_ core: any QueueCore, _ deadline: UInt64, _ work: @escaping @Sendable () -> Void) {
-        EngineTimer.shared.schedule(
-            EngineTimerEntry(deadline: deadline, interval: 0) { core.enqueueFiring(.task(work)) }
+        TimerThread.shared.schedule(
+            TimerEntry(deadline: deadline, interval: 0) { core.enqueueFiring(.task(work)) }
         )
     }
 
     /// Suspends the queue: work already running finishes, no further work (async or sync) starts until a matching
     /// ``resume()``. Suspensions are counted. When the queue's last handle is released while it is suspended, the
-    /// engine resumes it: nobody could call ``resume()`` any more, and accepted work is never dropped.
+    /// pool resumes it: nobody could call ``resume()`` any more, and accepted work is never dropped.
     ///
     /// Traps for a process-wide queue (``ConcurrentQueue/global(qos:)``, a ``QueuePool/shared(for:)`` queue):
     /// suspending it would stall every other user in the process; suspend a queue of your own that targets it.
-    public func suspend() { engineCore.suspend() }
+    public func suspend() { queueCore.suspend() }
 
     /// Undoes one ``suspend()``; at zero, pending work starts again.
     ///
     /// Traps ("resume() of queue … that is not suspended") when called more often than ``suspend()``: that is a
     /// logic error nobody can recover from, and libdispatch's equivalent is an unexplained crash.
-    public func resume() { engineCore.resume() }
+    public func resume() { queueCore.resume() }
 
     /// Associates `value` with `key` on this queue, replacing (and releasing) any previous value; `nil` clears it.
     /// Values are released when replaced, cleared, or when the queue is deallocated.
@@ -202,7 +202,7 @@ extension WorkQueue {
     ///   - key: The key.
     ///   - value: The value, or nil.
     public func setSpecific<Value: Sendable>(_ key: QueueKey<Value>, _ value: Value?) {
-        engineCore.setSpecific(ObjectIdentifier(key), value.map { QueueSpecificBox($0) })
+        queueCore.setSpecific(ObjectIdentifier(key), value.map { QueueSpecificBox($0) })
     }
 
     /// The value associated with `key` on this queue itself (targets are not consulted), or nil.
@@ -210,7 +210,7 @@ extension WorkQueue {
     /// - Parameter key: The key.
     /// - Returns: The value, or nil.
     public func getSpecific<Value: Sendable>(_ key: QueueKey<Value>) -> Value? {
-        (engineCore.getSpecific(ObjectIdentifier(key)) as? QueueSpecificBox<Value>)?.value
+        (queueCore.getSpecific(ObjectIdentifier(key)) as? QueueSpecificBox<Value>)?.value
     }
 }
 
@@ -221,20 +221,20 @@ final class QueueSpecificBox<Value: Sendable>: Sendable {
 }
 
 /// Resolves an optional public target to its core.
-func engineTarget(_ target: (any WorkQueue)?) -> (any QueueCore)? {
-    target?.engineCore
+func resolveTargetCore(_ target: (any WorkQueue)?) -> (any QueueCore)? {
+    target?.queueCore
 }
 
 /// The pool a new queue runs on: its target's, else `pool`, else the shared pool. Traps when a target and a
 /// different pool are both named (`what` names the initializer).
-func enginePool(_ pool: WorkerPool?, target: (any WorkQueue)?, _ what: @autoclosure () -> String) -> Engine {
-    guard let target else { return pool?.engine ?? .shared }
-    let engine = target.engineCore.engine
-    if let pool, pool.engine !== engine {
+func resolvePoolCore(_ pool: WorkerPool?, target: (any WorkQueue)?, _ what: @autoclosure () -> String) -> PoolCore {
+    guard let target else { return pool?.poolCore ?? .shared }
+    let poolCore = target.queueCore.poolCore
+    if let pool, pool.poolCore !== poolCore {
         threadingFatal(
-            "\(what()): the target queue '\(target.label)' runs on worker pool '\(engine.label)', not on the pool "
-                + "'\(pool.engine.label)' given: a queue runs on its target's pool (name one of them)"
+            "\(what()): the target queue '\(target.label)' runs on worker pool '\(poolCore.label)', not on the pool "
+                + "'\(pool.poolCore.label)' given: a queue runs on its target's pool (name one of them)"
         )
     }
-    return engine
+    return poolCore
 }

@@ -52,7 +52,7 @@ import Testing
 
     /// `fork()` in a process that has used the pool, timers, locks and RCU (with the RCU hooks around the fork):
     /// the child can use new queues, timers, locks and threads, and so can the parent afterwards. The pool is
-    /// rebuilt in the child by the engine's `pthread_atfork` handler. RCU is read-only in such a child (see
+    /// rebuilt in the child by the pool's `pthread_atfork` handler. RCU is read-only in such a child (see
     /// <doc:Misuse> and the RCU article): liburcu's memb flavour keeps the dead threads' registrations.
     @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan without die_after_fork=0 kills forked children"))
     func forkedChildCanUseQueuesLocksAndThreads() async {
@@ -288,7 +288,7 @@ func faultRefusalScenario() -> Int32 {
     }
 
     // 2. The pool keeps serving: blocking tasks make it want more threads (it is refused). Half of them block in a
-    // wait the engine sees (a group that never empties, with a timeout): each such wait frees its worker's slot
+    // wait the pool sees (a group that never empties, with a timeout): each such wait frees its worker's slot
     // while tasks are pending and no worker is idle, so the pool asks for a thread at once, whatever the timing.
     // (The monitor's stall detection, which the other half exercises, depends on timing: under a loaded
     // ThreadSanitizer run it could miss every tick, and the refusal this test needs would never come.)
@@ -302,9 +302,9 @@ func faultRefusalScenario() -> Int32 {
     for index in 0..<24 {
         concurrent.async(group: group) {
             if index.isMultiple(of: 2) {
-                _ = never.wait(timeout: .milliseconds(30))  // blocking the engine sees: it asks for a thread
+                _ = never.wait(timeout: .milliseconds(30))  // blocking the poolCore sees: it asks for a thread
             } else {
-                _ = cthr_sleep_ns(30_000_000)  // blocking the engine cannot see: the monitor asks for threads
+                _ = cthr_sleep_ns(30_000_000)  // blocking the poolCore cannot see: the monitor asks for threads
             }
             ran.add(1, ordering: .relaxed)
         }
@@ -320,7 +320,7 @@ func faultRefusalScenario() -> Int32 {
     let deadline = cthr_clock_now_ns() + 20_000_000_000
     while !timerFired.load(ordering: .relaxed) && cthr_clock_now_ns() < deadline { _ = cthr_sleep_ns(1_000_000) }
     guard timerFired.load(ordering: .relaxed) else { return 8 }
-    guard Engine.shared.spawnRefusals.load(ordering: .relaxed) > 0 else {
+    guard PoolCore.shared.spawnRefusals.load(ordering: .relaxed) > 0 else {
         faultLog("fault: the pool never asked for a thread (nothing was injected)\n")
         return 9
     }

@@ -8,12 +8,12 @@ import Testing
 
 @testable import Threading
 
-/// The engine's `fork()` handlers in a busy, many-threaded process: a child that only exits (as a fork-and-exec
+/// The pool's `fork()` handlers in a busy, many-threaded process: a child that only exits (as a fork-and-exec
 /// child does) gets past them, whatever the pools, queues, jobs and timers were doing at the fork.
 ///
 /// Unlike the clean-child tests (``ForkTests``), this one forks inside the test process, on purpose: its other threads
 /// keep running tests, and one of them may hold a lock of the Swift runtime at the fork. A child handler that asks the
-/// runtime for a type it has not made yet then hangs, now and then (`EngineFork` says why). `make fork-check`
+/// runtime for a type it has not made yet then hangs, now and then (`ForkRegistry` says why). `make fork-check`
 /// (in CI) runs this test under a debugger and fails if a child handler asks at all, which is what makes it
 /// deterministic; here it checks that the child exits and the parent's work all runs.
 @Suite struct ForkHandlerTests {

@@ -11,8 +11,8 @@ import Testing
 /// The clean-child rule: after `fork()`, the child runs none of the work its parent accepted (pending tasks, timers,
 /// main-queue backlog, jobs), its queues are usable, and its own work runs; the parent runs all of its work once.
 ///
-/// Each test runs in an exit-test process of its own, so what other tests left in the engine cannot reach it. The
-/// parent's tasks wait at a gate (a flag they poll, invisible to the engine) that opens only after the fork, so work
+/// Each test runs in an exit-test process of its own, so what other tests left in the pool cannot reach it. The
+/// parent's tasks wait at a gate (a flag they poll, invisible to the pool) that opens only after the fork, so work
 /// is pending at the fork by construction, not by timing.
 @Suite struct ForkTests {
     /// The scenario of the report: 200 tasks on a concurrent queue and 640 on 64 serial queues, each appending
@@ -49,7 +49,7 @@ import Testing
             serial.async { gate.pass() }
             let timer = QueueTimer(queue: serial, delay: .zero, repeating: .milliseconds(1)) {}
             // The firing is due at once and queues behind the held task: then the entry is out of the heap.
-            guard queueTestWait({ serial.engineCore.pendingTaskCount >= 1 }) else { exit(2) }
+            guard queueTestWait({ serial.queueCore.pendingTaskCount >= 1 }) else { exit(2) }
             let status = faultRunForked { timer.isCancelled ? 0 : 1 }
             gate.open()
             timer.cancel()
@@ -133,7 +133,7 @@ import Testing
     }
 }
 
-/// A gate the parent's tasks wait at (polling a flag with short sleeps, which the engine cannot see, so the pool does
+/// A gate the parent's tasks wait at (polling a flag with short sleeps, which the pool cannot see, so the pool does
 /// not grow for them) until the parent opens it after the fork.
 final class ForkGate: Sendable {
     private let isOpen = Atomic<Bool>(false)
@@ -256,7 +256,7 @@ func forkDuplicateScenario() -> Int32 {
 
 /// Timers, main queue, jobs, groups and busy queues across a fork; returns 0 when every rule held.
 func forkRulesScenario() -> Int32 {
-    EngineThread.designateMainForTesting()
+    RuntimeThread.designateMainForTesting()
     let log = ForkLog()
     guard log.descriptor >= 0 else { return 2 }
     let gate = ForkGate()
@@ -291,7 +291,7 @@ func forkRulesScenario() -> Int32 {
     guard group.wait(timeout: .seconds(30)), jobs.waitUntilAllFinished(timeout: .seconds(30)) else { return 3 }
     _ = cthr_sleep_ns(60_000_000)  // the parent's timers fire
     timer.cancel()
-    EngineThread.undesignateMainForTesting()
+    RuntimeThread.undesignateMainForTesting()
     guard status == 0 else {
         faultLog("fork rules: the child failed with status \(status)\n")
         return 4

@@ -169,7 +169,7 @@ import Testing
     /// thread joins; either may block first).
     @Test func mainQueueSyncWhileTheMainThreadJoinsTheSyncingThreadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            EngineThread.designateMainForTesting()
+            RuntimeThread.designateMainForTesting()
             let watchdog = try! PosixThread {
                 PosixThread.sleep(for: .seconds(20))
                 exit(3)  // no diagnosis: fails the test on its missing message instead of hanging it
@@ -191,7 +191,7 @@ import Testing
     /// The main thread waits (no deadline) for a group whose task syncs onto the main queue: the same diagnosis.
     @Test func mainQueueSyncFromATaskOfTheGroupTheMainThreadWaitsForTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            EngineThread.designateMainForTesting()
+            RuntimeThread.designateMainForTesting()
             let watchdog = try! PosixThread {
                 PosixThread.sleep(for: .seconds(20))
                 exit(3)
@@ -211,7 +211,7 @@ import Testing
     /// runs the sync).
     @Test func mainQueueSyncThatCanCompleteIsNotDiagnosed() async {
         await #expect(processExitsWith: .success) {
-            EngineThread.designateMainForTesting()
+            RuntimeThread.designateMainForTesting()
             let worker = try! PosixThread { MainQueue.shared.sync { 7 } }
             while !MainQueue.drain(until: .now + .milliseconds(5)) {}
             guard blockingCall({ worker.join() == 7 }) else { exit(1) }
@@ -297,7 +297,7 @@ import Testing
     /// `MainQueue.run()` from a main-queue task could never run a task: the task holds the main queue.
     @Test func mainQueueRunFromAMainQueueTaskTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            EngineThread.designateMainForTesting()
+            RuntimeThread.designateMainForTesting()
             let watchdog = try! PosixThread {
                 PosixThread.sleep(for: .seconds(20))
                 exit(0)  // no diagnosis: a successful exit fails the test instead of hanging it

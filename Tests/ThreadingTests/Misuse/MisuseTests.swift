@@ -504,7 +504,7 @@ import Testing
     /// (the task holds the main queue); unlike `run()` they end, so they are not stopped.
     @Test func mainQueueDrainFromAMainQueueTaskReturnsWithoutRunningATask() async {
         await #expect(processExitsWith: .success) {
-            EngineThread.designateMainForTesting()
+            RuntimeThread.designateMainForTesting()
             let outcome = LockedValue<[Bool]?>(nil)
             let later = LockedValue(false)
             MainQueue.shared.async {

@@ -19,20 +19,20 @@ private func schedulerTestWait(_ condition: () -> Bool) -> Bool {
     queueTestWait(pollNs: 20_000, condition)
 }
 
-/// Expects the engine lock taken at most twice per monitor tick (10 ms) plus once per hundred of `tasks` (the odd park
-/// and wake when a loaded machine preempts a worker) between the two snapshots. The old engine took it twice per task.
-private func expectFewEngineLockAcquisitions(
-    before: QueueEngineStatistics,
-    after: QueueEngineStatistics,
+/// Expects the pool lock taken at most twice per monitor tick (10 ms) plus once per hundred of `tasks` (the odd park
+/// and wake when a loaded machine preempts a worker) between the two snapshots. The old pool took it twice per task.
+private func expectFewPoolLockAcquisitions(
+    before: WorkerPoolStatistics,
+    after: WorkerPoolStatistics,
     tasks: Int,
     ticks: Int,
     kind: String,
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
-    let acquisitions = after.engineLockAcquisitions - before.engineLockAcquisitions
+    let acquisitions = after.lockAcquisitions - before.lockAcquisitions
     #expect(
         acquisitions <= 2 * ticks + tasks / 100,
-        "\(acquisitions) engine-lock acquisitions for \(tasks) \(kind) submissions in \(ticks) monitor ticks",
+        "\(acquisitions) poolCore-lock acquisitions for \(tasks) \(kind) submissions in \(ticks) monitor ticks",
         sourceLocation: sourceLocation
     )
 }
@@ -68,14 +68,14 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
         }
     }
     #expect(started.wait(timeout: .seconds(30)))
-    #expect(schedulerTestWait { pool.engine.parkedWorkers == pool.engine.liveThreads })
+    #expect(schedulerTestWait { pool.poolCore.parkedWorkers == pool.poolCore.liveThreads })
 }
 
-/// The scheduler of a worker pool (see ``Engine``): local queues, injection, wake-ups, the engine lock's share of
+/// The scheduler of a worker pool (see ``PoolCore``): local queues, injection, wake-ups, the pool lock's share of
 /// the task path, allocations. Each test owns its pool.
 @Suite(.serialized) struct SchedulerTests {
     /// 10,000 submissions, 1,000 of which find every worker parked and wake one, allocate nothing but what the
-    /// rings need to grow the first time. The old engine built an array on the heap for each wake-up (at least
+    /// rings need to grow the first time. The old pool built an array on the heap for each wake-up (at least
     /// 1,000 allocations here). Counted process-wide, so in a process of its own; not under the sanitizers, whose
     /// runtimes own malloc.
     @Test func submissionsAndWakeUpsDoNotAllocate() async {
@@ -84,13 +84,13 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
             let pool = WorkerPool(label: "sched.alloc", threads: 2)
             let counter = SchedulerTestCounter()
             let body: @Sendable () -> Void = { counter.value.add(1, ordering: .relaxed) }
-            let engine = pool.engine
+            let poolCore = pool.poolCore
             // One round: 10 submissions, then wait until every worker parked again (so the next one wakes one).
             func round(_ index: Int) -> Bool {
-                for _ in 0..<10 { engine.submit(.job(body), lane: QoS.default.rawValue) }
+                for _ in 0..<10 { poolCore.schedule(.job(body), lane: QoS.default.rawValue) }
                 let expected = (index + 1) * 10
                 return schedulerTestWait {
-                    counter.value.load(ordering: .relaxed) == expected && engine.parkedWorkers == engine.liveThreads
+                    counter.value.load(ordering: .relaxed) == expected && poolCore.parkedWorkers == poolCore.liveThreads
                 }
             }
             // Warm-up: the threads, the rings, the idle list and the monitor reach their high-water marks.
@@ -135,24 +135,24 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
         let ran = WorkGroup()
         queue.async(group: ran) {}
         #expect(ran.wait(timeout: .seconds(10)))
-        #expect(schedulerTestWait { pool.engine.parkedWorkers == pool.engine.liveThreads })
+        #expect(schedulerTestWait { pool.poolCore.parkedWorkers == pool.poolCore.liveThreads })
         let after = pool.statistics
         #expect(after.wakeUps - before.wakeUps == 1)
         #expect(after.submitted - before.submitted == 1)
     }
 
     /// Work a task submits to its own pool goes to the worker's local queue: 10,000 such submissions (each task
-    /// submits the next) take the engine lock only for the monitor's ticks (two per 10 ms tick) and the odd park, not
-    /// once per task (the old engine took it twice per task: submit and pick). A one-thread blocking pool, so that the monitor
+    /// submits the next) take the pool lock only for the monitor's ticks (two per 10 ms tick) and the odd park, not
+    /// once per task (the old pool took it twice per task: submit and pick). A one-thread blocking pool, so that the monitor
     /// cannot add a thread when a loaded machine preempts the worker (an idle second worker would rightly be woken
     /// for the new work, through the lock).
-    @Test func localSubmissionsTakeNoEngineLock() {
+    @Test func localSubmissionsTakeNoPoolLock() {
         let pool = WorkerPool(label: "sched.local", threads: 1, kind: .blocking)
         defer { poolTestShutDown(pool) }
         let total = 10_000
         let finished = WorkGroup()
         finished.enter()
-        let engine = pool.engine
+        let poolCore = pool.poolCore
         let started = WorkGroup()
         started.enter()
         nonisolated(unsafe) var before = pool.statistics
@@ -161,7 +161,7 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
                 finished.leave()
                 return
             }
-            engine.submit(.job({ chain(remaining - 1) }), lane: QoS.default.rawValue)
+            poolCore.schedule(.job({ chain(remaining - 1) }), lane: QoS.default.rawValue)
         }
         nonisolated(unsafe) var start: UInt64 = 0
         ConcurrentQueue(label: "sched.queue", pool: pool).async {
@@ -173,15 +173,15 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
         #expect(started.wait(timeout: .seconds(10)))
         #expect(finished.wait(timeout: .seconds(30)))
         let after = pool.statistics
-        let ticks = Int((cthr_clock_now_ns() - start) / Engine.monitorTickNanoseconds) + 1
+        let ticks = Int((cthr_clock_now_ns() - start) / PoolCore.monitorTickNanoseconds) + 1
         #expect(after.localSubmissions - before.localSubmissions == total)
-        expectFewEngineLockAcquisitions(before: before, after: after, tasks: total, ticks: ticks, kind: "local")
+        expectFewPoolLockAcquisitions(before: before, after: after, tasks: total, ticks: ticks, kind: "local")
     }
 
-    /// Submissions from outside the pool go to an injection shard: while the pool's one worker is busy, 10,000 of
-    /// them take the engine lock only for the monitor's ticks and the odd park. (A blocking pool of one thread: the
+    /// Submissions from outside the pool go to an shared shard: while the pool's one worker is busy, 10,000 of
+    /// them take the pool lock only for the monitor's ticks and the odd park. (A blocking pool of one thread: the
     /// monitor cannot add one.)
-    @Test func injectedSubmissionsTakeNoEngineLockWhileWorkersAreBusy() {
+    @Test func sharedSubmissionsTakeNoPoolLockWhileWorkersAreBusy() {
         let pool = WorkerPool(label: "sched.inject", threads: 1, kind: .blocking)
         defer { poolTestShutDown(pool) }
         let busy = BusyWorker(pool)
@@ -190,28 +190,28 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
         let before = pool.statistics
         let start = cthr_clock_now_ns()
         let total = 10_000
-        for _ in 0..<total { pool.engine.submit(.job(body), lane: QoS.default.rawValue) }
+        for _ in 0..<total { pool.poolCore.schedule(.job(body), lane: QoS.default.rawValue) }
         let after = pool.statistics
-        let ticks = Int((cthr_clock_now_ns() - start) / Engine.monitorTickNanoseconds) + 1
+        let ticks = Int((cthr_clock_now_ns() - start) / PoolCore.monitorTickNanoseconds) + 1
         busy.release()
         #expect(schedulerTestWait { counter.value.load(ordering: .relaxed) == total })
         #expect(after.submitted - before.submitted == total)
-        expectFewEngineLockAcquisitions(before: before, after: after, tasks: total, ticks: ticks, kind: "injected")
+        expectFewPoolLockAcquisitions(before: before, after: after, tasks: total, ticks: ticks, kind: "injected")
     }
 
     /// An idle worker steals from a busy worker's local queue: a task that fills its local queue and then blocks
-    /// (without telling the engine) still sees its work run, by the other worker.
+    /// (without telling the pool) still sees its work run, by the other worker.
     @Test func idleWorkersStealFromLocalQueues() {
         let pool = WorkerPool(label: "sched.steal", threads: 2)
         defer { poolTestShutDown(pool) }
         let counter = SchedulerTestCounter()
         let body: @Sendable () -> Void = { counter.value.add(1, ordering: .relaxed) }
-        let engine = pool.engine
+        let poolCore = pool.poolCore
         let total = 100
         let done = Atomic<Bool>(false)
         ConcurrentQueue(label: "sched.queue", pool: pool).async {
-            for _ in 0..<total { engine.submit(.job(body), lane: QoS.default.rawValue) }
-            // Busy until the other worker ran all of them (a foreign wait: the engine does not know it blocks).
+            for _ in 0..<total { poolCore.schedule(.job(body), lane: QoS.default.rawValue) }
+            // Busy until the other worker ran all of them (a foreign wait: the pool does not know it blocks).
             let deadline = cthr_clock_now_ns() + 10_000_000_000
             while counter.value.load(ordering: .relaxed) < total && cthr_clock_now_ns() < deadline {
                 _ = cthr_thread_yield()
@@ -237,7 +237,7 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
         let count = 20
         for index in 0..<count {
             finished.enter()
-            pool.engine.submit(
+            pool.poolCore.schedule(
                 .job({
                     order.withLock { $0.append(index) }
                     finished.leave()
@@ -247,7 +247,7 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
         }
         for index in count..<(2 * count) {
             finished.enter()
-            pool.engine.submit(
+            pool.poolCore.schedule(
                 .job({
                     order.withLock { $0.append(index) }
                     finished.leave()
@@ -271,13 +271,13 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
     }
 
     /// The next slot: a unit a worker submits to its own pool runs right after the current one, on the same worker,
-    /// without waking the parked one (the old engine queued it locally and woke the idle worker for it).
+    /// without waking the parked one (the old pool queued it locally and woke the idle worker for it).
     @Test func aUnitAWorkerSubmitsRunsNextOnThatWorkerWithoutAWakeUp() {
         let pool = WorkerPool(label: "sched.next", threads: 2)
         defer { poolTestShutDown(pool) }
         let queue = ConcurrentQueue(label: "sched.next.queue", pool: pool)
         startAndParkWorkers(pool, on: queue, threads: 2)
-        let engine = pool.engine
+        let poolCore = pool.poolCore
         let threads = Mutex<(UInt32, UInt32)>((0, 0))
         let wakeUpsBefore = Atomic<Int>(-1)
         let ran = WorkGroup()
@@ -285,7 +285,7 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
         queue.async {
             wakeUpsBefore.store(pool.statistics.wakeUps, ordering: .relaxed)
             threads.withLock { $0.0 = currentThreadID }
-            engine.submit(
+            poolCore.schedule(
                 .job({
                     threads.withLock { $0.1 = currentThreadID }
                     ran.leave()
@@ -294,7 +294,7 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
             )
         }
         #expect(ran.wait(timeout: .seconds(10)))
-        #expect(schedulerTestWait { pool.engine.parkedWorkers == pool.engine.liveThreads })
+        #expect(schedulerTestWait { pool.poolCore.parkedWorkers == pool.poolCore.liveThreads })
         let (submitter, runner) = threads.withLock { $0 }
         #expect(submitter == runner)
         #expect(pool.statistics.wakeUps - wakeUpsBefore.load(ordering: .relaxed) == 0)
@@ -302,12 +302,12 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
 
     /// The next slot is bounded: a task that submits its successor forever (each one lands in the next slot) does
     /// not keep the worker from queued work. A unit injected meanwhile runs within `shardCount + 1` rounds of
-    /// ``Engine/nextRunLimit`` next-slot units (each round ends with a fairness turn). One thread (a blocking pool:
+    /// ``PoolCore/nextRunLimit`` next-slot units (each round ends with a fairness turn). One thread (a blocking pool:
     /// the monitor cannot add one).
     @Test func nextSlotRunsAreBoundedSoQueuedWorkRuns() {
         let pool = WorkerPool(label: "sched.next.bound", threads: 1, kind: .blocking)
         defer { poolTestShutDown(pool) }
-        let engine = pool.engine
+        let poolCore = pool.poolCore
         let links = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
         let cap = 10_000_000
@@ -318,13 +318,13 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
                 chainDone.leave()
                 return
             }
-            engine.submit(.job(link), lane: QoS.default.rawValue)
+            poolCore.schedule(.job(link), lane: QoS.default.rawValue)
         }
-        engine.submit(.job(link), lane: QoS.default.rawValue)
+        poolCore.schedule(.job(link), lane: QoS.default.rawValue)
         #expect(schedulerTestWait { links.load(ordering: .relaxed) >= 1000 })
         let linksAt = Atomic<Int>(-1)
         let before = links.load(ordering: .relaxed)
-        engine.submit(
+        poolCore.schedule(
             .job({
                 linksAt.store(links.load(ordering: .relaxed), ordering: .relaxed)
                 stop.store(true, ordering: .releasing)
@@ -335,24 +335,24 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
         let ranAfter = linksAt.load(ordering: .relaxed) - before
         #expect(ranAfter >= 0)
         #expect(
-            ranAfter <= (engine.shardCount + 1) * (Engine.nextRunLimit + 1),
+            ranAfter <= (poolCore.shardCount + 1) * (PoolCore.nextRunLimit + 1),
             "the injected unit waited for \(ranAfter) next-slot units"
         )
     }
 
-    /// A worker that blocks in one of the engine's waits hands its next-slot unit to the others first: a task
+    /// A worker that blocks in one of the pool's waits hands its next-slot unit to the others first: a task
     /// that submits a unit and waits for it does not wait for the monitor.
     @Test func aWorkerThatBlocksHandsItsNextUnitOver() {
         let pool = WorkerPool(label: "sched.next.block", threads: 2)
         defer { poolTestShutDown(pool) }
-        let engine = pool.engine
+        let poolCore = pool.poolCore
         let outcome = Atomic<Int>(0)
         let done = WorkGroup()
         done.enter()
         ConcurrentQueue(label: "sched.queue", pool: pool).async {
             let child = WorkGroup()
             child.enter()
-            engine.submit(.job({ child.leave() }), lane: QoS.default.rawValue)
+            poolCore.schedule(.job({ child.leave() }), lane: QoS.default.rawValue)
             outcome.store(child.wait(timeout: .seconds(10)) ? 1 : 2, ordering: .relaxed)
             done.leave()
         }
@@ -366,11 +366,11 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
     @Test func submissionsToAStoppedPoolAreRefused() {
         let pool = WorkerPool(label: "sched.stopped", threads: 1)
         #expect(poolTestShutDown(pool))
-        let engine = pool.engine
+        let poolCore = pool.poolCore
         let ran = Atomic<Int>(0)
-        #expect(!engine.trySubmit(.job({ ran.add(1, ordering: .relaxed) }), lane: QoS.default.rawValue))
+        #expect(!poolCore.trySchedule(.job({ ran.add(1, ordering: .relaxed) }), lane: QoS.default.rawValue))
         #expect(pool.statistics.cancelledFirings == 0)
-        #expect(!engine.submit(.job({ ran.add(1, ordering: .relaxed) }), lane: QoS.default.rawValue))
+        #expect(!poolCore.schedule(.job({ ran.add(1, ordering: .relaxed) }), lane: QoS.default.rawValue))
         #expect(pool.statistics.cancelledFirings == 1)
         #expect(ran.load(ordering: .relaxed) == 0)
     }
@@ -381,7 +381,7 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
     @Test func aYieldingDrainGoesBehindTheWorkThatWaits() {
         let pool = WorkerPool(label: "sched.yield", threads: 1, kind: .blocking)
         defer { poolTestShutDown(pool) }
-        let engine = pool.engine
+        let poolCore = pool.poolCore
         let queue = SerialQueue(label: "sched.yield.queue", pool: pool)
         let order = Mutex<[Int]>([])
         let done = WorkGroup()
@@ -395,7 +395,7 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
             queue.async {
                 if index == 0 {
                     done.enter()
-                    engine.submit(
+                    poolCore.schedule(
                         .job({
                             order.withLock { $0.append(-1) }
                             done.leave()

@@ -48,7 +48,7 @@ final class TortureQueue: Sendable {
 
 extension TortureTests {
     /// Random mixes of `async`, `sync`, barriers, suspend/resume, groups, work items, specifics, `asyncAfter` and
-    /// repeating timers over serial and concurrent queues (some with targets: the engine fixes a queue's target at
+    /// repeating timers over serial and concurrent queues (some with targets: the pool fixes a queue's target at
     /// creation and has no target change, so target hierarchies are built up front), driven by several threads.
     ///
     /// Checks: every task runs exactly once; tasks a driver submits to a serial queue run in submission order; a

@@ -100,7 +100,7 @@ extension TortureTests {
             let operations = TortureCounter()
             var failures: [String] = []
             // Five equal stretches with a checkpoint after each; the first is the warm-up (the pool, the allocator,
-            // liburcu and the engine's buffers reach their high-water marks there), the bounds apply from its end on.
+            // liburcu and the pool's buffers reach their high-water marks there), the bounds apply from its end on.
             var checkpoints: [SoakMemory] = []
             var rounds = 0
             for _ in 1...5 {
@@ -147,7 +147,7 @@ extension TortureTests {
         /// Lets deferred work finish (RCU callbacks, queue tasks), then reads the memory figures.
         static func checkpoint() -> SoakMemory {
             flushDeferredReleases()
-            _ = Torture.waitUntil(seconds: 5) { QueueEngineStatistics.current.pending == 0 }
+            _ = Torture.waitUntil(seconds: 5) { WorkerPoolStatistics.current.pending == 0 }
             return SoakMemory.now()
         }
 

@@ -418,7 +418,7 @@ public struct QueuesCommand: ParsableCommand {
         )
     }
 
-    /// One census row: valid when every task ran and ours stayed within the engine's cap.
+    /// One census row: valid when every task ran and ours stayed within the pool's cap.
     public static func censusCell(entry: Queues.Entry, result: Result<ThreadCensus, ChildFailure>) -> CellResult {
         var census: ThreadCensus?
         var outcome: String

@@ -161,7 +161,7 @@ extension Queues {
             }
         }
         let ours = Q.kind == .ours
-        if ours { QueueEngineStatistics.resetPeak() }
+        if ours { WorkerPoolStatistics.resetPeak() }
         let baseline = processThreadCount()
         let start = monotonicNanoseconds()
         let deadline = start &+ UInt64(max(deadlineSeconds, 0) * 1e9)
@@ -189,7 +189,7 @@ extension Queues {
         let end = monotonicNanoseconds()
         state.samplerStop.store(true, ordering: .releasing)
         joinThread(sampler)
-        let statistics = ours ? QueueEngineStatistics.current : nil
+        let statistics = ours ? WorkerPoolStatistics.current : nil
         return ThreadCensus(
             queues: count,
             deadlineSeconds: deadlineSeconds,
@@ -313,7 +313,7 @@ func processCPUNanoseconds() -> UInt64 {
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
 }
 
-/// Ours: a latch on `WorkGroup` (a wait the engine sees: a blocked worker leaves the running count).
+/// Ours: a latch on `WorkGroup` (a wait the pool sees: a blocked worker leaves the running count).
 /// `Sendable` because `WorkGroup` is.
 final class WorkGroupLatch: BenchLatch, Sendable {
     private let group = WorkGroup()

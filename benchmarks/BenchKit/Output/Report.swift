@@ -95,9 +95,9 @@ public struct ThreadCensus: Codable, Sendable, Equatable {
     public var baselineThreads: Int
     /// The most threads the process had while the tasks ran (sampled every millisecond, and by each task).
     public var peakThreads: Int
-    /// The engine's own count of its most pool threads alive at once (ours only).
+    /// The pool's own count of its most pool threads alive at once (ours only).
     public var poolPeakThreads: Int?
-    /// The engine's documented cap on pool threads (ours only).
+    /// The pool's documented cap on pool threads (ours only).
     public var threadCap: Int?
     /// Seconds from the first submission until every task completed.
     public var seconds: Double

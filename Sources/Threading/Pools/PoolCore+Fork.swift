@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// `fork()`: the pool lock and every run queue held across the fork, and the child restarted empty (see
+/// ``ForkRegistry``).
+extension PoolCore {
+    /// `fork()` prepare handler (see ``ForkRegistry``): holds the pool lock and every run queue's lock across the
+    /// fork (in that order; no path takes the pool lock while holding a run queue's).
+    /// It also makes what the child handler needs: which slot the forking thread (the calling one) holds, and the
+    /// child's free slots (see ``ForkRegistry`` on the runtime's types in a child).
+    func forkPrepare() {
+        lock.lock()
+        for index in 0..<shards.count { shards[index].forkPrepare() }
+        let made = slotBound.load(ordering: .relaxed)  // no slot is made while the poolCore lock is held
+        for index in 0..<made { slots[index].forkPrepare() }
+        forkSlot = -1
+        if let worker = RuntimeThread.current.pointee.worker?.takeUnretainedValue(), worker.poolCore === self {
+            forkSlot = worker.slot
+        }
+        forkFreeSlots = (0..<made).reversed().filter { $0 != forkSlot }
+    }
+
+    /// `fork()` handler in the parent.
+    func forkParent() {
+        forkFreeSlots = []
+        for index in (0..<slotBound.load(ordering: .relaxed)).reversed() { slots[index].forkParent() }
+        for index in (0..<shards.count).reversed() { shards[index].forkParent() }
+        lock.unlock()
+    }
+
+    /// `fork()` handler in the child (one thread, the locks held by `forkPrepare`): none of the parent's pool
+    /// or monitor threads exist here, and none of the units the parent accepted may run here, so the pool restarts
+    /// empty with no pending work and grows again on the child's first submission. The dropped units are abandoned,
+    /// never released (see ``ForkRegistry``). If the forking thread is itself a worker of this pool, it stays one: it
+    /// counts as the pool's one running thread and keeps its slot. A pool that was shutting down or stopped stays so.
+    ///
+    /// Index loops and stored values only (no closures, iterators, ranges or growing arrays), with what needs more
+    /// made by ``forkPrepare()``: see ``ForkRegistry`` on the runtime's types in a child.
+    func forkChild(_ forking: ThreadContext) {
+        let forkingSlot = forkSlot
+        let isWorker = forkingSlot >= 0
+        var index = 0
+        while index < shards.count {
+            shards[index].forkChild(running: false)
+            index += 1
+        }
+        index = 0
+        let made = slotBound.load(ordering: .relaxed)
+        while index < made {
+            slots[index].forkChild(running: index == forkingSlot)
+            index += 1
+        }
+        index = 0
+        while index < idle.count {
+            _ = Unmanaged.passRetained(idle[index])  // their threads are gone; nothing is freed here
+            index += 1
+        }
+        idle = []
+        freeSlots = forkFreeSlots
+        threads = isWorker ? 1 : 0
+        running = isWorker ? 1 : 0
+        spinning.store(0, ordering: .relaxed)
+        blockedCount = 0
+        extraSlots = 0
+        peakThreads = threads
+        monitorStarted = false
+        monitorSleeping = false
+        monitorHint.store(0, ordering: .relaxed)
+        monitorWord.store(0)
+        exited = []  // the parent's threads: nothing to join here
+        publishLocked()
+        lock.unlock()
+    }
+}

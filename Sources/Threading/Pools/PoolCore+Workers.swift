@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The worker threads: spawning, picking work (fairness turns, lanes, stealing), parking and exiting.
+extension PoolCore {
+    // MARK: Workers
+
+    func spawn(_ worker: PoolWorker) {
+        let context = Unmanaged.passRetained(worker).toOpaque()
+        let code = spawnRuntimeThread(named: threadName, context: context) { raw in
+            let worker = Unmanaged<PoolWorker>.fromOpaque(raw!).takeRetainedValue()
+            worker.poolCore.workerMain(worker)
+            return nil
+        }
+        if code != 0 {
+            // No thread (RLIMIT_NPROC, memory): give the slot up (the units stay queued). A worker that went idle
+            // meanwhile is woken for them; otherwise a running worker or the monitor's next tick (which retries the
+            // spawn) picks them up. Never spawn again from here: a refusing system would make that loop.
+            Unmanaged<PoolWorker>.fromOpaque(context).release()
+            spawnRefusals.add(1, ordering: .relaxed)
+            lockPool()
+            threads -= 1
+            running -= 1
+            _ = dispatchLocked(allowSpawn: false)
+            let remaining = threads
+            lock.unlock()
+            PoolCore.reportRefusal(of: "pool", code: code, threads: remaining)
+        }
+    }
+
+    /// The name of the pool's threads: its label, truncated by the system to 15 bytes.
+    var threadName: String { label }
+
+    /// Whether a refused thread was reported on stderr (once per process).
+    static let refusalReported = Atomic<Bool>(false)
+
+    /// Reports the first thread the system refuses the pool, once per process, on stderr (a server's log): the
+    /// pool keeps serving with the threads it has and retries later, so this is a warning, not an error.
+    static func reportRefusal(of what: String, code: CInt, threads: Int) {
+        if refusalReported.exchange(true, ordering: .relaxed) { return }
+        let message =
+            "Threading: the system refused a new \(what) thread (pthread_create: \(errnoName(code))); the queue "
+            + "poolCore keeps serving with its \(threads) pool thread(s) and retries later (reported once)\n"
+        writeStandardError(message)
+    }
+
+    /// Takes the next unit for `worker`: its fairness turn, else the highest lane of its local queue and the
+    /// shards, else one stolen from another worker's local queue. Nil when it found none.
+    @inline(__always)
+    func findWork(_ worker: PoolWorker, _ local: PoolRunQueue) -> PoolUnit? {
+        worker.picks &+= 1
+        if worker.picks % UInt(QoS.agingLimit + 1) == 0, let unit = takeFairnessTurn(worker, local) { return unit }
+        let home = worker.slot
+        for _ in 0..<4 {
+            var best: PoolRunQueue?
+            var bestLane = UInt32.bitWidth
+            let localMask = local.laneMaskHint.load(ordering: .relaxed)
+            if localMask != 0 {
+                best = local
+                bestLane = localMask.trailingZeroBitCount
+            }
+            for offset in 0..<shards.count {
+                let shard = shards[(home &+ offset) & shardMask]
+                let mask = shard.laneMaskHint.load(ordering: .relaxed)
+                if mask != 0 && mask.trailingZeroBitCount < bestLane {
+                    best = shard
+                    bestLane = mask.trailingZeroBitCount
+                }
+            }
+            guard let best else { break }
+            if let unit = best.take() { return unit }
+        }
+        return steal(worker, local)
+    }
+
+    /// A fairness turn: the first source with work in rotation (the local queue, then each shard), whatever the
+    /// lanes, so that no queue waits behind higher lanes elsewhere for ever.
+    @inline(never)
+    func takeFairnessTurn(_ worker: PoolWorker, _ local: PoolRunQueue) -> PoolUnit? {
+        let sources = shards.count + 1
+        for step in 0..<sources {
+            let index = (worker.rotation &+ step) % sources
+            let queue = index == shards.count ? local : shards[index]
+            if queue.countHint.load(ordering: .relaxed) > 0, let unit = queue.take() {
+                worker.rotation = index &+ 1
+                return unit
+            }
+        }
+        return nil
+    }
+
+    /// Takes one unit from another worker's local queue.
+    @inline(never)
+    func steal(_ worker: PoolWorker, _ local: PoolRunQueue) -> PoolUnit? {
+        let bound = slotBound.load(ordering: .acquiring)
+        guard bound > 1 else { return nil }
+        for offset in 1..<bound {
+            let victim = slots[(worker.slot &+ offset) % bound]
+            if victim.countHint.load(ordering: .relaxed) > 0, let unit = victim.take() {
+                local.steals.wrappingAdd(1, ordering: .relaxed)
+                return unit
+            }
+        }
+        // Last resort: a unit in another worker's next slot (its owner may be stuck in a wait the pool cannot see).
+        for offset in 1..<bound {
+            let victim = slots[(worker.slot &+ offset) % bound]
+            if victim.nextHint.load(ordering: .relaxed), let unit = victim.takeNext() {
+                local.steals.wrappingAdd(1, ordering: .relaxed)
+                return unit
+            }
+        }
+        return nil
+    }
+
+    /// Whether any run queue of the pool holds units (sequentially consistent: see `parkLocked`).
+    func hasWork() -> Bool {
+        for index in 0..<shards.count where shards[index].countHint.load(ordering: .sequentiallyConsistent) > 0 {
+            return true
+        }
+        let bound = slotBound.load(ordering: .sequentiallyConsistent)
+        for index in 0..<bound where slots[index].countHint.load(ordering: .sequentiallyConsistent) > 0 {
+            return true
+        }
+        return false
+    }
+
+    func workerMain(_ worker: PoolWorker) {
+        let context = RuntimeThread.current
+        context.pointee.worker = Unmanaged.passUnretained(worker)
+        lockPool()
+        let slot: Int
+        if let given = freeSlots.popLast() {
+            slot = given
+        } else {
+            // The next slot never made (threads <= maxThreads = slots): made here, then published by `slotBound`.
+            slot = slotBound.load(ordering: .relaxed)
+            let made = slots.make(slot)
+            if life == .stopped {
+                var none: [PoolUnit] = []
+                _ = made.close(into: &none)  // a pool that stopped refuses units in it as in every other
+            }
+            slotBound.store(slot + 1, ordering: .sequentiallyConsistent)
+        }
+        lock.unlock()
+        let local = slots[slot]
+        worker.slot = slot
+        worker.local = local
+        // Whether the worker just came out of spinning with work found: submitters skipped the wake-up because it
+        // spun, so once it took its unit, it passes the wake-up on if more work waits.
+        var searching = false
+        while true {
+            if let unit = nextUnit(worker, local) ?? findWork(worker, local) {
+                if searching {
+                    // Sequentially consistent: a submitter that saw this worker spinning pushed before it stopped,
+                    // so its unit is seen here.
+                    searching = false
+                    if hasWork() { notify() }
+                }
+                local.executing.store(true, ordering: .relaxed)
+                run(unit, worker: worker, context: context)
+                local.executing.store(false, ordering: .relaxed)
+                local.completed.wrappingAdd(1, ordering: .sequentiallyConsistent)
+                continue
+            }
+            // Spin a little (yielding the CPU) before parking: work submitted meanwhile is taken without a wake-up.
+            spinning.add(1, ordering: .sequentiallyConsistent)
+            var found = false
+            var before = cthr_clock_now_ns()
+            for _ in 0..<PoolCore.idleSpinRounds {
+                if hasWork() {
+                    found = true
+                    break
+                }
+                _ = cthr_thread_yield()
+                // A yield that gave the CPU away (it took long) means other threads want the cores: spinning on
+                // would only take turns from them, so park and be woken when work comes.
+                let after = cthr_clock_now_ns()
+                if after &- before > PoolCore.busyYieldNanoseconds { break }
+                before = after
+            }
+            spinning.subtract(1, ordering: .sequentiallyConsistent)
+            if found {
+                searching = true
+                continue
+            }
+            searching = false
+            if !park(worker, context) { return }
+        }
+    }
+
+    /// The unit in `worker`'s next slot, unless it ran ``nextRunLimit`` of them in a row and other work waits: then
+    /// the slot's unit moves to the local queue and the worker takes a fairness turn (nil if that found nothing:
+    /// the worker picks as usual).
+    @inline(__always)
+    func nextUnit(_ worker: PoolWorker, _ local: PoolRunQueue) -> PoolUnit? {
+        guard local.nextHint.load(ordering: .relaxed) else {
+            worker.nextRuns = 0
+            return nil
+        }
+        if worker.nextRuns >= PoolCore.nextRunLimit {
+            worker.nextRuns = 0
+            if hasWork() {
+                // A fairness turn next (not the lanes, which could pick the spilled unit again): every other source
+                // is reached within `shardCount + 1` such turns.
+                spillNext(worker, local)
+                return takeFairnessTurn(worker, local)
+            }
+        }
+        guard let unit = local.takeNext() else { return nil }
+        worker.nextRuns += 1
+        return unit
+    }
+
+    /// Parks an idle worker until it is woken (true) or it exits (false: the pool stopped, or it was idle too long
+    /// and the pool keeps enough threads).
+    func park(_ worker: PoolWorker, _ context: ThreadContext) -> Bool {
+        lockPool()
+        running -= 1
+        if life == .stopped {
+            exitLocked(worker, context)
+            return false
+        }
+        worker.parker.store(0)
+        idle.append(worker)
+        publishLocked()
+        // Against a submitter that pushed and then read the hints before they changed (both sides sequentially
+        // consistent: either it sees this worker idle and wakes it, or this sees its unit).
+        if running < limit && hasWork() {
+            idle.removeLast()
+            running += 1
+            publishLocked()
+            lock.unlock()
+            return true
+        }
+        lock.unlock()
+        let deadline = cthr_clock_deadline_after(PoolCore.idleTimeoutNanoseconds)
+        while worker.parker.load() == 0 {
+            if !worker.parker.wait(expected: 0, deadline: deadline) { break }
+        }
+        lockPool()
+        if worker.parker.load() == 1 {
+            // Woken: the waker took it off the idle list and gave it a running slot.
+            lock.unlock()
+            return true
+        }
+        if let index = idle.firstIndex(where: { $0 === worker }) {
+            idle.remove(at: index)
+        }
+        if threads > keptThreads || life == .stopped {
+            exitLocked(worker, context)
+            return false
+        }
+        running += 1
+        publishLocked()
+        lock.unlock()
+        return true
+    }
+
+    /// The worker's thread leaves the pool (pool lock held; released here). Its local queue is empty: only it
+    /// pushes there, and it leaves only when it found no work.
+    func exitLocked(_ worker: PoolWorker, _ context: ThreadContext) {
+        threads -= 1
+        freeSlots.append(worker.slot)
+        publishLocked()
+        leaveLocked()
+        lock.unlock()
+        context.pointee.worker = nil
+    }
+
+    /// A pool thread exits (pool lock held): a stopped pool's shutting-down thread joins it; otherwise nobody
+    /// does, so it detaches itself.
+    func leaveLocked() {
+        if life == .stopped && !joinerGone {
+            exited.append(cthr_thread_self())
+        } else {
+            _ = cthr_thread_detach(cthr_thread_self())
+        }
+    }
+
+    @inline(__always)
+    func run(_ unit: PoolUnit, worker: PoolWorker, context: ThreadContext) {
+        // QoS is the lane's priority inside the pool only: a worker never changes its nice value (see ``QoS``).
+        switch unit {
+        case .drain(let core):
+            core.runScheduledDrain(context)
+        case .concurrent(let core, let item, let barrier):
+            core.runStarted(item, barrier: barrier, context)
+        case .claimedBarrier(let core, let claim):
+            if let item = claim.claim() { core.runStarted(item, barrier: true, context) }
+        case .job(let body):
+            body()
+        }
+    }
+}

@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A unit of work for the shared pool.
+enum PoolUnit {
+    /// Drain a serial queue (it owns its drain lock while scheduled).
+    case drain(SerialCore)
+    /// Run one started item of a concurrent queue (its reader slot or barrier is already taken).
+    case concurrent(ConcurrentCore, QueueItem, barrier: Bool)
+    /// Run a started barrier of a concurrent queue unless a `sync` caller claimed it first.
+    case claimedBarrier(ConcurrentCore, ItemClaim)
+    /// Run a plain closure (timers, `concurrentPerform` helpers, group notifications without a queue).
+    case job(() -> Void)
+}
+
+/// A started item that either a pool worker or a thread waiting for it runs: whoever claims it first.
+/// Only the winner of `claim()` touches `item`, so the closure is released as soon as it ran.
+final class ItemClaim: @unchecked Sendable {
+    private var item: QueueItem?
+    private let claimed = Atomic<Bool>(false)
+
+    init(_ item: QueueItem) { self.item = item }
+
+    /// The item, for the one caller that claims it first; nil for everybody else.
+    func claim() -> QueueItem? {
+        guard claimed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return nil }
+        defer { item = nil }
+        return item
+    }
+}
+
+/// A pool thread. `slot`, `local`, `picks`, `rotation`, `nextRuns` and `blocked` are only touched by the thread itself
+/// (`blocked` also under the pool lock); `parker` is stored to by wakers under the pool lock.
+final class PoolWorker: @unchecked Sendable {
+    /// The pool this thread belongs to (a worker keeps its pool alive while its thread runs).
+    let poolCore: PoolCore
+    /// 0 = parked or about to park, 1 = woken (a waker took it off the idle list and gave it a running slot).
+    let parker = FutexWord.allocate()
+    /// The worker's slot in the pool, and the slot's local run queue (set when the thread starts).
+    var slot = -1
+    var local: PoolRunQueue?
+    /// Units taken, for the fairness turns of ``PoolCore`` (every ``QoS/agingLimit`` + 1 picks).
+    var picks: UInt = 0
+    /// The next source a fairness turn looks at first.
+    var rotation = 0
+    /// Whether the thread is inside a blocking hook.
+    var blocked = false
+    /// Next-slot units run in a row (see ``PoolCore/nextRunLimit``).
+    var nextRuns = 0
+
+    init(poolCore: PoolCore) { self.poolCore = poolCore }
+
+}
+
+/// A worker pool of the worker pools: the implementation behind ``WorkerPool``.
+///
+/// The scheduler (see the Queues article): no lock is shared by all producers and workers on the task path.
+/// - **Local queues.** Each worker slot has an ``PoolRunQueue`` of ``localCapacity`` units. A worker that submits
+///   to its own pool pushes there (only its owner pushes; it takes its own lock, which only an occasional thief
+///   shares); when it is full, the unit goes to an shared shard.
+/// - **Next slot.** A unit a worker submits to its own pool goes first into its local queue's next slot (Tokio's
+///   LIFO slot, Go's `runnext`), displacing the previous occupant into the local queue proper: the worker runs it
+///   right after its current unit, so no other worker is woken for it (a message to an actor on a serial queue, a
+///   continuation, runs on the same warm thread). It is bounded: after ``nextRunLimit`` next-slot units in a row,
+///   while other work waits, the slot's unit moves to the local queue and the worker picks as usual. A worker that
+///   blocks in one of the pool's waits first moves it to the local queue; a thief that found nothing else takes it;
+///   the monitor counts it as pending work (a worker stuck in a wait the pool cannot see does not strand it).
+/// - **Injection shards.** Other threads push to one of ``shardCount`` run queues (a power of two, the cores rounded
+///   up, at most 16), chosen by the thread's number (`ThreadState.shard`): producers are spread round-robin
+///   and two producers share a shard's lock only when there are more producers than shards.
+/// - **Picking.** A worker takes the unit of the highest lane it sees on its local queue and on the shards (the
+///   hints, read without locks). Every ``QoS/agingLimit`` + 1 picks it takes a fairness turn instead: the next
+///   source in rotation (its local queue, then each shard) that has work, whatever the lanes. Inside one run queue
+///   lanes age (a lane passed over ``QoS/agingLimit`` times is served next). So higher lanes go first, and a unit
+///   in any queue is reached within a bounded number of picks: lower lanes are never starved.
+/// - **Stealing.** A worker with nothing local and nothing in the shared shards takes one unit from another worker's local
+///   queue (under that queue's lock).
+/// - **Parking.** A worker that finds nothing spins briefly (yielding, see ``idleSpinRounds``), then parks on its
+///   own futex word. A submission wakes at most one worker, and only when no worker is spinning (a spinner takes
+///   the work itself) and a slot is free; a spinner that finds work while more is pending passes the wake-up on.
+///   The pool lock is taken only to park, to wake, to create threads, by blocking hooks, the monitor, shutdown
+///   and statistics: never per task while workers are busy.
+/// - At most `cores + extraSlots` workers are active (running or searching) at once (`cores` is the pool's thread
+///   count: for the shared pool `cthr_cpu_effective_count()`, the affinity mask lowered to the cgroup CPU quota). A
+///   worker that blocks in one of the pool's own waits (`sync` on a busy queue, `WorkGroup.wait`,
+///   `WorkItem.wait`, a blocking region) leaves the active count (``willBlock(_:)``), so another worker is woken or
+///   created while work is pending (it steals the blocked worker's local units). Blocking the pool cannot see (a
+///   foreign lock, `sleep`) is caught by the pool's monitor thread: every 10 ms, if work is pending, every slot is
+///   busy and no unit finished since the last tick, it grants one extra slot.
+/// - Threads are capped at ``maxThreads``: for a CPU pool `max(40, 4 × cores + 32)` (enough for 32 tasks that all
+///   wait for each other plus the cores' worth of runnable work, yet bounded: libdispatch makes one thread per
+///   blocked serial queue); for a blocking pool exactly `cores`; never above ``threadLimit``. Idle workers above
+///   ``keptThreads`` exit after ``idleTimeoutNanoseconds``.
+/// - Files: this one holds the state, the submission path and the hints; `PoolCore+Workers.swift` the threads,
+///   `PoolCore+Blocking.swift` the blocking hooks, `PoolCore+Monitor.swift` the monitor and saturation,
+///   `PoolCore+Shutdown.swift` the life and shutdown, `PoolCore+Fork.swift` the fork handlers,
+///   `PoolCore+Statistics.swift` the counters, `PoolSlots.swift` the slot table.
+/// - Life: running, then draining (``shutdown(deadline:members:)``: only threads of the pool may still submit),
+///   then stopped (every run queue is closed, every thread exits; the shutting-down thread joins them).
+final class PoolCore: @unchecked Sendable, ForkParticipant {
+    /// The process-wide default CPU pool, for queues that name none.
+    static let shared = PoolCore(label: "threading.pool", threads: nil, blocking: false, processWide: true)
+
+    /// The process-wide blocking pool (``WorkerPool/blocking``).
+    static let sharedBlocking = PoolCore(
+        label: "threading.blocking",
+        threads: WorkerPool.defaultBlockingThreadCount,
+        blocking: true,
+        processWide: true
+    )
+
+    let label: String
+    /// Whether this is a blocking pool (no compensation above `cores`, no idle threads kept).
+    let isBlocking: Bool
+    /// Whether this is one of the process-wide pools (never shut down).
+    let isProcessWide: Bool
+    let cores: Int
+    let maxThreads: Int
+    /// The most threads any pool has (``maxThreads`` is capped here) and the largest `threads` a pool accepts.
+    ///
+    /// A slot's local run queue (``PoolRunQueue``, a few hundred bytes) is made when a thread first takes the
+    /// slot (``PoolSlots``), so a pool commits only a pointer per slot it may have (32 KB at the cap) until its
+    /// threads exist. Linux's limits (`threads-max`, `RLIMIT_NPROC`) are usually tens of thousands or more, but a container
+    /// may set them lower, so the system may still refuse threads below it: the pool then serves with the
+    /// threads it has (see ``reportRefusal(of:code:threads:)``).
+    static let threadLimit = 4096
+    /// Idle threads kept alive (the others exit after the idle timeout).
+    let keptThreads: Int
+    static let idleTimeoutNanoseconds: UInt64 = 2_000_000_000
+    static let monitorTickNanoseconds: UInt64 = 10_000_000
+    /// The most units a worker's local queue holds; more go to an shared shard.
+    static let localCapacity = 256
+    /// The most next-slot units a worker runs in a row while other work waits (then it picks as usual).
+    static let nextRunLimit = 16
+
+    /// The shared shards (`shardCount` of them, a power of two).
+    let shards: [PoolRunQueue]
+    let shardMask: Int
+    var shardCount: Int { shards.count }
+    /// One local run queue per worker slot (`maxThreads` slots), made when a thread first takes the slot; slots
+    /// `0..<slotBound` have been made (slots are taken lowest first, so the made ones are always a prefix).
+    let slots: PoolSlots
+    let slotBound = Atomic<Int>(0)
+
+    let lock = RuntimeLock()
+    /// Rounds an idle worker spins (yielding) before it parks.
+    static let idleSpinRounds = 64
+    /// A yield taking longer than this ran another thread: the cores are oversubscribed.
+    static let busyYieldNanoseconds: UInt64 = 20_000
+    /// Slots a thread held and gave back (guarded by the lock); a thread takes one of these first, else the next
+    /// slot never made (`slotBound`), so the made slots stay the prefix `0..<slotBound`.
+    var freeSlots: [Int] = []
+    /// Guarded by `lock`, between the fork handlers only: the forking thread's slot if it is a worker of this pool
+    /// (else -1), and the free slots the child starts with, made by the prepare handler (see ``forkChild(_:)``).
+    var forkSlot = -1
+    var forkFreeSlots: [Int] = []
+    var idle: [PoolWorker] = []
+    var threads = 0
+    /// Active workers: running a unit or searching for one (guarded by the lock, mirrored in `runningHint`).
+    var running = 0
+    var blockedCount = 0
+    var extraSlots = 0
+    var peakThreads = 0
+    var monitorStarted = false
+    var monitorSleeping = false
+    let monitorWord = FutexWord.allocate()
+
+    // Hints for the lock-free submission path (written under the lock, sequentially consistent).
+    let runningHint = Atomic<Int>(0)
+    let limitHint = Atomic<Int>(0)
+    let idleHint = Atomic<Int>(0)
+    /// 0: the monitor is not started; 1: it runs; 2: it sleeps until work comes.
+    let monitorHint = Atomic<Int>(0)
+    /// Workers spinning for work before they park (they take pending work themselves, so nobody wakes them).
+    let spinning = Atomic<Int>(0)
+
+    // Statistics counters.
+    let wakeUps = Atomic<UInt64>(0)
+    let lockAcquisitions = Atomic<UInt64>(0)
+
+    /// The pool's life (guarded by the lock; mirrored in `lifeHint` for lock-free submission checks).
+    var life = Life.running {
+        didSet { lifeHint.store(life.rawValue, ordering: .sequentiallyConsistent) }
+    }
+    let lifeHint = Atomic<Int>(Life.running.rawValue)
+    /// Threads that exited because the pool stopped, to be joined by the shutting-down thread.
+    var exited: [pthread_t] = []
+    /// Set when the shutting-down thread no longer joins: late exits detach themselves.
+    var joinerGone = false
+    /// Units submitted internally after the pool stopped (a timed shutdown left their work behind).
+    let droppedAfterStop = Atomic<Int>(0)
+    /// When the current saturation began (0: not saturated), whether it was counted, and when the last warning was
+    /// printed (guarded by the lock; only the monitor touches them).
+    var saturatedSince: UInt64 = 0
+    var saturationCounted = false
+    var lastSaturationWarning: UInt64 = 0
+    /// Saturation episodes that outlasted the grace period, and warnings printed for them (guarded by the lock).
+    var saturations = 0
+    var saturationWarnings = 0
+    /// How long a pool stays saturated before it counts and says so.
+    static let saturationGraceNanoseconds: UInt64 = 500_000_000
+    /// The least time between two saturation warnings of one pool.
+    static let saturationWarningIntervalNanoseconds: UInt64 = 10_000_000_000
+
+    /// Pool threads the system refused to create (each was retried later).
+    let spawnRefusals = Atomic<Int>(0)
+    /// Timer and `asyncAfter` firings not queued because the pool was shut down.
+    let cancelledFirings = Atomic<Int>(0)
+
+    /// Counts a firing not queued because the pool was shut down.
+    func countCancelledFiring() { cancelledFirings.add(1, ordering: .relaxed) }
+
+    /// The pool's life: running, draining (shutdown began), stopped (threads exit).
+    enum Life: Int {
+        case running = 0
+        case draining = 1
+        case stopped = 2
+    }
+
+    /// Creates a pool: `threads` running threads (nil: the effective CPU count), a CPU or a blocking pool.
+    init(label: String, threads: Int?, blocking: Bool, processWide: Bool = false) {
+        self.label = label
+        isBlocking = blocking
+        isProcessWide = processWide
+        // Clamped to `threadLimit` before any arithmetic: `4 * cores + 32` cannot overflow, and the slot table
+        // below is one pointer per slot (each slot's run queue is made when a thread first takes it).
+        cores = Swift.min(PoolCore.threadLimit, Swift.max(1, threads ?? Int(cthr_cpu_effective_count())))
+        maxThreads = blocking ? cores : Swift.min(PoolCore.threadLimit, Swift.max(40, 4 * cores + 32))
+        keptThreads = blocking ? 0 : cores
+        var shardCount = 1
+        while shardCount < Swift.min(cores, 16) { shardCount *= 2 }
+        shards = (0..<shardCount).map { _ in PoolRunQueue(capacity: .max) }
+        shardMask = shardCount - 1
+        slots = PoolSlots(capacity: maxThreads)
+        idle.reserveCapacity(Swift.min(maxThreads, 64))
+        exited.reserveCapacity(Swift.min(maxThreads, 64))
+        limitHint.store(cores, ordering: .relaxed)
+        // fork(): the child gets empty pools and none of the parent's units (see `ForkRegistry`).
+        ForkRegistry.register(self, as: .pool)
+    }
+
+    /// Takes the pool lock, counting the acquisition (statistics: the task path takes it only to wake or park).
+    @inline(__always)
+    func lockPool() {
+        lock.lock()
+        lockAcquisitions.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// Publishes the lock-guarded counts the submission path reads without the lock. PoolCore lock held.
+    @inline(__always)
+    func publishLocked() {
+        runningHint.store(running, ordering: .sequentiallyConsistent)
+        idleHint.store(idle.count, ordering: .sequentiallyConsistent)
+        limitHint.store(limit, ordering: .sequentiallyConsistent)
+    }
+
+    var limit: Int { cores + extraSlots }
+
+    /// Units queued in the pool's run queues now (from the hints; sequentially consistent loads); with
+    /// `includingNext`, the units in workers' next slots too (the monitor: a worker may be stuck before it runs one).
+    func pendingTotal(includingNext: Bool = false) -> Int {
+        var total = 0
+        for index in 0..<shards.count { total &+= shards[index].countHint.load(ordering: .sequentiallyConsistent) }
+        let bound = slotBound.load(ordering: .sequentiallyConsistent)
+        for index in 0..<bound {
+            total &+= slots[index].countHint.load(ordering: .sequentiallyConsistent)
+            if includingNext && slots[index].nextHint.load(ordering: .sequentiallyConsistent) { total &+= 1 }
+        }
+        return total
+    }
+
+    /// Units submitted to the pool so far, and units run to completion (monotonic sums).
+    func submittedTotal() -> UInt64 {
+        var total: UInt64 = 0
+        for index in 0..<shards.count { total &+= shards[index].submitted.load(ordering: .sequentiallyConsistent) }
+        for index in 0..<slotBound.load(ordering: .sequentiallyConsistent) {
+            total &+= slots[index].submitted.load(ordering: .sequentiallyConsistent)
+        }
+        return total
+    }
+
+    func completedTotal() -> UInt64 {
+        var total: UInt64 = 0
+        for index in 0..<slotBound.load(ordering: .sequentiallyConsistent) {
+            total &+= slots[index].completed.load(ordering: .sequentiallyConsistent)
+        }
+        return total
+    }
+
+    /// Pool threads alive now.
+    var liveThreads: Int {
+        lockPool()
+        defer { lock.unlock() }
+        return threads
+    }
+
+    /// Workers parked now (read without the lock; a hint).
+    var parkedWorkers: Int { idleHint.load(ordering: .relaxed) }
+
+    /// Whether units wait for a worker, next-slot units included (read without the lock; a hint): a drain that
+    /// lingers for more items stops when its own worker's next unit waits.
+    var hasPendingWork: Bool {
+        for index in 0..<shards.count where shards[index].countHint.load(ordering: .relaxed) > 0 { return true }
+        let bound = slotBound.load(ordering: .acquiring)  // acquiring: the slots below it are made
+        for index in 0..<bound
+        where slots[index].countHint.load(ordering: .relaxed) > 0 || slots[index].nextHint.load(ordering: .relaxed) {
+            return true
+        }
+        return false
+    }
+
+    // MARK: Submission
+
+    /// Queues `unit` on `lane` and wakes or creates a worker if one is needed and a slot is free.
+    ///
+    /// A worker of this pool puts it in its next slot (see ``PoolCore``), any other thread in its shared shard;
+    /// neither takes the pool lock unless a worker must be woken or created (or the monitor started). No
+    /// allocation beyond the run queues' rings growing past their high-water marks.
+    ///
+    /// Internal continuations that a timed shutdown left behind are refused once the pool stopped: they never run
+    /// and are counted (public submissions trap earlier, in ``requireAccepting(_:)``).
+    ///
+    /// - Parameter yielding: The unit is work that yields the worker to others (a serial queue's drain that ran a
+    ///   batch while other work waits): it goes to the tail of the local queue, never to the next slot (which would
+    ///   run it again first), as Tokio does for a yielded task.
+    /// - Returns: Whether the pool took the unit (false: the pool stopped).
+    @discardableResult
+    func schedule(_ unit: PoolUnit, lane: Int, yielding: Bool = false) -> Bool {
+        if trySchedule(unit, lane: lane, yielding: yielding) { return true }
+        countDropped(unit)
+        return false
+    }
+
+    /// Queues `unit` as ``schedule(_:lane:yielding:)`` does, but leaves a refusal to the caller (uncounted): it returns false
+    /// when the pool stopped, so the caller can run the work elsewhere (a task job falls back to the global
+    /// executor). A pool that stopped refuses every unit; one that is draining still takes them.
+    ///
+    /// - Returns: Whether the pool took the unit.
+    func trySchedule(_ unit: PoolUnit, lane: Int, yielding: Bool = false) -> Bool {
+        let context = RuntimeThread.current
+        if let worker = context.pointee.worker?.takeUnretainedValue(), worker.poolCore === self, !worker.blocked,
+            let local = worker.local
+        {
+            if yielding {
+                switch local.push(unit, lane: lane) {
+                case .pushed:
+                    notify()
+                    return true
+                case .full:
+                    return scheduleShared(unit, lane: lane, counted: true, context)
+                case .closed:
+                    return false
+                }
+            }
+            switch local.pushNext(unit, lane: lane) {
+            case .placed:
+                // The worker runs it right after its current unit: nobody else needs waking for it. The monitor
+                // must watch it, though (should the worker get stuck in a wait the pool cannot see).
+                if monitorHint.load(ordering: .sequentiallyConsistent) != 1 { notifySlow() }
+                return true
+            case .displaced:
+                notify()
+                return true
+            case .overflow(let previous, let previousLane):
+                scheduleShared(previous, lane: previousLane, counted: false, context)
+                return true
+            case .closed:
+                return false
+            }
+        }
+        return scheduleShared(unit, lane: lane, counted: true, context)
+    }
+
+    /// Pushes `unit` to the calling thread's shared shard and notifies. False when the pool stopped (an
+    /// uncounted unit, moved from a next slot, is then counted as dropped here).
+    @discardableResult
+    func scheduleShared(_ unit: PoolUnit, lane: Int, counted: Bool, _ context: ThreadContext) -> Bool {
+        if case .closed = shards[context.pointee.shard & shardMask].push(unit, lane: lane, counted: counted) {
+            if !counted { countDropped(unit) }
+            return false
+        }
+        notify()
+        return true
+    }
+
+    /// Counts a unit the stopped pool refused, unless it is a serial queue's drain: a drain is no task, and the
+    /// tasks it would have run are counted by the queue (``PoolMember/abandonAtStop()``).
+    func countDropped(_ unit: PoolUnit) {
+        if case .drain = unit { return }
+        droppedAfterStop.add(1, ordering: .relaxed)
+    }
+
+    /// Moves `worker`'s next-slot unit into its local queue (or a shard when that is full), where any worker may
+    /// take it, and notifies.
+    func spillNext(_ worker: PoolWorker, _ local: PoolRunQueue) {
+        switch local.spillNext() {
+        case .placed, .closed:
+            break
+        case .displaced:
+            notify()
+        case .overflow(let unit, let lane):
+            scheduleShared(unit, lane: lane, counted: false, RuntimeThread.current)
+        }
+    }
+
+    /// After a push: wakes or creates one worker if none is spinning, one could take the work, and a slot is free;
+    /// starts or wakes the monitor. Lock-free unless one of those is needed.
+    @inline(__always)
+    func notify() {
+        if monitorHint.load(ordering: .sequentiallyConsistent) != 1
+            || (spinning.load(ordering: .sequentiallyConsistent) == 0
+                && (idleHint.load(ordering: .sequentiallyConsistent) > 0
+                    || runningHint.load(ordering: .sequentiallyConsistent)
+                        < limitHint.load(ordering: .sequentiallyConsistent)))
+        {
+            notifySlow()
+        }
+    }
+
+    @inline(never)
+    func notifySlow() {
+        lockPool()
+        var wake: PoolWorker?
+        var spawnOne = false
+        var startMonitor = false
+        var wakeMonitor = false
+        if life != .stopped && spinning.load(ordering: .sequentiallyConsistent) == 0 && running < limit
+            && pendingTotal() > 0
+        {
+            if let worker = idle.popLast() {
+                worker.parker.store(1)
+                running += 1
+                wake = worker
+            } else if threads < maxThreads {
+                threads += 1
+                peakThreads = Swift.max(peakThreads, threads)
+                running += 1
+                spawnOne = true
+            }
+            publishLocked()
+        }
+        if !monitorStarted {
+            monitorStarted = true
+            monitorHint.store(1, ordering: .sequentiallyConsistent)
+            startMonitor = true
+        } else if monitorSleeping {
+            monitorSleeping = false
+            monitorHint.store(1, ordering: .sequentiallyConsistent)
+            monitorWord.store(1)
+            wakeMonitor = true
+        }
+        lock.unlock()
+        if let wake {
+            wakeUps.wrappingAdd(1, ordering: .relaxed)
+            wake.parker.wake()
+        }
+        if spawnOne { spawn(PoolWorker(poolCore: self)) }
+        if startMonitor { self.startMonitor() }
+        if wakeMonitor { monitorWord.wake() }
+    }
+
+    /// Wakes idle workers or makes room for new ones while slots are free and units wait that no spinning worker
+    /// will take (`pending`: the units to count, by default those queued). Returns how many threads to create once the
+    /// lock is released. PoolCore lock held.
+    func dispatchLocked(allowSpawn: Bool, pending: Int? = nil) -> Int {
+        var budget = (pending ?? pendingTotal()) - spinning.load(ordering: .sequentiallyConsistent)
+        var spawnCount = 0
+        while running < limit && budget > 0 {
+            if let worker = idle.popLast() {
+                worker.parker.store(1)
+                running += 1
+                wakeUps.wrappingAdd(1, ordering: .relaxed)
+                worker.parker.wake()
+            } else if allowSpawn && threads < maxThreads {
+                threads += 1
+                peakThreads = Swift.max(peakThreads, threads)
+                running += 1
+                spawnCount += 1
+            } else {
+                break
+            }
+            budget -= 1
+        }
+        publishLocked()
+        return spawnCount
+    }
+
+}

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import Synchronization
+
+/// A run queue of a worker pool: one FIFO ``RuntimeRing`` per ``QoS`` lane, taken in lane order with aging, behind
+/// a small lock of its own.
+///
+/// A pool has two kinds (see ``PoolCore``): shared shards, which any thread submits to and the pool's workers take
+/// from, and one local queue per worker slot, which only the worker in that slot submits to (bounded: when full, the
+/// unit goes to an shared shard instead) and which idle workers steal from. No lock is shared by all producers
+/// and workers: a producer takes its shard's lock, a worker its local queue's, a thief its victim's.
+///
+/// The hints (``countHint``, ``laneMaskHint``) are atomics written under the lock and read without it: workers use
+/// them to choose where to take from, and a worker about to park reads them (sequentially consistent, against the
+/// producers' stores) to be sure no work is left behind. The counters (``submitted``, ``completed``, ``steals``)
+/// are monotonic atomics for statistics and for the pool's quiescence check.
+///
+/// A local queue also has a **next slot** (Tokio's LIFO slot, Go's `runnext`): the unit its worker submitted last,
+/// which the worker runs right after its current unit. The slot is not in the lanes, the hints or ``take()``: only
+/// its owner and, as a last resort, a thief that found no other work take it (``takeNext()``); a new unit displaces the
+/// previous one into the lanes (``pushNext(_:lane:)``).
+///
+/// `@unchecked Sendable`: the rings, `skips`, `count`, `mask`, `nextLane` and `closed` are guarded by `lock`; the rest
+/// is atomic.
+final class PoolRunQueue: @unchecked Sendable {
+    private let lock = RuntimeLock()
+    /// One ring per lane, then one more for the next slot (at most one unit, at index ``nextRing``).
+    private let lanes = RuntimeRings<PoolUnit>(count: QoS.allCases.count + 1)
+    private static let nextRing = QoS.allCases.count
+    /// The lane of the unit in the next slot.
+    private var nextLane = 0
+    /// Times each lane was passed over since it was last served (aging; guarded by `lock`).
+    private var skips = [Int](repeating: 0, count: QoS.allCases.count)
+    private var count = 0
+    /// Bit `lane` set while that lane's ring is not empty (guarded by `lock`).
+    private var mask: UInt32 = 0
+    /// Set when the pool stopped: pushes are refused from then on (guarded by `lock`).
+    private var closed = false
+    /// The most units the queue holds (`Int.max` for an shared shard).
+    let capacity: Int
+
+    /// Units queued now (written under the lock, read without it).
+    let countHint = Atomic<Int>(0)
+    /// Bit `lane` set while that lane has units (written under the lock, read without it).
+    let laneMaskHint = Atomic<UInt32>(0)
+    /// Units submitted into this queue (moves between queues are not submissions).
+    let submitted = Atomic<UInt64>(0)
+    /// Units run to completion by the worker in this slot (local queues only).
+    let completed = Atomic<UInt64>(0)
+    /// Units the worker in this slot took from other workers' local queues (local queues only).
+    let steals = Atomic<UInt64>(0)
+    /// Whether the worker in this slot is running a unit now (local queues only).
+    let executing = Atomic<Bool>(false)
+    /// Whether the next slot holds a unit (written under the lock, read without it).
+    let nextHint = Atomic<Bool>(false)
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    /// What ``push(_:lane:)`` did.
+    enum Push {
+        case pushed
+        /// The queue holds ``capacity`` units: the caller schedules the unit elsewhere.
+        case full
+        /// The pool stopped: the unit was not queued.
+        case closed
+    }
+
+    /// Queues `unit` on `lane` and counts it as submitted unless `counted` is false (a unit moved from a next slot,
+    /// already counted).
+    /// - Complexity: O(1) amortised; allocates only when the lane's ring grows past its high-water mark.
+    @inline(__always)
+    func push(_ unit: PoolUnit, lane: Int, counted: Bool = true) -> Push {
+        lock.lock()
+        if closed {
+            lock.unlock()
+            return .closed
+        }
+        if count >= capacity {
+            lock.unlock()
+            return .full
+        }
+        if counted { submitted.wrappingAdd(1, ordering: .sequentiallyConsistent) }
+        appendLocked(unit, lane: lane)
+        lock.unlock()
+        return .pushed
+    }
+
+    /// Appends `unit` to `lane` and publishes the hints. Lock held; room checked.
+    @inline(__always)
+    private func appendLocked(_ unit: PoolUnit, lane: Int) {
+        lanes[lane].append(unit)
+        count += 1
+        mask |= 1 << UInt32(lane)
+        laneMaskHint.store(mask, ordering: .relaxed)
+        countHint.store(count, ordering: .sequentiallyConsistent)
+    }
+
+    /// What ``pushNext(_:lane:)`` and ``spillNext()`` did.
+    enum NextPush {
+        /// The next slot was empty (``pushNext(_:lane:)``), or there was nothing to move (``spillNext()``).
+        case placed
+        /// The slot's previous unit moved into the lanes: it is pending and stealable now.
+        case displaced
+        /// The slot's previous unit did not fit in the lanes (the queue is full): the caller schedules it elsewhere,
+        /// uncounted (it was counted when it was submitted).
+        case overflow(PoolUnit, lane: Int)
+        /// The pool stopped: the unit was not queued.
+        case closed
+    }
+
+    /// Puts `unit` (counted as submitted) in the next slot; the slot's previous unit moves into the lanes. The owner
+    /// only.
+    /// - Complexity: O(1) amortised: one lock round trip.
+    @inline(__always)
+    func pushNext(_ unit: PoolUnit, lane: Int) -> NextPush {
+        lock.lock()
+        if closed {
+            lock.unlock()
+            return .closed
+        }
+        submitted.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        let result = moveNextLocked()
+        lanes[Self.nextRing].append(unit)
+        nextLane = lane
+        // Sequentially consistent: against the monitor going to sleep (see `PoolCore.trySchedule`).
+        nextHint.store(true, ordering: .sequentiallyConsistent)
+        lock.unlock()
+        return result
+    }
+
+    /// Moves the next slot's unit into the lanes (the end of its lane): before its worker blocks, or when it ran
+    /// ``PoolCore/nextRunLimit`` next units in a row while other work waits.
+    func spillNext() -> NextPush {
+        lock.lock()
+        let result = moveNextLocked()
+        if case .placed = result {} else { nextHint.store(false, ordering: .relaxed) }
+        lock.unlock()
+        return result
+    }
+
+    /// Empties the next slot into the lanes (or hands its unit back when they are full). Lock held.
+    @inline(__always)
+    private func moveNextLocked() -> NextPush {
+        guard let previous = lanes[Self.nextRing].popFirst() else { return .placed }
+        guard count < capacity else { return .overflow(previous, lane: nextLane) }
+        appendLocked(previous, lane: nextLane)
+        return .displaced
+    }
+
+    /// Takes the unit in the next slot. The owner takes it before anything else; a thief only when it found no
+    /// other work.
+    @inline(__always)
+    func takeNext() -> PoolUnit? {
+        lock.lock()
+        let unit = lanes[Self.nextRing].popFirst()
+        nextHint.store(false, ordering: .relaxed)
+        lock.unlock()
+        return unit
+    }
+
+    /// Removes the next unit: the highest non-empty lane, except that a lane passed over more than
+    /// ``QoS/agingLimit`` times is served first.
+    @inline(__always)
+    func take() -> PoolUnit? {
+        lock.lock()
+        guard count > 0 else {
+            lock.unlock()
+            return nil
+        }
+        var highest = -1
+        var aged = -1
+        var bits = mask
+        while bits != 0 {
+            let lane = bits.trailingZeroBitCount
+            bits &= bits &- 1
+            if highest < 0 {
+                highest = lane
+            } else {
+                skips[lane] += 1
+                if aged < 0 && skips[lane] > QoS.agingLimit { aged = lane }
+            }
+        }
+        let lane = aged >= 0 ? aged : highest
+        let unit = lanes[lane].popFirst()!
+        skips[lane] = 0
+        if lanes[lane].isEmpty { mask &= ~(1 << UInt32(lane)) }
+        count -= 1
+        laneMaskHint.store(mask, ordering: .relaxed)
+        countHint.store(count, ordering: .sequentiallyConsistent)
+        lock.unlock()
+        return unit
+    }
+
+    /// Closes the queue (the pool stopped) and moves its units, the next slot's included, into `dropped`. Returns how many of them were tasks
+    /// (drains of serial queues are not: their items are counted by the queue).
+    func close(into dropped: inout [PoolUnit]) -> Int {
+        lock.lock()
+        closed = true
+        var tasks = 0
+        for lane in lanes.indices {
+            while let unit = lanes[lane].popFirst() {
+                if case .drain = unit {} else { tasks += 1 }
+                dropped.append(unit)
+            }
+        }
+        count = 0
+        mask = 0
+        laneMaskHint.store(0, ordering: .relaxed)
+        countHint.store(0, ordering: .sequentiallyConsistent)
+        nextHint.store(false, ordering: .relaxed)
+        lock.unlock()
+        return tasks
+    }
+
+    /// `fork()` prepare handler: holds the lock across the fork (after the pool's lock).
+    func forkPrepare() { lock.lock() }
+
+    /// `fork()` handler in the parent.
+    func forkParent() { lock.unlock() }
+
+    /// `fork()` handler in the child: forgets the parent's units without releasing them (see `ForkRegistry`) and
+    /// restarts the counters; `submitted` starts at `running` (the unit the forking worker is running, if this is its
+    /// slot, which completes in the child).
+    func forkChild(running: Bool) {
+        var lane = 0
+        while lane < lanes.count {
+            lanes[lane].abandon()
+            lane += 1
+        }
+        lane = 0
+        while lane < skips.count {
+            skips[lane] = 0
+            lane += 1
+        }
+        count = 0
+        mask = 0
+        laneMaskHint.store(0, ordering: .relaxed)
+        countHint.store(0, ordering: .relaxed)
+        nextHint.store(false, ordering: .relaxed)
+        submitted.store(running ? 1 : 0, ordering: .relaxed)
+        completed.store(0, ordering: .relaxed)
+        executing.store(running, ordering: .relaxed)
+        lock.unlock()
+    }
+}

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+extension WorkerPool {
+    /// Runs `body` on a thread of this pool and suspends the task (never blocking its thread) until it returned;
+    /// returns its result. The way to offload a blocking call from async code.
+    ///
+    /// ```swift
+    /// let data = try await WorkerPool.blocking.run { try readWholeFile(path) }
+    /// ```
+    ///
+    /// `body` always runs on the pool, never on the caller's actor, whatever it captures (unlike
+    /// `withTaskExecutorPreference(pool)`, which does not apply to actor-isolated code: see <doc:Concurrency>). It
+    /// runs as one pool task in the lane of the task's priority. `body` is `sending`, not `@Sendable`: it may
+    /// capture non-`Sendable` values the caller gives up and return a non-`Sendable` value; its typed error reaches
+    /// the caller unchanged.
+    ///
+    /// The pool takes work while it runs, and from its own threads while ``shutdown()-8p8u6`` drains it; otherwise
+    /// this throws ``ThreadingError/shutDown`` at once, so a request handler racing a graceful shutdown can answer
+    /// "503" (NIO's `NIOThreadPool.runIfActive`). Accepted work runs (a graceful shutdown runs it) or, when a
+    /// ``shutdown(timeout:)`` gives up first, resumes the caller with ``ThreadingError/shutDown``: the caller is
+    /// never left suspended.
+    ///
+    /// - Parameter body: The work.
+    /// - Returns: What `body` returned.
+    /// - Throws: What `body` threw; `CancellationError` when the task is cancelled before `body` started (then
+    ///   `body` never runs); ``ThreadingError/shutDown`` when the pool was shut down before `body` started. Once
+    ///   `body` started, cancellation has no effect on it.
+    /// - Complexity: One pool submission (a wake-up when a thread is idle) and one suspension.
+    public func run<Result, Failure: Error>(
+        _ body: sending @escaping () throws(Failure) -> sending Result
+    ) async throws -> sending Result {
+        let poolCore = self.poolCore
+        let lane = QoS(taskPriority: Task.currentPriority).rawValue
+        return try await AsyncRunState.run(body) { work in
+            poolCore.isAccepting(RuntimeThread.current) && poolCore.trySchedule(.job(work), lane: lane)
+        }
+    }
+}

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+/// A snapshot of a worker pool (``WorkerPool/statistics``; ``current`` is the shared pool's), for benchmarks, tests
+/// and diagnostics.
+///
+/// A value type, so it is `Sendable`.
+public struct WorkerPoolStatistics: Sendable, Hashable {
+    /// The pool's label.
+    public let label: String
+    /// Pool threads alive now.
+    public let threads: Int
+    /// The most pool threads alive at once since start (or since ``resetPeak()``).
+    public let peakThreads: Int
+    /// Workers running work now (not blocked).
+    public let running: Int
+    /// Workers blocked in an pool wait (`sync`, `WorkGroup.wait`, `WorkItem.wait`, a blocking region).
+    public let blocked: Int
+    /// Units waiting for a worker.
+    public let pending: Int
+    /// Idle workers.
+    public let idle: Int
+    /// The cap on pool threads (``WorkerPool/maxThreads``).
+    public let maxThreads: Int
+    /// The most tasks running at once (``WorkerPool/threadCount``; for the shared pool
+    /// `cthr_cpu_effective_count()`: the affinity mask lowered to the cgroup CPU quota).
+    public let cores: Int
+    /// Timer and `asyncAfter` firings not queued because the pool was shut down before their deadline, and units
+    /// a timed shutdown left behind that were submitted after the pool stopped.
+    public let cancelledFirings: Int
+    /// Times the pool was saturated (work waiting while every thread it may have was busy) for longer than the
+    /// grace period (0.5 s).
+    public let saturations: Int
+    /// Saturation warnings printed on stderr (at most one per episode and one every 10 s).
+    public let saturationWarnings: Int
+    /// Units submitted to the pool since it started (tasks, serial-queue drains, timer firings).
+    public let submitted: Int
+    /// The part of ``submitted`` that a pool worker pushed to its own local run queue (work submitted from inside a
+    /// task of the same pool), without any shared lock.
+    public let localSubmissions: Int
+    /// Units an idle worker took from another worker's local run queue.
+    public let steals: Int
+    /// Times a parked worker was woken for work. A submission wakes at most one worker, and none while a worker is
+    /// spinning for work or every slot is busy: `wakeUps / submitted` is the wake-ups per task.
+    public let wakeUps: Int
+    /// Times the pool's own lock was taken. The task path takes it only to wake or park a worker, never to
+    /// queue or pick a unit: `lockAcquisitions / submitted` is 0 while workers are busy. (Reading the
+    /// statistics takes it too, after these counters were read.)
+    public let lockAcquisitions: Int
+
+    /// The shared pool's state now (``WorkerPool/shared``).
+    public static var current: WorkerPoolStatistics {
+        PoolCore.shared.snapshot()
+    }
+
+    /// Restarts the shared pool's ``peakThreads`` from its current thread count.
+    public static func resetPeak() {
+        PoolCore.shared.resetPeak()
+    }
+}
+
+extension WorkerPoolStatistics {
+    /// The earlier name of ``lockAcquisitions``.
+    @available(*, deprecated, renamed: "lockAcquisitions")
+    public var engineLockAcquisitions: Int { lockAcquisitions }
+}
+
+/// The earlier name of ``WorkerPoolStatistics``, kept so that code written against it still builds.
+@available(*, deprecated, renamed: "WorkerPoolStatistics")
+public typealias QueueEngineStatistics = WorkerPoolStatistics

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import Synchronization
+
+/// Tasks suspended in an async wait for a unit of something (a ``Semaphore`` unit), in FIFO order, each removable
+/// by its task's cancellation in O(1).
+///
+/// A waiter is a node of an intrusive doubly linked list guarded by `lock`. `count` mirrors the list's length
+/// (sequentially consistent), so that the releasing side can see "nobody waits" without taking the lock: the waiter
+/// raises `count` *before* it retries the resource, the releaser publishes the resource *before* it reads `count`
+/// (a Dekker pair, see ``Semaphore/signal()``), so one of the two always sees the other.
+final class AsyncWaitList: @unchecked Sendable {
+    /// One suspended task. `@unchecked Sendable`: every field is guarded by the list's lock.
+    final class Node: @unchecked Sendable {
+        var continuation: UnsafeContinuation<Void, any Error>?
+        var cancelled = false
+        var linked = false
+        var previous: Node?
+        var next: Node?
+        /// Set (release) by whoever resumes the task, read (acquire) by the task after its `await`: the order
+        /// ThreadSanitizer cannot see through the runtime (see ``ResumeOrdering``).
+        let handedOff = Atomic<Bool>(false)
+    }
+
+    let lock = RuntimeLock()
+    /// The number of linked nodes (changed under `lock`, read anywhere).
+    let count = Atomic<Int>(0)
+    /// Called under `lock` when a waiter is counted, and when it is no longer: the resource registers the task as a
+    /// waiter of its own (a ``Semaphore`` in its C word, so that a post takes the path that resumes tasks).
+    private let registered: () -> Void
+    private let unregistered: () -> Void
+
+    init(registered: @escaping () -> Void, unregistered: @escaping () -> Void) {
+        self.registered = registered
+        self.unregistered = unregistered
+    }
+    /// Guarded by `lock`.
+    private var head: Node?
+    /// Guarded by `lock`.
+    private var tail: Node?
+
+    /// Suspends the calling task until `resumeFirst`/`resume` hands it a unit, or its cancellation.
+    ///
+    /// `acquire` runs under the lock after the waiter was counted: when it returns true the task got the unit
+    /// without suspending for long (it is resumed at once).
+    ///
+    /// - Throws: `CancellationError` when the task was (or is) cancelled before a unit was handed to it; the unit
+    ///   is then not taken.
+    func wait(acquire: () -> Bool) async throws {
+        let node = Node()
+        defer { _ = node.handedOff.load(ordering: .acquiring) }
+        try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
+                lock.lock()
+                if node.cancelled {
+                    lock.unlock()
+                    continuation.resume(throwing: CancellationError())
+                    return
+                }
+                count.add(1, ordering: .sequentiallyConsistent)
+                registered()
+                atomicMemoryFence(ordering: .sequentiallyConsistent)
+                if acquire() {
+                    count.subtract(1, ordering: .sequentiallyConsistent)
+                    unregistered()
+                    lock.unlock()
+                    continuation.resume()
+                    return
+                }
+                node.continuation = continuation
+                link(node)
+                lock.unlock()
+            }
+        } onCancel: {
+            lock.lock()
+            node.cancelled = true
+            let continuation = node.linked ? node.continuation : nil
+            if node.linked {
+                unlink(node)
+                count.subtract(1, ordering: .sequentiallyConsistent)
+                unregistered()
+            }
+            node.continuation = nil
+            node.handedOff.store(true, ordering: .releasing)
+            lock.unlock()
+            continuation?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Hands units to the longest-waiting tasks while `acquire` (called under the lock) takes one for them.
+    func resumeWhile(_ acquire: () -> Bool) {
+        var resumed: [UnsafeContinuation<Void, any Error>] = []
+        lock.lock()
+        while let first = head, acquire() {
+            unlink(first)
+            count.subtract(1, ordering: .sequentiallyConsistent)
+            unregistered()
+            first.handedOff.store(true, ordering: .releasing)
+            if let continuation = first.continuation { resumed.append(continuation) }
+            first.continuation = nil
+        }
+        lock.unlock()
+        for continuation in resumed { continuation.resume() }
+    }
+
+    private func link(_ node: Node) {
+        node.linked = true
+        node.previous = tail
+        if let tail { tail.next = node } else { head = node }
+        tail = node
+    }
+
+    private func unlink(_ node: Node) {
+        node.linked = false
+        if let previous = node.previous { previous.next = node.next } else { head = node.next }
+        if let next = node.next { next.previous = node.previous } else { tail = node.previous }
+        node.previous = nil
+        node.next = nil
+    }
+}
+
+/// A continuation that exactly one of several parties resumes: the event a wait is for, or the task's
+/// cancellation. The loser's resume is a no-op.
+final class AsyncResumeOnce<Value: Sendable>: @unchecked Sendable {
+    private let claimed = Atomic<Bool>(false)
+    /// Set once before any `resume` can be called (inside the continuation's closure), read by the winner only.
+    private var continuation: UnsafeContinuation<Value, any Error>?
+    private var early: Result<Value, any Error>?
+
+    /// Waits until ``resume(_:)`` or cancellation; `register` installs the event's callback (it may resume at
+    /// once).
+    static func wait(
+        _ register: (AsyncResumeOnce) -> Void
+    ) async throws -> Value {
+        let once = AsyncResumeOnce()
+        defer { once.observe() }
+        return try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { continuation in
+                once.install(continuation)
+                register(once)
+            }
+        } onCancel: {
+            once.resume(.failure(CancellationError()))
+        }
+    }
+
+    private let lock = RuntimeLock()
+
+    private func install(_ continuation: UnsafeContinuation<Value, any Error>) {
+        lock.lock()
+        if let early {
+            lock.unlock()
+            continuation.resume(with: early)
+            return
+        }
+        self.continuation = continuation
+        lock.unlock()
+    }
+
+    /// Called by the task after its `await`: the winner's claim (a release) is ordered before it (see
+    /// ``ResumeOrdering``).
+    func observe() { _ = claimed.load(ordering: .acquiring) }
+
+    /// Resumes the waiter with `result` unless another party did already.
+    func resume(_ result: Result<Value, any Error>) {
+        guard !claimed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        lock.lock()
+        guard let continuation else {
+            early = result
+            lock.unlock()
+            return
+        }
+        self.continuation = nil
+        lock.unlock()
+        continuation.resume(with: result)
+    }
+}

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+
+/// Starts a detached pool thread (pool worker, monitor, timer) named `name` that runs `body(context)`.
+///
+/// - Returns: 0, or the error code of `cthr_thread_create` (`EAGAIN` when the system refuses a thread); the body
+///   never runs then, and the caller still owns whatever `context` points to.
+func spawnDetachedRuntimeThread(
+    named name: String,
+    context: UnsafeMutableRawPointer? = nil,
+    _ body: cthr_thread_body_t
+) -> CInt {
+    spawnRuntimeThread(named: name, context: context, detached: true, body)
+}
+
+/// Starts an pool thread as ``spawnDetachedRuntimeThread(named:context:_:)`` does, joinable unless `detached`: a
+/// pool's worker and monitor threads are joined by `shutdown` or detach themselves when they exit otherwise.
+func spawnRuntimeThread(
+    named name: String,
+    context: UnsafeMutableRawPointer? = nil,
+    detached: Bool = false,
+    _ body: cthr_thread_body_t
+) -> CInt {
+    var attributes = cthr_thread_attr_t()
+    attributes.detached = detached ? 1 : 0
+    return name.withCString { cName in
+        attributes.name = cName
+        var handle = pthread_t()
+        return cthr_thread_create(&handle, &attributes, body, context)
+    }
+}
