@@ -110,7 +110,8 @@ extension PoolCore {
         guard !saturationCounted && now &- saturatedSince >= PoolCore.saturationGraceNanoseconds else { return nil }
         saturationCounted = true
         saturations += 1
-        guard lastSaturationWarning == 0 || now &- lastSaturationWarning >= PoolCore.saturationWarningIntervalNanoseconds
+        guard
+            lastSaturationWarning == 0 || now &- lastSaturationWarning >= PoolCore.saturationWarningIntervalNanoseconds
         else { return nil }
         lastSaturationWarning = now
         saturationWarnings += 1

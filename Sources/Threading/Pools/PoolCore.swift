@@ -10,64 +10,12 @@ import Glibc
 import Musl
 #endif
 
-/// A unit of work for the shared pool.
-enum PoolUnit {
-    /// Drain a serial queue (it owns its drain lock while scheduled).
-    case drain(SerialCore)
-    /// Run one started item of a concurrent queue (its reader slot or barrier is already taken).
-    case concurrent(ConcurrentCore, QueueItem, barrier: Bool)
-    /// Run a started barrier of a concurrent queue unless a `sync` caller claimed it first.
-    case claimedBarrier(ConcurrentCore, ItemClaim)
-    /// Run a plain closure (timers, `concurrentPerform` helpers, group notifications without a queue).
-    case job(() -> Void)
-}
-
-/// A started item that either a pool worker or a thread waiting for it runs: whoever claims it first.
-/// Only the winner of `claim()` touches `item`, so the closure is released as soon as it ran.
-final class ItemClaim: @unchecked Sendable {
-    private var item: QueueItem?
-    private let claimed = Atomic<Bool>(false)
-
-    init(_ item: QueueItem) { self.item = item }
-
-    /// The item, for the one caller that claims it first; nil for everybody else.
-    func claim() -> QueueItem? {
-        guard claimed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-        else { return nil }
-        defer { item = nil }
-        return item
-    }
-}
-
-/// A pool thread. `slot`, `local`, `picks`, `rotation`, `nextRuns` and `blocked` are only touched by the thread itself
-/// (`blocked` also under the pool lock); `parker` is stored to by wakers under the pool lock.
-final class PoolWorker: @unchecked Sendable {
-    /// The pool this thread belongs to (a worker keeps its pool alive while its thread runs).
-    let poolCore: PoolCore
-    /// 0 = parked or about to park, 1 = woken (a waker took it off the idle list and gave it a running slot).
-    let parker = FutexWord.allocate()
-    /// The worker's slot in the pool, and the slot's local run queue (set when the thread starts).
-    var slot = -1
-    var local: PoolRunQueue?
-    /// Units taken, for the fairness turns of ``PoolCore`` (every ``QoS/agingLimit`` + 1 picks).
-    var picks: UInt = 0
-    /// The next source a fairness turn looks at first.
-    var rotation = 0
-    /// Whether the thread is inside a blocking hook.
-    var blocked = false
-    /// Next-slot units run in a row (see ``PoolCore/nextRunLimit``).
-    var nextRuns = 0
-
-    init(poolCore: PoolCore) { self.poolCore = poolCore }
-
-}
-
-/// A worker pool of the worker pools: the implementation behind ``WorkerPool``.
+/// The core of a worker pool: the implementation behind ``WorkerPool``.
 ///
 /// The scheduler (see the Queues article): no lock is shared by all producers and workers on the task path.
 /// - **Local queues.** Each worker slot has an ``PoolRunQueue`` of ``localCapacity`` units. A worker that submits
 ///   to its own pool pushes there (only its owner pushes; it takes its own lock, which only an occasional thief
-///   shares); when it is full, the unit goes to an shared shard.
+///   shares); when it is full, the unit goes to a shared shard.
 /// - **Next slot.** A unit a worker submits to its own pool goes first into its local queue's next slot (Tokio's
 ///   LIFO slot, Go's `runnext`), displacing the previous occupant into the local queue proper: the worker runs it
 ///   right after its current unit, so no other worker is woken for it (a message to an actor on a serial queue, a
@@ -75,7 +23,7 @@ final class PoolWorker: @unchecked Sendable {
 ///   while other work waits, the slot's unit moves to the local queue and the worker picks as usual. A worker that
 ///   blocks in one of the pool's waits first moves it to the local queue; a thief that found nothing else takes it;
 ///   the monitor counts it as pending work (a worker stuck in a wait the pool cannot see does not strand it).
-/// - **Injection shards.** Other threads push to one of ``shardCount`` run queues (a power of two, the cores rounded
+/// - **Shared shards.** Other threads push to one of ``shardCount`` run queues (a power of two, the cores rounded
 ///   up, at most 16), chosen by the thread's number (`ThreadState.shard`): producers are spread round-robin
 ///   and two producers share a shard's lock only when there are more producers than shards.
 /// - **Picking.** A worker takes the unit of the highest lane it sees on its local queue and on the shards (the
@@ -138,7 +86,7 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     let keptThreads: Int
     static let idleTimeoutNanoseconds: UInt64 = 2_000_000_000
     static let monitorTickNanoseconds: UInt64 = 10_000_000
-    /// The most units a worker's local queue holds; more go to an shared shard.
+    /// The most units a worker's local queue holds; more go to a shared shard.
     static let localCapacity = 256
     /// The most next-slot units a worker runs in a row while other work waits (then it picks as usual).
     static let nextRunLimit = 16

@@ -10,28 +10,6 @@ import Glibc
 import Musl
 #endif
 
-/// Something waiting in a queue.
-enum QueueItem {
-    /// An `async` closure.
-    case task(() -> Void)
-    /// An `async(flags: .barrier)` closure (concurrent queues).
-    case barrier(() -> Void)
-    /// A thread blocked in `sync`, to be granted the queue (it then runs its closure on its own thread).
-    case syncWaiter(ThreadContext, barrier: Bool)
-    /// A serial queue that targets this queue and has work: drain it while holding this queue.
-    case childDrain(SerialCore)
-    /// A started item of a concurrent queue that targets this queue.
-    indirect case childTask(ConcurrentCore, QueueItem, barrier: Bool)
-
-    var isBarrier: Bool {
-        switch self {
-        case .barrier: true
-        case .syncWaiter(_, let barrier): barrier
-        default: false
-        }
-    }
-}
-
 /// The pool's side of a queue: label, QoS, target, a futex-able state word, a lock for the pending items, and
 /// the queue-specific values. Adopted by ``SerialCore`` (also the main queue) and ``ConcurrentCore``, which hold
 /// that state and implement the scheduling (`enqueue`, `acquireSync`, `releaseSync`, `didResume`,

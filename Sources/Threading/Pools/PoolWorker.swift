@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import Synchronization
+
+/// A unit of work for the shared pool.
+enum PoolUnit {
+    /// Drain a serial queue (it owns its drain lock while scheduled).
+    case drain(SerialCore)
+    /// Run one started item of a concurrent queue (its reader slot or barrier is already taken).
+    case concurrent(ConcurrentCore, QueueItem, barrier: Bool)
+    /// Run a started barrier of a concurrent queue unless a `sync` caller claimed it first.
+    case claimedBarrier(ConcurrentCore, ItemClaim)
+    /// Run a plain closure (timers, `concurrentPerform` helpers, group notifications without a queue).
+    case job(() -> Void)
+}
+
+/// A pool thread. `slot`, `local`, `picks`, `rotation`, `nextRuns` and `blocked` are only touched by the thread itself
+/// (`blocked` also under the pool lock); `parker` is stored to by wakers under the pool lock.
+final class PoolWorker: @unchecked Sendable {
+    /// The pool this thread belongs to (a worker keeps its pool alive while its thread runs).
+    let poolCore: PoolCore
+    /// 0 = parked or about to park, 1 = woken (a waker took it off the idle list and gave it a running slot).
+    let parker = FutexWord.allocate()
+    /// The worker's slot in the pool, and the slot's local run queue (set when the thread starts).
+    var slot = -1
+    var local: PoolRunQueue?
+    /// Units taken, for the fairness turns of ``PoolCore`` (every ``QoS/agingLimit`` + 1 picks).
+    var picks: UInt = 0
+    /// The next source a fairness turn looks at first.
+    var rotation = 0
+    /// Whether the thread is inside a blocking hook.
+    var blocked = false
+    /// Next-slot units run in a row (see ``PoolCore/nextRunLimit``).
+    var nextRuns = 0
+
+    init(poolCore: PoolCore) { self.poolCore = poolCore }
+}
