@@ -17,9 +17,9 @@ import Glibc
     /// 32 serial queues whose tasks all wait for each other (through a group the pool sees) all run.
     @Test func thirtyTwoMutuallyWaitingQueuesAllRun() {
         let count = 32
-        let pool = WorkerPool(label: "poolCore.mutual", threads: 2)
+        let pool = WorkerPool(label: "pool.mutual", threads: 2)
         defer { poolTestShutDown(pool) }
-        let queues = (0..<count).map { SerialQueue(label: "poolCore.mutual.\($0)", pool: pool) }
+        let queues = (0..<count).map { SerialQueue(label: "pool.mutual.\($0)", pool: pool) }
         let arrivals = WorkGroup()
         for _ in 0..<count { arrivals.enter() }
         let succeeded = Atomic<Int>(0)
@@ -38,9 +38,9 @@ import Glibc
     /// The same with `Semaphore.wait`, which tells the pool it blocks.
     @Test func mutuallyWaitingQueuesOnASemaphoreAllRun() {
         let count = 32
-        let pool = WorkerPool(label: "poolCore.semaphore", threads: 2)
+        let pool = WorkerPool(label: "pool.semaphore", threads: 2)
         defer { poolTestShutDown(pool) }
-        let queues = (0..<count).map { SerialQueue(label: "poolCore.semaphore.\($0)", pool: pool) }
+        let queues = (0..<count).map { SerialQueue(label: "pool.semaphore.\($0)", pool: pool) }
         let gate = Semaphore(value: 0)
         let arrived = Atomic<Int>(0)
         let succeeded = Atomic<Int>(0)

@@ -45,9 +45,11 @@ enum JobWait {
         }
         if word.blockingWaitUntilNonzero(deadline: cthr_clock_deadline_after(jobStallGraceNanoseconds)) { return true }
         if let reason = stall(targets()) {
-            writeStandardError(
+            RuntimeObservation.report(
+                .waitStalled,
+                .warning,
                 "Threading: stalled wait: \(wait()) on thread \(RuntimeThread.describeCurrent()) is waiting for "
-                    + "\(reason), so this wait cannot end before then\n"
+                    + "\(reason), so this wait cannot end before then"
             )
         }
         return word.blockingWaitUntilNonzero(deadline: .max)

@@ -87,7 +87,7 @@ extension PoolCore {
             let warning = checkSaturationLocked(pending: pending)
             lock.unlock()
             for _ in 0..<spawnCount { spawn(PoolWorker(poolCore: self)) }
-            if let warning { writeStandardError(warning) }
+            if let warning { RuntimeObservation.report(.saturationBegan, .warning, warning, ["pool": label]) }
         }
     }
 
@@ -121,6 +121,6 @@ extension PoolCore {
             : "raise its cap (WorkerPool(threads:)) or move blocking work to a blocking pool (WorkerPool.blocking, "
                 + "WorkerPool.withBlockingRegion)"
         return "Threading: worker pool '\(label)' is saturated: all \(threads) of its \(maxThreads) threads (its cap) "
-            + "are busy and \(pending) unit(s) wait; \(advice) (said at most every 10 s)\n"
+            + "are busy and \(pending) unit(s) wait; \(advice) (said at most every 10 s)"
     }
 }

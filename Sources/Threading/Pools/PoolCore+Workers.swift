@@ -48,9 +48,9 @@ extension PoolCore {
     static func reportRefusal(of what: String, code: CInt, threads: Int) {
         if refusalReported.exchange(true, ordering: .relaxed) { return }
         let message =
-            "Threading: the system refused a new \(what) thread (pthread_create: \(errnoName(code))); the queue "
-            + "poolCore keeps serving with its \(threads) pool thread(s) and retries later (reported once)\n"
-        writeStandardError(message)
+            "Threading: the system refused a new \(what) thread (pthread_create: \(errnoName(code))); the "
+            + "pool keeps serving with its \(threads) pool thread(s) and retries later (reported once)"
+        RuntimeObservation.report(.resourceRefused, .warning, message, ["thread_kind": what, "threads": "\(threads)"])
     }
 
     /// Takes the next unit for `worker`: its fairness turn, else the highest lane of its local queue and the

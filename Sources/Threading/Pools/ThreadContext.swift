@@ -87,7 +87,7 @@ enum RuntimeThread {
             state.deinitialize(count: 1)
             state.deallocate()
         }
-        require(code == 0, "cthr_tsd_create failed for the queue poolCore: \(code)")
+        require(code == 0, "cthr_tsd_create failed for the worker pools: \(code)")
         return key
     }()
 
@@ -121,7 +121,7 @@ enum RuntimeThread {
             )
         )
         let code = cthr_tsd_set(key, state)
-        require(code == 0, "cthr_tsd_set failed for the queue poolCore: \(code)")
+        require(code == 0, "cthr_tsd_set failed for the worker pools: \(code)")
         return state
     }
 

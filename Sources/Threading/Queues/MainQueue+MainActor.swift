@@ -34,9 +34,11 @@ enum DispatchMainBridge {
         guard let handle = dlsym(nil, "_dispatch_get_main_queue_handle_4CF"),
             let callback = dlsym(nil, "_dispatch_main_queue_callback_4CF")
         else {
-            writeStandardError(
+            RuntimeObservation.report(
+                .warning,
+                .warning,
                 "Threading: this libdispatch has no main-queue run-loop entry points; @MainActor work does not run "
-                    + "inside MainQueue.run()\n"
+                    + "inside MainQueue.run()"
             )
             return nil
         }
@@ -57,7 +59,11 @@ enum DispatchMainBridge {
             thread.detach()
             return true
         } catch {
-            writeStandardError("Threading: could not start the Dispatch main-queue bridge thread (\(error))\n")
+            RuntimeObservation.report(
+                .resourceRefused,
+                .warning,
+                "Threading: could not start the Dispatch main-queue bridge thread (\(error))"
+            )
             return false
         }
     }()

@@ -96,8 +96,8 @@ enum ForkRegistry {
         if code != 0 {
             let message =
                 "Threading: pthread_atfork failed (\(errnoName(code))); a forked child may run work its parent "
-                + "accepted\n"
-            writeStandardError(message)
+                + "accepted"
+            RuntimeObservation.report(.warning, .warning, message)
         }
         return code == 0
     }()

@@ -32,7 +32,7 @@ private func expectFewPoolLockAcquisitions(
     let acquisitions = after.lockAcquisitions - before.lockAcquisitions
     #expect(
         acquisitions <= 2 * ticks + tasks / 100,
-        "\(acquisitions) poolCore-lock acquisitions for \(tasks) \(kind) submissions in \(ticks) monitor ticks",
+        "\(acquisitions) pool-lock acquisitions for \(tasks) \(kind) submissions in \(ticks) monitor ticks",
         sourceLocation: sourceLocation
     )
 }

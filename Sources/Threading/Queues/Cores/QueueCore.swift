@@ -407,9 +407,16 @@ final class SyncStall: Sendable {
                 let line =
                     "Threading: stalled wait: sync onto queue '\(core.label)'\(queue) on thread \(thread) has not "
                     + "started after a second: queue '\(current.label)' is suspended (suspend() not yet balanced by "
-                    + "resume()); the sync starts only once a thread resumes it or releases its last handle\n"
+                    + "resume()); the sync starts only once a thread resumes it or releases its last handle"
                 ConcurrentQueue.global().asyncAfter(delay: .nanoseconds(Int64(jobStallGraceNanoseconds))) {
-                    if !stall.begun.load(ordering: .acquiring) { writeStandardError(line) }
+                    if !stall.begun.load(ordering: .acquiring) {
+                        RuntimeObservation.report(
+                            .waitStalled,
+                            .warning,
+                            line,
+                            ["queue": core.label, "thread": thread]
+                        )
+                    }
                 }
                 return stall
             }
