@@ -10,33 +10,10 @@ import Glibc
 import Musl
 #endif
 
-/// The blocking hooks: a worker that blocks in a wait the pool sees gives its running slot up meanwhile.
+/// The blocking hooks: a worker that blocks in a wait the runtime sees (``BlockingHook``) gives its running slot up
+/// meanwhile.
 extension PoolCore {
-    // MARK: Blocking hooks
-
-    /// Called by the pool's own blocking waits before a pool worker sleeps: frees its slot so pending work runs.
-    static func willBlock(_ context: ThreadContext) {
-        guard let worker = context.pointee.worker?.takeUnretainedValue() else { return }
-        worker.poolCore.workerWillBlock(worker)
-    }
-
-    /// Runs a blocking wait (`body`) so that a pool worker running it gives its slot up meanwhile: the hook for
-    /// blocking primitives outside the worker pools (`Semaphore.wait`). Free on threads that are not pool workers
-    /// (one TSD lookup).
-    @inline(__always)
-    static func blocking<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
-        let context = RuntimeThread.current
-        guard context.pointee.worker != nil else { return try body() }
-        willBlock(context)
-        defer { didUnblock(context) }
-        return try body()
-    }
-
-    /// Called after such a wait returns.
-    static func didUnblock(_ context: ThreadContext) {
-        guard let worker = context.pointee.worker?.takeUnretainedValue() else { return }
-        worker.poolCore.workerDidUnblock(worker)
-    }
+    // MARK: Blocking hooks (a worker's answer to ``BlockingHook``)
 
     func workerWillBlock(_ worker: PoolWorker) {
         // Its next-slot unit would wait for the wait: hand it to the others first (before the pool lock: no path

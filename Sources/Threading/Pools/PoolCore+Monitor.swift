@@ -28,7 +28,7 @@ extension PoolCore {
                 synced.monitor = .notStarted
                 return synced.threads
             }
-            PoolCore.reportRefusal(of: "monitor", code: code, threads: remaining)
+            reportThreadRefusal(of: "monitor", code: code, threads: remaining)
         }
     }
 

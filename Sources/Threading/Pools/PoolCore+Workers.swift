@@ -33,25 +33,12 @@ extension PoolCore {
                 _ = dispatch(&synced, allowSpawn: false)
                 return synced.threads
             }
-            PoolCore.reportRefusal(of: "pool", code: code, threads: remaining)
+            reportThreadRefusal(of: "pool", code: code, threads: remaining)
         }
     }
 
     /// The name of the pool's threads: its label, truncated by the system to 15 bytes.
     var threadName: String { label }
-
-    /// Whether a refused thread was reported on stderr (once per process).
-    static let refusalReported = Atomic<Bool>(false)
-
-    /// Reports the first thread the system refuses the pool, once per process, on stderr (a server's log): the
-    /// pool keeps serving with the threads it has and retries later, so this is a warning, not an error.
-    static func reportRefusal(of what: String, code: CInt, threads: Int) {
-        if refusalReported.exchange(true, ordering: .relaxed) { return }
-        let message =
-            "Threading: the system refused a new \(what) thread (pthread_create: \(errnoName(code))); the "
-            + "pool keeps serving with its \(threads) pool thread(s) and retries later (reported once)"
-        RuntimeObservation.report(.resourceRefused, .warning, message, ["thread_kind": what, "threads": "\(threads)"])
-    }
 
     /// Takes the next unit for `worker`: its fairness turn, else the highest lane of its local queue and the
     /// shards, else one stolen from another worker's local queue. Nil when it found none.
@@ -136,6 +123,7 @@ extension PoolCore {
     func workerMain(_ worker: PoolWorker) {
         let context = RuntimeThread.current
         context.pointee.worker = Unmanaged.passUnretained(worker)
+        BlockingHook.install(worker)
         let slot = state.withLock { synced in
             if let given = synced.freeSlots.popLast() { return given }
             // The next slot never made (threads <= maxThreads = slots): made here, then published by `slotBound`.
@@ -242,7 +230,7 @@ extension PoolCore {
         }
         switch step {
         case .exit:
-            context.pointee.worker = nil
+            leave(context)
             return false
         case .resume:
             return true
@@ -266,8 +254,14 @@ extension PoolCore {
             synced.running += 1
             return true
         }
-        if !resumed { context.pointee.worker = nil }
+        if !resumed { leave(context) }
         return resumed
+    }
+
+    /// The calling thread is no pool worker any more (after ``retire(_:_:)``).
+    func leave(_ context: ThreadContext) {
+        context.pointee.worker = nil
+        BlockingHook.install(nil)
     }
 
     /// The worker's thread leaves the pool (inside a lock section). Its local queue is empty: only it pushes there,

@@ -80,7 +80,7 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     /// slot (``PoolSlots``), so a pool commits only a pointer per slot it may have (32 KB at the cap) until its
     /// threads exist. Linux's limits (`threads-max`, `RLIMIT_NPROC`) are usually tens of thousands or more, but a container
     /// may set them lower, so the system may still refuse threads below it: the pool then serves with the
-    /// threads it has (see ``reportRefusal(of:code:threads:)``).
+    /// threads it has (see `reportThreadRefusal(of:code:threads:)`).
     static let threadLimit = 4096
     /// Idle threads kept alive (the others exit after the idle timeout).
     let keptThreads: Int

@@ -315,7 +315,7 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
             }
             if round >= 4 { _ = cthr_thread_yield() }
         }
-        PoolCore.willBlock(self)
+        BlockingHook.willBlock()
         while true {
             let state = pointee.parker.load()
             if state == .granted { break }
@@ -330,7 +330,7 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
             if state == .waiting && !pointee.parker.compareExchange(.waiting, .sleeping) { continue }
             pointee.parker.wait(whileIn: .sleeping)
         }
-        PoolCore.didUnblock(self)
+        BlockingHook.didUnblock()
     }
 
     /// Runs the offered item (`helpOffered`). The slot is read and cleared before leaving that state: offers write it

@@ -152,9 +152,8 @@ public final class WorkGroup: @unchecked Sendable {
     var diagnosticName: String { "WorkGroup \(Unmanaged.passUnretained(self).toOpaque())" }
 
     private func waitCount(_ deadline: UInt64) -> Bool {
-        let context = RuntimeThread.current
-        PoolCore.willBlock(context)
-        defer { PoolCore.didUnblock(context) }
+        BlockingHook.willBlock()
+        defer { BlockingHook.didUnblock() }
         while true {
             let value = count.load()
             if value == 0 { return true }

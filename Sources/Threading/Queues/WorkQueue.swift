@@ -26,7 +26,7 @@ public protocol WorkQueue: AnyObject, Sendable {
     var queueHandle: QueueHandle { get }
 }
 
-/// The worker pools's handle on a ``WorkQueue``: opaque, made only by the library's own queues, so that the protocol
+/// The runtime's handle on a ``WorkQueue``: opaque, made only by the library's own queues, so that the protocol
 /// can be conformed to by forwarding and never by a type the pool cannot run.
 public struct QueueHandle: Sendable {
     let core: any QueueCore

@@ -4,6 +4,7 @@
 import CThreading
 import Glibc
 import Testing
+
 @testable import Threading
 
 /// Misuse of locks that traps (see the table in <doc:Misuse>): each exit test checks the message on stderr.
@@ -27,7 +28,10 @@ import Testing
             let thread = try! PosixThread { lock.unlock() }
             blockingCall { thread.join() }
         }
-        #expect(exitTestText(result).contains("RecursiveLock \"theirs\": unlock() on thread"), "\(exitTestText(result))")
+        #expect(
+            exitTestText(result).contains("RecursiveLock \"theirs\": unlock() on thread"),
+            "\(exitTestText(result))"
+        )
         #expect(exitTestText(result).contains("which does not hold it (it is held by thread"))
     }
 
@@ -39,7 +43,10 @@ import Testing
             let thread = try! PosixThread { lock.unlock() }
             blockingCall { thread.join() }
         }
-        #expect(exitTestText(result).contains("ReadWriteLock \"written\": unlock() on thread"), "\(exitTestText(result))")
+        #expect(
+            exitTestText(result).contains("ReadWriteLock \"written\": unlock() on thread"),
+            "\(exitTestText(result))"
+        )
         #expect(exitTestText(result).contains("holds the write lock)"))
     }
 

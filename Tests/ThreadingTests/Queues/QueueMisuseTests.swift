@@ -6,6 +6,7 @@ import CThreading
 import Glibc
 import Synchronization
 import Testing
+
 @testable import Threading
 
 /// Bad input and misuse of queues whose outcome is a value or a thrown error (the object stays usable);

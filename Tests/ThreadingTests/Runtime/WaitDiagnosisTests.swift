@@ -6,6 +6,7 @@ import CThreading
 import Glibc
 import Synchronization
 import Testing
+
 @testable import Threading
 
 /// Waits that look like deadlocks but can end: they are not stopped, and the ones that stall are reported.

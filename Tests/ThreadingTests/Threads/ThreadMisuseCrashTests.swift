@@ -4,6 +4,7 @@
 import CThreading
 import Glibc
 import Testing
+
 @testable import Threading
 
 /// Misuse of threads that traps (see the table in <doc:Misuse>): each exit test checks the message on stderr.

@@ -154,9 +154,9 @@ final class SerialCore: QueueCore, @unchecked Sendable {
                 if !word.compareExchange(state, state | QueueState.parked).exchanged { continue }
             }
             parkedBefore = true
-            PoolCore.willBlock(context)
+            BlockingHook.willBlock()
             word.wait(expected: state | QueueState.parked)
-            PoolCore.didUnblock(context)
+            BlockingHook.didUnblock()
         }
     }
 
