@@ -10,11 +10,13 @@ Usage (from the repository root):
     done
     python3 benchmarks/update_benchmarks_md.py [benchmarks/results]
 
-Reads report.json and report.txt from the results folder, computes the issues' goal ratios from the JSON (the
-per-primitive goals from the locks, once, threadlocal and handoff subfolders' report.json; a goal whose family is
+Reads report.json and report.txt from the results folder, computes the target ratios from the JSON (the
+per-primitive targets from the locks, once, threadlocal and handoff subfolders' report.json; a target whose family is
 missing is listed as "not measured"), adds each family found in a subfolder (report.json + report.txt), and replaces
 everything between the `<!-- results:begin -->` and `<!-- results:end -->` markers of BENCHMARKS.md. Every ratio is
-ours / peer in ops/s from the same run, so above 1 means ours is ahead (the goal rows marked "/ours" say otherwise).
+ours / peer in ops/s from the same run, so above 1 means ours is ahead (the rows marked "/ours" say otherwise).
+Each run's header names the machine and the build the report recorded ("not recorded" for a field an older report
+lacks).
 """
 import json
 import os
@@ -23,9 +25,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "benchmarks", "results")
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
-# The families whose report.json the goals read (subfolders of the results folder).
+# The families whose report.json the targets read (subfolders of the results folder).
 GOAL_FAMILIES = ("locks", "once", "threadlocal", "handoff")
-# Issue 19: each primitive against its closest peer, one row per thread count: (family, ours, peer, the row's text,
+# Each primitive against its closest peer, one row per thread count: (family, ours, peer, the row's text,
 # goal); a goal of None is information only. Every family measures ops/s, so the ratio is ours / peer.
 PRIMITIVE_GOALS = (
     ("locks", "recursivelock", "nsrecursivelock", "RecursiveLock >= NSRecursiveLock", 1.0),
@@ -44,7 +46,7 @@ PRIMITIVE_GOALS = (
     ("handoff", "condition", "nscondition", "ConditionVariable >= NSCondition", 1.0),
     ("handoff", "monitor", "nsconditionlock", "Monitor >= NSConditionLock", 1.0),
 )
-# Issue 19 asks SpinLock to be level with MutexLock uncontended only: its contended rows are information.
+# SpinLock is expected level with MutexLock uncontended only: its contended rows are information.
 UNCONTENDED_ONLY = {("locks", "spinlock", "mutexlock")}
 
 
@@ -80,7 +82,7 @@ def threads_label(family, t):
 
 
 def primitive_goals(studies):
-    """Issue 19's rows: each primitive against each of its peers at every thread count of its family's run."""
+    """Each primitive against each of its peers at every thread count of its family's run."""
     rows = []
     for family, ours, peer, text, goal in PRIMITIVE_GOALS:
         study = studies.get(family)
@@ -121,8 +123,8 @@ def goals(report):
             value, verdict = fmt(ratio(mine, peer), 1.0)
             who = f"vs {peer['strategy']}" if peer else ""
             rows.append((f"{study['title']}, {t} thread{'' if t == 1 else 's'}: MutexLock >= best peer lock", value, verdict, who))
-    # Issue 19: every primitive at least its closest peer (bench locks, once, threadlocal, handoff), and ReadWriteLock
-    # at least 2x pthread_rwlock on read-mostly work (cache study, 95 % and 100 % reads).
+    # Every primitive at least its closest peer (bench locks, once, threadlocal, handoff), and ReadWriteLock at least
+    # 2x pthread_rwlock on read-mostly work (cache study, 95 % and 100 % reads).
     rows += primitive_goals(studies)
     for sid in ("cache-r95", "cache-r100"):
         study = studies.get(sid)
@@ -160,6 +162,17 @@ def goals(report):
     return rows
 
 
+def provenance(report):
+    """The machine and build lines of a report; a field an older report lacks is said to be not recorded."""
+    cpus = report["cpus"]
+    machine = f"{report.get('cpuModel') or 'CPU model not recorded'}, {cpus} CPU{'' if cpus == 1 else 's'}, " \
+              f"{report['system']}"
+    build = f"{report['build']} build, commit {report.get('commit') or 'not recorded'}, " \
+            f"Swift {report.get('swiftVersion') or 'not recorded'}, Threading {report['version']}"
+    load = report.get("loadAverage") or "not recorded"
+    return f"Machine: {machine}; load average {load}. Build: {build}."
+
+
 def with_family_studies(report, families=GOAL_FAMILIES):
     """The report with the studies of each family subfolder's report.json (when present) appended, for goals()."""
     merged = dict(report)
@@ -178,11 +191,10 @@ def main():
     with open(os.path.join(RESULTS, "report.txt")) as f:
         table = f.read()
     rel = os.path.relpath(RESULTS, ROOT)
-    out = [BEGIN, "", f"Produced by `{report['command']}` on {report['date']} ({report['build']} build, "
-           f"{report['cpus']} CPUs, {report['system']}, Threading {report['version']}).", "",
-           "### Goals (ratios from this run)", "",
-           "| goal | measured | verdict | strategies |", "|---|---|---|---|"]
-    # The MutexLock and per-primitive goals also cover `bench locks`, `once`, `threadlocal` and `handoff`, whose
+    out = [BEGIN, "", f"Produced by `{report['command']}` on {report['date']}.", "", provenance(report), "",
+           "### Targets (ratios from this run)", "",
+           "| target | measured | verdict | strategies |", "|---|---|---|---|"]
+    # The MutexLock and per-primitive targets also cover `bench locks`, `once`, `threadlocal` and `handoff`, whose
     # results live in their own subfolders.
     for goal, value, verdict, who in goals(with_family_studies(report)):
         out.append(f"| {goal} | {value} | {verdict} | {who} |")
@@ -190,8 +202,9 @@ def main():
     out += [s["summary"] for s in report["studies"]]
     out += ["```", "", "### Charts", ""]
     for s in report["studies"]:
-        out.append(f"![{s['title']}]({rel}/{s['id']}.svg)")
-        out.append("")
+        if os.path.isfile(os.path.join(RESULTS, f"{s['id']}-ratio.svg")):
+            out += [f"![{s['title']}: ours over the best peer]({rel}/{s['id']}-ratio.svg)", ""]
+        out += [f"![{s['title']}: throughput by family]({rel}/{s['id']}.svg)", ""]
     out += ["### Full table", "", "```", table.rstrip(), "```", ""]
     for family in sorted(os.listdir(RESULTS)):
         folder = os.path.join(RESULTS, family)
@@ -201,13 +214,16 @@ def main():
             sub = json.load(f)
         with open(os.path.join(folder, "report.txt")) as f:
             sub_table = f.read()
-        out += [f"### `bench {family}`", "", f"Produced by `{sub['command']}` on {sub['date']}.", "", "```"]
+        out += [f"### `bench {family}`", "", f"Produced by `{sub['command']}` on {sub['date']}.", "",
+                provenance(sub), "", "```"]
         out += [s["summary"] for s in sub["studies"]]
         out += ["```", ""]
         # The blocked-queues census counts threads: it has no chart.
         for s in sub["studies"]:
             if any(c.get("census") for c in s["results"]):
                 continue
+            if os.path.isfile(os.path.join(folder, f"{s['id']}-ratio.svg")):
+                out += [f"![{s['title']}: ours over the best peer]({rel}/{family}/{s['id']}-ratio.svg)", ""]
             out += [f"![{s['title']}]({rel}/{family}/{s['id']}.svg)", ""]
         out += ["<details><summary>full table</summary>", "", "```", sub_table.rstrip(), "```", "", "</details>", ""]
     out += [END]
