@@ -276,8 +276,9 @@ public struct BenchReport: Codable, Sendable, Equatable {
     /// The kernel release (`uname -r`), e.g. `6.18.44`; nil in reports written before it was recorded (`system`
     /// holds it there too).
     public var kernel: String?
-    /// The commit of the Threading checkout that was built (`git rev-parse --short=12 HEAD`, with `-dirty` when
-    /// tracked files differed from it); nil when unknown.
+    /// The commit of the checkout the bench ran from when the report was written (`git rev-parse --short=12 HEAD`,
+    /// with `-dirty` when tracked files differed from it; `swift run` builds the bench from that checkout just
+    /// before it runs); nil when unknown.
     public var commit: String?
     /// The Swift compiler that built the bench, e.g. `6.3.1`; nil in reports written before it was recorded.
     public var swiftVersion: String?
