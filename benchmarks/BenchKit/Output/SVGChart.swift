@@ -253,7 +253,7 @@ public enum SVGChart {
         return runs.map { run in
             let span =
                 run.counts.count == 1 ? "\(run.counts[0])" : "\(run.counts[0])-\(run.counts[run.counts.count - 1])"
-            return "\(run.name) at \(span) threads"
+            return "\(run.name) at \(span) thread\(span == "1" ? "" : "s")"
         }.joined(separator: ", ")
     }
 
@@ -269,6 +269,26 @@ public enum SVGChart {
     }
 
     static func f(_ value: Double) -> String { String(format: "%.1f", value) }
+
+    /// Splits `text` at spaces into lines of at most `width` points, assuming `characterWidth` points a character
+    /// (SVG text does not wrap by itself); a word longer than a line gets a line of its own.
+    public static func wrap(_ text: String, width: Double, characterWidth: Double) -> [String] {
+        let limit = max(Int(width / characterWidth), 10)
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ", omittingEmptySubsequences: false) {
+            if line.isEmpty {
+                line = String(word)
+            } else if line.count + 1 + word.count <= limit {
+                line += " " + word
+            } else {
+                lines.append(line)
+                line = String(word)
+            }
+        }
+        lines.append(line)
+        return lines
+    }
 
     static func escape(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
@@ -345,7 +365,7 @@ extension SVGChart {
         static let plotHeight = 230.0
         static let legendLine = 15.0
         static let header = 62.0
-        static let footer = 48.0
+        static let minimumWidth = 760.0
 
         var columns: Int
         var rows: Int
@@ -359,14 +379,17 @@ extension SVGChart {
             rows = (panels + columns - 1) / columns
             let legendRows = Double(1 + (SVGChart.maxSeriesPerPanel + 1) / 2)
             panelHeight = Self.plotTop + Self.plotHeight + 52 + legendRows * Self.legendLine + 10
-            let width = Double(columns) * Self.panelWidth + 20
-            let header = Self.header + 15 * Double(max(subtitle.count - 1, 0))
-            self.header = header
-            let height = header + Double(rows) * panelHeight + Self.footer
+            let width = max(Double(columns) * Self.panelWidth + 20, Self.minimumWidth)
+            let subtitleLines = subtitle.flatMap { wrap($0, width: width - 40, characterWidth: 6.2) }
             caption = [
-                "Machine: \(report.machineDescription); load average \(report.loadAverage.isEmpty ? "not recorded" : report.loadAverage)",
-                "Build: \(report.buildDescription); run \(report.date): \(report.command)",
-            ]
+                "Machine: \(report.machineDescription)",
+                "Build: \(report.buildDescription)",
+                "Run: \(report.date), \(report.command); load average "
+                    + (report.loadAverage.isEmpty ? "not recorded" : report.loadAverage),
+            ].flatMap { wrap($0, width: width - 40, characterWidth: 6.0) }
+            let header = Self.header + 15 * Double(max(subtitleLines.count - 1, 0))
+            self.header = header
+            let height = header + Double(rows) * panelHeight + 20 + 16 * Double(caption.count)
             head = """
                 <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" \
                 viewBox="0 0 \(Int(width)) \(Int(height))" font-family="Helvetica, Arial, sans-serif" font-size="12">
@@ -374,7 +397,7 @@ extension SVGChart {
                 <text x="20" y="26" font-size="17" font-weight="bold">\(escape(title))</text>
 
                 """
-                + subtitle.enumerated().map { index, line in
+                + subtitleLines.enumerated().map { index, line in
                     "<text x=\"20\" y=\"\(46 + 15 * index)\" fill=\"#444\" font-size=\"11.5\">\(escape(line))</text>\n"
                 }.joined()
             self.height = height
@@ -386,7 +409,7 @@ extension SVGChart {
         mutating func finish() -> String {
             var svg = head + body
             for (index, line) in caption.enumerated() {
-                let y = height - Self.footer + 20 + Double(index) * 16
+                let y = height - 16 * Double(caption.count - index) + 8
                 svg += "<text class=\"caption\" x=\"20\" y=\"\(f(y))\" fill=\"#333\" font-size=\"11\">"
                 svg += "\(escape(line))</text>\n"
             }

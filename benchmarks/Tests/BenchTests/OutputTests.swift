@@ -271,6 +271,22 @@ struct OutputTests {
         #expect(decoded.studies == Self.report.studies)
     }
 
+    @Test("a long command line is wrapped under the chart, never cut")
+    func captionWraps() throws {
+        var report = Self.report
+        report.command = "bench " + (1...40).map { "--flag\($0)" }.joined(separator: " ")
+        let svg = SVGChart.absolute(Self.study, report: report)
+        let width = try #require(svg.split(separator: "\"").dropFirst(3).first.flatMap { Double(String($0)) })
+        let captions = svg.components(separatedBy: "<text class=\"caption\"").dropFirst().map { chunk in
+            String(chunk.drop { $0 != ">" }.dropFirst().prefix { $0 != "<" })
+        }
+        #expect(captions.count > 3)  // machine, build, and the run wrapped over several lines
+        #expect(captions.allSatisfy { Double($0.count) * 6.0 <= width - 40 })
+        #expect(captions.joined(separator: " ").contains(report.command))
+        #expect(SVGChart.wrap("aaa bbb ccc", width: 42, characterWidth: 6) == ["aaa bbb", "ccc"])
+        #expect(SVGChart.wrap("x", width: 0, characterWidth: 6) == ["x"])
+    }
+
     @Test("the CPU model is read from /proc/cpuinfo text, x86 and arm")
     func cpuModel() {
         let x86 = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Processor\nflags\t: fpu\n"
