@@ -13,7 +13,8 @@ Usage (from the repository root):
 Reads report.json and report.txt from the results folder, computes the target ratios from the JSON (the
 per-primitive targets from the locks, once, threadlocal and handoff subfolders' report.json; a target whose family is
 missing is listed as "not measured"), adds each family found in a subfolder (report.json + report.txt), and replaces
-everything between the `<!-- results:begin -->` and `<!-- results:end -->` markers of BENCHMARKS.md. Every ratio is
+everything between the `<!-- results:begin -->` and `<!-- results:end -->` markers of BENCHMARKS.md, and the machine
+table and the headline table between their own markers (`machine`, `headline`). Every ratio is
 ours / peer in ops/s from the same run, so above 1 means ours is ahead (the rows marked "/ours" say otherwise).
 Each run's header names the machine and the build the report recorded ("not recorded" for a field an older report
 lacks).
@@ -173,6 +174,46 @@ def provenance(report):
     return f"Machine: {machine}; load average {load}. Build: {build}."
 
 
+def machine_table(report, families):
+    """The machine-and-build table of BENCHMARKS.md: the default study's run, then each family's run."""
+    def row(name, r):
+        cpus = r["cpus"]
+        return (f"| {name} | {r.get('cpuModel') or 'not recorded'} | {cpus} | {r.get('kernel') or r['system']} | "
+                f"{r['build']}, Swift {r.get('swiftVersion') or 'not recorded'}, commit "
+                f"{r.get('commit') or 'not recorded'} | {r['date']} | {r.get('loadAverage') or 'not recorded'} |")
+    out = ["| run | CPU model | CPUs | kernel | build | date | load average |", "|---|---|---|---|---|---|---|",
+           row("`bench` (cache study)", report)]
+    out += [row(f"`bench {name}`", sub) for name, sub in families]
+    return out
+
+
+def headline_table(report):
+    """Best of ours over the best peer, per read ratio and thread count, from the default study."""
+    studies = [s for s in report["studies"] if s["family"] == "cache"]
+    if not studies:
+        return ["(no cache study in this report)"]
+    threads = studies[0]["threads"]
+    out = ["| reads | " + " | ".join(f"{t} thread{'' if t == 1 else 's'}" for t in threads) + " |",
+           "|---|" + "---|" * len(threads)]
+    for s in studies:
+        cells_text = []
+        for t in threads:
+            ours, peer = best(s, t, "ours"), best(s, t, "peer")
+            value = ratio(ours, peer)
+            cells_text.append(f"**{value:.2f}x** {ours['strategy']} vs {peer['strategy']}" if value else "n/a")
+        reads = float(s["parameters"].get("read ratio", "nan")) * 100
+        out.append(f"| {reads:.0f} % | " + " | ".join(cells_text) + " |")
+    return out
+
+
+def replace_between(text, name, lines):
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    if begin not in text:
+        return text
+    start, stop = text.index(begin) + len(begin), text.index(end)
+    return text[:start] + "\n" + "\n".join(lines) + "\n" + text[stop:]
+
+
 def with_family_studies(report, families=GOAL_FAMILIES):
     """The report with the studies of each family subfolder's report.json (when present) appended, for goals()."""
     merged = dict(report)
@@ -206,12 +247,14 @@ def main():
             out += [f"![{s['title']}: ours over the best peer]({rel}/{s['id']}-ratio.svg)", ""]
         out += [f"![{s['title']}: throughput by family]({rel}/{s['id']}.svg)", ""]
     out += ["### Full table", "", "```", table.rstrip(), "```", ""]
+    families = []
     for family in sorted(os.listdir(RESULTS)):
         folder = os.path.join(RESULTS, family)
         if not os.path.isfile(os.path.join(folder, "report.json")):
             continue
         with open(os.path.join(folder, "report.json")) as f:
             sub = json.load(f)
+        families.append((family, sub))
         with open(os.path.join(folder, "report.txt")) as f:
             sub_table = f.read()
         out += [f"### `bench {family}`", "", f"Produced by `{sub['command']}` on {sub['date']}.", "",
@@ -231,8 +274,11 @@ def main():
     with open(path) as f:
         text = f.read()
     start, stop = text.index(BEGIN), text.index(END) + len(END)
+    text = text[:start] + "\n".join(out) + text[stop:]
+    text = replace_between(text, "machine", machine_table(report, families))
+    text = replace_between(text, "headline", headline_table(report))
     with open(path, "w") as f:
-        f.write(text[:start] + "\n".join(out) + text[stop:])
+        f.write(text)
     print(f"updated {path} from {RESULTS}")
 
 
