@@ -10,7 +10,7 @@ import Synchronization
 /// true for the queue a closure was submitted to (false for target queues acquired on its behalf).
 /// `queue` is not retained: the thread holds the queue (it runs its work) for as long as the frame is on its stack.
 struct QueueFrame {
-    unowned(unsafe) var queue: any QueueCore
+    unowned(unsafe) var queue: QueueCore
     var exclusive: Bool
     var entry: Bool
 }
@@ -173,7 +173,7 @@ enum RuntimeThread {
 
 extension UnsafeMutablePointer where Pointee == ThreadState {
     @inline(__always)
-    func push(_ queue: any QueueCore, exclusive: Bool, entry: Bool) {
+    func push(_ queue: QueueCore, exclusive: Bool, entry: Bool) {
         if pointee.depth == pointee.capacity { grow() }
         (pointee.frames + pointee.depth).initialize(
             to: QueueFrame(queue: queue, exclusive: exclusive, entry: entry)
@@ -197,7 +197,7 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
     }
 
     /// The innermost queue a running closure was submitted to, or nil outside any queue.
-    var currentQueue: (any QueueCore)? {
+    var currentQueue: QueueCore? {
         var index = pointee.depth - 1
         while index >= 0 {
             let frame = pointee.frames[index]
@@ -208,7 +208,7 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
     }
 
     /// The frame holding `queue`, innermost first, or nil.
-    func frame(holding queue: any QueueCore) -> QueueFrame? {
+    func frame(holding queue: QueueCore) -> QueueFrame? {
         let index = frameIndex(holding: queue)
         return index >= 0 ? pointee.frames[index] : nil
     }
@@ -217,8 +217,8 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
     /// with no optional: see ``ForkRegistry`` on the runtime's types in a child).
     /// The queue on `queue`'s path to the pool (itself, then its targets) that this thread holds exclusively (a
     /// serial queue it runs, a barrier), if any: work queued on `queue` cannot start before this thread lets it go.
-    func exclusiveHold(onPathOf queue: any QueueCore) -> (any QueueCore)? {
-        var level: (any QueueCore)? = queue
+    func exclusiveHold(onPathOf queue: QueueCore) -> QueueCore? {
+        var level: QueueCore? = queue
         while let current = level {
             if let frame = frame(holding: current), frame.exclusive { return current }
             level = current.target
@@ -226,7 +226,7 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
         return nil
     }
 
-    func frameIndex(holding queue: any QueueCore) -> Int {
+    func frameIndex(holding queue: QueueCore) -> Int {
         var index = pointee.depth - 1
         while index >= 0 {
             if pointee.frames[index].queue === queue { return index }
