@@ -10,7 +10,8 @@ public enum CSVWriter {
         "study", "family", "strategy", "id", "kind", "threads", "ops_per_s", "cpu_ns_per_op", "p50_ns", "p99_ns",
         "max_ns", "fairness", "bad_ops", "valid", "outcome", "ratio_to_best_peer", "queues", "blocked_at_once",
         "tasks_completed",
-        "baseline_threads", "peak_threads", "pool_peak_threads", "thread_cap",
+        "baseline_threads", "peak_threads", "pool_peak_threads", "thread_cap", "health_p99_ns",
+        "server_peak_threads", "threads_created", "vs_nio_sized", "vs_nio_singleton", "health_p99_vs_nio_sized",
     ]
 
     /// The report as CSV text with a header row.
@@ -26,7 +27,7 @@ public enum CSVWriter {
                         String(format: "%.4f", cell.fairness),
                         String(cell.badOperations), cell.valid ? "true" : "false", cell.outcome,
                         cell.ratioToBestPeer.map { String(format: "%.4f", $0) } ?? "",
-                    ] + censusFields(cell.census)
+                    ] + censusFields(cell.census) + httpFields(cell.http)
                 out += fields.map(escape).joined(separator: ",") + "\n"
             }
         }
@@ -40,6 +41,17 @@ public enum CSVWriter {
             String(census.queues), String(census.blockedAtOnce), String(census.completed),
             String(census.baselineThreads), String(census.peakThreads), census.poolPeakThreads.map(String.init) ?? "",
             census.threadCap.map(String.init) ?? "",
+        ]
+    }
+
+    /// The `http` family's columns: empty in every other family.
+    static func httpFields(_ figures: HTTPFigures?) -> [String] {
+        guard let figures else { return Array(repeating: "", count: 6) }
+        func ratio(_ value: Double?) -> String { value.map { String(format: "%.4f", $0) } ?? "" }
+        return [
+            String(figures.healthP99Ns), String(figures.peakThreads), String(figures.threadsCreated),
+            ratio(figures.throughputVsNIOSized), ratio(figures.throughputVsNIOSingleton),
+            ratio(figures.healthP99VsNIOSized),
         ]
     }
 
