@@ -417,6 +417,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
     /// starts or wakes the monitor. Lock-free unless one of those is needed.
     @inline(__always)
     func notify() {
+        if isBlocking { return notifyBlocking() }
         if monitorHint.load(ordering: .sequentiallyConsistent) != 1
             || (spinning.load(ordering: .sequentiallyConsistent) == 0
                 && (idleHint.load(ordering: .sequentiallyConsistent) > 0
@@ -434,7 +435,11 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         var spawnOne = false
         var startMonitor = false
         var wakeMonitor = false
-        if life != .stopped && spinning.load(ordering: .sequentiallyConsistent) == 0 && running < limit
+        var spawnCount = 0
+        if isBlocking {
+            // A worker for each unit that no searching worker will take (see `Engine+Blocking.swift`).
+            if life != .stopped { (wake, spawnCount) = dispatchBlockingLocked() }
+        } else if life != .stopped && spinning.load(ordering: .sequentiallyConsistent) == 0 && running < limit
             && pendingTotal() > 0
         {
             if let worker = idle.popLast() {
@@ -465,6 +470,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
             wake.parker.wake()
         }
         if spawnOne { spawn(EngineWorker(engine: self)) }
+        for _ in 0..<spawnCount { spawn(EngineWorker(engine: self)) }
         if startMonitor { self.startMonitor() }
         if wakeMonitor { monitorWord.wake() }
     }
@@ -477,7 +483,9 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
         var spawnCount = 0
         while running < limit && budget > 0 {
             if let worker = idle.popLast() {
-                worker.parker.store(1)
+                // A blocking pool's woken worker counts as searching until it takes a unit (`Engine+Blocking.swift`).
+                worker.parker.store(isBlocking ? Engine.wokenSearching : 1)
+                if isBlocking { spinning.add(1, ordering: .sequentiallyConsistent) }
                 running += 1
                 wakeUps.wrappingAdd(1, ordering: .relaxed)
                 worker.parker.wake()
@@ -486,6 +494,7 @@ final class Engine: @unchecked Sendable, EngineForkParticipant {
                 peakThreads = Swift.max(peakThreads, threads)
                 running += 1
                 spawnCount += 1
+                if isBlocking { spinning.add(1, ordering: .sequentiallyConsistent) }  // so does a new one
             } else {
                 break
             }
