@@ -84,12 +84,15 @@ extension Engine {
 
     /// After a push to a blocking pool: wakes an idle worker whenever there is one, as `NIOThreadPool` signals a
     /// waiting thread for each submission (a searching worker may be preempted, and the unit must not wait for it);
-    /// otherwise, with no searching worker, makes room for a new thread. Lock-free when neither is possible.
+    /// otherwise, with no searching worker and room for a thread, makes one. Lock-free when neither is possible (a
+    /// pool whose every thread is busy takes submissions without the engine lock).
     @inline(__always)
     func notifyBlocking() {
         if monitorHint.load(ordering: .sequentiallyConsistent) != 1
             || idleHint.load(ordering: .sequentiallyConsistent) > 0
-            || spinning.load(ordering: .sequentiallyConsistent) == 0
+            || (spinning.load(ordering: .sequentiallyConsistent) == 0
+                && runningHint.load(ordering: .sequentiallyConsistent)
+                    < limitHint.load(ordering: .sequentiallyConsistent))
         {
             notifySlow()
         }
