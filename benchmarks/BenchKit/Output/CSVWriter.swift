@@ -8,10 +8,10 @@ public enum CSVWriter {
     /// The header row's columns.
     public static let columns = [
         "study", "family", "strategy", "id", "kind", "threads", "ops_per_s", "cpu_ns_per_op", "p50_ns", "p99_ns",
-        "max_ns", "fairness", "bad_ops", "valid", "outcome", "ratio_to_best_peer", "queues", "blocked_at_once",
-        "tasks_completed",
-        "baseline_threads", "peak_threads", "pool_peak_threads", "thread_cap", "health_p99_ns",
+        "max_ns", "fairness", "bad_ops", "valid", "outcome", "ratio_to_best_peer", "health_p99_ns",
         "server_peak_threads", "threads_created", "vs_nio_sized", "vs_nio_singleton", "health_p99_vs_nio_sized",
+        "queues", "blocked_at_once", "tasks_completed",
+        "baseline_threads", "peak_threads", "pool_peak_threads", "thread_cap",
     ]
 
     /// The report as CSV text with a header row.
@@ -27,7 +27,7 @@ public enum CSVWriter {
                         String(format: "%.4f", cell.fairness),
                         String(cell.badOperations), cell.valid ? "true" : "false", cell.outcome,
                         cell.ratioToBestPeer.map { String(format: "%.4f", $0) } ?? "",
-                    ] + censusFields(cell.census) + httpFields(cell.http)
+                    ] + httpFields(cell.http) + censusFields(cell.census)
                 out += fields.map(escape).joined(separator: ",") + "\n"
             }
         }
@@ -44,7 +44,7 @@ public enum CSVWriter {
         ]
     }
 
-    /// The `http` family's columns: empty in every other family.
+    /// The `http` family's columns (before the census's): empty in every other family.
     static func httpFields(_ figures: HTTPFigures?) -> [String] {
         guard let figures else { return Array(repeating: "", count: 6) }
         func ratio(_ value: Double?) -> String { value.map { String(format: "%.4f", $0) } ?? "" }

@@ -241,7 +241,7 @@ final class TinyHTTPServer: @unchecked Sendable {
                 if request.hasPrefix("GET /blocking") {
                     if threadPerRequest {
                         let thread = try? PosixThread { usleep(10_000) }
-                        thread?.join()
+                        _ = thread?.join()
                     } else {
                         usleep(1_000)
                     }
