@@ -10,9 +10,7 @@ import PackageDescription
 // that `bench http` loads) are the nested package in `examples/`.
 let package = Package(
     name: "ThreadingBenchmarks",
-    products: [
-        .executable(name: "bench", targets: ["bench"]),
-    ],
+    products: [.executable(name: "bench", targets: ["bench"])],
     dependencies: [
         .package(name: "Threading", path: ".."),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
