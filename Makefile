@@ -3,8 +3,9 @@
 #
 # The two commands of the README: `make test` and `make bench`. Both install liburcu-dev first when missing.
 # `make verify` checks the SPIN models of formal/ (installs spin and a C compiler first when missing).
-# The library is the root package; the benchmark, the runnable examples and their tests are the nested package in
-# `benchmarks/` (so that their dependencies never reach a package that depends on Threading).
+# The library is the root package; the benchmark and its tests are the nested package in `benchmarks/`, the runnable
+# examples (lessons, the Hummingbird server, the C example) and their tests the one in `examples/` (so that their
+# dependencies never reach a package that depends on Threading).
 
 SWIFT ?= swift
 # Extra flags for `swift test` / `swift build` (CI passes -Xswiftc -warnings-as-errors).
@@ -20,17 +21,19 @@ ARGS ?=
 # Seconds the soak runs (`make soak SOAK_SECONDS=600`); `make torture` runs it for 60 s.
 SOAK_SECONDS ?= 600
 BENCHMARKS = --package-path benchmarks
+EXAMPLES = --package-path examples
 
-.PHONY: deps test bench examples build release torture soak docs samples consumer-check verify lint install c-example \
+.PHONY: deps test bench examples http-server build release torture soak docs samples consumer-check verify lint install c-example \
 	fork-check
 
 deps:
 	@./scripts/ensure-liburcu.sh
 
-# Every test: the library's (root package), then the benchmark's and the examples' (nested package).
+# Every test: the library's (root package), then the benchmark's and the examples' (nested packages).
 test: deps
 	$(SWIFT) test $(C_WARNINGS) $(C_STRICT) $(SWIFT_FLAGS)
 	$(SWIFT) test $(BENCHMARKS) $(C_WARNINGS) $(SWIFT_FLAGS)
+	$(SWIFT) test $(EXAMPLES) $(C_WARNINGS) $(SWIFT_FLAGS)
 
 # The cache-contention study with every peer: `swift run --package-path benchmarks -c release bench`.
 bench: deps
@@ -38,7 +41,12 @@ bench: deps
 
 # The runnable lessons: `make examples ARGS=--list`, `make examples ARGS=tickets`.
 examples: deps
-	$(SWIFT) run $(BENCHMARKS) $(C_WARNINGS) $(SWIFT_FLAGS) examples $(ARGS)
+	$(SWIFT) run $(EXAMPLES) $(C_WARNINGS) $(SWIFT_FLAGS) examples $(ARGS)
+
+# The example Hummingbird server in release, which `bench http` loads (a first build takes several minutes):
+# `make http-server`, then `make bench ARGS=http`.
+http-server: deps
+	$(SWIFT) build $(EXAMPLES) -c release $(C_WARNINGS) $(SWIFT_FLAGS) --product hummingbird-server
 
 build: deps
 	$(SWIFT) build $(C_WARNINGS) $(C_STRICT) $(SWIFT_FLAGS)
@@ -90,6 +98,6 @@ c-example: deps
 	./scripts/c-package.sh example
 
 # The formatting rules of .swift-format (NIO style), checked over every Swift file; `swift format format -i -r
-# Sources Tests benchmarks` applies them.
+# Sources Tests benchmarks examples` applies them.
 lint:
-	$(SWIFT) format lint --strict --recursive Sources Tests benchmarks
+	$(SWIFT) format lint --strict --recursive Sources Tests benchmarks examples

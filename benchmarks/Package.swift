@@ -4,15 +4,13 @@
 
 import PackageDescription
 
-// The benchmark (`bench`), the runnable examples (`examples`) and their tests, in a package of their own so that their
-// dependencies (the command line, the NIO peers, latency histograms) never reach the graph of a package that depends
-// on Threading. Run from the repository root: `swift run --package-path benchmarks -c release bench`.
+// The benchmark (`bench`) and its tests, in a package of their own so that their dependencies (the command line, the
+// NIO peers, latency histograms) never reach the graph of a package that depends on Threading. Run from the repository
+// root: `swift run --package-path benchmarks -c release bench`. The runnable examples (and the Hummingbird server
+// that `bench http` loads) are the nested package in `examples/`.
 let package = Package(
     name: "ThreadingBenchmarks",
-    products: [
-        .executable(name: "bench", targets: ["bench"]),
-        .executable(name: "examples", targets: ["examples"]),
-    ],
+    products: [.executable(name: "bench", targets: ["bench"])],
     dependencies: [
         .package(name: "Threading", path: ".."),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -42,17 +40,6 @@ let package = Package(
         ),
         .executableTarget(name: "bench", dependencies: ["BenchKit"], path: "bench"),
         .testTarget(name: "BenchTests", dependencies: ["BenchKit"]),
-        // Lessons about threads, queues and jobs, runnable: `swift run --package-path benchmarks examples --list`.
-        .executableTarget(
-            name: "examples",
-            dependencies: [
-                .product(name: "Threading", package: "Threading"),
-                .product(name: "CThreading", package: "Threading"),
-            ],
-            path: "Examples"
-        ),
-        // Runs the `examples` binary (the dependency makes `swift test` build it) and checks its output.
-        .testTarget(name: "ExamplesTests", dependencies: ["examples"]),
     ],
     swiftLanguageModes: [.v6]
 )

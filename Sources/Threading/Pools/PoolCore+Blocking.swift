@@ -11,7 +11,7 @@ import Musl
 #endif
 
 /// The blocking hooks: a worker that blocks in a wait the runtime sees (``BlockingHook``) gives its running slot up
-/// meanwhile.
+/// meanwhile. And how a blocking pool (``isBlocking``) keeps its thread count level under a steady load.
 extension PoolCore {
     // MARK: Blocking hooks (a worker's answer to ``BlockingHook``)
 
@@ -34,5 +34,120 @@ extension PoolCore {
             synced.running += 1
             synced.blocked -= 1
         }
+    }
+
+    // MARK: Blocking pools
+
+    /// The parker value of a blocking pool's worker woken as a searcher (counted in `spinning` by its waker); other
+    /// wake-ups (shutdown) store 1.
+    static let wokenSearching: UInt32 = 2
+
+    // A blocking pool runs calls that sleep: it needs a thread per call in flight and no more. A CPU pool's worker
+    // counts in `spinning` only while it spins, and a submission seen by no spinner wakes or makes a worker. For a
+    // blocking pool that made threads for units a worker was about to take: one between two units, one woken and not
+    // yet running, one just made. Under a steady load the pool grew past the calls in flight, the surplus sat at the
+    // bottom of the idle list (the most recently parked worker is woken first), exited after the idle timeout, and
+    // was made again at the next peak; meanwhile idle workers spun, taking turns from the threads that feed the pool.
+    //
+    // So a blocking pool's worker counts in `spinning` whenever it searches: from its start, from its wake-up (its
+    // waker counts it: `dispatch`), and from the end of each unit, until it takes a unit (`workerMain`) or is back on
+    // the idle list (`parkBlocking`, under the pool lock). A submission wakes an idle worker whenever there is one
+    // (waking is cheap; a searcher may be preempted), but makes a thread only for a unit that no searcher covers
+    // (`notifyBlocking`, then `dispatchBlocking`; the monitor through `dispatch`: pending minus `spinning`). A
+    // searcher that takes a unit while more wait passes the wake-up on. Its workers never spin, and its idle list is
+    // first in, first out: workers take turns, so none idles for the timeout while the pool is loaded, and all exit
+    // after it once the load stops.
+
+    /// After a push to a blocking pool: wakes an idle worker whenever there is one, as `NIOThreadPool` signals a
+    /// waiting thread for each submission (a searching worker may be preempted, and the unit must not wait for it);
+    /// otherwise, with no searching worker and room for a thread, makes one. Lock-free when neither is possible (a
+    /// pool whose every thread is busy takes submissions without the pool lock).
+    @inline(__always)
+    func notifyBlocking() {
+        let hints = state.hints
+        if hints.monitor.load(ordering: .sequentiallyConsistent) != MonitorState.running.hint
+            || hints.idle.load(ordering: .sequentiallyConsistent) > 0
+            || (spinning.load(ordering: .sequentiallyConsistent) == 0
+                && hints.running.load(ordering: .sequentiallyConsistent)
+                    < hints.limit.load(ordering: .sequentiallyConsistent))
+        {
+            notifySlow()
+        }
+    }
+
+    /// A blocking pool's submission path (inside the pool's lock section): takes the next idle worker (counted
+    /// searching) for the caller to wake once the lock is released, or, when none is idle and the units waiting
+    /// outnumber the searching workers, room for a new thread (counted searching too). Returns the worker to wake and
+    /// the threads to create.
+    func dispatchBlocking(_ synced: inout PoolSynced) -> (wake: PoolWorker?, spawnCount: Int) {
+        let pending = pendingTotal()
+        guard pending > 0 && synced.running < synced.limit else { return (nil, 0) }
+        if let worker = synced.idle.popLast() {
+            worker.parker.store(PoolCore.wokenSearching)
+            spinning.add(1, ordering: .sequentiallyConsistent)
+            synced.running += 1
+            return (worker, 0)
+        }
+        let searching = spinning.load(ordering: .sequentiallyConsistent)
+        guard pending > searching && synced.threads < maxThreads else { return (nil, 0) }
+        synced.addThread()
+        spinning.add(1, ordering: .sequentiallyConsistent)
+        return (nil, 1)
+    }
+
+    /// Parks an idle worker of a blocking pool, as ``park(_:_:)`` does for a CPU pool, leaving the searching count
+    /// (when `counted`) once it is on the idle list, inside the pool's lock section: a submitter either sees it
+    /// searching or finds it idle and wakes it. Returns whether the worker is counted searching now (true: woken as
+    /// a searcher), or nil when it exits (the pool stopped, or it was idle for ``idleTimeoutNanoseconds``).
+    func parkBlocking(_ worker: PoolWorker, _ context: ThreadContext, counted: Bool) -> Bool? {
+        enum Step { case exit, resume, sleep }
+        let step = state.withLock { synced -> Step in
+            synced.running -= 1
+            if counted { spinning.subtract(1, ordering: .sequentiallyConsistent) }
+            if synced.life.isStopped {
+                retire(worker, &synced)
+                return .exit
+            }
+            worker.parker.store(0)
+            // Wakers take the last entry (`idle.popLast()`): inserted first, this worker is woken after the others.
+            synced.idle.insert(worker, at: 0)
+            // Against a submitter that pushed and then read the hints before they changed (see `park`).
+            state.hints.publish(from: synced)
+            if synced.running < synced.limit && hasWork() {
+                synced.idle.removeFirst()
+                synced.running += 1
+                return .resume
+            }
+            return .sleep
+        }
+        switch step {
+        case .exit:
+            leave(context)
+            return nil
+        case .resume:
+            return false
+        case .sleep:
+            break
+        }
+        let deadline = cthr_clock_deadline_after(PoolCore.idleTimeoutNanoseconds)
+        while worker.parker.load() == 0 {
+            if !worker.parker.wait(expected: 0, deadline: deadline) { break }
+        }
+        let woken: Bool? = state.withLock { synced in
+            let value = worker.parker.load()
+            // Woken: the waker took it off the idle list and gave it a running slot.
+            if value != 0 { return value == PoolCore.wokenSearching }
+            if let index = synced.idle.firstIndex(where: { $0 === worker }) {
+                synced.idle.remove(at: index)
+            }
+            if synced.threads > keptThreads || synced.life.isStopped {
+                retire(worker, &synced)
+                return nil
+            }
+            synced.running += 1
+            return false
+        }
+        if woken == nil { leave(context) }
+        return woken
     }
 }

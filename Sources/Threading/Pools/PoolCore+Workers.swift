@@ -30,6 +30,7 @@ extension PoolCore {
             let remaining = state.withLock { synced in
                 synced.threads -= 1
                 synced.running -= 1
+                if isBlocking { spinning.subtract(1, ordering: .sequentiallyConsistent) }  // it was counted searching
                 _ = dispatch(&synced, allowSpawn: false)
                 return synced.threads
             }
@@ -142,9 +143,17 @@ extension PoolCore {
         // Whether the worker just came out of spinning with work found: submitters skipped the wake-up because it
         // spun, so once it took its unit, it passes the wake-up on if more work waits.
         var searching = false
+        // A blocking pool's worker counts in `spinning` while it searches: from its start or wake-up, and from the
+        // end of each unit, until it takes a unit or is back on the idle list (see `PoolCore+Blocking.swift`).
+        var counted = isBlocking
         while true {
             if let unit = nextUnit(worker, local) ?? findWork(worker, local) {
-                if searching {
+                if counted {
+                    // As for a spinner below: a submitter that saw this worker counted pushed before the decrement.
+                    counted = false
+                    spinning.subtract(1, ordering: .sequentiallyConsistent)
+                    if hasWork() { notify() }
+                } else if searching {
                     // Sequentially consistent: a submitter that saw this worker spinning pushed before it stopped,
                     // so its unit is seen here.
                     searching = false
@@ -154,6 +163,16 @@ extension PoolCore {
                 run(unit, worker: worker, context: context)
                 local.executing.store(false, ordering: .relaxed)
                 local.completed.wrappingAdd(1, ordering: .sequentiallyConsistent)
+                if isBlocking {
+                    spinning.add(1, ordering: .sequentiallyConsistent)
+                    counted = true
+                }
+                continue
+            }
+            if isBlocking {
+                // No spinning: it would take turns from the threads that feed the pool.
+                guard let woken = parkBlocking(worker, context, counted: counted) else { return }
+                counted = woken
                 continue
             }
             // Spin a little (yielding the CPU) before parking: work submitted meanwhile is taken without a wake-up.

@@ -299,6 +299,7 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     /// starts or wakes the monitor. Lock-free unless one of those is needed.
     @inline(__always)
     func notify() {
+        if isBlocking { return notifyBlocking() }
         let hints = state.hints
         if hints.monitor.load(ordering: .sequentiallyConsistent) != MonitorState.running.hint
             || (spinning.load(ordering: .sequentiallyConsistent) == 0
@@ -316,8 +317,12 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
         var spawnOne = false
         var startMonitor = false
         var wakeMonitor = false
+        var spawnCount = 0
         state.withLock { synced in
-            if !synced.life.isStopped && spinning.load(ordering: .sequentiallyConsistent) == 0
+            if isBlocking {
+                // A worker for each unit that no searching worker will take (see `PoolCore+Blocking.swift`).
+                if !synced.life.isStopped { (wake, spawnCount) = dispatchBlocking(&synced) }
+            } else if !synced.life.isStopped && spinning.load(ordering: .sequentiallyConsistent) == 0
                 && synced.running < synced.limit && pendingTotal() > 0
             {
                 if let worker = synced.idle.popLast() {
@@ -346,6 +351,7 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
             wake.parker.wake()
         }
         if spawnOne { spawn(PoolWorker(poolCore: self)) }
+        for _ in 0..<spawnCount { spawn(PoolWorker(poolCore: self)) }
         if startMonitor { self.startMonitor() }
         if wakeMonitor { monitorWord.wake() }
     }
@@ -358,13 +364,16 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
         var spawnCount = 0
         while synced.running < synced.limit && budget > 0 {
             if let worker = synced.idle.popLast() {
-                worker.parker.store(1)
+                // A blocking pool's woken worker counts as searching until it takes a unit (`PoolCore+Blocking.swift`).
+                worker.parker.store(isBlocking ? PoolCore.wokenSearching : 1)
+                if isBlocking { spinning.add(1, ordering: .sequentiallyConsistent) }
                 synced.running += 1
                 wakeUps.wrappingAdd(1, ordering: .relaxed)
                 worker.parker.wake()
             } else if allowSpawn && synced.threads < maxThreads {
                 synced.addThread()
                 spawnCount += 1
+                if isBlocking { spinning.add(1, ordering: .sequentiallyConsistent) }  // so does a new one
             } else {
                 break
             }

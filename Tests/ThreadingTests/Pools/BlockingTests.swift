@@ -137,4 +137,87 @@ import Testing
         #expect(poolTestShutDown(io))
         #expect(poolTestShutDown(cpu))
     }
+
+    /// A steady load on a blocking pool: 16 client threads each keep one blocking call (1 ms) in flight, in a
+    /// closed loop. After a 1 s warm-up, for longer than the idle timeout (2 s), the pool creates no thread (its
+    /// threads, found by name in `/proc/self/task` every millisecond, keep their ids), and it never had more threads
+    /// than the calls in flight and a few for the moments a worker is between two calls.
+    @Test func steadyLoadCreatesNoThreadAfterTheWarmUp() throws {
+        let clients = 16
+        let pool = WorkerPool(label: "blk.steady", threads: 64, kind: .blocking)
+        let queue = ConcurrentQueue(label: "blk.steady.calls", pool: pool)
+        let stop = Atomic<Bool>(false)
+        let calls = Atomic<Int>(0)
+        let arrived = Atomic<Int>(0)
+        let clientThreads = try (0..<clients).map { _ in
+            try PosixThread { () -> Int in
+                let done = Semaphore(value: 0)
+                arrived.add(1, ordering: .relaxed)
+                while arrived.load(ordering: .relaxed) < clients { usleep(100) }
+                while !stop.load(ordering: .acquiring) {
+                    queue.async {
+                        usleep(1_000)
+                        calls.add(1, ordering: .relaxed)
+                        done.signal()
+                    }
+                    guard done.wait(timeout: .seconds(10)) else { return 1 }
+                }
+                return 0
+            }
+        }
+        usleep(1_000_000)
+        let warm = poolThreadIDs(named: "blk.steady")
+        let callsBefore = calls.load(ordering: .relaxed)
+        var created = Set<Int>()
+        let steadyEnd = cthr_clock_now_ns() + 2_500_000_000
+        while cthr_clock_now_ns() < steadyEnd {
+            created.formUnion(poolThreadIDs(named: "blk.steady").subtracting(warm))
+            usleep(1_000)
+        }
+        stop.store(true, ordering: .releasing)
+        let unanswered = clientThreads.map { $0.join() }.reduce(0, +)
+        #expect(unanswered == 0, "a call did not return within 10 s")
+        #expect(!warm.isEmpty)
+        #expect(calls.load(ordering: .relaxed) > callsBefore)
+        #expect(created.isEmpty, "\(created.count) thread(s) created under a steady load")
+        let statistics = pool.statistics
+        #expect(statistics.peakThreads <= clients + 4, "peak \(statistics.peakThreads) for \(clients) calls in flight")
+        #expect(poolTestShutDown(pool))
+    }
+
+    /// The ids of this process's threads whose name is `name` (`/proc/self/task/<id>/comm`).
+    func poolThreadIDs(named name: String) -> Set<Int> {
+        guard let directory = opendir("/proc/self/task") else { return [] }
+        defer { closedir(directory) }
+        var ids = Set<Int>()
+        while let entry = readdir(directory) {
+            let entryName = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard let id = Int(entryName), let file = fopen("/proc/self/task/\(id)/comm", "r") else { continue }
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let count = buffer.withUnsafeMutableBytes { fread($0.baseAddress, 1, 31, file) }
+            fclose(file)
+            // `comm` is the name and a newline.
+            if buffer[0..<count].split(separator: 10).first.map({ String(decoding: $0, as: UTF8.self) }) == name {
+                ids.insert(id)
+            }
+        }
+        return ids
+    }
+
+    /// Once its load stops, a blocking pool's threads all exit after the idle timeout (2 s), although its idle
+    /// workers are woken in turn (longest idle first) while it is loaded.
+    @Test func blockingPoolThreadsExitOnceTheLoadStops() {
+        let pool = WorkerPool(label: "blk.trim", threads: 8, kind: .blocking)
+        let queue = ConcurrentQueue(label: "blk.trim.calls", pool: pool)
+        let done = WorkGroup()
+        for _ in 0..<200 {
+            queue.async(group: done) { usleep(500) }
+        }
+        #expect(done.wait(timeout: .seconds(20)))
+        #expect(pool.statistics.peakThreads >= 2)
+        #expect(queueTestWait(seconds: 10) { pool.statistics.threads == 0 }, "idle threads did not exit")
+        #expect(poolTestShutDown(pool))
+    }
 }

@@ -47,7 +47,7 @@ public struct BenchCommand: ParsableCommand {
             HandoffCommand.self, QueuesCommand.self,
             RCUCommand.self, RenderCommand.self, ChildCacheCommand.self, ChildBlockedQueuesCommand.self,
             ChildLocksCommand.self, PoolsCommand.self, BlockingPoolCommand.self, PoolAsyncCommand.self,
-            KVServerCommand.self, TimersCommand.self, ActorsCommand.self,
+            KVServerCommand.self, TimersCommand.self, ActorsCommand.self, HTTPCommand.self,
         ],
         defaultSubcommand: CacheCommand.self
     )

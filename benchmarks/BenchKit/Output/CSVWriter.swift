@@ -8,8 +8,9 @@ public enum CSVWriter {
     /// The header row's columns.
     public static let columns = [
         "study", "family", "strategy", "id", "kind", "threads", "ops_per_s", "cpu_ns_per_op", "p50_ns", "p99_ns",
-        "max_ns", "fairness", "bad_ops", "valid", "outcome", "ratio_to_best_peer", "queues", "blocked_at_once",
-        "tasks_completed",
+        "max_ns", "fairness", "bad_ops", "valid", "outcome", "ratio_to_best_peer", "health_p99_ns",
+        "server_peak_threads", "threads_created", "vs_nio_sized", "vs_nio_singleton", "health_p99_vs_nio_sized",
+        "queues", "blocked_at_once", "tasks_completed",
         "baseline_threads", "peak_threads", "pool_peak_threads", "thread_cap",
     ]
 
@@ -26,7 +27,7 @@ public enum CSVWriter {
                         String(format: "%.4f", cell.fairness),
                         String(cell.badOperations), cell.valid ? "true" : "false", cell.outcome,
                         cell.ratioToBestPeer.map { String(format: "%.4f", $0) } ?? "",
-                    ] + censusFields(cell.census)
+                    ] + httpFields(cell.http) + censusFields(cell.census)
                 out += fields.map(escape).joined(separator: ",") + "\n"
             }
         }
@@ -40,6 +41,17 @@ public enum CSVWriter {
             String(census.queues), String(census.blockedAtOnce), String(census.completed),
             String(census.baselineThreads), String(census.peakThreads), census.poolPeakThreads.map(String.init) ?? "",
             census.threadCap.map(String.init) ?? "",
+        ]
+    }
+
+    /// The `http` family's columns (before the census's): empty in every other family.
+    static func httpFields(_ figures: HTTPFigures?) -> [String] {
+        guard let figures else { return Array(repeating: "", count: 6) }
+        func ratio(_ value: Double?) -> String { value.map { String(format: "%.4f", $0) } ?? "" }
+        return [
+            String(figures.healthP99Ns), String(figures.peakThreads), String(figures.threadsCreated),
+            ratio(figures.throughputVsNIOSized), ratio(figures.throughputVsNIOSingleton),
+            ratio(figures.healthP99VsNIOSized),
         ]
     }
 

@@ -41,6 +41,8 @@ public struct CellResult: Codable, Sendable, Equatable {
     public var maxNs: UInt64?
     /// `membarrier` calls per second by the locks of the process that ran the cell (median run); nil when none.
     public var membarrierCallsPerSecond: Double?
+    /// The server figures of the `http` family; nil in every other family.
+    public var http: HTTPFigures?
 
     /// Creates a cell.
     public init(
@@ -75,6 +77,34 @@ public struct CellResult: Codable, Sendable, Equatable {
         self.ratioToBestPeer = ratioToBestPeer
         self.repeats = repeats
         self.census = census
+    }
+}
+
+/// What the `http` family measured of a server beyond requests per second and the latency of `/blocking`.
+///
+/// A value type of plain fields, so it is `Sendable`.
+public struct HTTPFigures: Codable, Sendable, Equatable {
+    /// The 99th percentile latency of `/health` while `/blocking` was loaded (median over the rounds), nanoseconds.
+    public var healthP99Ns: UInt64
+    /// The most threads the server process had (the largest over the rounds).
+    public var peakThreads: Int
+    /// Threads the server created during the measured phase (median over the rounds).
+    public var threadsCreated: Int
+    /// Threads created during the measured phase, per round.
+    public var threadsCreatedPerRound: [Int]
+    /// Requests per second over `NIOThreadPool(N)`'s (nil when it did not run).
+    public var throughputVsNIOSized: Double?
+    /// Requests per second over `NIOThreadPool.singleton`'s (nil when it did not run).
+    public var throughputVsNIOSingleton: Double?
+    /// `/health` p99 over `NIOThreadPool(N)`'s: above 1 is a longer wait (nil when it did not run).
+    public var healthP99VsNIOSized: Double?
+
+    /// Creates the figures; the ratios are filled in once every mode ran.
+    public init(healthP99Ns: UInt64, peakThreads: Int, threadsCreated: Int, threadsCreatedPerRound: [Int]) {
+        self.healthP99Ns = healthP99Ns
+        self.peakThreads = peakThreads
+        self.threadsCreated = threadsCreated
+        self.threadsCreatedPerRound = threadsCreatedPerRound
     }
 }
 

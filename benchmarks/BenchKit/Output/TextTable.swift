@@ -47,6 +47,9 @@ public enum TextTable {
         if study.results.contains(where: { $0.census != nil }) {
             return out + renderCensus(study)
         }
+        if study.results.contains(where: { $0.http != nil }) {
+            return out + renderHTTP(study)
+        }
         let header = [
             "strategy", "kind", "ops/s", "vs best peer", "cpu ns/op", "p50 ns", "p99 ns", "max ns", "fairness",
             "validation",
@@ -93,6 +96,40 @@ public enum TextTable {
                     String(census.completed), String(census.baselineThreads), String(census.peakThreads),
                     census.poolPeakThreads.map(String.init) ?? "-", census.threadCap.map(String.init) ?? "-",
                     String(format: "%.2f", census.seconds), cell.outcome,
+                ],
+                widths: widths
+            )
+        }
+        out += study.summary + "\n"
+        return out
+    }
+
+    /// The `http` family: one row per offload mode, with the `/health` latency, the server's threads and the ratios
+    /// against `NIOThreadPool(N)` and `NIOThreadPool.singleton`.
+    static func renderHTTP(_ study: StudyResult) -> String {
+        let nameWidth = max(24, (study.results.map(\.strategy.count).max() ?? 0) + 1)
+        let header = [
+            "strategy", "kind", "req/s", "vs nio-sized", "vs singleton", "p50 us", "p99 us", "health p99 us",
+            "health vs sized", "peak thr", "new thr", "validation",
+        ]
+        let widths = [nameWidth, 6, 9, 13, 13, 8, 9, 14, 16, 9, 8]
+        var out = censusRow(header, widths: widths)
+        func ratio(_ value: Double?) -> String { value.map { String(format: "%.2fx", $0) } ?? "-" }
+        func micros(_ nanoseconds: UInt64) -> String { String(format: "%.0f", Double(nanoseconds) / 1e3) }
+        for cell in study.results {
+            guard let figures = cell.http else {
+                out += censusRow(
+                    [cell.strategy, cell.kind.rawValue] + Array(repeating: "-", count: 9) + [cell.outcome],
+                    widths: widths
+                )
+                continue
+            }
+            out += censusRow(
+                [
+                    cell.strategy, cell.kind.rawValue, compactRate(cell.opsPerSecond),
+                    ratio(figures.throughputVsNIOSized), ratio(figures.throughputVsNIOSingleton), micros(cell.p50Ns),
+                    micros(cell.p99Ns), micros(figures.healthP99Ns), ratio(figures.healthP99VsNIOSized),
+                    String(figures.peakThreads), String(figures.threadsCreated), cell.outcome,
                 ],
                 widths: widths
             )

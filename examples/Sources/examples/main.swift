@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-// `swift run examples <name>` (in benchmarks/; `--package-path benchmarks` from the root) runs one lesson about
+// `swift run examples <name>` (in examples/; `--package-path examples` from the root) runs one lesson about
 // threads, queues or jobs; `swift run examples --list` lists them, `swift run examples all` runs every one. `--child <case>` is how an example re-runs this binary for a case
 // that is meant to crash (the parent reports what happened and carries on).
 

@@ -11,7 +11,7 @@ import Musl
 
 /// Finds the `examples` binary: `$THREADING_EXAMPLES` if set, else next to the running test bundle (SwiftPM puts
 /// both in `.build/<triple>/<configuration>/`), else `.build/debug/examples` under the working directory (the nested
-/// `benchmarks` package, or the repository root with `--package-path benchmarks`).
+/// `examples` package, or the repository root with `--package-path examples`).
 func examplesBinary() -> String? {
     if let path = getenv("THREADING_EXAMPLES").map({ String(cString: $0) }), access(path, X_OK) == 0 { return path }
     var buffer = [CChar](repeating: 0, count: 4096)
@@ -29,7 +29,7 @@ func examplesBinary() -> String? {
     }
     let candidates = [
         ".build/debug/examples", ".build/release/examples",
-        "benchmarks/.build/debug/examples", "benchmarks/.build/release/examples",
+        "examples/.build/debug/examples", "examples/.build/release/examples",
     ]
     for candidate in candidates where access(candidate, X_OK) == 0 {
         return candidate

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import Foundation
+import Glibc
+import Testing
+import Threading
+
+@testable import BenchKit
+
+/// The `http` family's plumbing (not its speed): finding the server, the client against a small server of the test's
+/// own, the thread census of a process, the ratios and the writers; and, when the example server is built, one short
+/// run of it.
+@Suite("http family", .serialized)
+struct HTTPFamilyTests {
+    @Test func aMissingServerSaysHowToBuildIt() {
+        #expect(throws: HTTPBench.ServerMissing.self) {
+            try HTTPBench.locateServer(explicit: "/nonexistent/hummingbird-server")
+        }
+        do {
+            _ = try HTTPBench.locateServer(explicit: "/nonexistent/hummingbird-server")
+        } catch {
+            #expect(error.description.contains(HTTPBench.buildCommand))
+            #expect(error.description.contains("/nonexistent/hummingbird-server"))
+        }
+    }
+
+    /// The closed-loop client against a keep-alive server of the test's own (a thread per connection, 1 ms per
+    /// `/blocking`): every connection is answered, the latency covers the 1 ms, and the prober's `/health` answers
+    /// are counted.
+    @Test func theClientLoadsAKeepAliveServer() throws {
+        let server = try TinyHTTPServer(threadPerRequest: false)
+        defer { server.stop() }
+        var settings = HTTPBench.Settings()
+        settings.connections = 4
+        settings.warmupSeconds = 0.2
+        settings.seconds = 0.5
+        settings.healthIntervalMilliseconds = 2
+        let measurement = try HTTPBench.load(port: server.port, pid: getpid(), settings: settings).get()
+        #expect(measurement.errors == 0)
+        #expect(measurement.requests > 20)
+        #expect(measurement.requestsPerSecond > 0)
+        #expect(measurement.p50Ns >= 1_000_000)
+        #expect(measurement.p99Ns >= measurement.p50Ns)
+        #expect(measurement.healthProbes > 0)
+        #expect(measurement.healthP99Ns > 0)
+        // This process: the test's threads, the server's and the client's.
+        #expect(measurement.peakThreads >= 4 + 3)
+    }
+
+    /// A server that answers each `/blocking` from a new thread (living 10 ms) is seen creating threads while
+    /// measured.
+    @Test func threadsCreatedWhileMeasuredAreCounted() throws {
+        let server = try TinyHTTPServer(threadPerRequest: true)
+        defer { server.stop() }
+        var settings = HTTPBench.Settings()
+        settings.connections = 2
+        settings.warmupSeconds = 0.1
+        settings.seconds = 0.5
+        let measurement = try HTTPBench.load(port: server.port, pid: getpid(), settings: settings).get()
+        #expect(measurement.errors == 0)
+        #expect(measurement.threadsCreated > 0)
+    }
+
+    /// The census of a process that creates no thread: one thread (`sleep`), none created.
+    @Test func aProcessWithOneThreadCreatesNone() throws {
+        var pid: pid_t = 0
+        var arguments: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sleep"), strdup("5"), nil]
+        defer { for pointer in arguments { free(pointer) } }
+        #expect(posix_spawn(&pid, "/bin/sleep", nil, nil, &arguments, environ) == 0)
+        defer {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            _ = waitpid(pid, &status, 0)
+        }
+        let phase = HTTPBench.LoadPhase()
+        let sampler = ThreadSampler(pid: pid)
+        let thread = try PosixThread { sampler.run(phase: phase) }
+        usleep(50_000)
+        sampler.markSteady()
+        phase.set(.measuring)
+        usleep(100_000)
+        phase.set(.stopped)
+        let census = thread.join()
+        #expect(census.peak == 1)
+        #expect(census.created == 0)
+    }
+
+    @Test func ratiosAgainstTheNIOPoolsAndTheWriters() throws {
+        func measurement(_ rate: Double, health: UInt64, created: Int) -> HTTPBench.Measurement {
+            HTTPBench.Measurement(
+                requestsPerSecond: rate,
+                requests: Int(rate),
+                p50Ns: 2_100_000,
+                p99Ns: 4_000_000,
+                healthP99Ns: health,
+                healthProbes: 100,
+                peakThreads: 70,
+                threadsCreated: created,
+                errors: 0
+            )
+        }
+        let modes = HTTPBench.catalog.filter { ["threading-blocking", "nio-sized", "nio-singleton"].contains($0.id) }
+        let rates: [String: Double] = ["threading-blocking": 3_000, "nio-sized": 2_000, "nio-singleton": 1_000]
+        let cells = modes.map { mode in
+            HTTPBench.cell(
+                mode: mode,
+                connections: 64,
+                measurements: [
+                    measurement(rates[mode.id]!, health: 1_000_000, created: 0),
+                    measurement(rates[mode.id]! + 10, health: 2_000_000, created: 1),
+                    measurement(rates[mode.id]! - 10, health: 500_000, created: 0),
+                ],
+                failures: []
+            )
+        }
+        let study = HTTPBench.withRatios(
+            StudyResult(
+                id: "http",
+                family: "http",
+                title: "http",
+                operation: "GET /blocking",
+                parameters: [:],
+                threads: [64],
+                results: cells
+            )
+        )
+        let ours = try #require(study.results.first { $0.id == "threading-blocking" })
+        #expect(ours.opsPerSecond == 3_000)  // the median round
+        let figures = try #require(ours.http)
+        #expect(figures.throughputVsNIOSized == 1.5)
+        #expect(figures.throughputVsNIOSingleton == 3.0)
+        #expect(figures.healthP99Ns == 1_000_000)
+        #expect(figures.healthP99VsNIOSized == 1.0)
+        #expect(figures.threadsCreated == 0)
+        #expect(figures.threadsCreatedPerRound == [0, 1, 0])
+        #expect(study.summary.contains("1.50x nio-sized"))
+        let report = Reporter.report([study])
+        let table = TextTable.render(report)
+        #expect(table.contains("health p99 us"))
+        #expect(table.contains("1.50x"))
+        let csv = CSVWriter.render(report).split(separator: "\n")
+        #expect(csv.count == 4)
+        for line in csv {
+            #expect(line.split(separator: ",", omittingEmptySubsequences: false).count == CSVWriter.columns.count)
+        }
+        let decoded = try JSONDecoder().decode(BenchReport.self, from: Data(try JSONWriter.render(report).utf8))
+        #expect(decoded.studies.first?.results.first?.http == study.results.first?.http)
+    }
+
+    /// A mode whose rounds failed is invalid and says why.
+    @Test func aFailedModeIsInvalid() {
+        let cell = HTTPBench.cell(
+            mode: HTTPBench.catalog[0],
+            connections: 64,
+            measurements: [],
+            failures: ["the server printed no port (got '')"]
+        )
+        #expect(!cell.valid)
+        #expect(cell.outcome.contains("printed no port"))
+        #expect(cell.http == nil)
+    }
+
+    /// One short round of the real example server, when it is built (`HTTPBench.buildCommand`).
+    @Test(.enabled(if: (try? HTTPBench.locateServer()) != nil, "the example server is not built"))
+    func theExampleServerServesEveryMode() throws {
+        let server = try HTTPBench.locateServer()
+        var settings = HTTPBench.Settings()
+        settings.connections = 8
+        settings.warmupSeconds = 0.3
+        settings.seconds = 0.5
+        settings.rounds = 1
+        let modes = HTTPBench.catalog.filter { HTTPBench.quickModes.contains($0.id) }
+        let study = HTTPBench.study(
+            server: server,
+            modes: modes,
+            settings: settings,
+            progress: Progress(enabled: false)
+        )
+        for cell in study.results {
+            #expect(cell.valid, "\(cell.id): \(cell.outcome)")
+            #expect(cell.opsPerSecond > 0)
+            #expect((cell.http?.peakThreads ?? 0) > 1)
+        }
+    }
+}
+
+/// A small keep-alive HTTP/1.1 server for the client's test: a thread per connection; `/blocking` takes 1 ms (or,
+/// with `threadPerRequest`, runs on a new thread that lives 10 ms), anything else answers at once.
+final class TinyHTTPServer: @unchecked Sendable {
+    let port: UInt16
+    private let listener: Int32
+    private let acceptor: PosixThread<Void>?
+
+    init(threadPerRequest: Bool) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 64) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            close(fd)
+            throw HTTPBench.RunFailure(description: "could not listen (errno \(errno))")
+        }
+        listener = fd
+        port = UInt16(bigEndian: address.sin_port)
+        acceptor = try PosixThread {
+            while true {
+                let connection = accept(fd, nil, nil)
+                guard connection >= 0 else { return }
+                _ = try? PosixThread { TinyHTTPServer.serve(connection, threadPerRequest: threadPerRequest) }
+            }
+        }
+    }
+
+    /// Stops accepting (connections end when their clients close them).
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        acceptor?.join()
+    }
+
+    static func serve(_ fd: Int32, threadPerRequest: Bool) {
+        defer { close(fd) }
+        var pending: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n".utf8)
+        while true {
+            let got = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard got > 0 else { return }
+            pending.append(contentsOf: chunk[0..<got])
+            while let end = HTTPConnection.headerEnd(pending) {
+                let request = String(decoding: pending[0..<end], as: UTF8.self)
+                pending.removeFirst(end + 4)
+                if request.hasPrefix("GET /blocking") {
+                    if threadPerRequest {
+                        let thread = try? PosixThread { usleep(10_000) }
+                        _ = thread?.join()
+                    } else {
+                        usleep(1_000)
+                    }
+                }
+                let sent = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                guard sent == answer.count else { return }
+            }
+        }
+    }
+}
