@@ -30,7 +30,9 @@ public struct ActorsCommand: ParsableCommand {
     public init() {}
 
     public func run() throws {
-        let all = Actors.pingPongCatalog + Actors.offloadCatalog + Actors.waitCatalog
+        let all =
+            Actors.pingPongCatalog + Actors.offloadCatalog + Actors.waitCatalog
+            + Actors.completionWaitCatalog
         let pick = { (catalog: [Actors.Entry]) in
             try selectStrategies(catalog, filter: common.strategies, id: \.id, name: \.name, kind: \.kind)
         }
@@ -42,7 +44,7 @@ public struct ActorsCommand: ParsableCommand {
         let settings = common.settings(defaults: CacheCommand.defaultSettings)
         let threads = common.threadCounts(defaults: Self.defaultThreads)
         let progress = Progress(enabled: !common.quiet)
-        progress.expect(threads.count * 2 + 1)
+        progress.expect(threads.count * 2 + 2)
         let parameters = [
             "seconds": String(settings.seconds), "warmup": String(settings.warmup),
             "repeats": String(settings.repeats),
@@ -77,23 +79,34 @@ public struct ActorsCommand: ParsableCommand {
             ),
             study(
                 "waits",
-                "one async wait: a semaphore round trip between two tasks, or a group left by a queue task",
+                "one async wait: a semaphore round trip between two tasks (one operation = two waits)",
                 [1],
                 try pick(Actors.waitCatalog)
+            ),
+            study(
+                "completion-waits",
+                "one async wait for work a queue runs: a group it leaves, an item or a job it finishes",
+                [1],
+                try pick(Actors.completionWaitCatalog)
             ),
         ]
         try Reporter.emit(Reporter.report(studies), options: common, family: "actors")
     }
 
+    /// Cases of ours that are also compared with another case of ours (by id): actors sharing one queue against
+    /// actors on a queue each.
+    static let oursBaselines = ["shared-queue": ["serial-queue"]]
+
     /// The study with a summary giving ours against every peer at every count: `1: actor on SerialQueue 1.20x
-    /// default actor, 2.50x actor on DispatchQueue adapter, ...`.
+    /// default actor, 2.50x actor on DispatchQueue adapter, ...` (and against the cases of ``oursBaselines``).
     public static func withPeerRatios(_ study: StudyResult) -> StudyResult {
         var study = study
         var parts: [String] = []
         for count in study.threads {
             let cells = study.results.filter { $0.threads == count && $0.valid && $0.opsPerSecond > 0 }
             for ours in cells where ours.kind == .ours {
-                let ratios = cells.filter { $0.kind == .peer }.map {
+                let baselines = oursBaselines[ours.id] ?? []
+                let ratios = cells.filter { $0.kind == .peer || baselines.contains($0.id) }.map {
                     "\(formatRatio(ours.opsPerSecond / $0.opsPerSecond)) \($0.strategy)"
                 }
                 guard !ratios.isEmpty else { continue }
