@@ -66,14 +66,17 @@ find_urcu_archives() {
 }
 
 build() {
-    local scratch="$root/benchmarks/.build/many-cores"
+    # The bench package's own build folder: the compiled modules of a plain release build are reused and only the
+    # link differs (the static standard library and archives are linker flags), so this takes a minute after
+    # `swift build -c release`. It leaves the static binary as benchmarks/.build/release/bench too.
+    local scratch="${MANY_CORES_SCRATCH:-$root/benchmarks/.build}"
     local archives
     if ! archives="$(find_urcu_archives)"; then
         echo "bench-many-cores: liburcu's static archives (liburcu-memb.a, liburcu-cds.a, liburcu-common.a) were" \
             "not found: install liburcu-dev (Debian/Ubuntu) or userspace-rcu-devel (Fedora)" >&2
         exit 1
     fi
-    local static_dir="$scratch/urcu-static"
+    local static_dir="$scratch/urcu-static-archives"
     mkdir -p "$static_dir"
     local name
     for name in liburcu-memb liburcu-cds liburcu-common; do ln -sf "$archives/$name.a" "$static_dir/$name.a"; done
