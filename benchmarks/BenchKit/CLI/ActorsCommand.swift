@@ -33,9 +33,11 @@ public struct ActorsCommand: ParsableCommand {
         let all =
             Actors.pingPongCatalog + Actors.offloadCatalog + Actors.waitCatalog
             + Actors.completionWaitCatalog
-        let pick = { (catalog: [Actors.Entry]) in
-            try selectStrategies(catalog, filter: common.strategies, id: \.id, name: \.name, kind: \.kind)
-        }
+        // A filter may name cases of any study: it is checked against all of them, and each study keeps its own.
+        let selected = Set(
+            try selectStrategies(all, filter: common.strategies, id: \.id, name: \.name, kind: \.kind).map(\.id)
+        )
+        let pick = { (catalog: [Actors.Entry]) in catalog.filter { selected.contains($0.id) } }
         if common.list {
             print(listing(all.map { ($0.id, $0.name, $0.kind, "actors family case") }))
             return
@@ -44,7 +46,27 @@ public struct ActorsCommand: ParsableCommand {
         let settings = common.settings(defaults: CacheCommand.defaultSettings)
         let threads = common.threadCounts(defaults: Self.defaultThreads)
         let progress = Progress(enabled: !common.quiet)
-        progress.expect(threads.count * 2 + 2)
+        let studyPlan: [(id: String, operation: String, threads: [Int], entries: [Actors.Entry])] = [
+            (
+                "ping-pong", "one round trip: an actor awaits a method of its peer (threads = actor pairs)", threads,
+                pick(Actors.pingPongCatalog)
+            ),
+            (
+                "offload", "one blocking call (getppid) moved off the cooperative pool and awaited (threads = tasks)",
+                threads, pick(Actors.offloadCatalog)
+            ),
+            (
+                "waits", "one async wait: a semaphore round trip between two tasks (one operation = two waits)", [1],
+                pick(Actors.waitCatalog)
+            ),
+            (
+                "completion-waits",
+                "one async wait for work a queue runs: a group it leaves, an item or a job it finishes", [1],
+                pick(Actors.completionWaitCatalog)
+            ),
+        ]
+        let plan = studyPlan.filter { !$0.entries.isEmpty }
+        progress.expect(plan.reduce(0) { $0 + $1.threads.count })
         let parameters = [
             "seconds": String(settings.seconds), "warmup": String(settings.warmup),
             "repeats": String(settings.repeats),
@@ -64,32 +86,7 @@ public struct ActorsCommand: ParsableCommand {
                 )
             )
         }
-        let studies = [
-            study(
-                "ping-pong",
-                "one round trip: an actor awaits a method of its peer (threads = actor pairs)",
-                threads,
-                try pick(Actors.pingPongCatalog)
-            ),
-            study(
-                "offload",
-                "one blocking call (getppid) moved off the cooperative pool and awaited (threads = tasks)",
-                threads,
-                try pick(Actors.offloadCatalog)
-            ),
-            study(
-                "waits",
-                "one async wait: a semaphore round trip between two tasks (one operation = two waits)",
-                [1],
-                try pick(Actors.waitCatalog)
-            ),
-            study(
-                "completion-waits",
-                "one async wait for work a queue runs: a group it leaves, an item or a job it finishes",
-                [1],
-                try pick(Actors.completionWaitCatalog)
-            ),
-        ]
+        let studies = plan.map { study($0.id, $0.operation, $0.threads, $0.entries) }
         try Reporter.emit(Reporter.report(studies), options: common, family: "actors")
     }
 
