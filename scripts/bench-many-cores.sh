@@ -4,9 +4,9 @@
 #
 # The scaling families on a many-core machine, ready to run: builds a release `bench` with the Swift standard library
 # (Foundation and Dispatch included) and liburcu linked statically, so the binary runs on a machine with no Swift
-# toolchain and no liburcu installed (it needs only glibc, libstdc++ and libgcc_s), then runs the cache study (the Int cache, and the String-keyed one when the
-# bench has `--shape`), locks, queues and pool-async at 1, 2, 4, 8 and 16 threads, writing every report into one
-# folder. The full plan takes about 5 minutes (7 to 8 with the String-keyed cache): the quick plan here ran in 9 s,
+# toolchain and no liburcu installed (it needs only glibc, libstdc++ and libgcc_s), then runs the cache study (the
+# Int cache, and the String-keyed one when the bench has `--shape`), locks, queues and pool-async at 1, 2, 4, 8 and
+# 16 threads, writing every report into one folder. The full plan takes about 5 minutes (7 to 8 with the String-keyed cache): the quick plan here ran in 9 s,
 # and the full one has about 10x the time per cell and 2.5x the cells.
 #
 #   scripts/bench-many-cores.sh                       build here, then run the full plan here
