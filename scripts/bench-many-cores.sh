@@ -6,8 +6,9 @@
 # (Foundation and Dispatch included) and liburcu linked statically, so the binary runs on a machine with no Swift
 # toolchain and no liburcu installed (it needs only glibc, libstdc++ and libgcc_s), then runs the cache study (the
 # Int cache, and the String-keyed one when the bench has `--shape`), locks, queues and pool-async at 1, 2, 4, 8 and
-# 16 threads, writing every report into one folder. The full plan takes about 5 minutes (7 to 8 with the String-keyed cache): the quick plan here ran in 9 s,
-# and the full one has about 10x the time per cell and 2.5x the cells.
+# 16 threads, writing every report into one folder. The full plan takes about 5 minutes (7 to 8 with the
+# String-keyed cache): the quick plan ran in 9 s on 2 cores, and the full one has about 10x the time per cell and
+# 2.5x the cells.
 #
 #   scripts/bench-many-cores.sh                       build here, then run the full plan here
 #   scripts/bench-many-cores.sh --build-only          build; the folder it names (bench + this script) is what to copy
@@ -38,7 +39,7 @@ while [[ $# -gt 0 ]]; do
         --bench) bench="$2"; shift 2 ;;
         --build-only) build_only=1; shift ;;
         --quick) quick=1; shift ;;
-        -h | --help) sed -n '5,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '5,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench-many-cores: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
