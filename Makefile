@@ -66,10 +66,11 @@ samples: deps
 consumer-check: deps
 	./scripts/consumer-check.sh
 
-# The torture suites in their long mode (rcutorture-style RCU, every lock, queues, job DAGs, a 60 s soak); each
+# The torture suites in their long mode (rcutorture-style RCU, every lock, queues, job DAGs, a 60 s soak) and the
+# blocking pool's steady-load thread census (it needs the machine to itself); each torture suite
 # prints a `torture ...:` summary line with its figures. Replay a failure with TORTURE_SEED=<seed from the line>.
 torture: deps
-	$(SWIFT) test $(C_WARNINGS) $(SWIFT_FLAGS) -Xswiftc -DTHREADING_LONG_TESTS --filter Torture
+	$(SWIFT) test $(C_WARNINGS) $(SWIFT_FLAGS) -Xswiftc -DTHREADING_LONG_TESTS --filter "Torture|BlockingTests"
 
 # The soak alone, for SOAK_SECONDS: a mixed load in five stretches (the first a warm-up) in a process of its own;
 # after the warm-up the live heap (mallinfo2) may grow by 160 KiB at most and the trimmed resident set by 8 MiB.

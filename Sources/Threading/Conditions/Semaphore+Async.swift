@@ -7,9 +7,10 @@ import Synchronization
 extension Semaphore {
     /// Takes one unit, suspending the task (never blocking its thread) while the count is 0.
     ///
-    /// Suspended tasks get units in the order they started waiting; a thread blocked in the synchronous `wait()`
-    /// at the same time competes with them for each ``signal()``. Any number of tasks may wait on any number of
-    /// threads: 10,000 tasks awaiting one semaphore on a pool of two threads all complete as units come.
+    /// Suspended tasks get units in the order they started waiting, and before threads blocked in the synchronous
+    /// `wait()` at the same time: a ``signal()`` hands its unit to the longest-waiting task, and a thread gets one
+    /// when no task waits. Any number of tasks may wait on any number of threads: 10,000 tasks awaiting one
+    /// semaphore on a pool of two threads all complete as units come.
     ///
     /// ```swift
     /// let slots = Semaphore(value: 4)
@@ -19,10 +20,23 @@ extension Semaphore {
     ///
     /// - Throws: `CancellationError` when the task is cancelled before it got a unit (cancelled while waiting, or
     ///   before the call with the count at 0); no unit is taken then.
-    /// - Complexity: O(1): a `sem_trywait` when a unit is free; else a lock round trip and one suspension.
+    /// - Complexity: O(1): a `sem_trywait` when a unit is free; else a lock round trip and one suspension. The
+    ///   ``signal()`` that wakes the task hands its unit over directly (no `sem_post`, no futex wake, nothing
+    ///   allocated).
     public func wait() async throws {
         if cthr_sem_trywait(sem) == 0 { return }
         try await asyncWaiters.wait { cthr_sem_trywait(sem) == 0 }
+    }
+
+    /// Before a `sem_post` that found a waiter registered: hands the unit straight to the longest-waiting task, so
+    /// the post, the futex wake it would make for the registered waiter and the task's retry are all saved.
+    ///
+    /// Tasks therefore come before threads blocked in the synchronous `wait()` for the units a ``signal()`` hands
+    /// out while both wait.
+    ///
+    /// - Returns: true when a task took the unit; false (nothing changed) when no task waits.
+    func handOffToAsyncWaiter() -> Bool {
+        asyncWaiters.count.load(ordering: .sequentiallyConsistent) > 0 && asyncWaiters.resumeFirst()
     }
 
     /// After a `sem_post`: hands units to suspended tasks, if any wait.

@@ -145,6 +145,7 @@ public final class Semaphore: @unchecked Sendable {
 
     @usableFromInline
     func signalSlow() {
+        if handOffToAsyncWaiter() { return }
         let code = cthr_sem_post(sem)
         require(code == 0, "Semaphore.signal(): sem_post failed with \(errnoName(code))")
         resumeAsyncWaiters()

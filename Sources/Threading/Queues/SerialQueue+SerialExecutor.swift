@@ -27,7 +27,8 @@ extension SerialQueue: SerialExecutor {
     /// Called by the Swift runtime for jobs of actors whose executor is this queue.
     ///
     /// - Parameter job: The job; it runs on a worker of the queue's pool (or on a thread in `sync` behind it).
-    /// - Complexity: O(1): as ``async(execute:)`` (one closure allocation for the job).
+    /// - Complexity: O(1): as ``async(execute:)``, without its closure: the job is queued as it is, so an actor hop
+    ///   onto the queue allocates nothing.
     public func enqueue(_ job: consuming ExecutorJob) {
         core.enqueue(job)
     }
@@ -69,6 +70,18 @@ extension SerialQueue: SerialExecutor {
     }
 }
 
+extension QueueCore {
+    /// Runs an actor job that ``SerialCore/enqueue(_:)`` queued here, with this core as its executor (only a
+    /// ``SerialCore`` queues actor jobs).
+    @inline(__always)
+    func runActorJob(_ job: UnownedJob) {
+        guard let core = self as? SerialCore else {
+            threadingFatal("internal error: an actor job reached queue '\(label)', which is no serial executor")
+        }
+        job.runSynchronously(on: UnownedSerialExecutor(ordinary: core))
+    }
+}
+
 /// Bits of ``SerialCore/executorState``.
 enum SerialExecutorState {
     /// ``SerialQueue/asUnownedSerialExecutor()`` was called: the runtime may hold an unowned reference to the core.
@@ -93,9 +106,7 @@ extension SerialCore: SerialExecutor {
                     + "(nonisolated let queue = SerialQueue(...)) and return queue.asUnownedSerialExecutor()"
             )
         }
-        let job = UnownedJob(job)
-        let executor = UnownedSerialExecutor(ordinary: self)
-        enqueue(.task { job.runSynchronously(on: executor) }, refusing: "an actor job")
+        enqueue(.actorJob(UnownedJob(job)), refusing: "an actor job")
     }
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {

@@ -191,11 +191,25 @@ public final class WorkGroup: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Runs `work` on the thread of the last ``leave()``, after the count reached zero (at once when it is zero
+    /// now): an async wait's resume, which must not pay a hop through a queue. `work` must be short and never
+    /// block.
+    func notifyInline(_ work: @escaping @Sendable () -> Void) {
+        lock.lock()
+        if count.load() == 0 {
+            lock.unlock()
+            work()
+            return
+        }
+        notifications.append((nil, work))
+        lock.unlock()
+    }
+
     private static func enqueue(_ core: QueueCore?, _ work: @escaping @Sendable () -> Void) {
         if let core {
             core.enqueueFiring(.task(work))
         } else {
-            PoolCore.shared.schedule(.job(work), lane: QoS.default.rawValue)
+            work()  // an inline notification (see notifyInline)
         }
     }
 }

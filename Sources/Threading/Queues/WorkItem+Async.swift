@@ -3,13 +3,14 @@
 
 extension WorkItem {
     /// Suspends the task (never blocking its thread) until the item finished: it ran, or it was cancelled before
-    /// it started.
+    /// it started. Whoever finishes the item resumes the task itself, on its own thread (no notification is
+    /// queued, no pool thread is woken for it).
     ///
     /// - Throws: `CancellationError` when the task is cancelled first; the item is unaffected (cancel the item
     ///   with ``cancel()`` to keep it from running).
     public func wait() async throws {
         try await AsyncResumeOnce<Void>.wait { once in
-            notify(queue: asyncWaitQueue) { once.resume(.success(())) }
+            notifyInline { once.resume(.success(())) }
         }
     }
 }

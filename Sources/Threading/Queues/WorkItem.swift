@@ -25,7 +25,7 @@ public final class WorkItem: @unchecked Sendable {
     private var body: (@Sendable () -> Void)?
     private var state = State.pending
     private var cancelled = false
-    private var notifications: [(QueueCore, @Sendable () -> Void)] = []
+    private var notifications: [(QueueCore?, @Sendable () -> Void)] = []
     private var timer: TimerEntry?
     /// ``ForkRegistry/epoch`` when the item was last submitted to a queue, or nil if it never was.
     private var submittedEpoch: UInt32?
@@ -147,6 +147,19 @@ public final class WorkItem: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Runs `work` on the thread that finishes the item (at once when it finished): an async wait's resume, which
+    /// must not pay a hop through a queue. `work` must be short and never block.
+    func notifyInline(_ work: @escaping @Sendable () -> Void) {
+        lock.lock()
+        if state == .finished {
+            lock.unlock()
+            work()
+            return
+        }
+        notifications.append((nil, work))
+        lock.unlock()
+    }
+
     /// The item's name in diagnostics (it has no label): `WorkItem 0x…`.
     var diagnosticName: String { "WorkItem \(Unmanaged.passUnretained(self).toOpaque())" }
 
@@ -180,6 +193,8 @@ public final class WorkItem: @unchecked Sendable {
         lock.unlock()
         done.store(1)
         done.wake(Int32.max)
-        for (core, work) in fired { core.enqueueFiring(.task(work)) }
+        for (core, work) in fired {
+            if let core { core.enqueueFiring(.task(work)) } else { work() }
+        }
     }
 }

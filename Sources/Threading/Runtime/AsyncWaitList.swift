@@ -89,19 +89,38 @@ final class AsyncWaitList: @unchecked Sendable {
     }
 
     /// Hands units to the longest-waiting tasks while `acquire` (called under the lock) takes one for them.
+    ///
+    /// Each task is resumed outside the lock, one lock round trip per task: nothing is allocated.
     func resumeWhile(_ acquire: () -> Bool) {
-        var resumed: [UnsafeContinuation<Void, any Error>] = []
+        while let continuation = takeFirst(acquire) { continuation.resume() }
+    }
+
+    /// Hands a unit that the caller holds (and did not publish) straight to the longest-waiting task.
+    ///
+    /// - Returns: false, with the unit still the caller's, when no task is linked.
+    func resumeFirst() -> Bool {
+        guard let continuation = takeFirst({ true }) else { return false }
+        continuation.resume()
+        return true
+    }
+
+    /// Unlinks the first waiter if `acquire` (under the lock) takes a unit for it; its continuation, to be resumed
+    /// by the caller. A waiter whose cancellation won already has no continuation: it is skipped (unlinked by its
+    /// handler, so it is never the head here).
+    private func takeFirst(_ acquire: () -> Bool) -> UnsafeContinuation<Void, any Error>? {
         lock.lock()
-        while let first = head, acquire() {
-            unlink(first)
-            count.subtract(1, ordering: .sequentiallyConsistent)
-            unregistered()
-            first.handedOff.store(true, ordering: .releasing)
-            if let continuation = first.continuation { resumed.append(continuation) }
-            first.continuation = nil
+        guard let first = head, acquire() else {
+            lock.unlock()
+            return nil
         }
+        unlink(first)
+        count.subtract(1, ordering: .sequentiallyConsistent)
+        unregistered()
+        first.handedOff.store(true, ordering: .releasing)
+        let continuation = first.continuation
+        first.continuation = nil
         lock.unlock()
-        for continuation in resumed { continuation.resume() }
+        return continuation
     }
 
     private func link(_ node: Node) {

@@ -142,7 +142,12 @@ import Testing
     /// closed loop. After a 1 s warm-up, for longer than the idle timeout (2 s), the pool creates no thread (its
     /// threads, found by name in `/proc/self/task` every millisecond, keep their ids), and it never had more threads
     /// than the calls in flight and a few for the moments a worker is between two calls.
-    @Test func steadyLoadCreatesNoThreadAfterTheWarmUp() throws {
+    ///
+    /// Only with `-DTHREADING_LONG_TESTS` (`make torture`), on a machine the test has to itself: when other tests
+    /// starve its threads of CPU, a unit can wait a monitor tick (10 ms) with no call finishing, and the monitor then
+    /// rightly adds a thread for it (the compensation for blocking it cannot see). Under a steady load on a quiet
+    /// machine that never happens; `bench http` measures the threads created under load in a real server.
+    @Test(.enabled(if: longTestsEnabled)) func steadyLoadCreatesNoThreadAfterTheWarmUp() throws {
         let clients = 16
         let pool = WorkerPool(label: "blk.steady", threads: 64, kind: .blocking)
         let queue = ConcurrentQueue(label: "blk.steady.calls", pool: pool)
@@ -221,3 +226,10 @@ import Testing
         #expect(poolTestShutDown(pool))
     }
 }
+
+/// Whether the long, timing-sensitive tests run (`-DTHREADING_LONG_TESTS`).
+#if THREADING_LONG_TESTS
+let longTestsEnabled = true
+#else
+let longTestsEnabled = false
+#endif

@@ -30,10 +30,14 @@ public struct ActorsCommand: ParsableCommand {
     public init() {}
 
     public func run() throws {
-        let all = Actors.pingPongCatalog + Actors.offloadCatalog + Actors.waitCatalog
-        let pick = { (catalog: [Actors.Entry]) in
-            try selectStrategies(catalog, filter: common.strategies, id: \.id, name: \.name, kind: \.kind)
-        }
+        let all =
+            Actors.pingPongCatalog + Actors.offloadCatalog + Actors.waitCatalog
+            + Actors.completionWaitCatalog
+        // A filter may name cases of any study: it is checked against all of them, and each study keeps its own.
+        let selected = Set(
+            try selectStrategies(all, filter: common.strategies, id: \.id, name: \.name, kind: \.kind).map(\.id)
+        )
+        let pick = { (catalog: [Actors.Entry]) in catalog.filter { selected.contains($0.id) } }
         if common.list {
             print(listing(all.map { ($0.id, $0.name, $0.kind, "actors family case") }))
             return
@@ -42,7 +46,27 @@ public struct ActorsCommand: ParsableCommand {
         let settings = common.settings(defaults: CacheCommand.defaultSettings)
         let threads = common.threadCounts(defaults: Self.defaultThreads)
         let progress = Progress(enabled: !common.quiet)
-        progress.expect(threads.count * 2 + 1)
+        let studyPlan: [(id: String, operation: String, threads: [Int], entries: [Actors.Entry])] = [
+            (
+                "ping-pong", "one round trip: an actor awaits a method of its peer (threads = actor pairs)", threads,
+                pick(Actors.pingPongCatalog)
+            ),
+            (
+                "offload", "one blocking call (getppid) moved off the cooperative pool and awaited (threads = tasks)",
+                threads, pick(Actors.offloadCatalog)
+            ),
+            (
+                "waits", "one async wait: a semaphore round trip between two tasks (one operation = two waits)", [1],
+                pick(Actors.waitCatalog)
+            ),
+            (
+                "completion-waits",
+                "one async wait for work a queue runs: a group it leaves, an item or a job it finishes", [1],
+                pick(Actors.completionWaitCatalog)
+            ),
+        ]
+        let plan = studyPlan.filter { !$0.entries.isEmpty }
+        progress.expect(plan.reduce(0) { $0 + $1.threads.count })
         let parameters = [
             "seconds": String(settings.seconds), "warmup": String(settings.warmup),
             "repeats": String(settings.repeats),
@@ -62,38 +86,24 @@ public struct ActorsCommand: ParsableCommand {
                 )
             )
         }
-        let studies = [
-            study(
-                "ping-pong",
-                "one round trip: an actor awaits a method of its peer (threads = actor pairs)",
-                threads,
-                try pick(Actors.pingPongCatalog)
-            ),
-            study(
-                "offload",
-                "one blocking call (getppid) moved off the cooperative pool and awaited (threads = tasks)",
-                threads,
-                try pick(Actors.offloadCatalog)
-            ),
-            study(
-                "waits",
-                "one async wait: a semaphore round trip between two tasks, or a group left by a queue task",
-                [1],
-                try pick(Actors.waitCatalog)
-            ),
-        ]
+        let studies = plan.map { study($0.id, $0.operation, $0.threads, $0.entries) }
         try Reporter.emit(Reporter.report(studies), options: common, family: "actors")
     }
 
+    /// Cases of ours that are also compared with another case of ours (by id): actors sharing one queue against
+    /// actors on a queue each.
+    static let oursBaselines = ["shared-queue": ["serial-queue"]]
+
     /// The study with a summary giving ours against every peer at every count: `1: actor on SerialQueue 1.20x
-    /// default actor, 2.50x actor on DispatchQueue adapter, ...`.
+    /// default actor, 2.50x actor on DispatchQueue adapter, ...` (and against the cases of ``oursBaselines``).
     public static func withPeerRatios(_ study: StudyResult) -> StudyResult {
         var study = study
         var parts: [String] = []
         for count in study.threads {
             let cells = study.results.filter { $0.threads == count && $0.valid && $0.opsPerSecond > 0 }
             for ours in cells where ours.kind == .ours {
-                let ratios = cells.filter { $0.kind == .peer }.map {
+                let baselines = oursBaselines[ours.id] ?? []
+                let ratios = cells.filter { $0.kind == .peer || baselines.contains($0.id) }.map {
                     "\(formatRatio(ours.opsPerSecond / $0.opsPerSecond)) \($0.strategy)"
                 }
                 guard !ratios.isEmpty else { continue }

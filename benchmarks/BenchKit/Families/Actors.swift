@@ -15,13 +15,15 @@ import Threading
 ///
 /// - ping-pong: pairs of actors exchange messages (`await peer.ping()` from inside the other actor); one operation is
 ///   one round trip, throughput is summed over the pairs (1, 2 and 8 pairs: the thread column counts pairs).
-///   Actors on `SerialQueue`s vs default actors vs actors on a `DispatchQueue` adapter vs actors on swift-nio event
-///   loops.
+///   Actors on `SerialQueue`s (one queue per actor, and the two actors of a pair sharing one queue) vs default
+///   actors vs actors on a `DispatchQueue` adapter vs actors on swift-nio event loops.
 /// - offload: a blocking call from async code, moved off the cooperative pool: `WorkerPool.blocking.run`, a
 ///   concurrent queue on the blocking pool (`queue.run`) and the blocking pool through `withTaskExecutorPreference`
 ///   vs `NIOThreadPool.runIfActive` (the thread column counts concurrent tasks).
-/// - waits: `await semaphore.wait()` and `await group.wait()` against the same wait built by hand from a
-///   continuation.
+/// - waits: `await semaphore.wait()` against the same wait built by hand from a continuation and against a
+///   `DispatchSemaphore` waited for on a Dispatch thread behind a continuation.
+/// - completion waits: `await group.wait()`, `await item.wait()` and `await job.waitUntilFinished()` for work a
+///   queue runs, against a continuation that the queued work resumes itself.
 public enum Actors {
     /// One case as the CLI sees it.
     public struct Entry: Sendable {
@@ -41,6 +43,11 @@ public enum Actors {
             pingPong(pairs: pairs, seconds: seconds) { _ in
                 QueueExecutorPinger(queue: SerialQueue(label: "bench.actor"))
             }
+        },
+        // The two actors of a pair share one queue: the runtime runs a call between them on the caller's thread.
+        Entry(name: "actors sharing one SerialQueue", id: "shared-queue", kind: .ours) { pairs, seconds in
+            let queues = (0..<pairs).map { _ in SerialQueue(label: "bench.actor.shared") }
+            return pingPong(pairs: pairs, seconds: seconds) { QueueExecutorPinger(queue: queues[$0 / 2]) }
         },
         Entry(name: "default actor", id: "default", kind: .peer) { pairs, seconds in
             pingPong(pairs: pairs, seconds: seconds) { _ in DefaultPinger() }
@@ -87,8 +94,7 @@ public enum Actors {
         },
     ]
 
-    /// The wait cases: each is one task handing a unit to another and back (semaphore) or one task awaiting a group
-    /// that a queue task leaves (group).
+    /// The wait cases: one task hands a unit to another and back.
     public static let waitCatalog: [Entry] = [
         Entry(name: "await Semaphore.wait() ping-pong", id: "semaphore", kind: .ours) { _, seconds in
             let sides = [Semaphore(value: 0), Semaphore(value: 0)]
@@ -98,12 +104,47 @@ public enum Actors {
             let sides = [HandBuiltEvent(), HandBuiltEvent()]
             return asyncPingPong(seconds: seconds, signal: { sides[$0].signal() }, wait: { await sides[$0].wait() })
         },
+        // What a user writes to await a DispatchSemaphore without blocking a cooperative thread: the blocking wait
+        // on a Dispatch thread, behind a continuation.
+        Entry(name: "DispatchSemaphore + continuation ping-pong", id: "dispatch-semaphore", kind: .peer) {
+            _,
+            seconds in
+            let sides = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
+            return asyncPingPong(seconds: seconds, signal: { sides[$0].signal() }) { side in
+                await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+                    DispatchQueue.global().async {
+                        sides[side].wait()
+                        continuation.resume()
+                    }
+                }
+            }
+        },
+    ]
+
+    /// The completion-wait cases: one task awaits the end of work that a queue runs.
+    public static let completionWaitCatalog: [Entry] = [
         Entry(name: "await WorkGroup.wait() after a queue task leaves", id: "group", kind: .ours) { _, seconds in
             let queue = ConcurrentQueue(label: "bench.group")
             return runTasks(tasks: 1, seconds: seconds) {
                 let group = WorkGroup()
                 queue.async(group: group) {}
                 try? await group.wait()
+            }
+        },
+        Entry(name: "await WorkItem.wait() for an item a queue runs", id: "item", kind: .ours) { _, seconds in
+            let queue = ConcurrentQueue(label: "bench.item")
+            return runTasks(tasks: 1, seconds: seconds) {
+                let item = WorkItem {}
+                queue.async(execute: item)
+                try? await item.wait()
+            }
+        },
+        Entry(name: "await Job.waitUntilFinished() for a job a queue runs", id: "job", kind: .ours) { _, seconds in
+            let jobs = JobQueue(name: "bench.job")
+            return runTasks(tasks: 1, seconds: seconds) {
+                let job = Job { _ in }
+                jobs.addJob(job)
+                try? await job.waitUntilFinished()
             }
         },
         Entry(name: "hand-built continuation resumed by a queue task", id: "group-continuation", kind: .peer) {

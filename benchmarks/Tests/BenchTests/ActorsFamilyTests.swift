@@ -7,7 +7,9 @@ import Threading
 
 /// The `actors` family: every case completes operations, and the family is a subcommand.
 @Suite struct ActorsFamilyTests {
-    static let all = Actors.pingPongCatalog + Actors.offloadCatalog + Actors.waitCatalog
+    static let all =
+        Actors.pingPongCatalog + Actors.offloadCatalog + Actors.waitCatalog
+        + Actors.completionWaitCatalog
 
     /// A case blocks its calling thread while its tasks run, so it runs on a thread of its own: on a cooperative
     /// thread it would take a thread from the default actors and tasks it measures.

@@ -134,7 +134,7 @@ extension QueueCore {
         var count = 0
         for index in 0..<items.count {
             switch items[index] {
-            case .task, .barrier, .childTask: count += 1
+            case .task, .barrier, .actorJob, .childTask: count += 1
             case .syncWaiter, .childDrain: break
             }
         }
@@ -183,6 +183,8 @@ extension QueueCore {
         switch item {
         case .task(let body), .barrier(let body):
             body()
+        case .actorJob(let job):
+            runActorJob(job)
         case .childDrain(let child):
             child.drain(context)
         case .childTask(let child, let inner, let barrier):

@@ -9,6 +9,9 @@ enum QueueItem {
     case task(() -> Void)
     /// An `async(flags: .barrier)` closure (concurrent queues).
     case barrier(() -> Void)
+    /// A job of an actor whose executor is this serial queue: run on the queue's core as executor. The job itself
+    /// is the payload (a pointer), so an actor hop allocates nothing.
+    case actorJob(UnownedJob)
     /// A thread blocked in `sync`, to be granted the queue (it then runs its closure on its own thread).
     case syncWaiter(ThreadContext, barrier: Bool)
     /// A serial queue that targets this queue and has work: drain it while holding this queue.
