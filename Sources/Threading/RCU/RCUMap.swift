@@ -20,6 +20,11 @@ import CThreading
 /// copies the live keys into a new array, published like any RCU pointer, the old array freed after a grace period.
 /// ``usesFlatTable`` tells which table a map uses; the API and its guarantees are the same.
 ///
+/// **`String` keys** are hashed from their UTF-8 bytes in place (wyhash with a random per-map seed; canonically
+/// equal strings hash alike) and compared byte by byte before `==`; read a class value with ``withValue(forKey:_:)``,
+/// which borrows it, rather than ``get(_:)``, which retains it (an atomic increment and decrement on an object every
+/// reader shares). For when a lock is the better choice, see "Cost and when to use it" in <doc:RCURules>.
+///
 /// ```swift
 /// let cache = RCUMap<String, Int>()
 /// cache.set(1, forKey: "a")
@@ -486,7 +491,8 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
             let right = unsafeBitCast(key, to: String.self)
             let sameBytes = left.utf8.withContiguousStorageIfAvailable { left in
                 right.utf8.withContiguousStorageIfAvailable { right in
-                    left.count == right.count && cthr_rcu_bytes_equal(left.baseAddress, right.baseAddress, left.count) != 0
+                    left.count == right.count
+                        && cthr_rcu_bytes_equal(left.baseAddress, right.baseAddress, left.count) != 0
                 }
             }
             if let sameBytes, sameBytes == true { return true }

@@ -85,7 +85,11 @@ public enum CacheContention {
     public static let catalog: [Entry] =
         oursEntries + peerEntries + [
             Entry(CASSpinCache<IntCacheShape>.self, CASSpinCache<StringCacheShape>.self),
-            Entry(UnsynchronizedCache<IntCacheShape>.self, UnsynchronizedCache<StringCacheShape>.self, isolation: .childProcess),
+            Entry(
+                UnsynchronizedCache<IntCacheShape>.self,
+                UnsynchronizedCache<StringCacheShape>.self,
+                isolation: .childProcess
+            ),
         ]
 
     /// The peers a server-Swift engineer would otherwise pick.
@@ -98,7 +102,10 @@ public enum CacheContention {
         Entry(DispatchSemaphoreCache<IntCacheShape>.self, DispatchSemaphoreCache<StringCacheShape>.self),
         Entry(DispatchSerialSyncCache<IntCacheShape>.self, DispatchSerialSyncCache<StringCacheShape>.self),
         Entry(DispatchSerialAsyncWriteCache<IntCacheShape>.self, DispatchSerialAsyncWriteCache<StringCacheShape>.self),
-        Entry(DispatchConcurrentBarrierCache<IntCacheShape>.self, DispatchConcurrentBarrierCache<StringCacheShape>.self),
+        Entry(
+            DispatchConcurrentBarrierCache<IntCacheShape>.self,
+            DispatchConcurrentBarrierCache<StringCacheShape>.self
+        ),
         Entry(PthreadRWLockCache<IntCacheShape>.self, PthreadRWLockCache<StringCacheShape>.self),
     ]
 

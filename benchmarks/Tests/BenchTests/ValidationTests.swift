@@ -130,8 +130,18 @@ struct ValidationTests {
         let parameters = CacheContention.Parameters(keyCount: 8, readRatio: 0.5, shape: .string)
         let sample =
             rcu
-            ? CacheContention.runWorkload(RCUMapCache<StringCacheShape>.self, parameters: parameters, threads: 2, seconds: 0.05)
-            : CacheContention.runWorkload(NIOLockCache<StringCacheShape>.self, parameters: parameters, threads: 2, seconds: 0.05)
+            ? CacheContention.runWorkload(
+                RCUMapCache<StringCacheShape>.self,
+                parameters: parameters,
+                threads: 2,
+                seconds: 0.05
+            )
+            : CacheContention.runWorkload(
+                NIOLockCache<StringCacheShape>.self,
+                parameters: parameters,
+                threads: 2,
+                seconds: 0.05
+            )
         #expect(sample.operations > 0)
         #expect(sample.badOperations == 0)
     }

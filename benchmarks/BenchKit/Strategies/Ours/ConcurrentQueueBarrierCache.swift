@@ -10,7 +10,9 @@ public final class ConcurrentQueueBarrierCache<Shape: CacheShape>: CacheStrategy
     public static var name: String { "ConcurrentQueue+barrier" }
     public static var id: String { "concurrentqueue-barrier" }
     public static var kind: StrategyKind { .ours }
-    public static var summary: String { "Threading ConcurrentQueue, queue.sync reads, queue.async(flags: .barrier) writes" }
+    public static var summary: String {
+        "Threading ConcurrentQueue, queue.sync reads, queue.async(flags: .barrier) writes"
+    }
 
     private let queue = ConcurrentQueue(label: "bench.cache.concurrent-barrier")
     private let storage: DictionaryCell<Shape>
@@ -23,7 +25,9 @@ public final class ConcurrentQueueBarrierCache<Shape: CacheShape>: CacheStrategy
     public func read(_ key: Shape.Key) -> Int? { queue.sync { storage.get(key) } }
 
     @inline(__always)
-    public func write(_ key: Shape.Key, _ value: Shape.Value) { queue.async(flags: .barrier) { self.storage.set(key, value) } }
+    public func write(_ key: Shape.Key, _ value: Shape.Value) {
+        queue.async(flags: .barrier) { self.storage.set(key, value) }
+    }
 
     public func quiesce() { queue.sync(flags: .barrier) {} }
 }

@@ -10,7 +10,9 @@ public final class RCUValueCache<Shape: CacheShape>: CacheStrategy, Sendable {
     public static var name: String { "RCUValue" }
     public static var id: String { "rcuvalue" }
     public static var kind: StrategyKind { .ours }
-    public static var summary: String { "Threading RCUValue<[Key: Value]>: RCU read section per read, copy-update per write" }
+    public static var summary: String {
+        "Threading RCUValue<[Key: Value]>: RCU read section per read, copy-update per write"
+    }
 
     private let value: RCUValue<[Shape.Key: Shape.Value]>
 

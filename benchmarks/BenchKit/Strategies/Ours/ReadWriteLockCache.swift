@@ -10,7 +10,9 @@ public final class ReadWriteLockCache<Shape: CacheShape>: CacheStrategy, @unchec
     public static var name: String { "ReadWriteLock" }
     public static var id: String { "rwlock" }
     public static var kind: StrategyKind { .ours }
-    public static var summary: String { "Threading ReadWriteLock (read lock for reads, write lock for writes) around a [Key: Value]" }
+    public static var summary: String {
+        "Threading ReadWriteLock (read lock for reads, write lock for writes) around a [Key: Value]"
+    }
 
     private let lock = ReadWriteLock()
     private let storage: DictionaryCell<Shape>

@@ -89,7 +89,9 @@ public final class DispatchConcurrentBarrierCache<Shape: CacheShape>: CacheStrat
     public static var name: String { "DispatchQueue concurrent+barrier" }
     public static var id: String { "dispatch-concurrent-barrier" }
     public static var kind: StrategyKind { .peer }
-    public static var summary: String { "concurrent DispatchQueue, queue.sync reads, queue.async(flags: .barrier) writes" }
+    public static var summary: String {
+        "concurrent DispatchQueue, queue.sync reads, queue.async(flags: .barrier) writes"
+    }
 
     private let queue = DispatchQueue(label: "bench.cache.concurrent-barrier", attributes: .concurrent)
     private let storage: DictionaryCell<Shape>
@@ -102,7 +104,9 @@ public final class DispatchConcurrentBarrierCache<Shape: CacheShape>: CacheStrat
     public func read(_ key: Shape.Key) -> Int? { queue.sync { storage.get(key) } }
 
     @inline(__always)
-    public func write(_ key: Shape.Key, _ value: Shape.Value) { queue.async(flags: .barrier) { self.storage.set(key, value) } }
+    public func write(_ key: Shape.Key, _ value: Shape.Value) {
+        queue.async(flags: .barrier) { self.storage.set(key, value) }
+    }
 
     public func quiesce() { queue.sync(flags: .barrier) {} }
 }

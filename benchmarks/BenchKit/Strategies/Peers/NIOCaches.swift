@@ -33,7 +33,9 @@ public final class NIOLockedValueBoxCache<Shape: CacheShape>: CacheStrategy, Sen
     public static var name: String { "NIOLockedValueBox" }
     public static var id: String { "nio-locked-value-box" }
     public static var kind: StrategyKind { .peer }
-    public static var summary: String { "swift-nio NIOLockedValueBox<[Key: Value]> (withLockedValue per read and write)" }
+    public static var summary: String {
+        "swift-nio NIOLockedValueBox<[Key: Value]> (withLockedValue per read and write)"
+    }
 
     private let box: NIOLockedValueBox<[Shape.Key: Shape.Value]>
 

@@ -11,7 +11,9 @@ public final class PthreadRWLockCache<Shape: CacheShape>: CacheStrategy, @unchec
     public static var name: String { "pthread_rwlock" }
     public static var id: String { "pthread-rwlock" }
     public static var kind: StrategyKind { .peer }
-    public static var summary: String { "raw pthread_rwlock_t (rdlock for reads, wrlock for writes) around a [Key: Value]" }
+    public static var summary: String {
+        "raw pthread_rwlock_t (rdlock for reads, wrlock for writes) around a [Key: Value]"
+    }
 
     private let rwlock: UnsafeMutablePointer<pthread_rwlock_t>
     private let storage: DictionaryCell<Shape>

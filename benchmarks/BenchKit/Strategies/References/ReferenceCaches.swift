@@ -11,7 +11,9 @@ public final class CASSpinCache<Shape: CacheShape>: CacheStrategy, @unchecked Se
     public static var name: String { "C CAS spin (floor)" }
     public static var id: String { "cas-spin" }
     public static var kind: StrategyKind { .reference }
-    public static var summary: String { "raw C compare-exchange spin lock (static inline): the hardware floor for a lock" }
+    public static var summary: String {
+        "raw C compare-exchange spin lock (static inline): the hardware floor for a lock"
+    }
 
     private let word: UnsafeMutablePointer<cthr_bench_spin_word_t>
     private let storage: DictionaryCell<Shape>
