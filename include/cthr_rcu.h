@@ -287,6 +287,122 @@ int cthr_rcu_map_writer_lock(cthr_rcu_map_t *_Nullable map, uint64_t hash);
 // Releases the writer lock taken for `hash`. Returns 0, or EPERM if this thread does not hold it.
 int cthr_rcu_map_writer_unlock(cthr_rcu_map_t *_Nullable map, uint64_t hash);
 
+// MARK: - Key hashing (RCU hash map)
+
+// The hashing of byte-string keys (RCUMap's String keys): wyhash, final version 4 (Wang Yi, public domain; the hash of
+// Go's and Zig's maps), seeded per map. It reads the bytes eight at a time with unaligned loads (memcpy) and mixes them
+// with 64x64->128-bit multiplies: a 40-byte key costs about a tenth of SipHash-1-3. With a random seed the hashes
+// cannot be predicted, so keys cannot be chosen to fall into one bucket.
+
+// One wyhash mixing step: the 128-bit product of `a` and `b`, its halves XORed.
+static inline uint64_t cthr_rcu_hash_mix(uint64_t a, uint64_t b) {
+    __uint128_t product = (__uint128_t)a * b;
+    return (uint64_t)(product >> 64) ^ (uint64_t)product;
+}
+
+// The 8 bytes at `p` as a little-endian integer (unaligned load).
+static inline uint64_t cthr_rcu_hash_read8(const uint8_t *_Nonnull p) {
+    uint64_t value;
+    __builtin_memcpy(&value, p, 8);
+    return value;
+}
+
+// The 4 bytes at `p` as a little-endian integer (unaligned load).
+static inline uint64_t cthr_rcu_hash_read4(const uint8_t *_Nonnull p) {
+    uint32_t value;
+    __builtin_memcpy(&value, p, 4);
+    return value;
+}
+
+// The wyhash of the `count` bytes at `p` with `seed`, and in *high the OR of every 64-bit word it read (wyhash reads
+// every byte at least once, so *high has a byte's top bit set exactly when some byte is not ASCII).
+static inline uint64_t cthr_rcu_hash_scan(const uint8_t *_Nonnull p, size_t count, uint64_t seed,
+                                          uint64_t *_Nonnull high) {
+    static const uint64_t secret0 = 0x2d358dccaa6c78a5ull, secret1 = 0x8bb84b93962eacc9ull,
+                          secret2 = 0x4b33a62ed433d4a3ull, secret3 = 0x4d5a2da51de1aa47ull;
+    seed ^= cthr_rcu_hash_mix(seed ^ secret0, secret1);
+    uint64_t a, b, seen;
+    if (__builtin_expect(count <= 16, 1)) {
+        if (count >= 4) {
+            size_t step = (count >> 3) << 2;
+            a = (cthr_rcu_hash_read4(p) << 32) | cthr_rcu_hash_read4(p + step);
+            b = (cthr_rcu_hash_read4(p + count - 4) << 32) | cthr_rcu_hash_read4(p + count - 4 - step);
+            seen = a | b;
+        } else if (count > 0) {
+            a = ((uint64_t)p[0] << 16) | ((uint64_t)p[count >> 1] << 8) | p[count - 1];
+            b = 0;
+            seen = (uint64_t)(p[0] | p[count >> 1] | p[count - 1]);
+        } else {
+            a = b = seen = 0;
+        }
+    } else {
+        size_t left = count;
+        seen = 0;
+        if (__builtin_expect(left > 48, 0)) {
+            uint64_t seed1 = seed, seed2 = seed;
+            do {
+                uint64_t w0 = cthr_rcu_hash_read8(p), w1 = cthr_rcu_hash_read8(p + 8);
+                uint64_t w2 = cthr_rcu_hash_read8(p + 16), w3 = cthr_rcu_hash_read8(p + 24);
+                uint64_t w4 = cthr_rcu_hash_read8(p + 32), w5 = cthr_rcu_hash_read8(p + 40);
+                seen |= w0 | w1 | w2 | w3 | w4 | w5;
+                seed = cthr_rcu_hash_mix(w0 ^ secret1, w1 ^ seed);
+                seed1 = cthr_rcu_hash_mix(w2 ^ secret2, w3 ^ seed1);
+                seed2 = cthr_rcu_hash_mix(w4 ^ secret3, w5 ^ seed2);
+                p += 48;
+                left -= 48;
+            } while (__builtin_expect(left > 48, 1));
+            seed ^= seed1 ^ seed2;
+        }
+        while (left > 16) {
+            uint64_t w0 = cthr_rcu_hash_read8(p), w1 = cthr_rcu_hash_read8(p + 8);
+            seen |= w0 | w1;
+            seed = cthr_rcu_hash_mix(w0 ^ secret1, w1 ^ seed);
+            left -= 16;
+            p += 16;
+        }
+        a = cthr_rcu_hash_read8(p + left - 16);
+        b = cthr_rcu_hash_read8(p + left - 8);
+        seen |= a | b;
+    }
+    *high = seen;
+    a ^= secret1;
+    b ^= seed;
+    __uint128_t product = (__uint128_t)a * b;
+    a = (uint64_t)product;
+    b = (uint64_t)(product >> 64);
+    return cthr_rcu_hash_mix(a ^ secret0 ^ count, b ^ secret1);
+}
+
+// The 64-bit wyhash of the `count` bytes at `bytes` with `seed` (NULL hashes as no bytes).
+static inline uint64_t cthr_rcu_hash_bytes(const void *_Nullable bytes, size_t count, uint64_t seed) {
+    static const uint8_t none = 0;
+    uint64_t high;
+    return bytes == NULL ? cthr_rcu_hash_scan(&none, 0, seed, &high)
+                         : cthr_rcu_hash_scan((const uint8_t *)bytes, count, seed, &high);
+}
+
+// If every one of the `count` bytes at `bytes` is ASCII (below 0x80), stores their cthr_rcu_hash_bytes hash with
+// `seed` in *hash and returns 1; else returns 0 and leaves *hash alone (also for a NULL `hash`). One pass: the ASCII
+// test looks at the words the hash reads.
+static inline int cthr_rcu_hash_ascii(const void *_Nullable bytes, size_t count, uint64_t seed,
+                                      uint64_t *_Nullable hash) {
+    if (hash == NULL) return 0;
+    static const uint8_t none = 0;
+    uint64_t high;
+    uint64_t value = cthr_rcu_hash_scan(bytes == NULL ? &none : (const uint8_t *)bytes, bytes == NULL ? 0 : count,
+                                        seed, &high);
+    if (high & 0x8080808080808080ull) return 0;
+    *hash = value;
+    return 1;
+}
+
+// 1 if the `count` bytes at `a` and at `b` are equal, else 0 (a NULL pointer is equal only when `count` is 0).
+static inline int cthr_rcu_bytes_equal(const void *_Nullable a, const void *_Nullable b, size_t count) {
+    if (count == 0) return 1;
+    if (a == NULL || b == NULL) return 0;
+    return __builtin_memcmp(a, b, count) == 0;
+}
+
 // MARK: - RCU flat map (64-bit keys to 64-bit values)
 
 // An open-addressing hash table of 64-bit keys to 64-bit values (integer keys; plain values such as integers or

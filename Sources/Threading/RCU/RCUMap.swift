@@ -20,6 +20,11 @@ import CThreading
 /// copies the live keys into a new array, published like any RCU pointer, the old array freed after a grace period.
 /// ``usesFlatTable`` tells which table a map uses; the API and its guarantees are the same.
 ///
+/// **`String` keys** are hashed from their UTF-8 bytes in place (wyhash with a random per-map seed; canonically
+/// equal strings hash alike) and compared byte by byte before `==`; read a class value with ``withValue(forKey:_:)``,
+/// which borrows it, rather than ``get(_:)``, which retains it (an atomic increment and decrement on an object every
+/// reader shares). For when a lock is the better choice, see "Cost and when to use it" in <doc:RCURules>.
+///
 /// ```swift
 /// let cache = RCUMap<String, Int>()
 /// cache.set(1, forKey: "a")
@@ -130,13 +135,55 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     /// cost of a lookup): their bits are XORed with the map's random seed and folded through one 64x64->128-bit
     /// multiply by a random odd number (wyhash's mixer, as `cthr_rcu_flat_hash` does for the flat table), which
     /// spreads them over every bit the table uses and cannot be steered into one bucket without knowing the seed.
-    /// Every other key type uses `hashValue`. In specialized code the type test is resolved at compile time.
+    /// `String` keys are hashed by ``stringHash(_:_:)`` (wyhash of their UTF-8 bytes, seeded per map).
+    /// Every other key type uses `hashValue`. In specialized code the type tests are resolved at compile time.
     @inlinable
     @inline(__always)
     func hash(_ key: Key) -> UInt64 {
+        if Key.self == String.self { return Self.stringHash(unsafeBitCast(key, to: String.self), hashSeed) }
         guard Self.isIntegerKey else { return UInt64(UInt(bitPattern: key.hashValue)) }
         let product = (Self.bits(key) ^ hashSeed).multipliedFullWidth(by: hashMultiplier)
         return product.high ^ product.low
+    }
+
+    /// The hash of a `String` key: wyhash of its UTF-8 bytes with the map's random seed (`cthr_rcu_hash_bytes`, about
+    /// a tenth of the cost of `hashValue`'s SipHash-1-3 for a 40-byte key), read in place, without a copy.
+    ///
+    /// It must give equal hashes to equal strings, and `String` equality is canonical equivalence: `"é"` written as
+    /// one scalar or as `e` plus a combining accent are equal, with different bytes. An ASCII string is its own
+    /// normal form, so its bytes are hashed as they are; any other string goes to ``nonASCIIStringHash(_:_:)``.
+    @inlinable
+    @inline(__always)
+    static func stringHash(_ key: String, _ seed: UInt64) -> UInt64 {
+        let ascii = key.utf8.withContiguousStorageIfAvailable { bytes -> UInt64? in
+            var hash: UInt64 = 0
+            return cthr_rcu_hash_ascii(bytes.baseAddress, bytes.count, seed, &hash) != 0 ? hash : nil
+        }
+        if let ascii, let ascii { return ascii }
+        return nonASCIIStringHash(key, seed)
+    }
+
+    /// The hash of a `String` key that is not ASCII (or not stored as contiguous UTF-8).
+    ///
+    /// Three non-ASCII scalars are canonically equivalent to an ASCII one (U+037E GREEK QUESTION MARK to `;`,
+    /// U+1FEF GREEK VARIA to `` ` ``, U+212A KELVIN SIGN to `K`), so a string of ASCII and these scalars equals the
+    /// ASCII string with each replaced: it is hashed as that string's bytes. Any other non-ASCII scalar leaves a
+    /// non-ASCII scalar in the normal form (no ASCII scalar is a composition), so such a string never equals an
+    /// ASCII one, and `hashValue` (which hashes the normal form) is consistent with `==` for it.
+    @usableFromInline
+    static func nonASCIIStringHash(_ key: String, _ seed: UInt64) -> UInt64 {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(key.utf8.count)
+        for scalar in key.unicodeScalars {
+            switch scalar.value {
+            case 0..<0x80: bytes.append(UInt8(truncatingIfNeeded: scalar.value))
+            case 0x037E: bytes.append(UInt8(ascii: ";"))
+            case 0x1FEF: bytes.append(UInt8(ascii: "`"))
+            case 0x212A: bytes.append(UInt8(ascii: "K"))
+            default: return UInt64(UInt(bitPattern: key.hashValue))
+            }
+        }
+        return bytes.withUnsafeBufferPointer { cthr_rcu_hash_bytes($0.baseAddress, $0.count, seed) }
     }
 
     /// Whether `Key` is a fixed-width integer type of the standard library (`Int`, `UInt8`...`UInt64`).
@@ -174,15 +221,22 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
             guard cthr_rcu_flat_get(flat.unsafelyUnwrapped, Self.bits(key), &bits) != 0 else { return nil }
             return try body(Self.fromBits(bits) as Value)
         }
+        // The lookup is a function of its own so that this one stays small enough to be specialized for `body`:
+        // with `body` inlined the value is only borrowed (no retain and release of an object every reader shares).
+        guard let raw = entry(forKey: key) else { return nil }
+        if Self.valuesInPlace { return try body(Self.loadInPlace(raw)) }
+        return try body(raw.assumingMemoryBound(to: Slot.self).pointee.value)
+    }
+
+    /// The published entry (an ``RCUMapSlot``) of `key` in the chained table, or nil. Caller is inside a read section;
+    /// the entry stays valid until it ends.
+    @inlinable
+    func entry(forKey key: Key) -> UnsafeRawPointer? {
         let hash = self.hash(key)
         var iterator = cthr_rcu_map_iter_t()
         var candidate = cthr_rcu_map_find_hash(table, hash, &iterator)
         while let raw = candidate {
-            let slot = UnsafePointer<Slot>(raw.assumingMemoryBound(to: Slot.self))
-            if slot.pointee.key == key {
-                if Self.valuesInPlace { return try body(Self.loadInPlace(raw)) }
-                return try body(slot.pointee.value)
-            }
+            if Self.sameKey(raw.assumingMemoryBound(to: Slot.self).pointee.key, key) { return UnsafeRawPointer(raw) }
             candidate = cthr_rcu_map_next_hash(table, &iterator)
         }
         return nil
@@ -424,12 +478,34 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         threadingFatal("RCUMap.\(operation): the flat table returned \(ThreadingError.cName(of: code))")
     }
 
+    /// Whether the stored key `stored` equals `key`.
+    ///
+    /// For `String` keys it first compares the UTF-8 bytes in place (one `memcmp`): equal bytes are equal strings.
+    /// Different bytes still go to `==`, since canonically equivalent strings are equal with different bytes; after
+    /// equal 64-bit hashes that is rare.
+    @inlinable
+    @inline(__always)
+    static func sameKey(_ stored: Key, _ key: Key) -> Bool {
+        if Key.self == String.self {
+            let left = unsafeBitCast(stored, to: String.self)
+            let right = unsafeBitCast(key, to: String.self)
+            let sameBytes = left.utf8.withContiguousStorageIfAvailable { left in
+                right.utf8.withContiguousStorageIfAvailable { right in
+                    left.count == right.count
+                        && cthr_rcu_bytes_equal(left.baseAddress, right.baseAddress, left.count) != 0
+                }
+            }
+            if let sameBytes, sameBytes == true { return true }
+        }
+        return stored == key
+    }
+
     /// Finds the entry for `key` and positions `iterator` on it. Caller is inside a read section.
     @inlinable
     func find(_ key: Key, _ hash: UInt64, _ iterator: inout cthr_rcu_map_iter_t) -> UnsafeMutableRawPointer? {
         var candidate = cthr_rcu_map_find_hash(table, hash, &iterator)
         while let raw = candidate {
-            if raw.assumingMemoryBound(to: Slot.self).pointee.key == key { return raw }
+            if Self.sameKey(raw.assumingMemoryBound(to: Slot.self).pointee.key, key) { return raw }
             candidate = cthr_rcu_map_next_hash(table, &iterator)
         }
         return nil

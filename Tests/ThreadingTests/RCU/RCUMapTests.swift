@@ -12,6 +12,12 @@ struct RCUCollidingKey: Hashable, Sendable {
     static func == (lhs: Self, rhs: Self) -> Bool { lhs.id == rhs.id }
 }
 
+/// A class value carrying the number a test checks (a cached page).
+final class RCUMapPage: Sendable {
+    let token: Int
+    init(_ token: Int) { self.token = token }
+}
+
 @Suite(.serialized) struct RCUMapTests {
     /// The basic operations, on the chained table (`String` keys) and the flat table (`Int` keys).
     @Test func getSetRemoveCount() {
@@ -256,6 +262,73 @@ struct RCUCollidingKey: Hashable, Sendable {
         #expect(map.snapshot().count == 19)
     }
 
+    /// `String` keys are hashed from their UTF-8 bytes; strings that are equal with other bytes (canonically
+    /// equivalent) must still find each other, whichever form was stored.
+    @Test(arguments: [
+        ("\u{E9}t\u{E9}", "e\u{301}te\u{301}"),  // é precomposed, and e + combining acute
+        ("K", "\u{212A}"),  // KELVIN SIGN is canonically K
+        ("a;b", "a\u{37E}b"),  // GREEK QUESTION MARK is canonically ;
+        ("`x`", "\u{1FEF}x\u{1FEF}"),  // GREEK VARIA is canonically `
+        ("/static/" + String(repeating: "K", count: 70), "/static/" + String(repeating: "\u{212A}", count: 70)),
+        ("\u{1100}\u{1161}", "\u{AC00}"),  // Hangul jamo and the precomposed syllable
+    ])
+    func canonicallyEquivalentStringKeysAreOneKey(stored: String, lookedUp: String) {
+        #expect(stored == lookedUp)
+        for (first, second) in [(stored, lookedUp), (lookedUp, stored)] {
+            let map = RCUMap<String, Int>()
+            #expect(map.hash(first) == map.hash(second))
+            map.set(1, forKey: first)
+            #expect(map.get(second) == 1)
+            map.set(2, forKey: second)
+            #expect(map.count == 1)
+            #expect(map.get(first) == 2)
+            #expect(map.remove(second) == 2)
+            #expect(map.isEmpty)
+        }
+    }
+
+    /// Keys of every length from 0 to 200 bytes (each of wyhash's paths), ASCII and not, differing in one byte
+    /// anywhere, all stay apart and are found again.
+    @Test func stringKeysOfEveryLengthAndByteAreToldApart() {
+        let map = RCUMap<String, Int>()
+        var keys: [String] = []
+        for length in 0...200 {
+            let base = String(repeating: "a", count: length)
+            keys.append(base)
+            if length > 0 {
+                for position in Set([0, length / 2, length - 1]) {
+                    var bytes = Array(base.utf8)
+                    bytes[position] = UInt8(ascii: "b")
+                    keys.append(String(decoding: bytes, as: UTF8.self) + "#\(length)")
+                }
+                keys.append(base + "\u{E9}")
+                keys.append("\u{1F600}" + base)
+            }
+        }
+        #expect(Set(keys).count == keys.count)
+        for (index, key) in keys.enumerated() { map.set(index, forKey: key) }
+        #expect(map.count == keys.count)
+        for (index, key) in keys.enumerated() {
+            // A fresh copy of the key (other storage), so the lookup compares bytes, not the stored object.
+            #expect(map.get(String(decoding: Array(key.utf8), as: UTF8.self)) == index, "\(key.utf8.count) bytes")
+        }
+        #expect(map.get("b") == nil)
+        #expect(map.get(String(repeating: "a", count: 201)) == nil)
+    }
+
+    /// The `String` hash is seeded per map, depends on every byte, and sends ASCII and non-ASCII keys alike through
+    /// the map's own table (no hash value is shared by the keys of a small set).
+    @Test func stringHashIsSeededPerMap() {
+        let first = RCUMap<String, Int>()
+        let second = RCUMap<String, Int>()
+        let key = "/api/v2/users/42/profile"
+        #expect(first.hash(key) != second.hash(key))
+        #expect(first.hash(key) == first.hash(String(decoding: Array(key.utf8), as: UTF8.self)))
+        let hashes = (0..<10_000).map { first.hash(Self.path($0)) }
+        #expect(Set(hashes).count == hashes.count)
+        #expect(first.hash("") != first.hash("\u{0}"))
+    }
+
     @Test func replacedAndRemovedEntriesAreReleasedAfterGracePeriod() {
         let live = RCUTestSupport.Counter()
         var map: RCUMap<Int, RCUTracked>? = RCUMap()
@@ -291,13 +364,37 @@ struct RCUCollidingKey: Hashable, Sendable {
     /// update made under distinct keys is lost. `Int` values are rewritten in place; `[Int]` values (one element) get a
     /// new entry per write, reclaimed after a grace period.
     @Test func concurrentReadersAndWritersOnDistinctKeys() {
-        concurrentReadersAndWriters(encode: { $0 }, decode: { $0 })
-        concurrentReadersAndWriters(encode: { [$0] }, decode: { $0.count == 1 ? $0[0] : -1 })
+        concurrentReadersAndWriters(key: { $0 }, encode: { $0 }, decode: { $0 })
+        concurrentReadersAndWriters(key: { $0 }, encode: { [$0] }, decode: { $0.count == 1 ? $0[0] : -1 })
     }
 
-    private func concurrentReadersAndWriters<Value: Sendable>(
+    /// The same race with `String` keys (URL paths, long paths, non-ASCII paths) and class values, borrowed by the
+    /// readers inside the read section (``RCUMap/withValue(forKey:_:)``) while writers replace them.
+    @Test func concurrentReadersAndWritersWithStringKeysAndClassValues() {
+        concurrentReadersAndWriters(
+            key: { Self.path($0) },
+            encode: { RCUMapPage($0) },
+            decode: { $0.token },
+            borrow: true
+        )
+    }
+
+    /// A key of every kind the `String` hash treats apart: short (stored inline), URL-like (20-60 bytes), long
+    /// (past wyhash's 48-byte loop) and non-ASCII.
+    static func path(_ index: Int) -> String {
+        switch index % 4 {
+        case 0: "/p\(index)"
+        case 1: "/api/v2/users/\(index)/profile"
+        case 2: "/static/" + String(repeating: "segment/", count: 12) + "\(index).css"
+        default: "/café/日本/\(index)/ü"
+        }
+    }
+
+    private func concurrentReadersAndWriters<Key: Hashable & Sendable, Value: Sendable>(
+        key makeKey: @escaping @Sendable (Int) -> Key,
         encode: @escaping @Sendable (Int) -> Value,
-        decode: @escaping @Sendable (Value) -> Int
+        decode: @escaping @Sendable (Value) -> Int,
+        borrow: Bool = false
     ) {
         #if THREADING_LONG_TESTS
         let rounds = 200
@@ -306,7 +403,7 @@ struct RCUCollidingKey: Hashable, Sendable {
         #endif
         let keysPerWriter = 200
         let writers = 2
-        let map = RCUMap<Int, Value>()
+        let map = RCUMap<Key, Value>()
         let line = RCUTestSupport.StartLine()
         let writersDone = RCUTestSupport.Counter()
         let wrongValues = RCUTestSupport.Counter()
@@ -320,7 +417,8 @@ struct RCUCollidingKey: Hashable, Sendable {
                 _ = seed
                 while writersDone.value < writers {
                     let key = Int.random(in: 0..<(writers * keysPerWriter), using: &generator)
-                    if let value = map.get(key).map(decode) {
+                    let read = borrow ? map.withValue(forKey: makeKey(key), decode) : map.get(makeKey(key)).map(decode)
+                    if let value = read {
                         // Values encode their key: key * 1_000 + round.
                         if value / 1_000 != key { wrongValues.add() }
                         found += 1
@@ -336,9 +434,9 @@ struct RCUCollidingKey: Hashable, Sendable {
                     for index in 0..<keysPerWriter {
                         let key = writer * keysPerWriter + index
                         if round % 2 == 0 {
-                            map.update(key) { _ in encode(key * 1_000 + round) }
+                            map.update(makeKey(key)) { _ in encode(key * 1_000 + round) }
                         } else {
-                            map.set(encode(key * 1_000 + round), forKey: key)
+                            map.set(encode(key * 1_000 + round), forKey: makeKey(key))
                         }
                     }
                 }
@@ -352,7 +450,7 @@ struct RCUCollidingKey: Hashable, Sendable {
         #expect(wrongValues.value == 0)
         #expect(map.count == writers * keysPerWriter)
         for key in 0..<(writers * keysPerWriter) {
-            #expect(map.get(key).map(decode) == key * 1_000 + rounds, "key \(key)")
+            #expect(map.get(makeKey(key)).map(decode) == key * 1_000 + rounds, "key \(key)")
         }
     }
 

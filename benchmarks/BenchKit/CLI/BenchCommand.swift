@@ -59,10 +59,11 @@ public struct BenchCommand: ParsableCommand {
 public struct CacheCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "cache",
-        abstract: "The cache-contention study (default): a shared [Int: Int] cache read and written by T threads.",
+        abstract: "The cache-contention study (default): a shared cache read and written by T threads.",
         discussion: """
-            Defaults: --threads 1,2,4,8 --read-ratio 0.95,0.5,1.0 --keys 1024
-            --seconds 0.2 --warmup 0.05 --repeat 3 (about 3 to 4 minutes on 2 cores).
+            Defaults: --threads 1,2,4,8 --read-ratio 0.95,0.5,1.0 --keys 1024 --shape int,string
+            --seconds 0.2 --warmup 0.05 --repeat 3 (about 7 minutes on 2 cores).
+            Shapes: int ([Int: Int]), string (String keys, URL paths of 20-60 bytes, to class values: a page cache).
             \(CommonOptions.quickHelp(defaultThreads: CacheCommand.defaultThreads)) --read-ratio 0.95.
             Files: bench-results/ (bench-results/quick/ with --quick).
             """
@@ -72,6 +73,8 @@ public struct CacheCommand: ParsableCommand {
     public static let defaultThreads = [1, 2, 4, 8]
     /// Default read ratios: the read-mostly cache first.
     public static let defaultReadRatios = [0.95, 0.5, 1.0]
+    /// Default shapes: the integer cache, then the realistic String-keyed one.
+    public static let defaultShapes: [CacheShapeID] = [.int, .string]
     /// Default durations.
     public static let defaultSettings = RunSettings(seconds: 0.2, warmup: 0.05, repeats: 3)
 
@@ -86,7 +89,17 @@ public struct CacheCommand: ParsableCommand {
     @Option(name: .long, help: "Number of keys in the cache.")
     public var keys: Int = 1024
 
+    /// Key and value shapes, or nil for the defaults.
+    @Option(
+        name: .customLong("shape"),
+        help: "Key and value shapes, comma-separated: int ([Int: Int]), string (String keys to class values)."
+    )
+    public var shapes: CommaList<CacheShapeID>?
+
     public init() {}
+
+    /// The shapes this invocation runs.
+    public var effectiveShapes: [CacheShapeID] { shapes?.values ?? Self.defaultShapes }
 
     public func validate() throws {
         if let readRatios, readRatios.values.contains(where: { !(0...1).contains($0) }) {
@@ -126,27 +139,30 @@ public struct CacheCommand: ParsableCommand {
         let settings = common.settings(defaults: Self.defaultSettings)
         let threads = common.threadCounts(defaults: Self.defaultThreads)
         let progress = Progress(enabled: !common.quiet)
-        progress.expect(threads.count * effectiveReadRatios.count)
+        progress.expect(threads.count * effectiveReadRatios.count * effectiveShapes.count)
         let runner = ChildProcessRunner()
         var studies: [StudyResult] = []
-        for ratio in effectiveReadRatios {
-            let parameters = CacheContention.Parameters(keyCount: keys, readRatio: ratio)
-            studies.append(
-                runStudy(
-                    id: CacheContention.studyID(readRatio: ratio),
-                    family: "cache",
-                    title: CacheContention.title(parameters),
-                    operation: "one cache read or write",
-                    parameters: [
-                        "keys": String(keys), "read ratio": String(ratio), "seconds": String(settings.seconds),
-                        "warmup": String(settings.warmup), "repeats": String(settings.repeats),
-                    ],
-                    threads: threads,
-                    cases: CacheContention.cases(entries, parameters: parameters, childRunner: runner),
-                    settings: settings,
-                    progress: progress
+        for shape in effectiveShapes {
+            for ratio in effectiveReadRatios {
+                let parameters = CacheContention.Parameters(keyCount: keys, readRatio: ratio, shape: shape)
+                studies.append(
+                    runStudy(
+                        id: CacheContention.studyID(readRatio: ratio, shape: shape),
+                        family: "cache",
+                        title: CacheContention.title(parameters),
+                        operation: "one cache read or write",
+                        parameters: [
+                            "keys": String(keys), "read ratio": String(ratio), "shape": shape.rawValue,
+                            "seconds": String(settings.seconds), "warmup": String(settings.warmup),
+                            "repeats": String(settings.repeats),
+                        ],
+                        threads: threads,
+                        cases: CacheContention.cases(entries, parameters: parameters, childRunner: runner),
+                        settings: settings,
+                        progress: progress
+                    )
                 )
-            )
+            }
         }
         try Reporter.emit(Reporter.report(studies), options: common, family: "cache")
     }
@@ -187,6 +203,8 @@ public struct ChildCacheCommand: ParsableCommand {
     @Option(name: .customLong("read-ratio")) public var readRatio: Double
     /// Measured seconds.
     @Option public var seconds: Double
+    /// Key and value shape.
+    @Option public var shape: CacheShapeID = .int
 
     public init() {}
 
@@ -194,7 +212,7 @@ public struct ChildCacheCommand: ParsableCommand {
         guard let entry = CacheContention.catalog.first(where: { $0.id == strategy }) else {
             throw ValidationError("unknown strategy \(strategy)")
         }
-        let parameters = CacheContention.Parameters(keyCount: keys, readRatio: readRatio)
+        let parameters = CacheContention.Parameters(keyCount: keys, readRatio: readRatio, shape: shape)
         let sample = entry.runInProcess(parameters, threads, seconds)
         let data = try JSONEncoder().encode(ChildRunReport(sample))
         print(String(decoding: data, as: UTF8.self))
@@ -258,3 +276,5 @@ public struct RenderCommand: ParsableCommand {
         try Reporter.emit(decoded, format: format, directory: output)
     }
 }
+
+extension CacheShapeID: ExpressibleByArgument {}

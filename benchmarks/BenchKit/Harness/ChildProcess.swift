@@ -105,6 +105,7 @@ public struct ChildProcessRunner: Sendable {
             ChildCacheCommand.configuration.commandName ?? "child-cache", "--strategy", strategy,
             "--threads", String(threads), "--keys", String(parameters.keyCount),
             "--read-ratio", String(parameters.readRatio), "--seconds", String(seconds),
+            "--shape", parameters.shape.rawValue,
         ]
     }
 

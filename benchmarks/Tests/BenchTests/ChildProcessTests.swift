@@ -54,7 +54,7 @@ struct ChildProcessTests {
         var verdict: String?
         for _ in 0..<5 where verdict == nil {
             let sample = runner.runCache(
-                strategy: UnsynchronizedCache.id,
+                strategy: UnsynchronizedCache<IntCacheShape>.id,
                 parameters: .init(keyCount: 64, readRatio: 0.5),
                 threads: 4,
                 seconds: 0.5

@@ -15,6 +15,7 @@ struct CommandLineTests {
         #expect(command.common.threadCounts(defaults: CacheCommand.defaultThreads) == [1, 2, 4, 8])
         #expect(command.effectiveReadRatios == [0.95, 0.5, 1.0])
         #expect(command.keys == 1024)
+        #expect(command.effectiveShapes == [.int, .string])
         #expect(command.common.settings(defaults: CacheCommand.defaultSettings) == CacheCommand.defaultSettings)
         #expect(command.common.format == .table)
         #expect(try command.selectedEntries().count == CacheContention.catalog.count)
@@ -31,6 +32,7 @@ struct CommandLineTests {
         #expect(command.common.threadCounts(defaults: CacheCommand.defaultThreads) == [1, 3])
         #expect(command.effectiveReadRatios == [0.5, 1.0])
         #expect(command.keys == 64)
+        #expect(command.effectiveShapes == [.int, .string])
         #expect(
             command.common.settings(defaults: CacheCommand.defaultSettings)
                 == RunSettings(seconds: 0.1, warmup: 0, repeats: 5)
@@ -104,6 +106,25 @@ struct CommandLineTests {
         for entry in CacheContention.catalog {
             #expect(text.contains(entry.id), "missing \(entry.id)")
         }
+    }
+
+    @Test("--shape picks the key and value shapes; each shape names its studies")
+    func shapes() throws {
+        let command = try #require(try BenchCommand.parseAsRoot(["--shape", "string"]) as? CacheCommand)
+        #expect(command.effectiveShapes == [.string])
+        #expect(throws: (any Error).self) { try BenchCommand.parseAsRoot(["--shape", "float"]) }
+        #expect(CacheContention.studyID(readRatio: 0.95) == "cache-r95")
+        #expect(CacheContention.studyID(readRatio: 0.95, shape: .string) == "cache-string-r95")
+        let title = CacheContention.title(.init(keyCount: 8, readRatio: 0.95, shape: .string))
+        #expect(title.contains("String keys"))
+        let arguments = ChildProcessRunner.cacheArguments(
+            strategy: "rcumap",
+            parameters: .init(keyCount: 8, readRatio: 0.5, shape: .string),
+            threads: 1,
+            seconds: 0.1
+        )
+        let child = try #require(try BenchCommand.parseAsRoot(arguments) as? ChildCacheCommand)
+        #expect(child.shape == .string)
     }
 
     @Test(

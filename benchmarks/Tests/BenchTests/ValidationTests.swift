@@ -8,6 +8,7 @@ import Testing
 
 /// Broken on purpose, deterministically: every write stores a value that is not congruent to its key.
 final class WrongValueCache: CacheStrategy, Sendable {
+    typealias Shape = IntCacheShape
     static let name = "wrong value (test)"
     static let id = "test-wrong-value"
     static let kind = StrategyKind.reference
@@ -15,7 +16,7 @@ final class WrongValueCache: CacheStrategy, Sendable {
 
     private let state: Mutex<[Int: Int]>
 
-    init(keyCount: Int) { state = Mutex(prefilledCache(keyCount: keyCount)) }
+    init(keyCount: Int) { state = Mutex(IntCacheShape.prefilled(keyCount: keyCount)) }
 
     func read(_ key: Int) -> Int? { state.withLock { $0[key] } }
 
@@ -26,6 +27,7 @@ final class WrongValueCache: CacheStrategy, Sendable {
 /// its key. Memory-safe (each slot is an `Atomic`), so it runs in-process and under TSan; only the validation can
 /// tell that it is wrong.
 final class TornWriteCache: CacheStrategy, Sendable {
+    typealias Shape = IntCacheShape
     static let name = "torn write (test)"
     static let id = "test-torn-write"
     static let kind = StrategyKind.reference
@@ -110,7 +112,7 @@ struct ValidationTests {
     @Test("a correctly locked strategy validates clean under contention")
     func lockedStrategyIsValid() {
         let sample = CacheContention.runWorkload(
-            NIOLockCache.self,
+            NIOLockCache<IntCacheShape>.self,
             parameters: .init(keyCount: 8, readRatio: 0.5),
             threads: 2,
             seconds: 0.05
@@ -121,14 +123,48 @@ struct ValidationTests {
     }
 
     @Test(
-        "every catalog entry passes validation single-threaded",
+        "a correctly locked strategy validates clean with String keys and page values under contention",
+        arguments: [false, true]
+    )
+    func stringShapeIsValid(rcu: Bool) {
+        let parameters = CacheContention.Parameters(keyCount: 8, readRatio: 0.5, shape: .string)
+        let sample =
+            rcu
+            ? CacheContention.runWorkload(
+                RCUMapCache<StringCacheShape>.self,
+                parameters: parameters,
+                threads: 2,
+                seconds: 0.05
+            )
+            : CacheContention.runWorkload(
+                NIOLockCache<StringCacheShape>.self,
+                parameters: parameters,
+                threads: 2,
+                seconds: 0.05
+            )
+        #expect(sample.operations > 0)
+        #expect(sample.badOperations == 0)
+    }
+
+    @Test("String-shape keys are distinct URL paths of 20 to 60 bytes, stored out of line, fresh per call")
+    func stringKeys() {
+        let keys = StringCacheShape.makeKeys(1024)
+        #expect(Set(keys).count == 1024)
+        #expect(keys.allSatisfy { (20...60).contains($0.utf8.count) && $0.hasPrefix("/") })
+        let again = StringCacheShape.makeKeys(1024)
+        #expect(again == keys)
+    }
+
+    @Test(
+        "every catalog entry passes validation single-threaded, in both shapes",
         arguments: CacheContention.catalog.filter {
             $0.isolation == .inProcess
-        }.map(\.id)
+        }.map(\.id),
+        CacheShapeID.allCases
     )
-    func catalogIsValid(id: String) throws {
+    func catalogIsValid(id: String, shape: CacheShapeID) throws {
         let entry = try #require(CacheContention.catalog.first { $0.id == id })
-        let sample = entry.runInProcess(.init(keyCount: 32, readRatio: 0.5), 1, 0.01)
+        let sample = entry.runInProcess(.init(keyCount: 32, readRatio: 0.5, shape: shape), 1, 0.01)
         #expect(sample.operations > 0)
         #expect(sample.badOperations == 0)
     }

@@ -6,19 +6,19 @@ import Threading
 /// Ours: the cache as the state of Threading's `Monitor` (a lock plus condition; no waiter here).
 ///
 /// `@unchecked Sendable`: the only state is the `Monitor`, whose state is only reached under its lock.
-public final class MonitorCache: CacheStrategy, @unchecked Sendable {
-    public static let name = "Monitor"
-    public static let id = "monitor"
-    public static let kind = StrategyKind.ours
-    public static let summary = "Threading Monitor<[Int: Int]> (withLock per read and write)"
+public final class MonitorCache<Shape: CacheShape>: CacheStrategy, @unchecked Sendable {
+    public static var name: String { "Monitor" }
+    public static var id: String { "monitor" }
+    public static var kind: StrategyKind { .ours }
+    public static var summary: String { "Threading Monitor<[Key: Value]> (withLock per read and write)" }
 
-    private let monitor: Monitor<[Int: Int]>
+    private let monitor: Monitor<[Shape.Key: Shape.Value]>
 
-    public init(keyCount: Int) { monitor = Monitor(prefilledCache(keyCount: keyCount)) }
-
-    @inline(__always)
-    public func read(_ key: Int) -> Int? { monitor.withLock { $0[key] } }
+    public init(keyCount: Int) { monitor = Monitor(Shape.prefilled(keyCount: keyCount)) }
 
     @inline(__always)
-    public func write(_ key: Int, _ value: Int) { monitor.withLock { $0[key] = value } }
+    public func read(_ key: Shape.Key) -> Int? { monitor.withLock { $0.token(key, Shape.self) } }
+
+    @inline(__always)
+    public func write(_ key: Shape.Key, _ value: Shape.Value) { monitor.withLock { $0[key] = value } }
 }

@@ -6,22 +6,22 @@ import Threading
 /// Ours: the cache guarded by Threading's `MutexLock`.
 ///
 /// `@unchecked Sendable`: `storage` is only touched while `lock` is held.
-public final class MutexLockCache: CacheStrategy, @unchecked Sendable {
-    public static let name = "MutexLock"
-    public static let id = "mutexlock"
-    public static let kind = StrategyKind.ours
-    public static let summary = "Threading MutexLock around a [Int: Int] (withLock per read and write)"
+public final class MutexLockCache<Shape: CacheShape>: CacheStrategy, @unchecked Sendable {
+    public static var name: String { "MutexLock" }
+    public static var id: String { "mutexlock" }
+    public static var kind: StrategyKind { .ours }
+    public static var summary: String { "Threading MutexLock around a [Key: Value] (withLock per read and write)" }
 
     private let lock = MutexLock()
-    private let storage: DictionaryCell
+    private let storage: DictionaryCell<Shape>
 
-    public init(keyCount: Int) { storage = DictionaryCell(keyCount: keyCount) }
+    public init(keyCount: Int) { storage = DictionaryCell<Shape>(keyCount: keyCount) }
 
     deinit { storage.destroy() }
 
     @inline(__always)
-    public func read(_ key: Int) -> Int? { lock.withLock { storage.get(key) } }
+    public func read(_ key: Shape.Key) -> Int? { lock.withLock { storage.get(key) } }
 
     @inline(__always)
-    public func write(_ key: Int, _ value: Int) { lock.withLock { storage.set(key, value) } }
+    public func write(_ key: Shape.Key, _ value: Shape.Value) { lock.withLock { storage.set(key, value) } }
 }

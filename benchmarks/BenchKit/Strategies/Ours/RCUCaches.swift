@@ -3,24 +3,26 @@
 
 import Threading
 
-/// Ours: the whole cache as one `RCUValue<[Int: Int]>`: lock-free reads, writers copy the dictionary and publish.
+/// Ours: the whole cache as one `RCUValue<[Key: Value]>`: lock-free reads, writers copy the dictionary and publish.
 ///
 /// `Sendable`: the only state is the `RCUValue`, which is `Sendable`.
-public final class RCUValueCache: CacheStrategy, Sendable {
-    public static let name = "RCUValue"
-    public static let id = "rcuvalue"
-    public static let kind = StrategyKind.ours
-    public static let summary = "Threading RCUValue<[Int: Int]>: RCU read section per read, copy-update per write"
+public final class RCUValueCache<Shape: CacheShape>: CacheStrategy, Sendable {
+    public static var name: String { "RCUValue" }
+    public static var id: String { "rcuvalue" }
+    public static var kind: StrategyKind { .ours }
+    public static var summary: String {
+        "Threading RCUValue<[Key: Value]>: RCU read section per read, copy-update per write"
+    }
 
-    private let value: RCUValue<[Int: Int]>
+    private let value: RCUValue<[Shape.Key: Shape.Value]>
 
-    public init(keyCount: Int) { value = RCUValue(prefilledCache(keyCount: keyCount)) }
+    public init(keyCount: Int) { value = RCUValue(Shape.prefilled(keyCount: keyCount)) }
 
     @inline(__always)
-    public func read(_ key: Int) -> Int? { value.read { $0[key] } }
+    public func read(_ key: Shape.Key) -> Int? { value.read { $0.token(key, Shape.self) } }
 
     @inline(__always)
-    public func write(_ key: Int, _ value: Int) {
+    public func write(_ key: Shape.Key, _ value: Shape.Value) {
         self.value.update { old in
             var new = old
             new[key] = value
@@ -32,30 +34,32 @@ public final class RCUValueCache: CacheStrategy, Sendable {
     public func quiesce() { RCU.barrier() }
 }
 
-/// Ours: the cache as an `RCUMap<Int, Int>` (integer keys and values: the flat RCU table): lock-free reads and
-/// per-key writes.
+/// Ours: the cache as an `RCUMap<Key, Value>`: lock-free reads (the value borrowed in the read section) and per-key
+/// writes. `RCUMap<Int, Int>` uses the flat RCU table; `RCUMap<String, CachedPage>` the chained hash table.
 ///
 /// `Sendable`: the only state is the `RCUMap`, which is `Sendable`.
-public final class RCUMapCache: CacheStrategy, Sendable {
-    public static let name = "RCUMap"
-    public static let id = "rcumap"
-    public static let kind = StrategyKind.ours
-    public static let summary = "Threading RCUMap<Int, Int> (flat RCU table): RCU reads, per-key writes"
+public final class RCUMapCache<Shape: CacheShape>: CacheStrategy, Sendable {
+    public static var name: String { "RCUMap" }
+    public static var id: String { "rcumap" }
+    public static var kind: StrategyKind { .ours }
+    public static var summary: String {
+        "Threading RCUMap<Key, Value> (flat table for Int keys and values): RCU reads, per-key writes"
+    }
 
-    private let map: RCUMap<Int, Int>
+    private let map: RCUMap<Shape.Key, Shape.Value>
 
     public init(keyCount: Int) {
         map = RCUMap(minimumCapacity: keyCount)
-        for key in 0..<keyCount {
-            map.set(key, forKey: key)
+        for (index, key) in Shape.makeKeys(keyCount).enumerated() {
+            map.set(Shape.makeValue(index), forKey: key)
         }
     }
 
     @inline(__always)
-    public func read(_ key: Int) -> Int? { map.get(key) }
+    public func read(_ key: Shape.Key) -> Int? { map.withValue(forKey: key) { Shape.token($0) } }
 
     @inline(__always)
-    public func write(_ key: Int, _ value: Int) { map.set(value, forKey: key) }
+    public func write(_ key: Shape.Key, _ value: Shape.Value) { map.set(value, forKey: key) }
 
     /// Waits for the deferred releases of replaced entries, so their cost counts in this run.
     public func quiesce() { RCU.barrier() }

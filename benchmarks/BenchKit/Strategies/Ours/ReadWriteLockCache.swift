@@ -6,23 +6,24 @@ import Threading
 /// Ours: the cache guarded by Threading's `ReadWriteLock`: shared reads, exclusive writes.
 ///
 /// `@unchecked Sendable`: `storage` is read under the read lock and written under the write lock.
-public final class ReadWriteLockCache: CacheStrategy, @unchecked Sendable {
-    public static let name = "ReadWriteLock"
-    public static let id = "rwlock"
-    public static let kind = StrategyKind.ours
-    public static let summary =
-        "Threading ReadWriteLock (read lock for reads, write lock for writes) around a [Int: Int]"
+public final class ReadWriteLockCache<Shape: CacheShape>: CacheStrategy, @unchecked Sendable {
+    public static var name: String { "ReadWriteLock" }
+    public static var id: String { "rwlock" }
+    public static var kind: StrategyKind { .ours }
+    public static var summary: String {
+        "Threading ReadWriteLock (read lock for reads, write lock for writes) around a [Key: Value]"
+    }
 
     private let lock = ReadWriteLock()
-    private let storage: DictionaryCell
+    private let storage: DictionaryCell<Shape>
 
-    public init(keyCount: Int) { storage = DictionaryCell(keyCount: keyCount) }
+    public init(keyCount: Int) { storage = DictionaryCell<Shape>(keyCount: keyCount) }
 
     deinit { storage.destroy() }
 
     @inline(__always)
-    public func read(_ key: Int) -> Int? { lock.withReadLock { storage.get(key) } }
+    public func read(_ key: Shape.Key) -> Int? { lock.withReadLock { storage.get(key) } }
 
     @inline(__always)
-    public func write(_ key: Int, _ value: Int) { lock.withWriteLock { storage.set(key, value) } }
+    public func write(_ key: Shape.Key, _ value: Shape.Value) { lock.withWriteLock { storage.set(key, value) } }
 }

@@ -6,22 +6,22 @@ import Threading
 /// Ours: the cache guarded by Threading's `RecursiveLock`.
 ///
 /// `@unchecked Sendable`: `storage` is only touched while `lock` is held.
-public final class RecursiveLockCache: CacheStrategy, @unchecked Sendable {
-    public static let name = "RecursiveLock"
-    public static let id = "recursivelock"
-    public static let kind = StrategyKind.ours
-    public static let summary = "Threading RecursiveLock around a [Int: Int]"
+public final class RecursiveLockCache<Shape: CacheShape>: CacheStrategy, @unchecked Sendable {
+    public static var name: String { "RecursiveLock" }
+    public static var id: String { "recursivelock" }
+    public static var kind: StrategyKind { .ours }
+    public static var summary: String { "Threading RecursiveLock around a [Key: Value]" }
 
     private let lock = RecursiveLock()
-    private let storage: DictionaryCell
+    private let storage: DictionaryCell<Shape>
 
-    public init(keyCount: Int) { storage = DictionaryCell(keyCount: keyCount) }
+    public init(keyCount: Int) { storage = DictionaryCell<Shape>(keyCount: keyCount) }
 
     deinit { storage.destroy() }
 
     @inline(__always)
-    public func read(_ key: Int) -> Int? { lock.withLock { storage.get(key) } }
+    public func read(_ key: Shape.Key) -> Int? { lock.withLock { storage.get(key) } }
 
     @inline(__always)
-    public func write(_ key: Int, _ value: Int) { lock.withLock { storage.set(key, value) } }
+    public func write(_ key: Shape.Key, _ value: Shape.Value) { lock.withLock { storage.set(key, value) } }
 }

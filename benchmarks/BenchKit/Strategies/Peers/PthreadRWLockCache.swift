@@ -7,21 +7,23 @@ import Glibc
 ///
 /// The lock lives in its own heap allocation so it never moves. `@unchecked Sendable`: `storage` is read under the
 /// read lock and written under the write lock.
-public final class PthreadRWLockCache: CacheStrategy, @unchecked Sendable {
-    public static let name = "pthread_rwlock"
-    public static let id = "pthread-rwlock"
-    public static let kind = StrategyKind.peer
-    public static let summary = "raw pthread_rwlock_t (rdlock for reads, wrlock for writes) around a [Int: Int]"
+public final class PthreadRWLockCache<Shape: CacheShape>: CacheStrategy, @unchecked Sendable {
+    public static var name: String { "pthread_rwlock" }
+    public static var id: String { "pthread-rwlock" }
+    public static var kind: StrategyKind { .peer }
+    public static var summary: String {
+        "raw pthread_rwlock_t (rdlock for reads, wrlock for writes) around a [Key: Value]"
+    }
 
     private let rwlock: UnsafeMutablePointer<pthread_rwlock_t>
-    private let storage: DictionaryCell
+    private let storage: DictionaryCell<Shape>
 
     public init(keyCount: Int) {
         rwlock = .allocate(capacity: 1)
         rwlock.initialize(to: pthread_rwlock_t())
         let code = pthread_rwlock_init(rwlock, nil)
         precondition(code == 0, "pthread_rwlock_init failed with code \(code)")
-        storage = DictionaryCell(keyCount: keyCount)
+        storage = DictionaryCell<Shape>(keyCount: keyCount)
     }
 
     deinit {
@@ -31,14 +33,14 @@ public final class PthreadRWLockCache: CacheStrategy, @unchecked Sendable {
     }
 
     @inline(__always)
-    public func read(_ key: Int) -> Int? {
+    public func read(_ key: Shape.Key) -> Int? {
         pthread_rwlock_rdlock(rwlock)
         defer { pthread_rwlock_unlock(rwlock) }
         return storage.get(key)
     }
 
     @inline(__always)
-    public func write(_ key: Int, _ value: Int) {
+    public func write(_ key: Shape.Key, _ value: Shape.Value) {
         pthread_rwlock_wrlock(rwlock)
         defer { pthread_rwlock_unlock(rwlock) }
         storage.set(key, value)
