@@ -23,8 +23,8 @@ SOAK_SECONDS ?= 600
 BENCHMARKS = --package-path benchmarks
 EXAMPLES = --package-path examples
 
-.PHONY: deps test bench examples http-server build release torture soak docs samples consumer-check verify lint install c-example \
-	fork-check
+.PHONY: deps test bench examples http-server build release torture soak docs samples consumer-check verify lint install \
+	c-example fork-check traits
 
 deps:
 	@./scripts/ensure-liburcu.sh
@@ -62,9 +62,23 @@ docs: deps
 samples: deps
 	./scripts/check-samples.py
 
-# Depends on a tagged clone of this checkout by version, as a user would, and checks what it resolves and builds.
+# Depends on a tagged clone of this checkout by version, as a user would, and checks what it resolves and builds:
+# with no trait Threading alone, with each trait (and all three) exactly that integration's packages.
 consumer-check: deps
 	./scripts/consumer-check.sh
+
+# The integrations (package traits, off by default; `make test` covers no trait): the whole suite with all three
+# traits on, then each trait alone built with the tests and its integration suites run (one scratch path for the
+# three, so only the Threading targets rebuild between them). No C_STRICT: SwiftPM 6.3 stops with an internal error
+# on `-Xcc -Werror` in a graph with remote packages; `make test` checks the C warnings.
+TRAITS ?= LoggingSupport MetricsSupport ServiceLifecycleSupport
+INTEGRATION_SUITES = LoggingObserverTests|WorkerPoolMetricsTests|WorkerPoolMetricsCrashTests|WorkerPoolServiceTests
+traits: deps
+	$(SWIFT) test --scratch-path .build/traits-all --enable-all-traits $(C_WARNINGS) $(SWIFT_FLAGS)
+	set -e; for trait in $(TRAITS); do \
+		$(SWIFT) build --build-tests --scratch-path .build/traits --traits $$trait $(C_WARNINGS) $(SWIFT_FLAGS); \
+		$(SWIFT) test --skip-build --scratch-path .build/traits --traits $$trait --filter '$(INTEGRATION_SUITES)'; \
+	done
 
 # The torture suites in their long mode (rcutorture-style RCU, every lock, queues, job DAGs, a 60 s soak) and the
 # blocking pool's steady-load thread census (it needs the machine to itself); each torture suite

@@ -119,6 +119,19 @@ def advice_module():
     return "\n".join(out + [""]), problems
 
 
+# The package traits of Package.swift, and the packages (and products) of the integrations they enable.
+TRAITS = '"LoggingSupport", "MetricsSupport", "ServiceLifecycleSupport"'
+INTEGRATIONS = (
+    ', .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0")'
+    ', .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0")'
+    ', .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0")'
+)
+INTEGRATION_PRODUCTS = (
+    ', .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics")'
+    ', .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")'
+)
+
+
 def main():
     shutil.rmtree(os.path.join(SCRATCH, "Sources"), ignore_errors=True)
     os.makedirs(SCRATCH, exist_ok=True)
@@ -143,9 +156,11 @@ def main():
     targets.append(("NoasyncAdvice", True))
     for problem in problems:
         print(problem, file=sys.stderr)
+    # Every trait is on, so the samples of the integrations (the "Running in a service" article) compile too; the
+    # integrations' packages are named so that a sample may import their modules, as a service would.
     target_lines = ",\n".join(
         f'        .{"executableTarget" if top_level else "target"}(name: "{name}", '
-        'dependencies: [.product(name: "Threading", package: "Threading")])'
+        'dependencies: [.product(name: "Threading", package: "Threading")' + INTEGRATION_PRODUCTS + '])'
         for name, top_level in targets
     )
     with open(os.path.join(SCRATCH, "Package.swift"), "w", encoding="utf-8") as out:
@@ -153,7 +168,7 @@ def main():
             "// swift-tools-version:6.1\nimport PackageDescription\n\n"
             "let package = Package(\n"
             '    name: "Samples",\n'
-            f'    dependencies: [.package(name: "Threading", path: "{ROOT}")],\n'
+            f'    dependencies: [.package(name: "Threading", path: "{ROOT}", traits: [{TRAITS}]){INTEGRATIONS}],\n'
             f"    targets: [\n{target_lines}\n    ],\n"
             "    swiftLanguageModes: [.v6]\n)\n"
         )

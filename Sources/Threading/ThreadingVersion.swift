@@ -3,6 +3,6 @@
 
 /// The version of the Threading library.
 public enum ThreadingVersion {
-    /// The version as `major.minor.patch`.
-    public static let string = "1.0.0"
+    /// The version as `major.minor.patch`: the release this source is (CHANGELOG.md lists what it changes).
+    public static let string = "2.0.0"
 }
