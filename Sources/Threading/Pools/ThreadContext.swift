@@ -73,6 +73,8 @@ struct ThreadState: ~Copyable {
     /// The thread's number, handed out in creation order: it picks the shared shard the thread submits to
     /// (``PoolCore``), so producers spread over the shards round-robin.
     let shard: Int
+    /// The thread's wait record (what it is blocked in, for snapshots), registered while the thread lives.
+    let waitRecord: ThreadWaitRecord
 }
 
 typealias ThreadContext = UnsafeMutablePointer<ThreadState>
@@ -83,6 +85,7 @@ enum RuntimeThread {
         var key = pthread_key_t()
         let code = cthr_tsd_create(&key) { raw in
             let state = raw.assumingMemoryBound(to: ThreadState.self)
+            ThreadRegistry.unregister(state.pointee.waitRecord)
             state.pointee.frames.deallocate()
             state.deinitialize(count: 1)
             state.deallocate()
@@ -117,7 +120,8 @@ enum RuntimeThread {
                 worker: nil,
                 isMainThread: isMainThread,
                 running: nil,
-                shard: nextShard.add(1, ordering: .relaxed).oldValue
+                shard: nextShard.add(1, ordering: .relaxed).oldValue,
+                waitRecord: ThreadRegistry.registerCurrent()
             )
         )
         let code = cthr_tsd_set(key, state)

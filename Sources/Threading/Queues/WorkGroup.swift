@@ -155,6 +155,11 @@ public final class WorkGroup: @unchecked Sendable {
         let context = RuntimeThread.current
         PoolCore.willBlock(context)
         defer { PoolCore.didUnblock(context) }
+        return WaitRecording.recording(.group, on: self) { waitCountRecorded(deadline) }
+    }
+
+    /// ``waitCount(_:)``'s loop, with the wait recorded.
+    private func waitCountRecorded(_ deadline: UInt64) -> Bool {
         while true {
             let value = count.load()
             if value == 0 { return true }
