@@ -60,6 +60,12 @@ enum NamedLockRegistry {
         }
     }
 
+    /// Takes the registry's lock for `fork()` (``ThreadRegistry``'s prepare handler).
+    static func lockForFork() { lock.lock() }
+
+    /// Gives it back after `fork()`, in the parent and in the child.
+    static func unlockAfterFork() { lock.unlock() }
+
     /// How many locks are registered (for tests).
     static var count: Int { lock.withLock { entries.count } }
 }

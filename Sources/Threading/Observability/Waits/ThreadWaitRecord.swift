@@ -3,6 +3,12 @@
 
 import CThreading
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// What a thread waits in (``WaitSnapshot/kind`` gives the names).
 enum WaitKind: UInt8, Sendable {
     case lock
@@ -92,11 +98,15 @@ struct WaitObservation {
 final class ThreadWaitRecord: @unchecked Sendable {
     /// The thread's kernel thread id.
     let threadID: Int32
+    /// ``ForkRegistry/epoch`` when the record was made: a record of an older epoch is a `fork()`ed parent's thread
+    /// (gone in this process, its record lock possibly held for ever), never read.
+    let epoch: UInt32
     private let lock = RuntimeLock()
     private var state: WaitState?
 
     init(threadID: Int32) {
         self.threadID = threadID
+        self.epoch = ForkRegistry.epoch.load(ordering: .relaxed)
     }
 
     /// Records `wait` as the thread's wait; returns the wait it replaces (an outer wait, when the thread runs work
@@ -135,10 +145,34 @@ enum ThreadRegistry {
 
     /// Makes and registers the calling thread's record (when its context is made).
     static func registerCurrent() -> ThreadWaitRecord {
+        _ = forkHandlersInstalled
         let record = ThreadWaitRecord(threadID: cthr_thread_id())
         lock.withLock { records[ObjectIdentifier(record)] = record }
         return record
     }
+
+    /// Holds this registry's and ``NamedLockRegistry``'s locks across `fork()`, so a child never inherits one held
+    /// by a thread it does not have. The prepare handler makes the forking thread's context first (which registers
+    /// it), so it never takes the lock it then holds. The parent's records stay in the child, where their epoch
+    /// tells them apart (see ``ThreadWaitRecord/epoch``); the child handler only unlocks (it allocates nothing).
+    private static let forkHandlersInstalled: Bool = {
+        let code = pthread_atfork(
+            {
+                _ = RuntimeThread.current
+                ThreadRegistry.lock.lock()
+                NamedLockRegistry.lockForFork()
+            },
+            {
+                NamedLockRegistry.unlockAfterFork()
+                ThreadRegistry.lock.unlock()
+            },
+            {
+                NamedLockRegistry.unlockAfterFork()
+                ThreadRegistry.lock.unlock()
+            }
+        )
+        return code == 0
+    }()
 
     /// Removes a record (when its thread's context is freed, at thread exit).
     static func unregister(_ record: ThreadWaitRecord) {
@@ -146,14 +180,11 @@ enum ThreadRegistry {
     }
 
     /// Runs `body` with the registered records, under the registry's lock (no thread starts or exits meanwhile).
-    static func withRecords<R>(_ body: (Dictionary<ObjectIdentifier, ThreadWaitRecord>.Values) -> R) -> R {
-        lock.withLock { body(records.values) }
-    }
-
-    /// Keeps only the calling thread's record: in a `fork()`ed child, where no other thread exists.
-    static func forkChild(keeping record: ThreadWaitRecord?) {
-        records = [:]
-        if let record { records[ObjectIdentifier(record)] = record }
+    /// In a `fork()`ed child, the parent's records (an older epoch) are left out, the forking thread's too (its
+    /// kernel id changed, so the child's first thread is not listed).
+    static func withRecords<R>(_ body: ([ThreadWaitRecord]) -> R) -> R {
+        let epoch = ForkRegistry.epoch.load(ordering: .relaxed)
+        return lock.withLock { body(records.values.filter { $0.epoch == epoch }) }
     }
 }
 
