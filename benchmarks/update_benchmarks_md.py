@@ -10,11 +10,14 @@ Usage (from the repository root):
     done
     python3 benchmarks/update_benchmarks_md.py [benchmarks/results]
 
-Reads report.json and report.txt from the results folder, computes the issues' goal ratios from the JSON (the
-per-primitive goals from the locks, once, threadlocal and handoff subfolders' report.json; a goal whose family is
+Reads report.json and report.txt from the results folder, computes the target ratios from the JSON (the
+per-primitive targets from the locks, once, threadlocal and handoff subfolders' report.json; a target whose family is
 missing is listed as "not measured"), adds each family found in a subfolder (report.json + report.txt), and replaces
-everything between the `<!-- results:begin -->` and `<!-- results:end -->` markers of BENCHMARKS.md. Every ratio is
-ours / peer in ops/s from the same run, so above 1 means ours is ahead (the goal rows marked "/ours" say otherwise).
+everything between the `<!-- results:begin -->` and `<!-- results:end -->` markers of BENCHMARKS.md, and the machine
+table and the headline table between their own markers (`machine`, `headline`). Every ratio is
+ours / peer in ops/s from the same run, so above 1 means ours is ahead (the rows marked "/ours" say otherwise).
+Each run's header names the machine and the build the report recorded ("not recorded" for a field an older report
+lacks).
 """
 import json
 import os
@@ -23,9 +26,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "benchmarks", "results")
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
-# The families whose report.json the goals read (subfolders of the results folder).
+# The families whose report.json the targets read (subfolders of the results folder).
 GOAL_FAMILIES = ("locks", "once", "threadlocal", "handoff")
-# Issue 19: each primitive against its closest peer, one row per thread count: (family, ours, peer, the row's text,
+# Each primitive against its closest peer, one row per thread count: (family, ours, peer, the row's text,
 # goal); a goal of None is information only. Every family measures ops/s, so the ratio is ours / peer.
 PRIMITIVE_GOALS = (
     ("locks", "recursivelock", "nsrecursivelock", "RecursiveLock >= NSRecursiveLock", 1.0),
@@ -44,7 +47,7 @@ PRIMITIVE_GOALS = (
     ("handoff", "condition", "nscondition", "ConditionVariable >= NSCondition", 1.0),
     ("handoff", "monitor", "nsconditionlock", "Monitor >= NSConditionLock", 1.0),
 )
-# Issue 19 asks SpinLock to be level with MutexLock uncontended only: its contended rows are information.
+# SpinLock is expected level with MutexLock uncontended only: its contended rows are information.
 UNCONTENDED_ONLY = {("locks", "spinlock", "mutexlock")}
 
 
@@ -80,7 +83,7 @@ def threads_label(family, t):
 
 
 def primitive_goals(studies):
-    """Issue 19's rows: each primitive against each of its peers at every thread count of its family's run."""
+    """Each primitive against each of its peers at every thread count of its family's run."""
     rows = []
     for family, ours, peer, text, goal in PRIMITIVE_GOALS:
         study = studies.get(family)
@@ -121,8 +124,8 @@ def goals(report):
             value, verdict = fmt(ratio(mine, peer), 1.0)
             who = f"vs {peer['strategy']}" if peer else ""
             rows.append((f"{study['title']}, {t} thread{'' if t == 1 else 's'}: MutexLock >= best peer lock", value, verdict, who))
-    # Issue 19: every primitive at least its closest peer (bench locks, once, threadlocal, handoff), and ReadWriteLock
-    # at least 2x pthread_rwlock on read-mostly work (cache study, 95 % and 100 % reads).
+    # Every primitive at least its closest peer (bench locks, once, threadlocal, handoff), and ReadWriteLock at least
+    # 2x pthread_rwlock on read-mostly work (cache study, 95 % and 100 % reads).
     rows += primitive_goals(studies)
     for sid in ("cache-r95", "cache-r100"):
         study = studies.get(sid)
@@ -160,6 +163,57 @@ def goals(report):
     return rows
 
 
+def provenance(report):
+    """The machine and build lines of a report; a field an older report lacks is said to be not recorded."""
+    cpus = report["cpus"]
+    machine = f"{report.get('cpuModel') or 'CPU model not recorded'}, {cpus} CPU{'' if cpus == 1 else 's'}, " \
+              f"{report['system']}"
+    build = f"{report['build']} build, commit {report.get('commit') or 'not recorded'}, " \
+            f"Swift {report.get('swiftVersion') or 'not recorded'}, Threading {report['version']}"
+    load = report.get("loadAverage") or "not recorded"
+    return f"Machine: {machine}; load average {load}. Build: {build}."
+
+
+def machine_table(report, families):
+    """The machine-and-build table of BENCHMARKS.md: the default study's run, then each family's run."""
+    def row(name, r):
+        cpus = r["cpus"]
+        return (f"| {name} | {r.get('cpuModel') or 'not recorded'} | {cpus} | {r.get('kernel') or r['system']} | "
+                f"{r['build']}, Swift {r.get('swiftVersion') or 'not recorded'}, commit "
+                f"{r.get('commit') or 'not recorded'} | {r['date']} | {r.get('loadAverage') or 'not recorded'} |")
+    out = ["| run | CPU model | CPUs | kernel | build | date | load average |", "|---|---|---|---|---|---|---|",
+           row("`bench` (cache study)", report)]
+    out += [row(f"`bench {name}`", sub) for name, sub in families]
+    return out
+
+
+def headline_table(report):
+    """Best of ours over the best peer, per read ratio and thread count, from the default study."""
+    studies = [s for s in report["studies"] if s["family"] == "cache"]
+    if not studies:
+        return ["(no cache study in this report)"]
+    threads = studies[0]["threads"]
+    out = ["| reads | " + " | ".join(f"{t} thread{'' if t == 1 else 's'}" for t in threads) + " |",
+           "|---|" + "---|" * len(threads)]
+    for s in studies:
+        cells_text = []
+        for t in threads:
+            ours, peer = best(s, t, "ours"), best(s, t, "peer")
+            value = ratio(ours, peer)
+            cells_text.append(f"**{value:.2f}x** {ours['strategy']} vs {peer['strategy']}" if value else "n/a")
+        reads = float(s["parameters"].get("read ratio", "nan")) * 100
+        out.append(f"| {reads:.0f} % | " + " | ".join(cells_text) + " |")
+    return out
+
+
+def replace_between(text, name, lines):
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    if begin not in text:
+        return text
+    start, stop = text.index(begin) + len(begin), text.index(end)
+    return text[:start] + "\n" + "\n".join(lines) + "\n" + text[stop:]
+
+
 def with_family_studies(report, families=GOAL_FAMILIES):
     """The report with the studies of each family subfolder's report.json (when present) appended, for goals()."""
     merged = dict(report)
@@ -178,11 +232,10 @@ def main():
     with open(os.path.join(RESULTS, "report.txt")) as f:
         table = f.read()
     rel = os.path.relpath(RESULTS, ROOT)
-    out = [BEGIN, "", f"Produced by `{report['command']}` on {report['date']} ({report['build']} build, "
-           f"{report['cpus']} CPUs, {report['system']}, Threading {report['version']}).", "",
-           "### Goals (ratios from this run)", "",
-           "| goal | measured | verdict | strategies |", "|---|---|---|---|"]
-    # The MutexLock and per-primitive goals also cover `bench locks`, `once`, `threadlocal` and `handoff`, whose
+    out = [BEGIN, "", f"Produced by `{report['command']}` on {report['date']}.", "", provenance(report), "",
+           "### Targets (ratios from this run)", "",
+           "| target | measured | verdict | strategies |", "|---|---|---|---|"]
+    # The MutexLock and per-primitive targets also cover `bench locks`, `once`, `threadlocal` and `handoff`, whose
     # results live in their own subfolders.
     for goal, value, verdict, who in goals(with_family_studies(report)):
         out.append(f"| {goal} | {value} | {verdict} | {who} |")
@@ -190,24 +243,30 @@ def main():
     out += [s["summary"] for s in report["studies"]]
     out += ["```", "", "### Charts", ""]
     for s in report["studies"]:
-        out.append(f"![{s['title']}]({rel}/{s['id']}.svg)")
-        out.append("")
+        if os.path.isfile(os.path.join(RESULTS, f"{s['id']}-ratio.svg")):
+            out += [f"![{s['title']}: ours over the best peer]({rel}/{s['id']}-ratio.svg)", ""]
+        out += [f"![{s['title']}: throughput by family]({rel}/{s['id']}.svg)", ""]
     out += ["### Full table", "", "```", table.rstrip(), "```", ""]
+    families = []
     for family in sorted(os.listdir(RESULTS)):
         folder = os.path.join(RESULTS, family)
         if not os.path.isfile(os.path.join(folder, "report.json")):
             continue
         with open(os.path.join(folder, "report.json")) as f:
             sub = json.load(f)
+        families.append((family, sub))
         with open(os.path.join(folder, "report.txt")) as f:
             sub_table = f.read()
-        out += [f"### `bench {family}`", "", f"Produced by `{sub['command']}` on {sub['date']}.", "", "```"]
+        out += [f"### `bench {family}`", "", f"Produced by `{sub['command']}` on {sub['date']}.", "",
+                provenance(sub), "", "```"]
         out += [s["summary"] for s in sub["studies"]]
         out += ["```", ""]
         # The blocked-queues census counts threads: it has no chart.
         for s in sub["studies"]:
             if any(c.get("census") for c in s["results"]):
                 continue
+            if os.path.isfile(os.path.join(folder, f"{s['id']}-ratio.svg")):
+                out += [f"![{s['title']}: ours over the best peer]({rel}/{family}/{s['id']}-ratio.svg)", ""]
             out += [f"![{s['title']}]({rel}/{family}/{s['id']}.svg)", ""]
         out += ["<details><summary>full table</summary>", "", "```", sub_table.rstrip(), "```", "", "</details>", ""]
     out += [END]
@@ -215,8 +274,11 @@ def main():
     with open(path) as f:
         text = f.read()
     start, stop = text.index(BEGIN), text.index(END) + len(END)
+    text = text[:start] + "\n".join(out) + text[stop:]
+    text = replace_between(text, "machine", machine_table(report, families))
+    text = replace_between(text, "headline", headline_table(report))
     with open(path, "w") as f:
-        f.write(text[:start] + "\n".join(out) + text[stop:])
+        f.write(text)
     print(f"updated {path} from {RESULTS}")
 
 

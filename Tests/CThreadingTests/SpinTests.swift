@@ -5,7 +5,7 @@ import CThreading
 import Glibc
 import Testing
 
-/// Threads and increments per thread of the counter tests (4 x 100,000, as the issue asks).
+/// Threads and increments per thread of the counter tests (4 x 100,000: enough increments for a lost update to show).
 let counterThreads = 4
 let incrementsPerThread = 100_000
 

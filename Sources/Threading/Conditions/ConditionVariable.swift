@@ -104,7 +104,7 @@ public final class ConditionVariable: @unchecked Sendable {
         let code =
             cthr_lock_cond_spin(cond, sequence, deadline)
             ? 0
-            : PoolCore.blocking {
+            : BlockingHook.around {
                 WaitRecording.recording(.condition, on: self) { cthr_lock_cond_wait(cond, sequence, deadline) }
             }
         lock.lock()

@@ -17,7 +17,7 @@ enum PoolUnit {
 
 /// A pool thread. `slot`, `local`, `picks`, `rotation`, `nextRuns` and `blocked` are only touched by the thread itself
 /// (`blocked` also under the pool lock); `parker` is stored to by wakers under the pool lock.
-final class PoolWorker: @unchecked Sendable {
+final class PoolWorker: BlockingObserver, @unchecked Sendable {
     /// The pool this thread belongs to (a worker keeps its pool alive while its thread runs).
     let poolCore: PoolCore
     /// 0 = parked or about to park, 1 = woken (a waker took it off the idle list and gave it a running slot).
@@ -35,4 +35,10 @@ final class PoolWorker: @unchecked Sendable {
     var nextRuns = 0
 
     init(poolCore: PoolCore) { self.poolCore = poolCore }
+
+    /// Gives the worker's running slot up while it blocks (see ``BlockingHook``).
+    override func willBlock() { poolCore.workerWillBlock(self) }
+
+    /// Takes a running slot again.
+    override func didUnblock() { poolCore.workerDidUnblock(self) }
 }

@@ -10,7 +10,7 @@ import Synchronization
 /// true for the queue a closure was submitted to (false for target queues acquired on its behalf).
 /// `queue` is not retained: the thread holds the queue (it runs its work) for as long as the frame is on its stack.
 struct QueueFrame {
-    unowned(unsafe) var queue: any QueueCore
+    unowned(unsafe) var queue: QueueCore
     var exclusive: Bool
     var entry: Bool
 }
@@ -177,7 +177,7 @@ enum RuntimeThread {
 
 extension UnsafeMutablePointer where Pointee == ThreadState {
     @inline(__always)
-    func push(_ queue: any QueueCore, exclusive: Bool, entry: Bool) {
+    func push(_ queue: QueueCore, exclusive: Bool, entry: Bool) {
         if pointee.depth == pointee.capacity { grow() }
         (pointee.frames + pointee.depth).initialize(
             to: QueueFrame(queue: queue, exclusive: exclusive, entry: entry)
@@ -201,7 +201,7 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
     }
 
     /// The innermost queue a running closure was submitted to, or nil outside any queue.
-    var currentQueue: (any QueueCore)? {
+    var currentQueue: QueueCore? {
         var index = pointee.depth - 1
         while index >= 0 {
             let frame = pointee.frames[index]
@@ -212,7 +212,7 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
     }
 
     /// The frame holding `queue`, innermost first, or nil.
-    func frame(holding queue: any QueueCore) -> QueueFrame? {
+    func frame(holding queue: QueueCore) -> QueueFrame? {
         let index = frameIndex(holding: queue)
         return index >= 0 ? pointee.frames[index] : nil
     }
@@ -221,8 +221,8 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
     /// with no optional: see ``ForkRegistry`` on the runtime's types in a child).
     /// The queue on `queue`'s path to the pool (itself, then its targets) that this thread holds exclusively (a
     /// serial queue it runs, a barrier), if any: work queued on `queue` cannot start before this thread lets it go.
-    func exclusiveHold(onPathOf queue: any QueueCore) -> (any QueueCore)? {
-        var level: (any QueueCore)? = queue
+    func exclusiveHold(onPathOf queue: QueueCore) -> QueueCore? {
+        var level: QueueCore? = queue
         while let current = level {
             if let frame = frame(holding: current), frame.exclusive { return current }
             level = current.target
@@ -230,7 +230,7 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
         return nil
     }
 
-    func frameIndex(holding queue: any QueueCore) -> Int {
+    func frameIndex(holding queue: QueueCore) -> Int {
         var index = pointee.depth - 1
         while index >= 0 {
             if pointee.frames[index].queue === queue { return index }
@@ -305,7 +305,10 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
     /// exchanges in `granted` and only makes the wake system call when it saw `sleeping`. A concurrent queue may
     /// offer a waiting thread an item queued *ahead of* it (`helpOffered`, see `ConcurrentCore.offerHelp`): the
     /// waiter would wait for that item anyway, so running it itself saves a pool hop; it then keeps waiting.
-    func waitGranted() {
+    ///
+    /// `queue` (a queue core) is the queue a `sync` waits on: once the spin is over, the wait is recorded on the
+    /// thread's wait record for snapshots (``WaitRecording``), so a wait that ends while spinning records nothing.
+    func waitGranted(on queue: AnyObject? = nil) {
         for round in 0..<poolSpinRounds {
             switch pointee.parker.load() {
             case .granted: return
@@ -319,7 +322,9 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
             }
             if round >= 4 { _ = cthr_thread_yield() }
         }
-        PoolCore.willBlock(self)
+        BlockingHook.willBlock()
+        let record = (queue as? any WaitTarget).map { pointee.waitRecord.beginSync(on: $0) }
+        defer { if let record { pointee.waitRecord.end(restoring: record) } }
         while true {
             let state = pointee.parker.load()
             if state == .granted { break }
@@ -334,7 +339,7 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
             if state == .waiting && !pointee.parker.compareExchange(.waiting, .sleeping) { continue }
             pointee.parker.wait(whileIn: .sleeping)
         }
-        PoolCore.didUnblock(self)
+        BlockingHook.didUnblock()
     }
 
     /// Runs the offered item (`helpOffered`). The slot is read and cleared before leaving that state: offers write it

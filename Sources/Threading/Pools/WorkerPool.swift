@@ -194,6 +194,6 @@ public final class WorkerPool: Sendable {
     public static func withBlockingRegion<Result, Failure: Error>(
         _ body: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        try PoolCore.blocking(body)
+        try BlockingHook.around(body)
     }
 }

@@ -65,9 +65,8 @@ private final class PerformState: @unchecked Sendable {
 
     func waitAll() {
         if done.load() == 1 { return }
-        let context = RuntimeThread.current
-        PoolCore.willBlock(context)
+        BlockingHook.willBlock()
         while done.load() == 0 { done.wait(expected: 0) }
-        PoolCore.didUnblock(context)
+        BlockingHook.didUnblock()
     }
 }

@@ -5,8 +5,9 @@
 /// given another), with barriers.
 ///
 /// Tasks start in submission order. A barrier (`async(flags: .barrier)`, `sync(flags: .barrier)`) waits for all
-/// earlier tasks, runs alone, and only then lets later tasks start: the reader-writer pattern of a shared cache
-/// (readers `sync`, writers barrier). On an idle queue a non-barrier `sync` is one compare-and-swap adding a
+/// earlier tasks, runs alone, and only then lets later tasks start: the reader-writer pattern (readers `sync`,
+/// writers barrier). For a read-mostly cache an ``RCUMap`` or a ``ReadWriteLock`` is usually faster: see the
+/// decision table in <doc:Locks>. On an idle queue a non-barrier `sync` is one compare-and-swap adding a
 /// reader; a barrier `sync` on an idle queue is one compare-and-swap taking it exclusively.
 ///
 /// A `sync` caller that would wait for a started async barrier may run that barrier itself instead of waiting for a

@@ -14,8 +14,8 @@ import Synchronization
 /// cgroup CPU quota allow), clamped to 2...32. The reasoning: with
 /// CPU-bound work the best number of concurrently running serial streams is the core count, plus one so a core is
 /// not wasted when a job briefly stalls (a page fault, a short lock wait); YYDispatchQueuePool caps at 32, which we
-/// keep as the upper bound. (On libdispatch every busy serial queue can mean a thread; here the queues share the
-/// pool's pool, so the count bounds parallelism, not threads.)
+/// keep as the upper bound. (On libdispatch every busy serial queue can mean a thread; here the queues share one
+/// worker pool, so the count bounds parallelism, not threads.)
 ///
 /// Reference semantics; `Sendable`: the queues are immutable and the cursor is atomic.
 public final class QueuePool: Sendable {

@@ -99,7 +99,7 @@ public final class QueueTimer: Sendable {
     }
 
     private static func schedule(
-        _ core: any QueueCore,
+        _ core: QueueCore,
         _ delay: Duration,
         _ step: UInt64,
         _ handler: @escaping @Sendable () -> Void

@@ -17,14 +17,14 @@ public final class WorkGroup: @unchecked Sendable {
     private let count = FutexWord.allocate()
     private let lock = RuntimeLock()
     /// Guarded by `lock`.
-    private var notifications: [((any QueueCore)?, @Sendable () -> Void)] = []
+    private var notifications: [(QueueCore?, @Sendable () -> Void)] = []
     /// Guarded by `lock`: the queues that hold tasks of this group not started yet (``async(group:execute:)``), and
     /// how many each holds, so that a wait can tell when one of them waits behind the waiting thread's own task.
     private var queued: [ObjectIdentifier: QueuedTasks] = [:]
 
     /// Tasks of the group waiting in one queue (the queue is weak: nothing keeps a queue alive for a diagnosis).
     private struct QueuedTasks {
-        weak var core: (any QueueCore)?
+        weak var core: QueueCore?
         var count: Int
     }
     /// ``ForkRegistry/epoch`` when the count last left zero: a larger epoch now means the outstanding work was
@@ -50,7 +50,7 @@ public final class WorkGroup: @unchecked Sendable {
             threadingFatal("WorkGroup.leave() without a matching enter()")
         }
         count.subtract(1)
-        var fired: [((any QueueCore)?, @Sendable () -> Void)] = []
+        var fired: [(QueueCore?, @Sendable () -> Void)] = []
         if old == 1 {
             fired = notifications
             notifications = []
@@ -114,7 +114,7 @@ public final class WorkGroup: @unchecked Sendable {
             )
         }
         lock.lock()
-        var behind: (waiting: any QueueCore, held: any QueueCore)?
+        var behind: (waiting: QueueCore, held: QueueCore)?
         for entry in queued.values where entry.count > 0 {
             if let core = entry.core, let held = context.exclusiveHold(onPathOf: core) {
                 behind = (core, held)
@@ -132,7 +132,7 @@ public final class WorkGroup: @unchecked Sendable {
     }
 
     /// A task of the group was queued on `core` (``GroupTask``): entered, and recorded until it starts.
-    func enterQueued(on core: any QueueCore) {
+    func enterQueued(on core: QueueCore) {
         enter()
         lock.lock()
         queued[ObjectIdentifier(core), default: QueuedTasks(core: core, count: 0)].count += 1
@@ -152,9 +152,8 @@ public final class WorkGroup: @unchecked Sendable {
     var diagnosticName: String { "WorkGroup \(Unmanaged.passUnretained(self).toOpaque())" }
 
     private func waitCount(_ deadline: UInt64) -> Bool {
-        let context = RuntimeThread.current
-        PoolCore.willBlock(context)
-        defer { PoolCore.didUnblock(context) }
+        BlockingHook.willBlock()
+        defer { BlockingHook.didUnblock() }
         return WaitRecording.recording(.group, on: self) { waitCountRecorded(deadline) }
     }
 
@@ -197,7 +196,7 @@ public final class WorkGroup: @unchecked Sendable {
         lock.unlock()
     }
 
-    private static func enqueue(_ core: (any QueueCore)?, _ work: @escaping @Sendable () -> Void) {
+    private static func enqueue(_ core: QueueCore?, _ work: @escaping @Sendable () -> Void) {
         if let core {
             core.enqueueFiring(.task(work))
         } else {
@@ -212,11 +211,11 @@ public final class WorkGroup: @unchecked Sendable {
 /// `@unchecked Sendable`: `ran` is touched by the one thread that runs the task, or by the deinitializer after it.
 final class GroupTask: @unchecked Sendable {
     let group: WorkGroup
-    let core: any QueueCore
+    let core: QueueCore
     private let work: @Sendable () -> Void
     private var ran = false
 
-    init(_ group: WorkGroup, _ core: any QueueCore, _ work: @escaping @Sendable () -> Void) {
+    init(_ group: WorkGroup, _ core: QueueCore, _ work: @escaping @Sendable () -> Void) {
         self.group = group
         self.core = core
         self.work = work

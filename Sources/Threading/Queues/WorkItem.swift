@@ -25,13 +25,13 @@ public final class WorkItem: @unchecked Sendable {
     private var body: (@Sendable () -> Void)?
     private var state = State.pending
     private var cancelled = false
-    private var notifications: [(any QueueCore, @Sendable () -> Void)] = []
+    private var notifications: [(QueueCore, @Sendable () -> Void)] = []
     private var timer: TimerEntry?
     /// ``ForkRegistry/epoch`` when the item was last submitted to a queue, or nil if it never was.
     private var submittedEpoch: UInt32?
     /// The queue the item was last submitted to (guarded by `lock`; weak: the queue holds the item's closure while
     /// it is queued, and nothing must keep a released queue alive).
-    private weak var submittedQueue: (any QueueCore)?
+    private weak var submittedQueue: QueueCore?
     private let done = FutexWord.allocate()
 
     /// Creates an item.
@@ -152,7 +152,7 @@ public final class WorkItem: @unchecked Sendable {
     var diagnosticName: String { "WorkItem \(Unmanaged.passUnretained(self).toOpaque())" }
 
     /// Records a submission to `queue` (for the fork rule of ``wait(timeout:)`` and its deadlock check).
-    func markSubmitted(to queue: any QueueCore) {
+    func markSubmitted(to queue: QueueCore) {
         let epoch = ForkRegistry.epoch.load(ordering: .relaxed)
         lock.withLock {
             submittedEpoch = epoch

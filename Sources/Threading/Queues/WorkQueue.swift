@@ -26,17 +26,17 @@ public protocol WorkQueue: AnyObject, Sendable {
     var queueHandle: QueueHandle { get }
 }
 
-/// The worker pools's handle on a ``WorkQueue``: opaque, made only by the library's own queues, so that the protocol
+/// The runtime's handle on a ``WorkQueue``: opaque, made only by the library's own queues, so that the protocol
 /// can be conformed to by forwarding and never by a type the pool cannot run.
 public struct QueueHandle: Sendable {
-    let core: any QueueCore
+    let core: QueueCore
 
-    init(_ core: any QueueCore) { self.core = core }
+    init(_ core: QueueCore) { self.core = core }
 }
 
 extension WorkQueue {
     /// The pool core behind a queue.
-    var queueCore: any QueueCore { queueHandle.core }
+    var queueCore: QueueCore { queueHandle.core }
 
     /// Whether the calling thread is running work of this queue: the current queue is this queue or targets it
     /// (directly or through a chain of targets).
@@ -175,7 +175,7 @@ extension WorkQueue {
         schedule(core, deadline, work)
     }
 
-    private func schedule(_ core: any QueueCore, _ deadline: UInt64, _ work: @escaping @Sendable () -> Void) {
+    private func schedule(_ core: QueueCore, _ deadline: UInt64, _ work: @escaping @Sendable () -> Void) {
         TimerThread.shared.schedule(
             TimerEntry(deadline: deadline, interval: 0) { core.enqueueFiring(.task(work)) }
         )
@@ -221,7 +221,7 @@ final class QueueSpecificBox<Value: Sendable>: Sendable {
 }
 
 /// Resolves an optional public target to its core.
-func resolveTargetCore(_ target: (any WorkQueue)?) -> (any QueueCore)? {
+func resolveTargetCore(_ target: (any WorkQueue)?) -> QueueCore? {
     target?.queueCore
 }
 

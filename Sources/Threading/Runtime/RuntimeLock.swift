@@ -4,7 +4,7 @@
 import CThreading
 import Synchronization
 
-/// The worker pools's own lock: the C futex lock `cthr_lock_t` (the pool of ``MutexLock``), on the heap.
+/// The runtime's own lock: the C futex lock `cthr_lock_t` (the lock under ``MutexLock``), on the heap.
 ///
 /// The pool's critical sections are a handful of instructions (append to or pop from a ring), held by producers
 /// and drainers that run at the same time; a plain `pthread_mutex_t` (`CTHR_MUTEX_NORMAL`) sleeps on the first
@@ -192,12 +192,11 @@ let ETIMEDOUT_VALUE: Int32 = ETIMEDOUT
 
 extension FutexWord {
     /// Sleeps until the word holds a nonzero value or `deadline` (CLOCK_MONOTONIC ns, `UInt64.max` = forever)
-    /// passed, telling the pool that the calling thread blocks (so that a pool worker is replaced meanwhile).
+    /// passed, telling the blocking hook (``BlockingHook``) that the calling thread blocks (so that a pool worker is replaced meanwhile).
     /// Returns whether the word is nonzero.
     func blockingWaitUntilNonzero(deadline: UInt64) -> Bool {
-        let context = RuntimeThread.current
-        PoolCore.willBlock(context)
-        defer { PoolCore.didUnblock(context) }
+        BlockingHook.willBlock()
+        defer { BlockingHook.didUnblock() }
         while load() == 0 {
             if !wait(expected: 0, deadline: deadline) || cthr_clock_now_ns() >= deadline {
                 return load() != 0

@@ -4,7 +4,7 @@
 /// A growable FIFO ring buffer (amortised O(1) append and removal at both ends) in manually managed memory, used
 /// for queue items, pool run queues and job queues.
 ///
-/// Manual memory instead of an `Array` keeps the per-item cost of the worker pools's hottest loop (enqueue, drain)
+/// Manual memory instead of an `Array` keeps the per-item cost of the runtime's hottest loop (enqueue, drain)
 /// free of uniqueness and bounds checks. The ring owns its buffer, so it is `~Copyable`: it can be moved or swapped,
 /// never copied, and its `deinit` destroys the remaining elements and frees the buffer. Guarded by its owner's lock.
 struct RuntimeRing<Element>: ~Copyable {

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 import CThreading
+import Synchronization
 
 /// Starts a detached pool thread (pool worker, monitor, timer) named `name` that runs `body(context)`.
 ///
@@ -52,4 +53,21 @@ private let runtimeThreadEntry: cthr_thread_body_t = { raw in
     let start = Unmanaged<RuntimeThreadStart>.fromOpaque(raw!).takeRetainedValue()
     _ = RuntimeThread.current
     return start.body(start.context)
+}
+
+/// Whether a refused thread was reported (once per process).
+private let threadRefusalReported = Atomic<Bool>(false)
+
+/// Reports the first runtime thread the system refuses (a pool's worker or monitor, the timer thread), once per
+/// process: the runtime keeps serving with the threads it has and retries later, so this is a warning, not an error.
+/// `threads`: the pool threads still serving, when a pool was refused one.
+func reportThreadRefusal(of what: String, code: CInt, threads: Int?) {
+    if threadRefusalReported.exchange(true, ordering: .relaxed) { return }
+    let serving = threads.map { "the pool keeps serving with its \($0) thread(s)" } ?? "the runtime keeps serving"
+    let message =
+        "Threading: the system refused a new \(what) thread (pthread_create: \(errnoName(code))); \(serving) and "
+        + "retries later (reported once)"
+    var metadata = ["thread_kind": what]
+    if let threads { metadata["threads"] = "\(threads)" }
+    RuntimeObservation.report(.resourceRefused, .warning, message, metadata)
 }

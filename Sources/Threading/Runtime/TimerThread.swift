@@ -144,7 +144,7 @@ final class TimerThread: @unchecked Sendable {
         if code != 0 {
             // Refused (RLIMIT_NPROC, memory): the entries stay scheduled and the next `schedule` tries again.
             lock.withLock { started = false }
-            PoolCore.reportRefusal(of: "timer", code: code, threads: PoolCore.shared.snapshot().threads)
+            reportThreadRefusal(of: "timer", code: code, threads: nil)
         }
     }
 

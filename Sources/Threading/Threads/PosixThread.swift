@@ -115,7 +115,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
     public func join() -> sending Result {
         claim("join()", as: 1)
         let code = MainThreadWait.recording(.join(handle, name: name)) {
-            PoolCore.blocking { joinRecorded(deadline: .max) }  // a pool worker gives its slot up meanwhile
+            BlockingHook.around { joinRecorded(deadline: .max) }  // a pool worker gives its slot up meanwhile
         }
         requireJoined(code, "join()", "pthread_join")
         nonisolated(unsafe) let result = box.result.take()!
@@ -143,7 +143,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
     public func join(timeout: Duration) -> sending Result? {
         claim("join(timeout:)", as: 3)
         let deadline = monotonicDeadline(after: timeout)
-        let code = PoolCore.blocking { joinRecorded(deadline: deadline) }
+        let code = BlockingHook.around { joinRecorded(deadline: deadline) }
         if code == ETIMEDOUT {
             state.store(0, ordering: .releasing)
             return nil

@@ -178,6 +178,34 @@ final class ThreadIDCell: Sendable {
         joiner.join()
     }
 
+    /// A `sync` behind a running item of a serial queue, and one behind a barrier of a concurrent queue, show a
+    /// `sync` wait naming the queue. (Its owner, the thread running the queue's work, comes from the pools-and-queues
+    /// registry; the cycle tests check it.)
+    @Test func syncWaitsNameTheQueue() throws {
+        let gate = Semaphore(value: 0)
+        let started = Semaphore(value: 0)
+        let serial = SerialQueue(label: "waits.serial")
+        serial.async {
+            started.signal()
+            gate.wait()
+        }
+        blockingCall { started.wait() }
+        let (serialWaiter, serialID) = try WaitsTestSupport.start("waits-sync") { serial.sync {} }
+        #expect(WaitsTestSupport.waiting(serialID, "sync")?.waitingFor?.target == "queue 'waits.serial'")
+        let concurrent = ConcurrentQueue(label: "waits.concurrent")
+        concurrent.async(flags: .barrier) {
+            started.signal()
+            gate.wait()
+        }
+        blockingCall { started.wait() }
+        let (concurrentWaiter, concurrentID) = try WaitsTestSupport.start("waits-csync") { concurrent.sync {} }
+        #expect(WaitsTestSupport.waiting(concurrentID, "sync")?.waitingFor?.target == "queue 'waits.concurrent'")
+        gate.signal()
+        gate.signal()
+        serialWaiter.join()
+        concurrentWaiter.join()
+    }
+
     /// Condition, group, work-item and job waits show their kinds.
     @Test func conditionGroupItemAndJobWaitsShowTheirKinds() throws {
         let lock = MutexLock()

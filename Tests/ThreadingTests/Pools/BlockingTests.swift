@@ -83,7 +83,7 @@ import Testing
     /// The key-value server shape, at CI size: 64 connections, each with a handler on the blocking pool that blocks
     /// reading its socket (a pipe here) until a request arrives, a 100 ms statistics timer and a write-behind serial
     /// queue on the CPU pool. While all 64 handlers block, the timer keeps firing; then every connection is served
-    /// and every write lands. (Issue 13: with the handlers on the CPU pool, 24 of 64 were never served and the
+    /// and every write lands. (With the handlers on the CPU pool instead, 24 of 64 were never served and the
     /// timer stalled for the whole run.)
     @Test func keyValueServerShapeServesEveryConnectionAndKeepsItsTimer() {
         let cpu = WorkerPool(label: "kv.cpu", threads: 2)

@@ -68,7 +68,7 @@ import Testing
         #expect(ran.load(ordering: .relaxed) == 1)
     }
 
-    /// The case: five 200 ms tasks on a serial queue of a one-thread pool and a 50 ms timeout. The drain
+    /// A timed shutdown over a long batch: five 200 ms tasks on a serial queue of a one-thread pool and a 50 ms timeout. The drain
     /// had taken all five as one batch; the four not started are counted and never run, though the drain's thread
     /// returns to its batch after the shutdown returned.
     @Test func timedShutdownBoundsASerialQueuesTakenBatch() throws {

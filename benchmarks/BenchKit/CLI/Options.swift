@@ -241,8 +241,72 @@ public enum Reporter {
             system: system,
             command: command,
             loadAverage: "start \(loadAtStart ?? "unknown"), end \(loadAverage())",
+            cpuModel: cpuModel(),
+            kernel: field(name.release),
+            commit: sourceCommit(),
+            swiftVersion: swiftCompilerVersion,
             studies: studies
         )
+    }
+
+    /// The CPU model: the first `model name` (x86) or `Model`/`Hardware` line (arm) of `/proc/cpuinfo`, or nil.
+    public static func cpuModel(
+        cpuinfo: String? = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
+    )
+        -> String?
+    {
+        guard let cpuinfo else { return nil }
+        for key in ["model name", "Model", "Hardware"] {
+            for line in cpuinfo.split(separator: "\n") {
+                let parts = line.split(separator: ":", maxSplits: 1)
+                guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == key else { continue }
+                let value = parts[1].trimmingCharacters(in: .whitespaces)
+                if !value.isEmpty { return value }
+            }
+        }
+        return nil
+    }
+
+    /// The major.minor.patch of the compiler that built BenchKit, from `#if compiler` (exact for the releases
+    /// listed, a lower bound `>=` above the newest one).
+    public static var swiftCompilerVersion: String {
+        #if compiler(>=6.4)
+        return ">=6.4"
+        #elseif compiler(>=6.3.2)
+        return "6.3.2"
+        #elseif compiler(>=6.3.1)
+        return "6.3.1"
+        #elseif compiler(>=6.3)
+        return "6.3"
+        #elseif compiler(>=6.2)
+        return "6.2"
+        #else
+        return "6.1"
+        #endif
+    }
+
+    /// The commit of the checkout BenchKit was built from (`git rev-parse --short=12 HEAD` in the folder of this
+    /// source file), with `-dirty` when a tracked file differs from it; nil when git or the checkout is not there.
+    public static func sourceCommit(sourceFile: String = #filePath) -> String? {
+        let folder = URL(fileURLWithPath: sourceFile).deletingLastPathComponent().path
+        guard let head = git(["-C", folder, "rev-parse", "--short=12", "HEAD"]), !head.isEmpty else { return nil }
+        let changes = git(["-C", folder, "status", "--porcelain", "--untracked-files=no"]) ?? ""
+        return changes.isEmpty ? head : head + "-dirty"
+    }
+
+    /// Runs git with `arguments` and returns its trimmed standard output, or nil when it fails.
+    static func git(_ arguments: [String]) -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["git"] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { return nil }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { return nil }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Prints the report of a family's run on standard output in the options' format and writes its files where
@@ -280,8 +344,9 @@ public enum Reporter {
         return url
     }
 
-    /// Writes report.json, report.csv, report.txt and `<study>.svg` for each study into `directory` (created if
-    /// needed), then prints one line on standard error saying where they went.
+    /// Writes report.json, report.csv, report.txt and, for each study, `<study>.svg` (throughput by family) and
+    /// `<study>-ratio.svg` (ours over the best peer, when the study has both) into `directory` (created if needed),
+    /// then prints one line on standard error saying where they went.
     ///
     /// - Parameters:
     ///   - report: The report.
@@ -307,12 +372,20 @@ public enum Reporter {
         // The blocked-queues study counts threads, not throughput: it has no chart.
         var charts = 0
         for study in report.studies where !study.results.contains(where: { $0.census != nil }) {
-            try SVGChart.render(study).write(
+            try SVGChart.absolute(study, report: report).write(
                 to: directory.appendingPathComponent("\(study.id).svg"),
                 atomically: true,
                 encoding: .utf8
             )
             charts += 1
+            if let ratio = SVGChart.ratio(study, report: report) {
+                try ratio.write(
+                    to: directory.appendingPathComponent("\(study.id)-ratio.svg"),
+                    atomically: true,
+                    encoding: .utf8
+                )
+                charts += 1
+            }
         }
         let chartFiles = charts == 1 ? "1 SVG chart" : "\(charts) SVG charts"
         let folder = directory.standardizedFileURL.path

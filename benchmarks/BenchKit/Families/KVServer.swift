@@ -4,7 +4,7 @@
 import Glibc
 import Threading
 
-/// The `kv-server` family (issue 13): the key-value server shape of the issue, measured. T connections (default
+/// The `kv-server` family: the shape of a blocking key-value server, measured. T connections (default
 /// 64) are `AF_UNIX` stream socketpairs; each server end gets one blocking handler that reads a 16-byte request
 /// (key, value: a put when the value is not 0, else a get) and answers with the key's value from a shared
 /// `LockedValue<[UInt64: UInt64]>`. T client threads, started together, each drive one connection in a closed loop

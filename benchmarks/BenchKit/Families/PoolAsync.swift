@@ -25,7 +25,7 @@ public protocol BenchPoolQueue: AnyObject, Sendable {
     func close()
 }
 
-/// The `pool-async` family (issue 13): throughput of empty `async` tasks from T producers on a queue of a pool the
+/// The `pool-async` family: throughput of empty `async` tasks from T producers on a queue of a pool the
 /// user created (`WorkerPool(label:)`, sized by default from the effective CPUs), against Dispatch's queues. Each
 /// task only increments an atomic counter, which must equal the submissions after the drain.
 public enum PoolAsync {

@@ -6,7 +6,7 @@ import Glibc
 import NIOPosix
 import Threading
 
-/// The `pools` and `blocking` families (issue 13): the cost of a pool's whole life, and blocking work on a blocking pool. Each
+/// The `pools` and `blocking` families: the cost of a pool's whole life, and blocking work on a blocking pool. Each
 /// strategy is a ``ThreadSpawner`` ("start work that returns a number and wait for it"), so the `threads` family's
 /// harness measures it: one operation is one life or one batch, and the returned number is checked.
 public enum Pools {

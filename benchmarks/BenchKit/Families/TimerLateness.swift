@@ -6,7 +6,7 @@ import Glibc
 import Synchronization
 import Threading
 
-/// The `timers` family (issue 13, point 5): how late a repeating timer's handler runs while a CPU pool is
+/// The `timers` family: how late a repeating timer's handler runs while a CPU pool is
 /// saturated. A 5 ms repeating timer runs on a serial queue; meanwhile 4 chains per CPU of CPU-bound tasks (each
 /// spins 200 us, then submits the next) keep every thread of a pool busy with more work queued behind. One operation
 /// is one deadline of the timer; its latency is its lateness: the handler's first run at or after it, minus the

@@ -270,6 +270,18 @@ public struct BenchReport: Codable, Sendable, Equatable {
     public var system: String
     /// The command line that produced the report.
     public var command: String
+    /// The CPU model (`model name` of `/proc/cpuinfo`), e.g. `Intel(R) Xeon(R) Processor`; nil in reports written
+    /// before it was recorded.
+    public var cpuModel: String?
+    /// The kernel release (`uname -r`), e.g. `6.18.44`; nil in reports written before it was recorded (`system`
+    /// holds it there too).
+    public var kernel: String?
+    /// The commit of the checkout the bench ran from when the report was written (`git rev-parse --short=12 HEAD`,
+    /// with `-dirty` when tracked files differed from it; `swift run` builds the bench from that checkout just
+    /// before it runs); nil when unknown.
+    public var commit: String?
+    /// The Swift compiler that built the bench, e.g. `6.3.1`; nil in reports written before it was recorded.
+    public var swiftVersion: String?
     /// `/proc/loadavg` (1, 5 and 15 minute load averages) when the run started and when it ended: a load above the
     /// CPU count means other processes competed for the cores during the measurement.
     public var loadAverage: String
@@ -286,6 +298,10 @@ public struct BenchReport: Codable, Sendable, Equatable {
         system: String,
         command: String,
         loadAverage: String = "",
+        cpuModel: String? = nil,
+        kernel: String? = nil,
+        commit: String? = nil,
+        swiftVersion: String? = nil,
         studies: [StudyResult]
     ) {
         self.tool = tool
@@ -296,7 +312,23 @@ public struct BenchReport: Codable, Sendable, Equatable {
         self.system = system
         self.command = command
         self.loadAverage = loadAverage
+        self.cpuModel = cpuModel
+        self.kernel = kernel
+        self.commit = commit
+        self.swiftVersion = swiftVersion
         self.studies = studies
+    }
+
+    /// Which machine produced the report: `Intel(R) Xeon(R) Processor, 2 CPUs, Linux 6.18.44 x86_64`; the fields
+    /// a report did not record are named as such, never guessed.
+    public var machineDescription: String {
+        "\(cpuModel ?? "CPU model not recorded"), \(cpus) CPU\(cpus == 1 ? "" : "s"), \(system)"
+    }
+
+    /// Which build produced the report: `release build, commit 3b7b49b1c2d4, Swift 6.3.1, Threading 1.0.0`.
+    public var buildDescription: String {
+        "\(build) build, commit \(commit ?? "not recorded"), Swift \(swiftVersion ?? "not recorded"), "
+            + "Threading \(version)"
     }
 }
 

@@ -13,6 +13,8 @@ public enum TextTable {
             out += debugBanner + "\n"
         }
         out += "Threading bench \(report.version), \(report.build) build, \(report.cpus) CPUs, \(report.system)\n"
+        out += "machine: \(report.machineDescription)\n"
+        out += "build: \(report.buildDescription)\n"
         out += "\(report.date)  \(report.command)\n"
         if !report.loadAverage.isEmpty {
             out += "load average \(report.loadAverage) (above \(report.cpus) means other processes competed)\n"

@@ -54,10 +54,65 @@ struct OutputTests {
         build: "release",
         date: "2026-11-21T00:00:00Z",
         cpus: 2,
-        system: "Linux",
+        system: "Linux 6.18.44 x86_64",
         command: "bench",
+        cpuModel: "Example CPU @ 2.0GHz",
+        kernel: "6.18.44",
+        commit: "0123456789ab",
+        swiftVersion: "6.3.1",
         studies: [study]
     )
+
+    /// The series of each panel of a chart: `[panel title: [(name, colour)]]`, in drawing order.
+    static func panels(_ svg: String) -> [(title: String, series: [(name: String, color: String)])] {
+        svg.components(separatedBy: "<g class=\"panel\" data-title=\"").dropFirst().map { chunk in
+            let title = String(chunk.prefix { $0 != "\"" })
+            let series = chunk.components(separatedBy: "<g class=\"series\" data-name=\"").dropFirst().map { part in
+                let name = String(part.prefix { $0 != "\"" })
+                let color = part.components(separatedBy: "data-color=\"").dropFirst().first.map {
+                    String($0.prefix { $0 != "\"" })
+                }
+                return (name, color ?? "")
+            }
+            return (title, series)
+        }
+    }
+
+    /// A cache-like study with 8 lock strategies of ours, 7 peer locks, 2 queues of each side, an RCU map and two
+    /// references: more series than one panel may hold.
+    static let bigStudy: StudyResult = {
+        var cells: [CellResult] = []
+        let ours =
+            ["MutexLock", "RecursiveLock", "SpinLock", "ReadWriteLock", "Semaphore", "Monitor", "LockedValue"]
+            + ["MutexLock (membarrier)"]
+        let peers =
+            ["NSLock", "NSRecursiveLock", "Synchronization.Mutex", "NIOLock", "NIOLockedValueBox"]
+            + ["DispatchSemaphore", "pthread_rwlock"]
+        for threads in [1, 2, 4] {
+            for (index, name) in ours.enumerated() {
+                cells.append(cell(name, .ours, threads: threads, ops: Double(10 + index) * 1e6))
+            }
+            for (index, name) in peers.enumerated() {
+                cells.append(cell(name, .peer, threads: threads, ops: Double(5 + index) * 1e6))
+            }
+            cells.append(cell("SerialQueue sync", .ours, threads: threads, ops: 8e6))
+            cells.append(cell("ConcurrentQueue+barrier", .ours, threads: threads, ops: 7e6))
+            cells.append(cell("DispatchQueue serial sync", .peer, threads: threads, ops: 1e6))
+            cells.append(cell("DispatchQueue concurrent+barrier", .peer, threads: threads, ops: 2e6))
+            cells.append(cell("RCUMap", .ours, threads: threads, ops: 100e6))
+            cells.append(cell("C CAS spin (floor)", .reference, threads: threads, ops: 60e6))
+            cells.append(cell("unsynchronized (child)", .reference, threads: threads, ops: 90e6, valid: threads == 1))
+        }
+        return StudyResult(
+            id: "cache-r95",
+            family: "cache",
+            title: "cache 95% reads, 1024 keys",
+            operation: "one cache read or write",
+            parameters: [:],
+            threads: [1, 2, 4],
+            results: cells
+        )
+    }()
 
     @Test("ratios are against the best valid peer at the same thread count")
     func ratios() throws {
@@ -100,17 +155,159 @@ struct OutputTests {
         #expect(CSVWriter.escape("say \"x\"") == "\"say \"\"x\"\"\"")
     }
 
-    @Test("the SVG chart has axes, a line per strategy, dashed peers and a legend")
-    func svg() {
-        let svg = SVGChart.render(Self.study)
+    @Test("the absolute chart draws a series per strategy, dashed peers, the best-peer band and the machine")
+    func absoluteChart() throws {
+        let svg = SVGChart.absolute(Self.study, report: Self.report)
         #expect(svg.hasPrefix("<svg"))
-        #expect(svg.contains("worker threads"))
-        #expect(svg.contains("operations per second"))
-        #expect(svg.components(separatedBy: "<polyline").count - 1 == 2)  // Ours and PeerA have 2 valid points
-        #expect(svg.contains("stroke-dasharray=\"7 4\""))
-        for name in ["Ours (ours)", "PeerA (peer)", "PeerB (peer)", "Floor (reference)"] {
-            #expect(svg.contains(name))
+        #expect(svg.contains(">threads</text>"))
+        #expect(svg.contains("ops/s, all threads"))
+        let series = Self.panels(svg).flatMap(\.series)
+        #expect(series.count == 4)  // Ours, PeerA, PeerB (invalid at 2 threads) and Floor
+        #expect(Set(series.map(\.name)) == ["Ours", "PeerA", "PeerB", "Floor"])
+        #expect(svg.contains("stroke-dasharray=\"7 4\""))  // peers dashed
+        #expect(svg.contains(">PeerB *</text>"))
+        // The best valid peer at each thread count: PeerA at both (PeerB is invalid at 2), drawn and named.
+        #expect(svg.components(separatedBy: "class=\"best-peer\"").count - 1 == 1)
+        #expect(svg.contains("best valid peer at each thread count: PeerA at 1-2 threads"))
+        for text in ["Example CPU @ 2.0GHz", "2 CPUs", "Linux 6.18.44 x86_64", "commit 0123456789ab", "Swift 6.3.1"] {
+            #expect(svg.contains(text), "caption lacks \(text)")
         }
+        #expect(svg.contains("class=\"caption\""))
+    }
+
+    @Test("the ratio chart has one line per strategy of ours, the 1x line and each thread count's best peer")
+    func ratioChart() throws {
+        let svg = try #require(SVGChart.ratio(Self.study, report: Self.report))
+        let series = Self.panels(svg).flatMap(\.series)
+        #expect(series.map(\.name) == ["Ours"])
+        #expect(svg.contains("class=\"one-x\""))
+        #expect(svg.contains("1x = best peer"))
+        #expect(svg.contains("the 1x line is the best peer: PeerA at 1-2 threads"))
+        #expect(svg.contains("Example CPU @ 2.0GHz, 2 CPUs, Linux 6.18.44 x86_64"))
+        // 1.5x and 6x put the axis between 1x and 10x, with the 2x and 5x steps labelled.
+        for label in [">1x<", ">2x<", ">5x<", ">10x<"] {
+            #expect(svg.contains(label), "missing tick \(label)")
+        }
+    }
+
+    @Test("a study without a valid peer has no ratio chart")
+    func noRatioChartWithoutPeers() {
+        let study = StudyResult(
+            id: "solo",
+            family: "x",
+            title: "solo",
+            operation: "op",
+            parameters: [:],
+            threads: [1],
+            results: [
+                Self.cell("Ours", .ours, threads: 1, ops: 1e6), Self.cell("P", .peer, threads: 1, ops: 1, valid: false),
+            ]
+        )
+        #expect(SVGChart.ratio(study, report: Self.report) == nil)
+    }
+
+    @Test("a large study is split into panels of at most one palette's series, no colour twice in a panel")
+    func panelsAndColours() throws {
+        #expect(Set(SVGChart.palette).count == SVGChart.palette.count)
+        #expect(!SVGChart.palette.contains(SVGChart.baselineColor))
+        let svg = SVGChart.absolute(Self.bigStudy, report: Self.report)
+        let panels = Self.panels(svg)
+        #expect(panels.map(\.title) == ["RCU + references", "queues", "locks: ours", "locks: peers"])
+        var drawn: [String] = []
+        for panel in panels {
+            #expect(panel.series.count <= SVGChart.maxSeriesPerPanel, "\(panel.title)")
+            #expect(Set(panel.series.map(\.color)).count == panel.series.count, "colour repeated in \(panel.title)")
+            #expect(panel.series.allSatisfy { SVGChart.palette.contains($0.color) })
+            drawn += panel.series.map(\.name)
+        }
+        let strategies = Set(Self.bigStudy.results.map(\.strategy))
+        #expect(drawn.count == strategies.count)  // every strategy exactly once
+        #expect(Set(drawn) == strategies)
+        #expect(svg.components(separatedBy: "class=\"best-peer\"").count - 1 == panels.count)
+        // The ratio chart: only ours, by family, every panel with its 1x line.
+        let ratio = try #require(SVGChart.ratio(Self.bigStudy, report: Self.report))
+        let ratioPanels = Self.panels(ratio)
+        #expect(ratioPanels.map(\.title) == ["RCU: ours", "queues: ours", "locks: ours"])
+        #expect(ratioPanels.map(\.series.count) == [1, 2, 8])
+        #expect(ratio.components(separatedBy: "class=\"one-x\"").count - 1 == 3)
+        for panel in ratioPanels {
+            #expect(Set(panel.series.map(\.color)).count == panel.series.count)
+        }
+    }
+
+    @Test("a family with more series than colours is cut into numbered panels")
+    func numberedPanels() {
+        let cells = (0..<12).map { Self.cell("Lock\($0)", .ours, threads: 1, ops: Double($0 + 1) * 1e6) }
+        let study = StudyResult(
+            id: "many",
+            family: "locks",
+            title: "many",
+            operation: "op",
+            parameters: [:],
+            threads: [1],
+            results: cells
+        )
+        let panels = SVGChart.absolutePanels(study)
+        #expect(panels.map(\.title) == ["locks: ours (1/2)", "locks: ours (2/2)"])
+        #expect(panels.map(\.strategies.count) == [9, 3])
+    }
+
+    @Test("a report without the machine's model or the commit says so instead of guessing")
+    func captionOfAnOldReport() throws {
+        var old = Self.report
+        old.cpuModel = nil
+        old.commit = nil
+        old.swiftVersion = nil
+        let svg = SVGChart.absolute(Self.study, report: old)
+        #expect(svg.contains("CPU model not recorded, 2 CPUs"))
+        #expect(svg.contains("commit not recorded, Swift not recorded"))
+        // A report.json written before these fields existed still decodes.
+        var object = try #require(
+            try JSONSerialization.jsonObject(with: Data(JSONWriter.render(Self.report).utf8)) as? [String: Any]
+        )
+        for key in ["cpuModel", "kernel", "commit", "swiftVersion"] { object.removeValue(forKey: key) }
+        let decoded = try JSONDecoder().decode(BenchReport.self, from: JSONSerialization.data(withJSONObject: object))
+        #expect(decoded.cpuModel == nil && decoded.commit == nil)
+        #expect(decoded.studies == Self.report.studies)
+    }
+
+    @Test("a long command line is wrapped under the chart, never cut")
+    func captionWraps() throws {
+        var report = Self.report
+        report.command = "bench " + (1...40).map { "--flag\($0)" }.joined(separator: " ")
+        let svg = SVGChart.absolute(Self.study, report: report)
+        let width = try #require(svg.split(separator: "\"").dropFirst(3).first.flatMap { Double(String($0)) })
+        let captions = svg.components(separatedBy: "<text class=\"caption\"").dropFirst().map { chunk in
+            String(chunk.drop { $0 != ">" }.dropFirst().prefix { $0 != "<" })
+        }
+        #expect(captions.count > 3)  // machine, build, and the run wrapped over several lines
+        #expect(captions.allSatisfy { Double($0.count) * 6.0 <= width - 40 })
+        #expect(captions.joined(separator: " ").contains(report.command))
+        #expect(SVGChart.wrap("aaa bbb ccc", width: 42, characterWidth: 6) == ["aaa bbb", "ccc"])
+        #expect(SVGChart.wrap("x", width: 0, characterWidth: 6) == ["x"])
+    }
+
+    @Test("the CPU model is read from /proc/cpuinfo text, x86 and arm")
+    func cpuModel() {
+        let x86 = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Processor\nflags\t: fpu\n"
+        #expect(Reporter.cpuModel(cpuinfo: x86) == "Intel(R) Xeon(R) Processor")
+        let arm = "processor\t: 0\nBogoMIPS\t: 50.00\nCPU part\t: 0xd0c\n\nModel\t: Raspberry Pi 4 Model B\n"
+        #expect(Reporter.cpuModel(cpuinfo: arm) == "Raspberry Pi 4 Model B")
+        #expect(Reporter.cpuModel(cpuinfo: "processor\t: 0\n") == nil)
+        #expect(Reporter.cpuModel(cpuinfo: nil) == nil)
+    }
+
+    @Test("a report made here records the machine and the build")
+    func provenance() {
+        let report = Reporter.report([])
+        #expect(report.kernel?.isEmpty == false)
+        #expect(report.system.contains(report.kernel ?? "?"))
+        #expect(report.swiftVersion?.hasPrefix("6.") == true || report.swiftVersion?.hasPrefix(">=") == true)
+        // The tests run from a git checkout of the project.
+        let commit = report.commit ?? ""
+        #expect(commit.count >= 12, "commit: \(commit)")
+        let hex = commit.prefix(12).allSatisfy { $0.isHexDigit }
+        #expect(hex, "commit: \(commit)")
     }
 
     @Test("the table names every strategy, the validation and the summary")
@@ -120,6 +317,8 @@ struct OutputTests {
         #expect(text.contains("6.00x"))
         #expect(text.contains("SUMMARY cache 95% reads"))
         #expect(!text.contains("DEBUG build"))
+        #expect(text.contains("machine: Example CPU @ 2.0GHz, 2 CPUs, Linux 6.18.44 x86_64\n"))
+        #expect(text.contains("build: release build, commit 0123456789ab, Swift 6.3.1, Threading 1.0.0\n"))
         #expect(!text.contains(TextTable.debugBanner))
     }
 
@@ -145,7 +344,7 @@ struct OutputTests {
         #expect(command.format == .csv)
         let decoded = try JSONDecoder().decode(BenchReport.self, from: Data(contentsOf: URL(fileURLWithPath: saved)))
         #expect(decoded == Self.report)
-        for file in ["report.csv", "report.txt", "cache-r95.svg"] {
+        for file in ["report.csv", "report.txt", "cache-r95.svg", "cache-r95-ratio.svg"] {
             #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent(file).path), "\(file)")
         }
         let csv = try String(contentsOf: directory.appendingPathComponent("report.csv"), encoding: .utf8)

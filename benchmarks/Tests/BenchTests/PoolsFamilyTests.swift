@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test("the blocking family runs 10,000 tasks per batch, on ours, NIOThreadPool and Dispatch")
-    func blockingBatchIsTheIssuesSize() {
+    func blockingBatchHasTenThousandTasks() {
         #expect(Pools.batchTasks == 10_000)
         #expect(Pools.blockingCatalog.map(\.id) == ["blocking-pool", "nio-threadpool", "dispatch-blocking"])
     }

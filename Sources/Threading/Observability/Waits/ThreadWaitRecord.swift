@@ -119,6 +119,11 @@ final class ThreadWaitRecord: @unchecked Sendable {
         return previous
     }
 
+    /// Records a `sync` wait on `queue` from now; returns the outer wait, for ``end(restoring:)``.
+    func beginSync(on queue: any WaitTarget) -> WaitState? {
+        begin(WaitState(kind: .sync, target: queue, ownerAtStart: 0, since: cthr_clock_now_ns()))
+    }
+
     /// Ends the wait ``begin(_:)`` recorded, restoring what it returned.
     func end(restoring previous: WaitState?) {
         lock.lock()

@@ -20,18 +20,8 @@ import Synchronization
 /// it stays `owned` + `draining` with its item parked in `drainingItem`, and the reader that leaves last (it
 /// decrements, then sees `draining`) pumps the queue, which starts the barrier under the queue lock.
 final class ConcurrentCore: QueueCore, @unchecked Sendable {
-    // The state every queue core holds (documented on ``QueueCore``).
-    let label: String
-    let qos: QoS
-    let target: (any QueueCore)?
-    let poolCore: PoolCore
-    let word = FutexWord.allocate()
-    let lock = RuntimeLock()
-    let itemsStorage = ConcurrentCore.allocateItemsStorage()
-    let suspendStorage = ConcurrentCore.allocateSuspendStorage()
-    /// Guarded by `lock`.
-    var specifics: [ObjectIdentifier: AnyObject] = [:]
-    let needsMainThread: Bool
+    // The shared state (label, target, pool, word, lock, items, suspension, specifics) is ``QueueCore``'s.
+
     /// The maximum number of non-barrier items running at once.
     let width: UInt32
     /// The last async barrier started on the pool, which a `sync` caller may claim and run itself. Guarded by `lock`.
@@ -54,12 +44,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
     /// `UInt32`s per stripe: one 64-byte cache line each.
     static let stripeStride = 16
 
-    init(label: String, qos: QoS, target: (any QueueCore)?, width: Int, poolCore: PoolCore) {
-        self.label = label
-        self.qos = qos
-        self.target = target
-        self.poolCore = target?.poolCore ?? poolCore
-        self.needsMainThread = target?.needsMainThread ?? false
+    init(label: String, qos: QoS, target: QueueCore?, width: Int, poolCore: PoolCore) {
         self.width = UInt32(clamping: Swift.min(width, 1 << 23))
         pendingStorage.initialize(to: nil)
         drainingStorage.initialize(to: nil)
@@ -79,11 +64,10 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
             stripes = nil
             stripeMask = 0
         }
-        ForkRegistry.register(self, as: .queue)
+        super.init(label: label, qos: qos, target: target, poolCore: poolCore, needsMainThread: false, isSerial: false)
     }
 
     deinit {
-        deallocateCoreStorage()
         pendingStorage.deinitialize(count: 1)
         pendingStorage.deallocate()
         drainingStorage.deinitialize(count: 1)
@@ -94,12 +78,10 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         }
     }
 
-    var isSerial: Bool { false }
-
     /// A forked child: the parent's started barrier and the barrier waiting for readers are abandoned (never run,
     /// never released), and the readers of the parent's threads are gone, unless the forking thread itself reads
     /// (then the stripes stay as they were: see the fork rules in the Misuse article).
-    func resetForChild(heldByForkingThread held: Bool) {
+    override func resetForChild(heldByForkingThread held: Bool) {
         pendingStorage.initialize(to: nil)
         drainingStorage.initialize(to: nil)
         if let stripes, !held {
@@ -200,7 +182,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
 
     // MARK: Sync
 
-    func acquireSync(_ context: ThreadContext, barrier: Bool, requestedOn: any QueueCore) {
+    override func acquireSync(_ context: ThreadContext, barrier: Bool, requestedOn: QueueCore) {
         if barrier ? tryBarrierFast() : tryReadFast() { return }
         if checkDeadlock(context, requested: requestedOn, barrier: barrier) != nil {
             // A reader nested in a reader of the same queue: join at once (waiting behind a pending barrier
@@ -223,16 +205,16 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         word.bitOr(QueueState.hasItems)
         pumpLocked()
         lock.unlock()
-        context.waitGranted()
+        context.waitGranted(on: self)
     }
 
-    func releaseSync(barrier: Bool) {
+    override func releaseSync(barrier: Bool) {
         if barrier { releaseBarrier() } else { releaseRead() }
     }
 
     // MARK: Async
 
-    func enqueue(_ item: QueueItem) {
+    override func enqueue(_ item: QueueItem) {
         if !item.isBarrier && tryReadFast() {
             start(item, barrier: false, locked: false)
             return
@@ -250,7 +232,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         pumpLocked()
     }
 
-    func tryEnqueue(_ item: QueueItem) -> Bool {
+    override func tryEnqueue(_ item: QueueItem) -> Bool {
         if !item.isBarrier && tryReadFast(admitting: true) {
             // Dekker's pairing with the shutdown: the reader is added (a locked read-modify-write) before the pool's
             // life is read, and the shutdown moves to `draining` before it reads the readers (`pendingTaskCount`).
@@ -281,13 +263,13 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
 
     /// Queued items and running readers: a reader may be an accepted task on its way to the pool (see
     /// ``tryEnqueue(_:)``), so the shutdown waits while any runs (see ``PoolMember``).
-    var pendingTaskCount: Int {
+    override var pendingTaskCount: Int {
         lock.withLock {
             queuedTaskCountLocked + Int(word.pointer.pointee.load(ordering: .sequentiallyConsistent) >> 8)
         }
     }
 
-    func didResume() {
+    override func didResume() {
         pump()
     }
 

@@ -17,22 +17,13 @@ import Synchronization
 /// Releasing with items pending hands the lock on: to a sync waiter at the head directly, else to a drain on the
 /// pool (or on the target queue, or the main thread for the main queue).
 final class SerialCore: QueueCore, @unchecked Sendable {
-    // The state every queue core holds (documented on ``QueueCore``).
-    let label: String
-    let qos: QoS
-    let target: (any QueueCore)?
-    let poolCore: PoolCore
-    /// The queue state word (``QueueState``). Its `owned` bit is the drain lock, but this is not a `cthr_lock_t`:
-    /// the same compare-exchange that takes or releases `owned` also reads and changes the pending-items, suspend
-    /// and `parked` bits, so an idle `sync` is one CAS in and one out and a release sees atomically whether to hand
-    /// the queue on. A separate lock word would need a second atomic per transition and a window between the two.
-    let word = FutexWord.allocate()
-    let lock = RuntimeLock()
-    let itemsStorage = SerialCore.allocateItemsStorage()
-    let suspendStorage = SerialCore.allocateSuspendStorage()
-    /// Guarded by `lock`.
-    var specifics: [ObjectIdentifier: AnyObject] = [:]
-    let needsMainThread: Bool
+    // The shared state (label, target, pool, word, lock, items, suspension, specifics) is ``QueueCore``'s. The
+    // state word's `owned` bit is the drain lock, but it is not a `cthr_lock_t`: the same compare-exchange that
+    // takes or releases `owned` also reads and changes the pending-items, suspend and `parked` bits, so an idle
+    // `sync` is one CAS in and one out and a release sees atomically whether to hand the queue on. A separate lock
+    // word would need a second atomic per transition and a window between the two.
+
+    /// Whether this is the main queue's core (its drains run only on the main thread).
     let isMain: Bool
     /// ``SerialExecutorState`` bits: whether the queue was handed out as an actor's executor, and whether its
     /// ``SerialQueue`` is gone since (see `SerialQueue+SerialExecutor.swift`).
@@ -69,21 +60,22 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     /// The most items one drain takes from the queue per lock round trip.
     static let maxBatch = 256
 
-    init(label: String, qos: QoS, target: (any QueueCore)?, main isMain: Bool = false, poolCore: PoolCore = .shared) {
-        self.label = label
-        self.qos = qos
-        self.target = target
-        self.poolCore = target?.poolCore ?? poolCore
-        self.needsMainThread = isMain || (target?.needsMainThread ?? false)
+    init(label: String, qos: QoS, target: QueueCore?, main isMain: Bool = false, poolCore: PoolCore = .shared) {
         self.isMain = isMain
         spareStorage.initialize(to: RuntimeRing())
-        ForkRegistry.register(self, as: .queue)
+        super.init(
+            label: label,
+            qos: qos,
+            target: target,
+            poolCore: poolCore,
+            needsMainThread: isMain,
+            isSerial: true
+        )
     }
 
     deinit {
         unstarted.deinitialize(count: 1)
         UnsafeMutableRawPointer(unstarted).deallocate()
-        deallocateCoreStorage()
         spareStorage.pointee.release()
         spareStorage.deinitialize(count: 1)
         spareStorage.deallocate()
@@ -91,12 +83,10 @@ final class SerialCore: QueueCore, @unchecked Sendable {
 
     /// A forked child: no drain of the parent's is pending, and the batch a drainer had taken is the parent's (the
     /// forking thread's own drain, if it was draining, finds it empty and stops after its current item).
-    func resetForChild(heldByForkingThread held: Bool) {
+    override func resetForChild(heldByForkingThread held: Bool) {
         drainClaim.storeRelaxed(0)
         spare.abandon()
     }
-
-    var isSerial: Bool { true }
 
     // MARK: Fast paths
 
@@ -128,7 +118,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
 
     // MARK: Acquire
 
-    func acquireSync(_ context: ThreadContext, barrier: Bool, requestedOn: any QueueCore) {
+    override func acquireSync(_ context: ThreadContext, barrier: Bool, requestedOn: QueueCore) {
         if tryAcquireFast() { return }
         _ = checkDeadlock(context, requested: requestedOn, barrier: barrier)
         var parkedBefore = false
@@ -154,9 +144,9 @@ final class SerialCore: QueueCore, @unchecked Sendable {
                 if !word.compareExchange(state, state | QueueState.parked).exchanged { continue }
             }
             parkedBefore = true
-            PoolCore.willBlock(context)
-            word.wait(expected: state | QueueState.parked)
-            PoolCore.didUnblock(context)
+            BlockingHook.willBlock()
+            _ = WaitRecording.recording(.sync, on: self) { word.wait(expected: state | QueueState.parked) }
+            BlockingHook.didUnblock()
         }
     }
 
@@ -196,10 +186,10 @@ final class SerialCore: QueueCore, @unchecked Sendable {
             }
             return
         }
-        context.waitGranted()
+        context.waitGranted(on: self)
     }
 
-    func releaseSync(barrier: Bool) {
+    override func releaseSync(barrier: Bool) {
         releaseFast()
     }
 
@@ -239,12 +229,12 @@ final class SerialCore: QueueCore, @unchecked Sendable {
 
     // MARK: Async
 
-    func enqueue(_ item: QueueItem) {
+    override func enqueue(_ item: QueueItem) {
         lock.lock()
         appendLocked(item)
     }
 
-    func tryEnqueue(_ item: QueueItem) -> Bool {
+    override func tryEnqueue(_ item: QueueItem) -> Bool {
         lock.lock()
         // Under the queue lock: the shutdown counts this queue's work under it after moving to `draining`.
         guard poolCore.isAccepting(RuntimeThread.current) else {
@@ -291,7 +281,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     }
 
     /// Queued items and the drainer's unstarted batch (see ``PoolMember``).
-    var pendingTaskCount: Int {
+    override var pendingTaskCount: Int {
         lock.withLock { queuedTaskCountLocked + Swift.max(0, unstarted.pointee.load(ordering: .relaxed)) }
     }
 
@@ -299,7 +289,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     /// drainer then releases instead of running. A drain that was scheduled and never started (the stopped pool
     /// dropped it) held the drain lock: it is released here, so a later `sync` (or one already waiting in the queue,
     /// which is then granted) runs instead of waiting for a drain that never comes.
-    func abandonAtStop() -> Int {
+    override func abandonAtStop() -> Int {
         var removed = RuntimeRing<QueueItem>()  // no new generic type: a forked child may shut a pool down
         lock.lock()
         var tasks = removeQueuedWorkLocked(into: &removed)
@@ -310,7 +300,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         return tasks
     }
 
-    func didResume() {
+    override func didResume() {
         var schedule = false
         while true {
             let state = word.load()

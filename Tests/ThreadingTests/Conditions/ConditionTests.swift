@@ -7,7 +7,7 @@ import Testing
 
 @Suite("Conditions", .serialized)
 struct ConditionTests {
-    @Test("the seed's NSCondition ordered hand-off through a Monitor: threads sell in turn 0, 1, 2, 0, ...")
+    @Test("an NSCondition-style ordered hand-off through a Monitor: threads sell in turn 0, 1, 2, 0, ...")
     func orderedHandOff() {
         let office = Monitor((turn: 0, tickets: 10, sales: [Int]()))
         let ok = runTogether(3) { me in
@@ -27,7 +27,7 @@ struct ConditionTests {
         #expect(sales == (0..<10).map { $0 % 3 })
     }
 
-    @Test("the seed's producer/consumer through a Monitor: bounded buffer, nothing lost, order kept")
+    @Test("producer/consumer through a Monitor: bounded buffer, nothing lost, order kept")
     func producerConsumer() throws {
         let buffer = Monitor([Int](), name: "buffer")
         let consumer = try PosixThread { () -> [Int] in

@@ -14,7 +14,7 @@ final class Parcel {
 
 @Suite("Threads", .serialized)
 struct ThreadTests {
-    @Test("the seed's exit values: two threads return their strings through join")
+    @Test("exit values: two threads return their strings through join")
     func exitValues() throws {
         let first = try PosixThread { "Hello first!" }
         let second = try PosixThread { "Hello second!" }
@@ -157,7 +157,7 @@ struct ThreadTests {
         PosixThread.yield()
     }
 
-    @Test("the seed's TSD demo: each thread sees and scales only its own value")
+    @Test("the TSD demo: each thread sees and scales only its own value")
     func threadSpecificDemo() throws {
         let slot = try ThreadLocal { 0 }
         let threads = try [1, 2].map { start in

@@ -6,7 +6,7 @@ import Synchronization
 
 @testable import Threading
 
-/// An append-only, thread-safe log of integers (the seeds' `print`).
+/// An append-only, thread-safe log of integers (the `print` of the ordering scenarios).
 final class JobLog: Sendable {
     private let entries = LockedValue<[Int]>([])
 

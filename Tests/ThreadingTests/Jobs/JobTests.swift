@@ -6,7 +6,7 @@ import Testing
 
 @testable import Threading
 
-/// A subclass with its own `main`, as in seed 002's `DataLoadOperation`.
+/// A subclass with its own `main`, as an `Operation` subclass such as a `DataLoadOperation` has.
 final class CountingJob: Job, @unchecked Sendable {
     let log: JobLog
     let value: Int

@@ -5,12 +5,12 @@ import Testing
 
 @testable import Threading
 
-/// RxSwift's `CurrentThreadSchedulerTest` cases (seed 001).
+/// RxSwift's `CurrentThreadSchedulerTest` cases.
 @Suite("CurrentThreadScheduler")
 struct TrampolineTests {
     let scheduler = CurrentThreadScheduler.instance
 
-    @Test("the seed's basic scenario yields [1, 2, 3, 4, 5]")
+    @Test("the basic scenario yields [1, 2, 3, 4, 5]")
     func basicScenario() {
         #expect(CurrentThreadScheduler.isScheduleRequired)
         var messages: [Int] = []

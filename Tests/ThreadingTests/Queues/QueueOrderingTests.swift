@@ -5,11 +5,11 @@ import Testing
 
 @testable import Threading
 
-/// The eight nested serial/concurrent × sync/async cases of seed 002, with the orders it lists.
+/// The eight nested serial/concurrent × sync/async cases, with the orders each allows.
 /// ("serial, sync in async" deadlocks: it is an exit test in QueueCrashTests.)
-@Suite(.serialized) struct QueueSeedTests {
+@Suite(.serialized) struct QueueOrderingTests {
     @Test func serialSync() {
-        let queue = SerialQueue(label: "seed.serial.sync")
+        let queue = SerialQueue(label: "order.serial.sync")
         let log = QueueLog()
         queue.sync { log.append(1) }
         log.append(2)
@@ -19,20 +19,20 @@ import Testing
     }
 
     @Test func serialAsync() {
-        let queue = SerialQueue(label: "seed.serial.async")
+        let queue = SerialQueue(label: "order.serial.async")
         let log = QueueLog()
         queue.async { log.append(1) }
         log.append(2)
         queue.async { log.append(3) }
         log.append(4)
         #expect(log.wait(for: 4))
-        // Seed 002: "1234, 2134, 1243, 2413, 2143".
+        // Allowed orders: "1234, 2134, 1243, 2413, 2143".
         let allowed: Set<[Int]> = [[1, 2, 3, 4], [2, 1, 3, 4], [1, 2, 4, 3], [2, 4, 1, 3], [2, 1, 4, 3]]
         #expect(allowed.contains(log.values), "order \(log.values)")
     }
 
     @Test func serialAsyncInSync() {
-        let queue = SerialQueue(label: "seed.serial.asyncInSync")
+        let queue = SerialQueue(label: "order.serial.asyncInSync")
         let log = QueueLog()
         log.append(1)
         queue.sync {
@@ -42,7 +42,7 @@ import Testing
         }
         log.append(5)
         #expect(log.wait(for: 5))
-        // Seed 002: "12345, 12435, 12453".
+        // Allowed orders: "12345, 12435, 12453".
         let allowed: Set<[Int]> = [[1, 2, 3, 4, 5], [1, 2, 4, 3, 5], [1, 2, 4, 5, 3]]
         #expect(allowed.contains(log.values), "order \(log.values)")
         // On a serial queue 3 cannot start before the sync that submitted it returned.
@@ -50,7 +50,7 @@ import Testing
     }
 
     @Test func concurrentSync() {
-        let queue = ConcurrentQueue(label: "seed.concurrent.sync")
+        let queue = ConcurrentQueue(label: "order.concurrent.sync")
         let log = QueueLog()
         queue.sync { log.append(1) }
         log.append(2)
@@ -60,14 +60,14 @@ import Testing
     }
 
     @Test func concurrentAsync() {
-        let queue = ConcurrentQueue(label: "seed.concurrent.async")
+        let queue = ConcurrentQueue(label: "order.concurrent.async")
         let log = QueueLog()
         queue.async { log.append(1) }
         log.append(2)
         queue.async { log.append(3) }
         log.append(4)
         #expect(log.wait(for: 4))
-        // Seed 002: "only 2 before 4 is guaranteed; 1 and 3 may fall anywhere" (it lists 2413, 2431, 2143, 2341,
+        // Allowed orders: "only 2 before 4 is guaranteed; 1 and 3 may fall anywhere" (it lists 2413, 2431, 2143, 2341,
         // 2134, 2314 as examples). 3 is submitted after 2 was logged, so 2 also precedes 3.
         let values = log.values
         #expect(values.sorted() == [1, 2, 3, 4])
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func concurrentSyncInAsync() {
-        let queue = ConcurrentQueue(label: "seed.concurrent.syncInAsync")
+        let queue = ConcurrentQueue(label: "order.concurrent.syncInAsync")
         let log = QueueLog()
         log.append(1)
         queue.async {
@@ -86,13 +86,13 @@ import Testing
         }
         log.append(5)
         #expect(log.wait(for: 5))
-        // Seed 002: "12345, 12534, 12354, 15234" — no deadlock on a concurrent queue.
+        // Allowed orders: "12345, 12534, 12354, 15234" — no deadlock on a concurrent queue.
         let allowed: Set<[Int]> = [[1, 2, 3, 4, 5], [1, 2, 5, 3, 4], [1, 2, 3, 5, 4], [1, 5, 2, 3, 4]]
         #expect(allowed.contains(log.values), "order \(log.values)")
     }
 
     @Test func concurrentAsyncInSync() {
-        let queue = ConcurrentQueue(label: "seed.concurrent.asyncInSync")
+        let queue = ConcurrentQueue(label: "order.concurrent.asyncInSync")
         let log = QueueLog()
         log.append(1)
         queue.sync {
@@ -102,12 +102,12 @@ import Testing
         }
         log.append(5)
         #expect(log.wait(for: 5))
-        // Seed 002: "12345, 12435, 12453".
+        // Allowed orders: "12345, 12435, 12453".
         let allowed: Set<[Int]> = [[1, 2, 3, 4, 5], [1, 2, 4, 3, 5], [1, 2, 4, 5, 3]]
         #expect(allowed.contains(log.values), "order \(log.values)")
     }
 
-    /// Seeds 000 and 003: on the main thread, inside `serial.sync { }`, the thread is main but the queue is not.
+    /// On the main thread, inside `serial.sync { }`, the thread is main but the queue is not.
     /// Swift Testing parks the process's real main thread in `dispatch_main`, so the test runs on a thread the
     /// pool is told to treat as the main thread (the only test hook of the pool).
     @Test func mainThreadIsNotMainQueue() {
@@ -115,7 +115,7 @@ import Testing
         queueTestOnDesignatedMainThread {
             let key = QueueKey<String>()
             MainQueue.shared.setSpecific(key, "main")
-            let serial = SerialQueue(label: "seed.003.serial")
+            let serial = SerialQueue(label: "order.003.serial")
             results.append(RuntimeThread.isMainThread ? 1 : -1)
             results.append(MainQueue.shared.isCurrent ? -2 : 2)  // top-level code is on no queue
             serial.sync {
@@ -167,7 +167,7 @@ import Testing
         queueTestOnDesignatedMainThread {
             let key = QueueKey<String>()
             MainQueue.shared.setSpecific(key, "main")
-            let child = SerialQueue(label: "seed.000.child", target: MainQueue.shared)
+            let child = SerialQueue(label: "order.000.child", target: MainQueue.shared)
             MainQueue.shared.async {
                 log.append(RuntimeThread.isMainThread ? 1 : -1)
                 log.append(MainQueue.shared.isCurrent ? 2 : -2)
@@ -178,7 +178,7 @@ import Testing
                 log.append(key.current == "main" ? 5 : -5)
                 log.append(MainQueue.shared.isCurrent ? 6 : -6)
             }
-            let background = SerialQueue(label: "seed.000.background")
+            let background = SerialQueue(label: "order.000.background")
             background.async {
                 let onMain = MainQueue.shared.sync { RuntimeThread.isMainThread && MainQueue.shared.isCurrent }
                 log.append(onMain ? 7 : -7)
@@ -200,7 +200,7 @@ import Testing
         let done = QueueGate()
         queueTestDetached {
             RuntimeThread.designateMainForTesting()
-            let child = SerialQueue(label: "seed.main.child", target: MainQueue.shared)
+            let child = SerialQueue(label: "order.main.child", target: MainQueue.shared)
             child.async { log.append(RuntimeThread.isMainThread ? 1 : -1) }
             child.sync { log.append(RuntimeThread.isMainThread && child.isCurrent ? 2 : -2) }
             RuntimeThread.undesignateMainForTesting()

@@ -8,7 +8,7 @@ import Testing
 
 @testable import Threading
 
-/// An append-only log shared by threads ("print" of the seed scenarios).
+/// An append-only log shared by threads ("print" of the ordering scenarios).
 final class QueueLog: Sendable {
     private let entries = QueueTestLocked<[Int]>([])
 

@@ -12,10 +12,10 @@ import Testing
         String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
     }
 
-    /// Seed 002's "serial, sync in async": prints 1 and 5 (and 2), then the nested sync is diagnosed.
-    @Test func seedSerialSyncInAsyncIsDiagnosed() async {
+    /// "Serial, sync in async": prints 1 and 5 (and 2), then the nested sync is diagnosed.
+    @Test func serialSyncInAsyncIsDiagnosed() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let queue = SerialQueue(label: "seed.serial.syncInAsync")
+            let queue = SerialQueue(label: "serial.syncInAsync")
             let done = WorkGroup()
             done.enter()
             print(1)
@@ -29,8 +29,8 @@ import Testing
             _ = blockingCall { done.wait(timeout: .seconds(20)) }
         }
         let text = Self.stderrText(result)
-        #expect(text.contains("Threading: deadlock: sync onto queue 'seed.serial.syncInAsync'"))
-        #expect(text.contains("already executing queue 'seed.serial.syncInAsync'"))
+        #expect(text.contains("Threading: deadlock: sync onto queue 'serial.syncInAsync'"))
+        #expect(text.contains("already executing queue 'serial.syncInAsync'"))
         #expect(text.contains("threading.pool"))
     }
 

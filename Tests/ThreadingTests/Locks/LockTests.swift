@@ -54,7 +54,7 @@ enum ExclusiveKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
 @Suite("Locks", .serialized)
 struct LockTests {
     @Test(
-        "the seed's ticket sale is exact: 10 tickets, 4 threads, none sold twice, none below zero",
+        "the ticket sale is exact: 10 tickets, 4 threads, none sold twice, none below zero",
         arguments: ExclusiveKind.allCases
     )
     func ticketSale(kind: ExclusiveKind) throws {
@@ -66,7 +66,7 @@ struct LockTests {
                 exclusive {
                     if office.value.tickets > 0 {
                         let ticket = office.value.tickets
-                        PosixThread.yield()  // widen the window, like the seed's sleep inside the section
+                        PosixThread.yield()  // widen the window, like a sleep inside the section
                         office.value.sold.append(ticket)
                         office.value.tickets = ticket - 1
                         office.value.lowest = min(office.value.lowest, office.value.tickets)

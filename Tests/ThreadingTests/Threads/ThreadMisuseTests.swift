@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CTestSupport
+import CThreading
+import Glibc
+import Synchronization
+import Testing
+
+@testable import Threading
+
+/// Bad input and misuse of threads whose outcome is a value or a thrown error (the object stays usable);
+/// the table in <doc:Misuse> lists each case.
+@Suite struct ThreadMisuseTests {
+    @Test func sleepForNegativeOrZeroReturnsAtOnce() {
+        let start = ContinuousClock.now
+        PosixThread.sleep(for: .seconds(-5))
+        PosixThread.sleep(for: .zero)
+        PosixThread.sleep(for: .nanoseconds(-1))
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
+    @Test func overlongThreadNameIsTruncatedNotRefused() throws {
+        let name = String(repeating: "n", count: 100)
+        let thread = try PosixThread(name: name) { PosixThread.currentName }
+        #expect(thread.name == name)
+        #expect(thread.join() == String(repeating: "n", count: 15))
+    }
+
+    @Test func tinyStackSizeIsRaisedToTheMinimum() throws {
+        let thread = try PosixThread(stackSize: 1) { (try? PosixThread.currentStackSize()) ?? 0 }
+        #expect(thread.join() >= PosixThread.minimumStackSize)
+    }
+
+    /// Thread-specific keys run out at `PTHREAD_KEYS_MAX`: `ThreadLocal.init` throws `tryAgain` (in a child
+    /// process, since exhausting the keys would disturb the other tests).
+    @Test func threadLocalKeyExhaustionThrows() async {
+        await #expect(processExitsWith: .success) {
+            var locals: [ThreadLocal<Int>] = []
+            for _ in 0..<4_096 {
+                do {
+                    locals.append(try ThreadLocal { 0 })
+                } catch {
+                    guard ThreadingError.tryAgain ~= error, locals.count > 100 else { exit(2) }
+                    // Freeing one makes room again.
+                    locals.removeLast()
+                    guard (try? ThreadLocal { 1 }) != nil else { exit(3) }
+                    exit(0)
+                }
+            }
+            exit(4)
+        }
+    }
+}
