@@ -117,16 +117,16 @@ final class ThreadIDCell: Sendable {
 
     /// Named locks of every kind register while they live and unregister when destroyed.
     @Test func namedLocksRegisterUntilDestroyed() {
-        let before = NamedLockRegistry.count
         do {
             let locks: [AnyObject] = [
-                MutexLock(name: "waits.m"), RecursiveLock(name: "waits.r"), SpinLock(name: "waits.s"),
-                ReadWriteLock(name: "waits.rw"), MutexLock(),
+                MutexLock(name: "waits.reg.m"), RecursiveLock(name: "waits.reg.r"), SpinLock(name: "waits.reg.s"),
+                ReadWriteLock(name: "waits.reg.rw"), try! MutexLock(kind: .errorChecking, name: "waits.reg.e"),
+                MutexLock(),
             ]
-            #expect(NamedLockRegistry.count == before + 4)
+            #expect(NamedLockRegistry.count(containing: "\"waits.reg.") == 5)
             withExtendedLifetime(locks) {}
         }
-        #expect(NamedLockRegistry.count == before)
+        #expect(NamedLockRegistry.count(containing: "\"waits.reg.") == 0)
     }
 
     /// Every lock kind reports its holder: recursive, spin, and the writer of a read-write lock.

@@ -66,6 +66,8 @@ enum NamedLockRegistry {
     /// Gives it back after `fork()`, in the parent and in the child.
     static func unlockAfterFork() { lock.unlock() }
 
-    /// How many locks are registered (for tests).
-    static var count: Int { lock.withLock { entries.count } }
+    /// How many registered locks have a description containing `text` (for tests).
+    static func count(containing text: String) -> Int {
+        lock.withLock { entries.values.filter { $0.description.contains(text) }.count }
+    }
 }
