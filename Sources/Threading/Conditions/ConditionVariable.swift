@@ -103,7 +103,10 @@ public final class ConditionVariable: @unchecked Sendable {
         // otherwise sleep, and a pool worker gives its slot up meanwhile (see `WorkerPool.withBlockingRegion`).
         let code =
             cthr_lock_cond_spin(cond, sequence, deadline)
-            ? 0 : BlockingHook.around { cthr_lock_cond_wait(cond, sequence, deadline) }
+            ? 0
+            : BlockingHook.around {
+                WaitRecording.recording(.condition, on: self) { cthr_lock_cond_wait(cond, sequence, deadline) }
+            }
         lock.lock()
         return code == 0
     }

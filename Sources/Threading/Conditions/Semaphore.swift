@@ -87,7 +87,7 @@ public final class Semaphore: @unchecked Sendable {
 
     @usableFromInline
     func waitSlow() {
-        let code = BlockingHook.around { cthr_sem_wait(sem) }
+        let code = BlockingHook.around { WaitRecording.recording(.semaphore, on: self) { cthr_sem_wait(sem) } }
         require(code == 0, "Semaphore.wait(): cthr_sem_wait failed with \(errnoName(code))")
     }
 
@@ -114,7 +114,9 @@ public final class Semaphore: @unchecked Sendable {
     @usableFromInline
     func waitSlow(timeout: Duration) -> Bool {
         let deadline = monotonicDeadline(after: timeout)
-        let code = BlockingHook.around { cthr_sem_timedwait(sem, deadline) }
+        let code = BlockingHook.around {
+            WaitRecording.recording(.semaphore, on: self) { cthr_sem_timedwait(sem, deadline) }
+        }
         if code == ETIMEDOUT { return false }
         require(code == 0, "Semaphore.wait(timeout:): cthr_sem_timedwait failed with \(errnoName(code))")
         return true

@@ -31,10 +31,24 @@ enum JobWait {
         _ word: borrowing FutexWord,
         timeout: Duration?,
         wait: @autoclosure () -> String,
+        on target: some WaitTarget,
         queue: JobQueueCore? = nil,
         targets: () -> [Job]
     ) -> Bool {
         if word.load() != 0 { return true }
+        return WaitRecording.recording(.job, on: target) {
+            waitRecorded(word, timeout: timeout, wait: wait(), queue: queue, targets: targets)
+        }
+    }
+
+    /// ``wait(_:timeout:wait:on:queue:targets:)`` once the wait is recorded.
+    private static func waitRecorded(
+        _ word: borrowing FutexWord,
+        timeout: Duration?,
+        wait: @autoclosure () -> String,
+        queue: JobQueueCore?,
+        targets: () -> [Job]
+    ) -> Bool {
         guard timeout == nil else {
             return word.blockingWaitUntilNonzero(deadline: monotonicDeadline(after: timeout!))
         }

@@ -252,7 +252,7 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
                     + "parent when it forked; the parent's jobs never run in a child, so this wait would never end"
             )
         }
-        return JobWait.wait(done, timeout: timeout, wait: "\(self).waitUntilFinished()") { [self] }
+        return JobWait.wait(done, timeout: timeout, wait: "\(self).waitUntilFinished()", on: self) { [self] }
     }
 
     /// Runs a ready job that belongs to no queue on the calling thread, and returns when its body returned (an

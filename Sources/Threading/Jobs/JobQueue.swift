@@ -209,7 +209,7 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
         message: "waitUntilAllFinished(timeout:) blocks the thread; await each job: `for job in jobQueue.jobs { try await job.waitUntilFinished() }` (top-level code, where the blocking overload wins: `try await { for job in jobQueue.jobs { try await job.waitUntilFinished() } }()`)"
     )
     public func waitUntilAllFinished(timeout: Duration? = nil) -> Bool {
-        JobWait.wait(core.idle, timeout: timeout, wait: "\(self).waitUntilAllFinished()", queue: core) {
+        JobWait.wait(core.idle, timeout: timeout, wait: "\(self).waitUntilAllFinished()", on: core, queue: core) {
             core.jobs
         }
     }

@@ -97,6 +97,7 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
         self.kind = .normal
         self.word = allocateLockState(cthr_lock_t())
         self.pthreadMutex = nil
+        if name != nil { NamedLockRegistry.register(self, describe(), .futex(word)) }
     }
 
     /// A normal lock whose word is followed, in the same allocation, by uninitialized room for one `Payload`, for
@@ -112,6 +113,7 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
         )
         self.word = raw.initializeMemory(as: cthr_lock_t.self, repeating: cthr_lock_t(), count: 1)
         self.pthreadMutex = nil
+        if name != nil { NamedLockRegistry.register(self, describe(), .futex(word)) }
     }
 
     /// Where a `Payload` starts after the word: the word's size rounded up to the payload's alignment.
@@ -151,9 +153,11 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
             self.word = allocateLockState(cthr_lock_t())
             self.pthreadMutex = nil
         }
+        if name != nil { NamedLockRegistry.register(self, describe(), pthreadMutex == nil ? .futex(word) : .unknown) }
     }
 
     deinit {
+        if name != nil { NamedLockRegistry.unregister(self) }
         if let pthreadMutex {
             let code = cthr_mutex_destroy(pthreadMutex)
             require(
@@ -287,10 +291,26 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
         if let pthreadMutex {
             code = acquireCounting(
                 attempt: { cthr_mutex_trylock(pthreadMutex) },
-                wait: { cthr_mutex_timedlock(pthreadMutex, deadline) }
+                wait: {
+                    WaitRecording.recordingCycleChecked(.lock, on: self, owner: 0, deadline: deadline) {
+                        cthr_mutex_timedlock(pthreadMutex, $0)
+                    }
+                }
             )
         } else {
-            code = acquireCounting(attempt: { cthr_lock_trylock(word) }, wait: { cthr_lock_lock_slow(word, deadline) })
+            code = acquireCounting(
+                attempt: { cthr_lock_trylock(word) },
+                wait: {
+                    WaitRecording.recordingCycleChecked(
+                        .lock,
+                        on: self,
+                        owner: cthr_lock_owner(word),
+                        deadline: deadline
+                    ) {
+                        cthr_lock_lock_slow(word, $0)
+                    }
+                }
+            )
         }
         switch code {
         case 0: return true

@@ -69,9 +69,11 @@ public final class ReadWriteLock: DiagnosedLock, @unchecked Sendable {
         let kind = preferWriters ? CTHR_RWLOCK_PREFER_WRITER : CTHR_RWLOCK_PREFER_READER
         let code = cthr_rwlock_init(rwlock, Int32(kind.rawValue))
         require(code == 0, "ReadWriteLock: cthr_rwlock_init failed with \(errnoName(code))")
+        if name != nil { NamedLockRegistry.register(self, describe(), .readWrite(rwlock)) }
     }
 
     deinit {
+        if name != nil { NamedLockRegistry.unregister(self) }
         let code = cthr_rwlock_destroy(rwlock)
         require(code != EBUSY, "\(describe()): deinitialized while held")
         UnsafeMutableRawPointer(rwlock).deallocate()
@@ -229,13 +231,27 @@ public final class ReadWriteLock: DiagnosedLock, @unchecked Sendable {
         case .read:
             code = acquireCounting(
                 attempt: { cthr_rwlock_tryrdlock(rwlock) },
-                wait: { cthr_rwlock_timedrdlock(rwlock, deadline) }
+                wait: {
+                    WaitRecording.recordingCycleChecked(
+                        .readLock,
+                        on: self,
+                        owner: cthr_rwlock_writer(rwlock),
+                        deadline: deadline
+                    ) { cthr_rwlock_timedrdlock(rwlock, $0) }
+                }
             )
             operation = deadline == .max ? "readLock()" : "readLock(timeout:)"
         case .write:
             code = acquireCounting(
                 attempt: { cthr_rwlock_trywrlock(rwlock) },
-                wait: { cthr_rwlock_timedwrlock(rwlock, deadline) }
+                wait: {
+                    WaitRecording.recordingCycleChecked(
+                        .writeLock,
+                        on: self,
+                        owner: cthr_rwlock_writer(rwlock),
+                        deadline: deadline
+                    ) { cthr_rwlock_timedwrlock(rwlock, $0) }
+                }
             )
             operation = deadline == .max ? "writeLock()" : "writeLock(timeout:)"
         }

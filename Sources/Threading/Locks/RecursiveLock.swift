@@ -44,9 +44,11 @@ public final class RecursiveLock: DiagnosedLock, @unchecked Sendable {
     public init(name: String? = nil) {
         self.name = name
         self.word = allocateLockState(cthr_rlock_t())
+        if name != nil { NamedLockRegistry.register(self, describe(), .futex(futexLock)) }
     }
 
     deinit {
+        if name != nil { NamedLockRegistry.unregister(self) }
         requireFreeAtDeinit(owner: cthr_lock_owner(futexLock))
         UnsafeMutableRawPointer(word).deallocate()
     }
@@ -153,7 +155,16 @@ public final class RecursiveLock: DiagnosedLock, @unchecked Sendable {
     func lockSlow(deadline: UInt64) -> Bool {
         let code = acquireCounting(
             attempt: { cthr_rlock_trylock(word) },
-            wait: { cthr_rlock_lock_slow(word, deadline) }
+            wait: {
+                WaitRecording.recordingCycleChecked(
+                    .lock,
+                    on: self,
+                    owner: cthr_lock_owner(futexLock),
+                    deadline: deadline
+                ) {
+                    cthr_rlock_lock_slow(word, $0)
+                }
+            }
         )
         switch code {
         case 0: return true

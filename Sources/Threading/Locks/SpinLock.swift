@@ -41,9 +41,11 @@ public final class SpinLock: DiagnosedLock, @unchecked Sendable {
     public init(name: String? = nil) {
         self.name = name
         self.spin = allocateLockState(cthr_spin_t())
+        if name != nil { NamedLockRegistry.register(self, describe(), .spin(spin)) }
     }
 
     deinit {
+        if name != nil { NamedLockRegistry.unregister(self) }
         requireFreeAtDeinit(owner: cthr_spin_owner(spin))
         UnsafeMutableRawPointer(spin).deallocate()
     }
@@ -124,7 +126,12 @@ public final class SpinLock: DiagnosedLock, @unchecked Sendable {
 
     @usableFromInline
     func lockSlow() {
-        let code = acquireCounting(attempt: { cthr_spin_trylock(spin) }, wait: { cthr_spin_lock(spin) })
+        let code = acquireCounting(
+            attempt: { cthr_spin_trylock(spin) },
+            wait: {
+                WaitRecording.recording(.lock, on: self) { cthr_spin_lock(spin) }
+            }
+        )
         switch code {
         case 0: return
         case EDEADLK: failHeldByCaller("lock()", "this would spin forever")

@@ -73,6 +73,8 @@ struct ThreadState: ~Copyable {
     /// The thread's number, handed out in creation order: it picks the shared shard the thread submits to
     /// (``PoolCore``), so producers spread over the shards round-robin.
     let shard: Int
+    /// The thread's wait record (what it is blocked in, for snapshots), registered while the thread lives.
+    let waitRecord: ThreadWaitRecord
 }
 
 typealias ThreadContext = UnsafeMutablePointer<ThreadState>
@@ -83,6 +85,7 @@ enum RuntimeThread {
         var key = pthread_key_t()
         let code = cthr_tsd_create(&key) { raw in
             let state = raw.assumingMemoryBound(to: ThreadState.self)
+            ThreadRegistry.unregister(state.pointee.waitRecord)
             state.pointee.frames.deallocate()
             state.deinitialize(count: 1)
             state.deallocate()
@@ -117,7 +120,8 @@ enum RuntimeThread {
                 worker: nil,
                 isMainThread: isMainThread,
                 running: nil,
-                shard: nextShard.add(1, ordering: .relaxed).oldValue
+                shard: nextShard.add(1, ordering: .relaxed).oldValue,
+                waitRecord: ThreadRegistry.registerCurrent()
             )
         )
         let code = cthr_tsd_set(key, state)
@@ -301,7 +305,10 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
     /// exchanges in `granted` and only makes the wake system call when it saw `sleeping`. A concurrent queue may
     /// offer a waiting thread an item queued *ahead of* it (`helpOffered`, see `ConcurrentCore.offerHelp`): the
     /// waiter would wait for that item anyway, so running it itself saves a pool hop; it then keeps waiting.
-    func waitGranted() {
+    ///
+    /// `queue` (a queue core) is the queue a `sync` waits on: once the spin is over, the wait is recorded on the
+    /// thread's wait record for snapshots (``WaitRecording``), so a wait that ends while spinning records nothing.
+    func waitGranted(on queue: AnyObject? = nil) {
         for round in 0..<poolSpinRounds {
             switch pointee.parker.load() {
             case .granted: return
@@ -316,6 +323,8 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
             if round >= 4 { _ = cthr_thread_yield() }
         }
         BlockingHook.willBlock()
+        let record = (queue as? any WaitTarget).map { pointee.waitRecord.beginSync(on: $0) }
+        defer { if let record { pointee.waitRecord.end(restoring: record) } }
         while true {
             let state = pointee.parker.load()
             if state == .granted { break }

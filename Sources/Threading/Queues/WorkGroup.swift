@@ -154,6 +154,11 @@ public final class WorkGroup: @unchecked Sendable {
     private func waitCount(_ deadline: UInt64) -> Bool {
         BlockingHook.willBlock()
         defer { BlockingHook.didUnblock() }
+        return WaitRecording.recording(.group, on: self) { waitCountRecorded(deadline) }
+    }
+
+    /// ``waitCount(_:)``'s loop, with the wait recorded.
+    private func waitCountRecorded(_ deadline: UInt64) -> Bool {
         while true {
             let value = count.load()
             if value == 0 { return true }

@@ -122,7 +122,8 @@ public final class WorkItem: @unchecked Sendable {
                 )
             }
         }
-        return done.blockingWaitUntilNonzero(deadline: timeout.map { monotonicDeadline(after: $0) } ?? .max)
+        let deadline = timeout.map { monotonicDeadline(after: $0) } ?? .max
+        return WaitRecording.recording(.workItem, on: self) { done.blockingWaitUntilNonzero(deadline: deadline) }
     }
 
     /// Submits `work` to `queue` when the item finished (at once if it already has).

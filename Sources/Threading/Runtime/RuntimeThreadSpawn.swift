@@ -26,11 +26,33 @@ func spawnRuntimeThread(
 ) -> CInt {
     var attributes = cthr_thread_attr_t()
     attributes.detached = detached ? 1 : 0
-    return name.withCString { cName in
+    let start = Unmanaged.passRetained(RuntimeThreadStart(body: body, context: context))
+    let code = name.withCString { cName in
         attributes.name = cName
         var handle = pthread_t()
-        return cthr_thread_create(&handle, &attributes, body, context)
+        return cthr_thread_create(&handle, &attributes, runtimeThreadEntry, start.toOpaque())
     }
+    if code != 0 { start.release() }
+    return code
+}
+
+/// What a runtime thread runs: its body and the body's context.
+private final class RuntimeThreadStart {
+    let body: cthr_thread_body_t
+    let context: UnsafeMutableRawPointer?
+
+    init(body: cthr_thread_body_t, context: UnsafeMutableRawPointer?) {
+        self.body = body
+        self.context = context
+    }
+}
+
+/// The entry point of every runtime thread: makes the thread's context first, which registers the thread for
+/// snapshots (``ThreadRegistry``) at its start rather than on a wait's path, then runs the body.
+private let runtimeThreadEntry: cthr_thread_body_t = { raw in
+    let start = Unmanaged<RuntimeThreadStart>.fromOpaque(raw!).takeRetainedValue()
+    _ = RuntimeThread.current
+    return start.body(start.context)
 }
 
 /// Whether a refused thread was reported (once per process).

@@ -115,7 +115,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
     public func join() -> sending Result {
         claim("join()", as: 1)
         let code = MainThreadWait.recording(.join(handle, name: name)) {
-            BlockingHook.around { cthr_thread_join(handle, nil) }  // a pool worker gives its slot up meanwhile
+            BlockingHook.around { joinRecorded(deadline: .max) }  // a pool worker gives its slot up meanwhile
         }
         requireJoined(code, "join()", "pthread_join")
         nonisolated(unsafe) let result = box.result.take()!
@@ -143,7 +143,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
     public func join(timeout: Duration) -> sending Result? {
         claim("join(timeout:)", as: 3)
         let deadline = monotonicDeadline(after: timeout)
-        let code = BlockingHook.around { cthr_thread_join_until(handle, nil, deadline) }
+        let code = BlockingHook.around { joinRecorded(deadline: deadline) }
         if code == ETIMEDOUT {
             state.store(0, ordering: .releasing)
             return nil
@@ -165,6 +165,19 @@ public final class PosixThread<Result>: @unchecked Sendable {
         let code = cthr_thread_detach(handle)
         require(code == 0, "PosixThread\(describeName).detach(): pthread_detach failed with \(errnoName(code))")
         box.detached()
+    }
+
+    /// Joins until `deadline` (`.max`: forever) with the wait recorded for snapshots and, past the grace period,
+    /// checked for a wait cycle (``WaitRecording``). Returns 0, `ETIMEDOUT` or the join's error.
+    private func joinRecorded(deadline: UInt64) -> CInt {
+        WaitRecording.recordingCycleChecked(
+            .join,
+            on: self,
+            owner: UInt32(bitPattern: box.threadID.load(ordering: .acquiring)),
+            deadline: deadline
+        ) { until in
+            until == .max ? cthr_thread_join(handle, nil) : cthr_thread_join_until(handle, nil, until)
+        }
     }
 
     /// Whether this handle names the calling thread.

@@ -12,6 +12,9 @@ import Musl
 
 /// The non-generic face of a thread's box, so one C entry point serves every result type.
 class PosixThreadRunnable: @unchecked Sendable {
+    /// The thread's kernel thread id once it started (0 before): what a join waits for, in snapshots.
+    let threadID = Atomic<Int32>(0)
+
     func run() {}
 }
 
@@ -50,6 +53,8 @@ final class PosixThreadBox<Result>: PosixThreadRunnable, @unchecked Sendable {
 /// The entry point of every ``PosixThread``: runs the box's body and drops the thread's reference to the box.
 let posixThreadEntry: cthr_thread_body_t = { context in
     let box = Unmanaged<PosixThreadRunnable>.fromOpaque(context!).takeRetainedValue()
+    box.threadID.store(cthr_thread_id(), ordering: .releasing)
+    _ = RuntimeThread.current  // registers the thread for snapshots (at its start, not on a wait's path)
     box.run()
     return nil
 }

@@ -205,7 +205,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         word.bitOr(QueueState.hasItems)
         pumpLocked()
         lock.unlock()
-        context.waitGranted()
+        context.waitGranted(on: self)
     }
 
     override func releaseSync(barrier: Bool) {

@@ -80,7 +80,7 @@ extension QueueCore {
                 grantWaiter(waiter)
             }
             enqueue(barrier ? .barrier(closure) : .task(closure))
-            context.waitGranted()
+            context.waitGranted(on: self)
         }
         let result = box.move().result!
         switch result {

@@ -145,7 +145,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
             }
             parkedBefore = true
             BlockingHook.willBlock()
-            word.wait(expected: state | QueueState.parked)
+            _ = WaitRecording.recording(.sync, on: self) { word.wait(expected: state | QueueState.parked) }
             BlockingHook.didUnblock()
         }
     }
@@ -186,7 +186,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
             }
             return
         }
-        context.waitGranted()
+        context.waitGranted(on: self)
     }
 
     override func releaseSync(barrier: Bool) {
