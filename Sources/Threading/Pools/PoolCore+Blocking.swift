@@ -42,21 +42,20 @@ extension PoolCore {
         // Its next-slot unit would wait for the wait: hand it to the others first (before the pool lock: no path
         // takes a run queue's lock after it).
         if let local = worker.local, local.nextHint.load(ordering: .relaxed) { spillNext(worker, local) }
-        lockPool()
-        worker.blocked = true
-        running -= 1
-        blockedCount += 1
-        let spawnCount = dispatchLocked(allowSpawn: true)
-        lock.unlock()
+        let spawnCount = state.withLock { synced in
+            worker.blocked = true
+            synced.running -= 1
+            synced.blocked += 1
+            return dispatch(&synced, allowSpawn: true)
+        }
         for _ in 0..<spawnCount { spawn(PoolWorker(poolCore: self)) }
     }
 
     func workerDidUnblock(_ worker: PoolWorker) {
-        lockPool()
-        worker.blocked = false
-        running += 1
-        blockedCount -= 1
-        publishLocked()
-        lock.unlock()
+        state.withLock { synced in
+            worker.blocked = false
+            synced.running += 1
+            synced.blocked -= 1
+        }
     }
 }

@@ -18,23 +18,24 @@ extension PoolCore {
     /// It also makes what the child handler needs: which slot the forking thread (the calling one) holds, and the
     /// child's free slots (see ``ForkRegistry`` on the runtime's types in a child).
     func forkPrepare() {
-        lock.lock()
+        let synced = state.lockForFork()
         for index in 0..<shards.count { shards[index].forkPrepare() }
-        let made = slotBound.load(ordering: .relaxed)  // no slot is made while the poolCore lock is held
+        let made = slotBound.load(ordering: .relaxed)  // no slot is made while the pool lock is held
         for index in 0..<made { slots[index].forkPrepare() }
-        forkSlot = -1
+        var forkSlot = -1
         if let worker = RuntimeThread.current.pointee.worker?.takeUnretainedValue(), worker.poolCore === self {
             forkSlot = worker.slot
         }
-        forkFreeSlots = (0..<made).reversed().filter { $0 != forkSlot }
+        synced.pointee.forkSlot = forkSlot
+        synced.pointee.forkFreeSlots = (0..<made).reversed().filter { $0 != forkSlot }
     }
 
     /// `fork()` handler in the parent.
     func forkParent() {
-        forkFreeSlots = []
+        state.heldAcrossFork.pointee.forkFreeSlots = []
         for index in (0..<slotBound.load(ordering: .relaxed)).reversed() { slots[index].forkParent() }
         for index in (0..<shards.count).reversed() { shards[index].forkParent() }
-        lock.unlock()
+        state.unlockAfterFork()
     }
 
     /// `fork()` handler in the child (one thread, the locks held by `forkPrepare`): none of the parent's pool
@@ -46,7 +47,8 @@ extension PoolCore {
     /// Index loops and stored values only (no closures, iterators, ranges or growing arrays), with what needs more
     /// made by ``forkPrepare()``: see ``ForkRegistry`` on the runtime's types in a child.
     func forkChild(_ forking: ThreadContext) {
-        let forkingSlot = forkSlot
+        let synced = state.heldAcrossFork
+        let forkingSlot = synced.pointee.forkSlot
         let isWorker = forkingSlot >= 0
         var index = 0
         while index < shards.count {
@@ -60,24 +62,24 @@ extension PoolCore {
             index += 1
         }
         index = 0
-        while index < idle.count {
-            _ = Unmanaged.passRetained(idle[index])  // their threads are gone; nothing is freed here
+        while index < synced.pointee.idle.count {
+            _ = Unmanaged.passRetained(synced.pointee.idle[index])  // their threads are gone; nothing is freed here
             index += 1
         }
-        idle = []
-        freeSlots = forkFreeSlots
-        threads = isWorker ? 1 : 0
-        running = isWorker ? 1 : 0
+        synced.pointee.idle = []
+        synced.pointee.freeSlots = synced.pointee.forkFreeSlots
+        synced.pointee.threads = isWorker ? 1 : 0
+        synced.pointee.running = isWorker ? 1 : 0
         spinning.store(0, ordering: .relaxed)
-        blockedCount = 0
-        extraSlots = 0
-        peakThreads = threads
-        monitorStarted = false
-        monitorSleeping = false
-        monitorHint.store(0, ordering: .relaxed)
+        synced.pointee.blocked = 0
+        synced.pointee.extraSlots = 0
+        synced.pointee.peakThreads = synced.pointee.threads
+        synced.pointee.monitor = .notStarted
         monitorWord.store(0)
-        exited = []  // the parent's threads: nothing to join here
-        publishLocked()
-        lock.unlock()
+        // The parent's exited threads: nothing to join here.
+        if case .stopped(_, let gone) = synced.pointee.life {
+            synced.pointee.life = .stopped(exited: [], joinerGone: gone)
+        }
+        state.unlockAfterFork()
     }
 }

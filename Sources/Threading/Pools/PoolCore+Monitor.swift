@@ -24,11 +24,10 @@ extension PoolCore {
         if code != 0 {
             Unmanaged<PoolCore>.fromOpaque(context).release()
             // Refused: the next submission tries again.
-            lockPool()
-            monitorStarted = false
-            monitorHint.store(0, ordering: .sequentiallyConsistent)
-            let remaining = threads
-            lock.unlock()
+            let remaining = state.withLock { synced in
+                synced.monitor = .notStarted
+                return synced.threads
+            }
             PoolCore.reportRefusal(of: "monitor", code: code, threads: remaining)
         }
     }
@@ -36,56 +35,57 @@ extension PoolCore {
     func monitorMain() {
         var lastCompleted: UInt64 = 0
         while true {
-            lockPool()
-            if life == .stopped {
-                monitorStarted = false
-                monitorHint.store(0, ordering: .sequentiallyConsistent)
-                leaveLocked()
-                lock.unlock()
-                return
-            }
-            if pendingTotal(includingNext: true) == 0 {
-                extraSlots = 0
-                publishLocked()
-                monitorSleeping = true
-                monitorHint.store(2, ordering: .sequentiallyConsistent)
-                monitorWord.store(0)
-                // Against a submitter that pushed and read the hint before it changed (see `park`).
-                if pendingTotal(includingNext: true) > 0 {
-                    monitorSleeping = false
-                    monitorHint.store(1, ordering: .sequentiallyConsistent)
-                    lock.unlock()
-                } else {
-                    lock.unlock()
-                    while monitorWord.load() == 0 { monitorWord.wait(expected: 0) }
-                    lockPool()
-                    lastCompleted = completedTotal()
-                    let stopped = life == .stopped
-                    lock.unlock()
-                    if stopped { continue }
+            enum Step { case exit, tick, sleep }
+            let step = state.withLock { synced -> Step in
+                if synced.life.isStopped {
+                    synced.monitor = .notStarted
+                    synced.leave()
+                    return .exit
                 }
-            } else {
-                lock.unlock()
+                guard pendingTotal(includingNext: true) == 0 else { return .tick }
+                synced.extraSlots = 0
+                synced.monitor = .sleeping
+                monitorWord.store(0)
+                // Published before the second look, against a submitter that pushed and read the hint before it
+                // changed (see `park`).
+                state.hints.publish(from: synced)
+                if pendingTotal(includingNext: true) > 0 {
+                    synced.monitor = .running
+                    return .tick
+                }
+                return .sleep
+            }
+            if step == .exit { return }
+            if step == .sleep {
+                while monitorWord.load() == 0 { monitorWord.wait(expected: 0) }
+                let stopped = state.withLock { synced in
+                    lastCompleted = completedTotal()
+                    return synced.life.isStopped
+                }
+                if stopped { continue }
             }
             _ = cthr_sleep_ns(PoolCore.monitorTickNanoseconds)
-            lockPool()
-            var spawnCount = 0
-            let completed = completedTotal()
-            // Next-slot units count when no unit completed for a tick: their owner is stuck in a wait the pool
-            // cannot see (a woken or new worker steals them).
-            let pending = completed == lastCompleted ? pendingTotal(includingNext: true) : pendingTotal()
-            // Units stranded by a refused spawn while slots are free: try again (a no-op otherwise).
-            if pending > 0 && running < limit { spawnCount += dispatchLocked(allowSpawn: true, pending: pending) }
-            if pending > 0 && running >= limit && completed == lastCompleted && threads < maxThreads {
-                extraSlots += 1
-                spawnCount += dispatchLocked(allowSpawn: true, pending: pending)
-            } else if pending == 0 && extraSlots > 0 {
-                extraSlots -= 1
-                publishLocked()
+            let (spawnCount, warning) = state.withLock { synced -> (Int, String?) in
+                var spawnCount = 0
+                let completed = completedTotal()
+                // Next-slot units count when no unit completed for a tick: their owner is stuck in a wait the pool
+                // cannot see (a woken or new worker steals them).
+                let pending = completed == lastCompleted ? pendingTotal(includingNext: true) : pendingTotal()
+                // Units stranded by a refused spawn while slots are free: try again (a no-op otherwise).
+                if pending > 0 && synced.running < synced.limit {
+                    spawnCount += dispatch(&synced, allowSpawn: true, pending: pending)
+                }
+                if pending > 0 && synced.running >= synced.limit && completed == lastCompleted
+                    && synced.threads < maxThreads
+                {
+                    synced.extraSlots += 1
+                    spawnCount += dispatch(&synced, allowSpawn: true, pending: pending)
+                } else if pending == 0 && synced.extraSlots > 0 {
+                    synced.extraSlots -= 1
+                }
+                lastCompleted = completed
+                return (spawnCount, checkSaturation(&synced, pending: pending))
             }
-            lastCompleted = completed
-            let warning = checkSaturationLocked(pending: pending)
-            lock.unlock()
             for _ in 0..<spawnCount { spawn(PoolWorker(poolCore: self)) }
             if let warning { RuntimeObservation.report(.saturationBegan, .warning, warning, ["pool": label]) }
         }
@@ -93,28 +93,31 @@ extension PoolCore {
 
     // MARK: Saturation
 
-    /// Tracks saturation (monitor tick, lock held): work waits while every thread the pool may have is busy. After
+    /// Tracks saturation (monitor tick, inside its lock section): work waits while every thread the pool may have is busy. After
     /// the grace period it counts the episode and returns the warning to print, at most one per episode and one per
     /// ``saturationWarningIntervalNanoseconds``.
-    func checkSaturationLocked(pending: Int) -> String? {
-        guard pending > 0 && threads >= maxThreads && running + blockedCount >= threads else {
-            saturatedSince = 0
-            saturationCounted = false
+    func checkSaturation(_ synced: inout PoolSynced, pending: Int) -> String? {
+        guard pending > 0 && synced.threads >= maxThreads && synced.running + synced.blocked >= synced.threads else {
+            synced.saturation = .clear
             return nil
         }
         let now = cthr_clock_now_ns()
-        if saturatedSince == 0 {
-            saturatedSince = now
+        switch synced.saturation {
+        case .clear:
+            synced.saturation = .since(now)
             return nil
+        case .counted:
+            return nil
+        case .since(let start):
+            guard now &- start >= PoolCore.saturationGraceNanoseconds else { return nil }
         }
-        guard !saturationCounted && now &- saturatedSince >= PoolCore.saturationGraceNanoseconds else { return nil }
-        saturationCounted = true
-        saturations += 1
-        guard
-            lastSaturationWarning == 0 || now &- lastSaturationWarning >= PoolCore.saturationWarningIntervalNanoseconds
-        else { return nil }
-        lastSaturationWarning = now
-        saturationWarnings += 1
+        synced.saturation = .counted
+        synced.saturations += 1
+        let last = synced.lastSaturationWarning
+        guard last == 0 || now &- last >= PoolCore.saturationWarningIntervalNanoseconds else { return nil }
+        synced.lastSaturationWarning = now
+        synced.saturationWarnings += 1
+        let threads = synced.threads
         let advice =
             isBlocking
             ? "raise its cap (WorkerPool(threads:kind: .blocking)) or make fewer blocking calls at once"

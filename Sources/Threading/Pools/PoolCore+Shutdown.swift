@@ -22,9 +22,9 @@ extension PoolCore {
     /// (see ``shutdown(deadline:members:)``): either the submitter sees the shutdown, or the shutdown sees the work.
     @inline(__always)
     func isAccepting(_ context: @autoclosure () -> ThreadContext) -> Bool {
-        let life = lifeHint.load(ordering: .sequentiallyConsistent)
-        if life == Life.running.rawValue { return true }
-        return life == Life.draining.rawValue && context().pointee.worker?.takeUnretainedValue().poolCore === self
+        let life = state.hints.life.load(ordering: .sequentiallyConsistent)
+        if life == PoolHints.lifeRunning { return true }
+        return life == PoolHints.lifeDraining && context().pointee.worker?.takeUnretainedValue().poolCore === self
     }
 
     /// What a trapping submission (`async`, `asyncAfter`, a ``QueueTimer``, `addJob`) does when the pool refused
@@ -50,17 +50,17 @@ extension PoolCore {
     /// ``refuse(_:)`` traps or, on a thread of the pool, counts the drop and this returns false.
     @inline(__always)
     func requireAccepting(_ what: @autoclosure () -> String) -> Bool {
-        if lifeHint.load(ordering: .relaxed) == Life.running.rawValue { return true }
+        if state.hints.life.load(ordering: .relaxed) == PoolHints.lifeRunning { return true }
         if isAccepting(RuntimeThread.current) { return true }
         refuse(what())
         return false
     }
 
     /// Whether the pool stopped (its threads exit; nothing more runs).
-    var isStopped: Bool { lifeHint.load(ordering: .relaxed) == Life.stopped.rawValue }
+    var isStopped: Bool { state.hints.life.load(ordering: .relaxed) == PoolHints.lifeStopped }
 
     /// Whether the pool was shut down (draining or stopped).
-    var isShutDown: Bool { lifeHint.load(ordering: .acquiring) != Life.running.rawValue }
+    var isShutDown: Bool { state.hints.life.load(ordering: .acquiring) != PoolHints.lifeRunning }
 
     /// What a shutdown left undone.
     struct Leftover {
@@ -77,34 +77,34 @@ extension PoolCore {
     /// abandonAtStop()``): a member's submitters check the pool's life under that lock, so a task is either refused
     /// or counted, and no task of a serial queue's taken batch starts once its member was counted.
     func shutdown(deadline: UInt64, members: () -> [any PoolMember]) -> Leftover {
-        lockPool()
-        if life == .running { life = .draining }
-        lock.unlock()
+        state.withLock { synced in
+            if case .running = synced.life { synced.life = .draining }
+        }
         var pause = PoolCore.shutdownFirstPollNanoseconds
         while !isQuiescent(members) && cthr_clock_now_ns() < deadline {
             PoolCore.backOff(&pause)
         }
         var leftover = Leftover(tasksNotRun: 0, busyThreads: 0)
-        lockPool()
-        life = .stopped
         // Every run queue is closed: a unit pushed from now on is refused (and counted), never stranded.
         var dropped: [PoolUnit] = []
-        for index in 0..<shards.count { leftover.tasksNotRun += shards[index].close(into: &dropped) }
-        for index in 0..<slotBound.load(ordering: .relaxed) {
-            leftover.tasksNotRun += slots[index].close(into: &dropped)
+        let (wake, monitorAsleep) = state.withLock { synced -> ([PoolWorker], Bool) in
+            synced.stop()
+            for index in 0..<shards.count { leftover.tasksNotRun += shards[index].close(into: &dropped) }
+            for index in 0..<slotBound.load(ordering: .relaxed) {
+                leftover.tasksNotRun += slots[index].close(into: &dropped)
+            }
+            leftover.busyThreads = busyWorkers()
+            let wake = synced.idle
+            synced.idle.removeAll()
+            for worker in wake {
+                worker.parker.store(1)
+                synced.running += 1
+            }
+            let monitorAsleep = synced.monitor == .sleeping
+            if monitorAsleep { synced.monitor = .running }
+            monitorWord.store(1)
+            return (wake, monitorAsleep)
         }
-        leftover.busyThreads = busyWorkers()
-        let wake = idle
-        idle.removeAll()
-        for worker in wake {
-            worker.parker.store(1)
-            running += 1
-        }
-        publishLocked()
-        let monitorAsleep = monitorSleeping
-        monitorSleeping = false
-        monitorWord.store(1)
-        lock.unlock()
         dropped.removeAll()  // released outside the lock: their closures' deinitializers may take locks
         for member in members() where member.poolCore === self { leftover.tasksNotRun += member.abandonAtStop() }
         for worker in wake { worker.parker.wake() }
@@ -113,13 +113,11 @@ extension PoolCore {
         // running a task are left to exit (detached) when it returns.
         pause = PoolCore.shutdownFirstPollNanoseconds
         while true {
-            lockPool()
-            let joinable = exited
-            exited.removeAll()
-            let remaining = threads + (monitorStarted ? 1 : 0)
-            let done = remaining == 0 || (remaining <= busyWorkers() && cthr_clock_now_ns() >= deadline)
-            if done { joinerGone = true }
-            lock.unlock()
+            let (joinable, done) = state.withLock { synced -> ([pthread_t], Bool) in
+                let remaining = synced.threads + (synced.monitor == .notStarted ? 0 : 1)
+                let done = remaining == 0 || (remaining <= busyWorkers() && cthr_clock_now_ns() >= deadline)
+                return (synced.takeExited(done: done), done)
+            }
             for thread in joinable { _ = cthr_thread_join(thread, nil) }
             if done { return leftover }
             PoolCore.backOff(&pause)
@@ -159,7 +157,7 @@ extension PoolCore {
     }
 }
 
-/// An pool object that holds work for a pool outside the pool's lanes: a queue core or a job queue core.
+/// An object that holds work for a pool outside the pool's lanes: a queue core or a job queue core.
 protocol PoolMember: AnyObject {
     /// The pool that runs the member's work.
     var poolCore: PoolCore { get }

@@ -17,7 +17,7 @@ extension PoolCore {
     /// The pool's counters now (``WorkerPoolStatistics``).
     func snapshot() -> WorkerPoolStatistics {
         // The counters first, so that the snapshot's own acquisition is not in them.
-        let acquisitions = Int(lockAcquisitions.load(ordering: .relaxed))
+        let acquisitions = Int(state.acquisitions.load(ordering: .relaxed))
         var local: UInt64 = 0
         var steals: UInt64 = 0
         for index in 0..<slotBound.load(ordering: .acquiring) {
@@ -25,20 +25,20 @@ extension PoolCore {
             steals &+= slots[index].steals.load(ordering: .relaxed)
         }
         let submitted = Int(truncatingIfNeeded: submittedTotal())
-        return lock.withLock {
+        return state.withLock { synced in
             WorkerPoolStatistics(
                 label: label,
-                threads: threads,
-                peakThreads: peakThreads,
-                running: running,
-                blocked: blockedCount,
+                threads: synced.threads,
+                peakThreads: synced.peakThreads,
+                running: synced.running,
+                blocked: synced.blocked,
                 pending: pendingTotal(),
-                idle: idle.count,
+                idle: synced.idle.count,
                 maxThreads: maxThreads,
                 cores: cores,
                 cancelledFirings: cancelledFirings.load(ordering: .relaxed) + droppedAfterStop.load(ordering: .relaxed),
-                saturations: saturations,
-                saturationWarnings: saturationWarnings,
+                saturations: synced.saturations,
+                saturationWarnings: synced.saturationWarnings,
                 submitted: submitted,
                 localSubmissions: Int(truncatingIfNeeded: local),
                 steals: Int(truncatingIfNeeded: steals),
@@ -49,8 +49,6 @@ extension PoolCore {
     }
 
     func resetPeak() {
-        lockPool()
-        peakThreads = threads
-        lock.unlock()
+        state.withLock { $0.peakThreads = $0.threads }
     }
 }

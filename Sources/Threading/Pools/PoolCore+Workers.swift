@@ -27,12 +27,12 @@ extension PoolCore {
             // spawn) picks them up. Never spawn again from here: a refusing system would make that loop.
             Unmanaged<PoolWorker>.fromOpaque(context).release()
             spawnRefusals.add(1, ordering: .relaxed)
-            lockPool()
-            threads -= 1
-            running -= 1
-            _ = dispatchLocked(allowSpawn: false)
-            let remaining = threads
-            lock.unlock()
+            let remaining = state.withLock { synced in
+                synced.threads -= 1
+                synced.running -= 1
+                _ = dispatch(&synced, allowSpawn: false)
+                return synced.threads
+            }
             PoolCore.reportRefusal(of: "pool", code: code, threads: remaining)
         }
     }
@@ -121,7 +121,7 @@ extension PoolCore {
         return nil
     }
 
-    /// Whether any run queue of the pool holds units (sequentially consistent: see `parkLocked`).
+    /// Whether any run queue of the pool holds units (sequentially consistent: see `park`).
     func hasWork() -> Bool {
         for index in 0..<shards.count where shards[index].countHint.load(ordering: .sequentiallyConsistent) > 0 {
             return true
@@ -136,21 +136,18 @@ extension PoolCore {
     func workerMain(_ worker: PoolWorker) {
         let context = RuntimeThread.current
         context.pointee.worker = Unmanaged.passUnretained(worker)
-        lockPool()
-        let slot: Int
-        if let given = freeSlots.popLast() {
-            slot = given
-        } else {
+        let slot = state.withLock { synced in
+            if let given = synced.freeSlots.popLast() { return given }
             // The next slot never made (threads <= maxThreads = slots): made here, then published by `slotBound`.
-            slot = slotBound.load(ordering: .relaxed)
+            let slot = slotBound.load(ordering: .relaxed)
             let made = slots.make(slot)
-            if life == .stopped {
+            if synced.life.isStopped {
                 var none: [PoolUnit] = []
                 _ = made.close(into: &none)  // a pool that stopped refuses units in it as in every other
             }
             slotBound.store(slot + 1, ordering: .sequentiallyConsistent)
+            return slot
         }
-        lock.unlock()
         let local = slots[slot]
         worker.slot = slot
         worker.local = local
@@ -223,67 +220,62 @@ extension PoolCore {
     /// Parks an idle worker until it is woken (true) or it exits (false: the pool stopped, or it was idle too long
     /// and the pool keeps enough threads).
     func park(_ worker: PoolWorker, _ context: ThreadContext) -> Bool {
-        lockPool()
-        running -= 1
-        if life == .stopped {
-            exitLocked(worker, context)
+        enum Step { case exit, resume, sleep }
+        let step = state.withLock { synced -> Step in
+            synced.running -= 1
+            if synced.life.isStopped {
+                retire(worker, &synced)
+                return .exit
+            }
+            worker.parker.store(0)
+            synced.idle.append(worker)
+            // Published before the look for work, against a submitter that pushed and then read the hints before
+            // they changed (both sides sequentially consistent: either it sees this worker idle and wakes it, or
+            // this sees its unit).
+            state.hints.publish(from: synced)
+            if synced.running < synced.limit && hasWork() {
+                synced.idle.removeLast()
+                synced.running += 1
+                return .resume
+            }
+            return .sleep
+        }
+        switch step {
+        case .exit:
+            context.pointee.worker = nil
             return false
-        }
-        worker.parker.store(0)
-        idle.append(worker)
-        publishLocked()
-        // Against a submitter that pushed and then read the hints before they changed (both sides sequentially
-        // consistent: either it sees this worker idle and wakes it, or this sees its unit).
-        if running < limit && hasWork() {
-            idle.removeLast()
-            running += 1
-            publishLocked()
-            lock.unlock()
+        case .resume:
             return true
+        case .sleep:
+            break
         }
-        lock.unlock()
         let deadline = cthr_clock_deadline_after(PoolCore.idleTimeoutNanoseconds)
         while worker.parker.load() == 0 {
             if !worker.parker.wait(expected: 0, deadline: deadline) { break }
         }
-        lockPool()
-        if worker.parker.load() == 1 {
+        let resumed = state.withLock { synced -> Bool in
             // Woken: the waker took it off the idle list and gave it a running slot.
-            lock.unlock()
+            if worker.parker.load() == 1 { return true }
+            if let index = synced.idle.firstIndex(where: { $0 === worker }) {
+                synced.idle.remove(at: index)
+            }
+            if synced.threads > keptThreads || synced.life.isStopped {
+                retire(worker, &synced)
+                return false
+            }
+            synced.running += 1
             return true
         }
-        if let index = idle.firstIndex(where: { $0 === worker }) {
-            idle.remove(at: index)
-        }
-        if threads > keptThreads || life == .stopped {
-            exitLocked(worker, context)
-            return false
-        }
-        running += 1
-        publishLocked()
-        lock.unlock()
-        return true
+        if !resumed { context.pointee.worker = nil }
+        return resumed
     }
 
-    /// The worker's thread leaves the pool (pool lock held; released here). Its local queue is empty: only it
-    /// pushes there, and it leaves only when it found no work.
-    func exitLocked(_ worker: PoolWorker, _ context: ThreadContext) {
-        threads -= 1
-        freeSlots.append(worker.slot)
-        publishLocked()
-        leaveLocked()
-        lock.unlock()
-        context.pointee.worker = nil
-    }
-
-    /// A pool thread exits (pool lock held): a stopped pool's shutting-down thread joins it; otherwise nobody
-    /// does, so it detaches itself.
-    func leaveLocked() {
-        if life == .stopped && !joinerGone {
-            exited.append(cthr_thread_self())
-        } else {
-            _ = cthr_thread_detach(cthr_thread_self())
-        }
+    /// The worker's thread leaves the pool (inside a lock section). Its local queue is empty: only it pushes there,
+    /// and it leaves only when it found no work.
+    func retire(_ worker: PoolWorker, _ synced: inout PoolSynced) {
+        synced.threads -= 1
+        synced.freeSlots.append(worker.slot)
+        synced.leave()
     }
 
     @inline(__always)

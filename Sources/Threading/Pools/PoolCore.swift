@@ -100,61 +100,23 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     let slots: PoolSlots
     let slotBound = Atomic<Int>(0)
 
-    let lock = RuntimeLock()
+    /// The pool's lock, the state it guards (threads, idle workers, life, monitor, saturation) and the hints
+    /// derived from that state for the lock-free paths.
+    let state: PoolState
+    /// The futex word the monitor sleeps on while no work is pending (``MonitorState/sleeping``).
+    let monitorWord = FutexWord.allocate()
     /// Rounds an idle worker spins (yielding) before it parks.
     static let idleSpinRounds = 64
     /// A yield taking longer than this ran another thread: the cores are oversubscribed.
     static let busyYieldNanoseconds: UInt64 = 20_000
-    /// Slots a thread held and gave back (guarded by the lock); a thread takes one of these first, else the next
-    /// slot never made (`slotBound`), so the made slots stay the prefix `0..<slotBound`.
-    var freeSlots: [Int] = []
-    /// Guarded by `lock`, between the fork handlers only: the forking thread's slot if it is a worker of this pool
-    /// (else -1), and the free slots the child starts with, made by the prepare handler (see ``forkChild(_:)``).
-    var forkSlot = -1
-    var forkFreeSlots: [Int] = []
-    var idle: [PoolWorker] = []
-    var threads = 0
-    /// Active workers: running a unit or searching for one (guarded by the lock, mirrored in `runningHint`).
-    var running = 0
-    var blockedCount = 0
-    var extraSlots = 0
-    var peakThreads = 0
-    var monitorStarted = false
-    var monitorSleeping = false
-    let monitorWord = FutexWord.allocate()
-
-    // Hints for the lock-free submission path (written under the lock, sequentially consistent).
-    let runningHint = Atomic<Int>(0)
-    let limitHint = Atomic<Int>(0)
-    let idleHint = Atomic<Int>(0)
-    /// 0: the monitor is not started; 1: it runs; 2: it sleeps until work comes.
-    let monitorHint = Atomic<Int>(0)
     /// Workers spinning for work before they park (they take pending work themselves, so nobody wakes them).
     let spinning = Atomic<Int>(0)
 
-    // Statistics counters.
+    /// Wake-ups of parked workers (statistics).
     let wakeUps = Atomic<UInt64>(0)
-    let lockAcquisitions = Atomic<UInt64>(0)
 
-    /// The pool's life (guarded by the lock; mirrored in `lifeHint` for lock-free submission checks).
-    var life = Life.running {
-        didSet { lifeHint.store(life.rawValue, ordering: .sequentiallyConsistent) }
-    }
-    let lifeHint = Atomic<Int>(Life.running.rawValue)
-    /// Threads that exited because the pool stopped, to be joined by the shutting-down thread.
-    var exited: [pthread_t] = []
-    /// Set when the shutting-down thread no longer joins: late exits detach themselves.
-    var joinerGone = false
     /// Units submitted internally after the pool stopped (a timed shutdown left their work behind).
     let droppedAfterStop = Atomic<Int>(0)
-    /// When the current saturation began (0: not saturated), whether it was counted, and when the last warning was
-    /// printed (guarded by the lock; only the monitor touches them).
-    var saturatedSince: UInt64 = 0
-    var saturationCounted = false
-    var lastSaturationWarning: UInt64 = 0
-    /// Saturation episodes that outlasted the grace period, and warnings printed for them (guarded by the lock).
-    var saturations = 0
-    var saturationWarnings = 0
     /// How long a pool stays saturated before it counts and says so.
     static let saturationGraceNanoseconds: UInt64 = 500_000_000
     /// The least time between two saturation warnings of one pool.
@@ -167,13 +129,6 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
 
     /// Counts a firing not queued because the pool was shut down.
     func countCancelledFiring() { cancelledFirings.add(1, ordering: .relaxed) }
-
-    /// The pool's life: running, draining (shutdown began), stopped (threads exit).
-    enum Life: Int {
-        case running = 0
-        case draining = 1
-        case stopped = 2
-    }
 
     /// Creates a pool: `threads` running threads (nil: the effective CPU count), a CPU or a blocking pool.
     init(label: String, threads: Int?, blocking: Bool, processWide: Bool = false) {
@@ -190,29 +145,10 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
         shards = (0..<shardCount).map { _ in PoolRunQueue(capacity: .max) }
         shardMask = shardCount - 1
         slots = PoolSlots(capacity: maxThreads)
-        idle.reserveCapacity(Swift.min(maxThreads, 64))
-        exited.reserveCapacity(Swift.min(maxThreads, 64))
-        limitHint.store(cores, ordering: .relaxed)
+        state = PoolState(cores: cores, reserving: Swift.min(maxThreads, 64))
         // fork(): the child gets empty pools and none of the parent's units (see `ForkRegistry`).
         ForkRegistry.register(self, as: .pool)
     }
-
-    /// Takes the pool lock, counting the acquisition (statistics: the task path takes it only to wake or park).
-    @inline(__always)
-    func lockPool() {
-        lock.lock()
-        lockAcquisitions.wrappingAdd(1, ordering: .relaxed)
-    }
-
-    /// Publishes the lock-guarded counts the submission path reads without the lock. PoolCore lock held.
-    @inline(__always)
-    func publishLocked() {
-        runningHint.store(running, ordering: .sequentiallyConsistent)
-        idleHint.store(idle.count, ordering: .sequentiallyConsistent)
-        limitHint.store(limit, ordering: .sequentiallyConsistent)
-    }
-
-    var limit: Int { cores + extraSlots }
 
     /// Units queued in the pool's run queues now (from the hints; sequentially consistent loads); with
     /// `includingNext`, the units in workers' next slots too (the monitor: a worker may be stuck before it runs one).
@@ -246,14 +182,10 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     }
 
     /// Pool threads alive now.
-    var liveThreads: Int {
-        lockPool()
-        defer { lock.unlock() }
-        return threads
-    }
+    var liveThreads: Int { state.withLock { $0.threads } }
 
     /// Workers parked now (read without the lock; a hint).
-    var parkedWorkers: Int { idleHint.load(ordering: .relaxed) }
+    var parkedWorkers: Int { state.hints.idle.load(ordering: .relaxed) }
 
     /// Whether units wait for a worker, next-slot units included (read without the lock; a hint): a drain that
     /// lingers for more items stops when its own worker's next unit waits.
@@ -314,7 +246,9 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
             case .placed:
                 // The worker runs it right after its current unit: nobody else needs waking for it. The monitor
                 // must watch it, though (should the worker get stuck in a wait the pool cannot see).
-                if monitorHint.load(ordering: .sequentiallyConsistent) != 1 { notifySlow() }
+                if state.hints.monitor.load(ordering: .sequentiallyConsistent) != MonitorState.running.hint {
+                    notifySlow()
+                }
                 return true
             case .displaced:
                 notify()
@@ -365,11 +299,12 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     /// starts or wakes the monitor. Lock-free unless one of those is needed.
     @inline(__always)
     func notify() {
-        if monitorHint.load(ordering: .sequentiallyConsistent) != 1
+        let hints = state.hints
+        if hints.monitor.load(ordering: .sequentiallyConsistent) != MonitorState.running.hint
             || (spinning.load(ordering: .sequentiallyConsistent) == 0
-                && (idleHint.load(ordering: .sequentiallyConsistent) > 0
-                    || runningHint.load(ordering: .sequentiallyConsistent)
-                        < limitHint.load(ordering: .sequentiallyConsistent)))
+                && (hints.idle.load(ordering: .sequentiallyConsistent) > 0
+                    || hints.running.load(ordering: .sequentiallyConsistent)
+                        < hints.limit.load(ordering: .sequentiallyConsistent)))
         {
             notifySlow()
         }
@@ -377,37 +312,35 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
 
     @inline(never)
     func notifySlow() {
-        lockPool()
         var wake: PoolWorker?
         var spawnOne = false
         var startMonitor = false
         var wakeMonitor = false
-        if life != .stopped && spinning.load(ordering: .sequentiallyConsistent) == 0 && running < limit
-            && pendingTotal() > 0
-        {
-            if let worker = idle.popLast() {
-                worker.parker.store(1)
-                running += 1
-                wake = worker
-            } else if threads < maxThreads {
-                threads += 1
-                peakThreads = Swift.max(peakThreads, threads)
-                running += 1
-                spawnOne = true
+        state.withLock { synced in
+            if !synced.life.isStopped && spinning.load(ordering: .sequentiallyConsistent) == 0
+                && synced.running < synced.limit && pendingTotal() > 0
+            {
+                if let worker = synced.idle.popLast() {
+                    worker.parker.store(1)
+                    synced.running += 1
+                    wake = worker
+                } else if synced.threads < maxThreads {
+                    synced.addThread()
+                    spawnOne = true
+                }
             }
-            publishLocked()
+            switch synced.monitor {
+            case .notStarted:
+                synced.monitor = .running
+                startMonitor = true
+            case .sleeping:
+                synced.monitor = .running
+                monitorWord.store(1)
+                wakeMonitor = true
+            case .running:
+                break
+            }
         }
-        if !monitorStarted {
-            monitorStarted = true
-            monitorHint.store(1, ordering: .sequentiallyConsistent)
-            startMonitor = true
-        } else if monitorSleeping {
-            monitorSleeping = false
-            monitorHint.store(1, ordering: .sequentiallyConsistent)
-            monitorWord.store(1)
-            wakeMonitor = true
-        }
-        lock.unlock()
         if let wake {
             wakeUps.wrappingAdd(1, ordering: .relaxed)
             wake.parker.wake()
@@ -419,28 +352,24 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
 
     /// Wakes idle workers or makes room for new ones while slots are free and units wait that no spinning worker
     /// will take (`pending`: the units to count, by default those queued). Returns how many threads to create once the
-    /// lock is released. PoolCore lock held.
-    func dispatchLocked(allowSpawn: Bool, pending: Int? = nil) -> Int {
+    /// lock is released. Inside a ``PoolState/withLock(_:)`` section.
+    func dispatch(_ synced: inout PoolSynced, allowSpawn: Bool, pending: Int? = nil) -> Int {
         var budget = (pending ?? pendingTotal()) - spinning.load(ordering: .sequentiallyConsistent)
         var spawnCount = 0
-        while running < limit && budget > 0 {
-            if let worker = idle.popLast() {
+        while synced.running < synced.limit && budget > 0 {
+            if let worker = synced.idle.popLast() {
                 worker.parker.store(1)
-                running += 1
+                synced.running += 1
                 wakeUps.wrappingAdd(1, ordering: .relaxed)
                 worker.parker.wake()
-            } else if allowSpawn && threads < maxThreads {
-                threads += 1
-                peakThreads = Swift.max(peakThreads, threads)
-                running += 1
+            } else if allowSpawn && synced.threads < maxThreads {
+                synced.addThread()
                 spawnCount += 1
             } else {
                 break
             }
             budget -= 1
         }
-        publishLocked()
         return spawnCount
     }
-
 }
