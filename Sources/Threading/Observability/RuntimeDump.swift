@@ -133,7 +133,8 @@ public enum RuntimeDump {
     static func formatPool(_ pool: PoolSnapshot) -> String {
         let stats = pool.statistics
         let kind = pool.kind == .blocking ? "blocking" : "cpu"
-        let lanes = pool.queuedLanes.isEmpty ? "" : " [" + pool.queuedLanes.map(\.description).joined(separator: ", ") + "]"
+        let lanes =
+            pool.queuedLanes.isEmpty ? "" : " [" + pool.queuedLanes.map(\.description).joined(separator: ", ") + "]"
         var line =
             "pool '\(pool.label)' (\(kind)): \(stats.threads) threads of \(stats.maxThreads), \(stats.running) running, "
             + "\(stats.idle) idle, \(stats.blocked) blocked, \(stats.pending) queued\(lanes)"
@@ -204,7 +205,8 @@ public enum RuntimeDump {
             for lock in block.held { out += "  - holds \(lock)\n" }
             if let wait = block.wait {
                 let owner = wait.ownerThreadID.map { " (held by thread \($0))" } ?? ""
-                out += "  - waiting in \(wait.kind) for \(wait.target)\(owner) for \(formatDuration(wait.waitedNanoseconds))\n"
+                out +=
+                    "  - waiting in \(wait.kind) for \(wait.target)\(owner) for \(formatDuration(wait.waitedNanoseconds))\n"
             }
         }
         return out

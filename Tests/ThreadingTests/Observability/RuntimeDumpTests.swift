@@ -11,7 +11,9 @@ import Testing
 @Suite struct RuntimeDumpTests {
     /// `write(to: .file)` appends a dump that names the live pools and queues.
     @Test func aDumpIsAppendedToAFile() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("dump-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).txt").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "dump-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).txt"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let pool = WorkerPool(label: "dump.file.pool", threads: 1)
         let queue = SerialQueue(label: "dump.file.queue", pool: pool)

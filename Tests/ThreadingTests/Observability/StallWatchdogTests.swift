@@ -40,8 +40,10 @@ import Testing
             let tid = "\(thread.load(ordering: .relaxed))"
             guard began.kind == .stallBegan, began.severity == .warning, began.metadata["queue"] == "stall.queue",
                 began.metadata["thread_id"] == tid, began.metadata["threshold_ms"] == "200",
-                began.message.contains("worker pool 'stall.pool' thread \(tid) has been running serial queue "
-                    + "'stall.queue' for")
+                began.message.contains(
+                    "worker pool 'stall.pool' thread \(tid) has been running serial queue "
+                        + "'stall.queue' for"
+                )
             else { exit(13) }
             guard ended.kind == .stallEnded, ended.severity == .info, ended.metadata["queue"] == "stall.queue",
                 ended.metadata["thread_id"] == tid, Int(ended.metadata["duration_ms"] ?? "") ?? 0 >= 450,
