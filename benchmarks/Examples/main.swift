@@ -14,6 +14,7 @@ import Musl
 let examples: [Example] = [
     mainQueueExample, trampolineExample, syncAsyncExample, ticketsExample, cacheCrashExample, pipelineExample,
     priorityInversionExample, queuePoolExample, threadsExample, tsdExample, asyncServerExample,
+    stallExample,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
