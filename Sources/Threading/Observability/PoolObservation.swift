@@ -110,11 +110,13 @@ final class PoolObservation: @unchecked Sendable {
 
     /// The workers running a unit at the last sample, longest-running first (a racy but safe view: to one tick).
     func runners(now: UInt64) -> [Runner] {
+        let epoch = ForkRegistry.epoch.load(ordering: .relaxed)
         lock.lock()
         var result: [Runner] = []
         for worker in workers {
             let activity = worker.activity
-            guard activity.isRunning.load(ordering: .acquiring) else { continue }
+            // A forked child's copy of its parent's workers (not swept yet) runs nothing here.
+            guard activity.epoch == epoch, activity.isRunning.load(ordering: .acquiring) else { continue }
             let progress = activity.progress.load(ordering: .relaxed)
             let same = progress == activity.sampledProgress && activity.since != 0
             result.append(
