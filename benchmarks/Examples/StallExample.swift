@@ -49,7 +49,7 @@ let stallExample = Example(name: "stall", summary: "the stall watchdog, and a du
     say("  The pool counted \(pool.statistics.stalls) stall(s).")
     _ = pool.shutdown(timeout: .seconds(10))
 
-    say("\n2. Two threads deadlock through a lock and a sync (in a child process, which is then killed):")
+    say("\n2. Two threads deadlock through a lock and a sync (in a child process, which prints its dump and exits):")
     let outcome = runChild("stall-lock-sync-cycle", timeoutSeconds: 10)
     for line in outcome.output.split(separator: "\n") { say("    " + line) }
     say("  The child \(outcome.summary).")

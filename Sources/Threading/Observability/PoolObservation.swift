@@ -61,6 +61,8 @@ final class PoolObservation: @unchecked Sendable {
 
     /// A stall that began or ended at a sample, to be reported once the lock is released.
     struct StallChange {
+        /// The activity of the stalled worker (its identity, to match the end with the beginning).
+        let worker: ObjectIdentifier
         let began: Bool
         let runner: Runner
         let threshold: UInt64
@@ -82,10 +84,17 @@ final class PoolObservation: @unchecked Sendable {
                 if activity.reportedThreshold != 0 {
                     let runner = Runner(
                         threadID: activity.threadID.load(ordering: .relaxed),
-                        subject: activity.subject.load(ordering: .relaxed),
+                        subject: activity.reportedSubject,
                         runningNanoseconds: now &- activity.since
                     )
-                    changes.append(StallChange(began: false, runner: runner, threshold: activity.reportedThreshold))
+                    changes.append(
+                        StallChange(
+                            worker: ObjectIdentifier(activity),
+                            began: false,
+                            runner: runner,
+                            threshold: activity.reportedThreshold
+                        )
+                    )
                     activity.reportedThreshold = 0
                 }
                 activity.sampledProgress = progress
@@ -95,13 +104,16 @@ final class PoolObservation: @unchecked Sendable {
             let elapsed = now &- activity.since
             if threshold != 0 && activity.reportedThreshold == 0 && elapsed >= threshold {
                 activity.reportedThreshold = threshold
+                activity.reportedSubject = activity.subject.load(ordering: .relaxed)
                 stalls.add(1, ordering: .relaxed)
                 let runner = Runner(
                     threadID: activity.threadID.load(ordering: .relaxed),
-                    subject: activity.subject.load(ordering: .relaxed),
+                    subject: activity.reportedSubject,
                     runningNanoseconds: elapsed
                 )
-                changes.append(StallChange(began: true, runner: runner, threshold: threshold))
+                changes.append(
+                    StallChange(worker: ObjectIdentifier(activity), began: true, runner: runner, threshold: threshold)
+                )
             }
         }
         lock.unlock()

@@ -112,7 +112,7 @@ public struct PoolSnapshot: Sendable {
     init(_ core: PoolCore, runners: [PoolObservation.Runner], queues: [any QueueCore]) {
         label = core.label
         kind = core.isBlocking ? .blocking : .cpu
-        statistics = core.snapshot()
+        statistics = core.observedStatistics()
         var mask: UInt32 = 0
         for index in 0..<core.shards.count { mask |= core.shards[index].laneMaskHint.load(ordering: .relaxed) }
         for index in 0..<core.slotBound.load(ordering: .acquiring) {

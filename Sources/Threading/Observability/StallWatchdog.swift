@@ -80,9 +80,19 @@ enum StallWatchdog {
     }
 
     /// Reports one stall change to the observer (outside every lock).
+    /// The work each reported stall names, by worker, from its beginning to its end (only the watchdog thread
+    /// touches it): the queue may be gone by the end.
+    nonisolated(unsafe) private static var reportedWork: [ObjectIdentifier: (work: String, queue: String?)] = [:]
+
     static func report(_ change: PoolObservation.StallChange, of pool: PoolCore, queues: [any QueueCore]) {
         let runner = change.runner
-        let work = RuntimeRegistry.describeSubject(runner.subject, in: queues)
+        let named =
+            change.began
+            ? (RuntimeRegistry.describeSubject(runner.subject, in: queues), queueLabel(runner.subject, queues))
+            : reportedWork.removeValue(forKey: change.worker)
+                ?? (RuntimeRegistry.describeSubject(runner.subject, in: queues), queueLabel(runner.subject, queues))
+        if change.began { reportedWork[change.worker] = named }
+        let work = named.0
         let duration = formatDuration(runner.runningNanoseconds)
         let threshold = formatDuration(change.threshold)
         var metadata = [
@@ -92,7 +102,7 @@ enum StallWatchdog {
             "duration_ms": "\(runner.runningNanoseconds / 1_000_000)",
             "threshold_ms": "\(change.threshold / 1_000_000)",
         ]
-        if let queue = queueLabel(runner.subject, queues) { metadata["queue"] = queue }
+        if let queue = named.1 { metadata["queue"] = queue }
         if change.began {
             let message =
                 "Threading: stall: worker pool '\(pool.label)' thread \(runner.threadID) has been running \(work) "

@@ -34,8 +34,8 @@ final class WorkerActivity: @unchecked Sendable {
     var since: UInt64 = 0
     /// The stall threshold the current unit's stall report used, or 0 when it was not reported.
     var reportedThreshold: UInt64 = 0
-    /// The description of the subject when the stall was reported (the same words end it).
-    var reportedSubject = ""
+    /// ``subject`` when the stall was reported (the end names the same work).
+    var reportedSubject: UInt = 0
 
     init() { epoch = ForkRegistry.epoch.load(ordering: .relaxed) }
 
