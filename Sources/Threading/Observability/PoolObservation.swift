@@ -75,9 +75,11 @@ final class PoolObservation: @unchecked Sendable {
         var changes: [StallChange] = []
         lock.lock()
         // A forked child: the parent's workers do not exist here.
-        if workers.contains(where: { $0.activity.epoch != epoch }) { workers.removeAll { $0.activity.epoch != epoch } }
-        for worker in workers {
-            let activity = worker.activity
+        if let first = workers.first, first.activity.epoch != epoch { workers.removeAll { $0.activity.epoch != epoch } }
+        var index = 0
+        while index < workers.count {
+            let activity = workers[index].activity
+            index += 1
             let running = activity.isRunning.load(ordering: .acquiring)
             let progress = activity.progress.load(ordering: .relaxed)
             if !(running && progress == activity.sampledProgress && activity.since != 0) {

@@ -39,6 +39,21 @@ enum RuntimeRegistry {
         return entries.compactMap { $0.pool }
     }
 
+    /// How many pool entries there are (live or dead; for ``pool(at:)``).
+    static var poolEntryCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries.count
+    }
+
+    /// The pool of entry `index`, or nil when it is gone (or `index` is past the end). With ``poolEntryCount``, the
+    /// watchdog's allocation-free walk over the pools (a process that counts its allocations sees none from a tick).
+    static func pool(at index: Int) -> PoolCore? {
+        lock.lock()
+        defer { lock.unlock() }
+        return index < entries.count ? entries[index].pool : nil
+    }
+
     /// The live queue cores, oldest first.
     static func queues() -> [any QueueCore] {
         ForkRegistry.poolMembers().compactMap { $0 as? any QueueCore }

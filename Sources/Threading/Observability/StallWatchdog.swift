@@ -60,19 +60,31 @@ enum StallWatchdog {
     /// The sleep between two samples: a fifth of the smallest threshold set, clamped.
     static func tick() -> UInt64 {
         var smallest = UInt64.max
-        for pool in RuntimeRegistry.pools() {
-            let threshold = pool.observation.stallThreshold.load(ordering: .relaxed)
-            if threshold != 0 { smallest = Swift.min(smallest, threshold) }
+        var index = 0
+        while index < RuntimeRegistry.poolEntryCount {
+            if let pool = RuntimeRegistry.pool(at: index) {
+                let threshold = pool.observation.stallThreshold.load(ordering: .relaxed)
+                if threshold != 0 && threshold < smallest { smallest = threshold }
+            }
+            index += 1
         }
         return Swift.min(longestTickNanoseconds, Swift.max(shortestTickNanoseconds, smallest / 5))
     }
 
-    /// Samples every pool once and reports the stalls that began or ended.
+    /// Samples every pool once and reports the stalls that began or ended (outside every lock).
     static func sampleAll() {
         let now = cthr_clock_now_ns()
         var reports: [(pool: PoolCore, change: PoolObservation.StallChange)] = []
-        for pool in RuntimeRegistry.pools() {
-            for change in pool.observation.sample(now: now) { reports.append((pool, change)) }
+        // Allocation-free unless a stall began or ended (the sample's empty array allocates nothing).
+        var index = 0
+        while index < RuntimeRegistry.poolEntryCount {
+            if let pool = RuntimeRegistry.pool(at: index) {
+                let changes = pool.observation.sample(now: now)
+                if !changes.isEmpty {
+                    for change in changes { reports.append((pool, change)) }
+                }
+            }
+            index += 1
         }
         guard !reports.isEmpty else { return }
         let queues = RuntimeRegistry.queues()

@@ -171,6 +171,8 @@ func snapshotWhen(seconds: Double = 10, _ condition: (RuntimeSnapshot) -> Bool) 
         let queue = ConcurrentQueue(label: "snap.runtimes.queue", pool: pool)
         for _ in 0..<20 { queue.async(group: group) { _ = cthr_sleep_ns(2_000_000) } }
         #expect(group.wait(timeout: .seconds(10)))
+        // A unit's time is recorded when it returns, just after its task left the group.
+        #expect(queueTestWait { (pool.statistics.runTimes?.count ?? 0) >= 20 })
         let distribution = pool.statistics.runTimes
         #expect((distribution?.count ?? 0) >= 20)
         let median = distribution?.percentile(0.5) ?? .zero
