@@ -182,3 +182,48 @@ func snapshotWhen(seconds: Double = 10, _ condition: (RuntimeSnapshot) -> Bool) 
         #expect(poolTestShutDown(pool))
     }
 }
+
+@Suite(.serialized) struct RuntimeSnapshotScaleTests {
+    /// A snapshot of a process with 1,000 queues and 8 pools lists them all, and a producer submitting meanwhile
+    /// keeps going: it never waits for a capture (the figures are printed, not asserted).
+    @Test func aSnapshotOfAThousandQueuesAndEightPools() {
+        let pools = (0..<8).map { WorkerPool(label: "scale.pool.\($0)", threads: 1) }
+        let queues = (0..<1000).map { SerialQueue(label: "scale.queue.\($0)", pool: pools[$0 % 8]) }
+        let stop = Atomic<Bool>(false)
+        let submitted = Atomic<Int>(0)
+        let longestSubmission = Atomic<UInt64>(0)
+        let producer = try! PosixThread(name: "scale.producer") {
+            var index = 0
+            while !stop.load(ordering: .relaxed) {
+                let start = cthr_clock_now_ns()
+                queues[index % 1000].async {}
+                let took = cthr_clock_now_ns() - start
+                if took > longestSubmission.load(ordering: .relaxed) {
+                    longestSubmission.store(took, ordering: .relaxed)
+                }
+                submitted.add(1, ordering: .relaxed)
+                index += 1
+            }
+        }
+        var durations: [UInt64] = []
+        var snapshot = RuntimeSnapshot.capture()
+        for _ in 0..<20 {
+            let start = cthr_clock_now_ns()
+            snapshot = RuntimeSnapshot.capture()
+            durations.append(cthr_clock_now_ns() - start)
+        }
+        let during = submitted.load(ordering: .relaxed)
+        stop.store(true, ordering: .relaxed)
+        producer.join()
+        durations.sort()
+        print(
+            "snapshot scale: 1000 queues, 8 pools: median capture \(durations[10] / 1000) µs, "
+                + "longest \(durations[19] / 1000) µs; \(during) submissions meanwhile, longest "
+                + "\(longestSubmission.load(ordering: .relaxed) / 1000) µs"
+        )
+        #expect(snapshot.queues.filter { $0.label.hasPrefix("scale.queue.") }.count == 1000)
+        #expect(snapshot.pools.filter { $0.label.hasPrefix("scale.pool.") }.count == 8)
+        #expect(during > 0)
+        for pool in pools { poolTestShutDown(pool) }
+    }
+}
