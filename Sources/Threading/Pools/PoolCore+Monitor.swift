@@ -87,7 +87,14 @@ extension PoolCore {
                 return (spawnCount, checkSaturation(&synced, pending: pending))
             }
             for _ in 0..<spawnCount { spawn(PoolWorker(poolCore: self)) }
-            if let warning { RuntimeObservation.report(.saturationBegan, .warning, warning, ["pool": label]) }
+            if let warning {
+                RuntimeObservation.report(
+                    .saturationBegan,
+                    .warning,
+                    warning + oldestRunnersDescription(),
+                    ["pool": label]
+                )
+            }
         }
     }
 

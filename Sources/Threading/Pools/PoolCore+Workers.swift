@@ -140,6 +140,7 @@ extension PoolCore {
         let local = slots[slot]
         worker.slot = slot
         worker.local = local
+        observation.attach(worker)
         // Whether the worker just came out of spinning with work found: submitters skipped the wake-up because it
         // spun, so once it took its unit, it passes the wake-up on if more work waits.
         var searching = false
@@ -160,7 +161,13 @@ extension PoolCore {
                     if hasWork() { notify() }
                 }
                 local.executing.store(true, ordering: .relaxed)
-                run(unit, worker: worker, context: context)
+                worker.activity.begin(unit)
+                if observation.recordsRunTimes.load(ordering: .relaxed) {
+                    runTimed(unit, worker: worker, context: context)
+                } else {
+                    run(unit, worker: worker, context: context)
+                }
+                worker.activity.end()
                 local.executing.store(false, ordering: .relaxed)
                 local.completed.wrappingAdd(1, ordering: .sequentiallyConsistent)
                 if isBlocking {
@@ -288,6 +295,7 @@ extension PoolCore {
     func retire(_ worker: PoolWorker, _ synced: inout PoolSynced) {
         synced.threads -= 1
         synced.freeSlots.append(worker.slot)
+        observation.detach(worker)
         synced.leave()
     }
 

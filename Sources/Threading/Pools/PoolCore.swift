@@ -127,6 +127,9 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     /// Timer and `asyncAfter` firings not queued because the pool was shut down.
     let cancelledFirings = Atomic<Int>(0)
 
+    /// The pool's stall watchdog state, workers' activity and histograms (see ``PoolObservation``).
+    let observation: PoolObservation
+
     /// Counts a firing not queued because the pool was shut down.
     func countCancelledFiring() { cancelledFirings.add(1, ordering: .relaxed) }
 
@@ -146,8 +149,10 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
         shardMask = shardCount - 1
         slots = PoolSlots(capacity: maxThreads)
         state = PoolState(cores: cores, reserving: Swift.min(maxThreads, 64))
+        observation = PoolObservation(blocking: blocking)
         // fork(): the child gets empty pools and none of the parent's units (see `ForkRegistry`).
         ForkRegistry.register(self, as: .pool)
+        RuntimeRegistry.register(self)
     }
 
     /// Units queued in the pool's run queues now (from the hints; sequentially consistent loads); with

@@ -33,6 +33,8 @@ final class PoolWorker: BlockingObserver, @unchecked Sendable {
     var blocked = false
     /// Next-slot units run in a row (see ``PoolCore/nextRunLimit``).
     var nextRuns = 0
+    /// What the worker runs now, for the stall watchdog and the runtime snapshot (see ``WorkerActivity``).
+    let activity = WorkerActivity()
 
     init(poolCore: PoolCore) { self.poolCore = poolCore }
 

@@ -81,7 +81,42 @@ public final class WorkerPool: Sendable {
     public var isShutDown: Bool { poolCore.isShutDown }
 
     /// The pool's state now: threads, queued units, saturation counters.
-    public var statistics: WorkerPoolStatistics { poolCore.snapshot() }
+    public var statistics: WorkerPoolStatistics { poolCore.observedStatistics() }
+
+    /// How long a worker of the pool may run one unit (a task, a queue item) before the stall watchdog reports it,
+    /// or nil when it does not (see the Observing article).
+    ///
+    /// Five seconds for a CPU pool, nil (off) for a blocking pool, until set. The watchdog samples the pool's
+    /// workers every fifth of the smallest threshold (10 to 100 ms) and reports a stall once when it sees it
+    /// (``RuntimeEvent/Kind/stallBegan``, naming the pool, the queue and the thread) and once when the unit returns
+    /// (``RuntimeEvent/Kind/stallEnded``); ``WorkerPoolStatistics/stalls`` counts them. Workers pay no clock read
+    /// for it. Setting it applies from the next sample on.
+    public var stallThreshold: Duration? {
+        get {
+            let threshold = poolCore.observation.stallThreshold.load(ordering: .relaxed)
+            return threshold == 0 ? nil : .nanoseconds(Int64(clamping: threshold))
+        }
+        set {
+            var nanoseconds: UInt64 = 0
+            if let newValue {
+                require(
+                    newValue > .zero,
+                    "WorkerPool '\(label)'.stallThreshold = \(newValue): the threshold must be positive (nil turns it off)"
+                )
+                nanoseconds = Swift.max(1, RuntimeDump.nanoseconds(newValue))
+            }
+            poolCore.observation.stallThreshold.store(nanoseconds, ordering: .relaxed)
+        }
+    }
+
+    /// Whether the pool records each unit's run time in ``WorkerPoolStatistics/runTimes`` (off until set).
+    ///
+    /// On, each unit costs two reads of the monotonic clock (about 20 ns each) and one relaxed atomic add; off, one
+    /// relaxed load. Turning it off keeps what was recorded; turning it on again adds to it.
+    public var recordsRunTimes: Bool {
+        get { poolCore.observation.recordsRunTimes.load(ordering: .relaxed) }
+        set { poolCore.observation.recordsRunTimes.store(newValue, ordering: .relaxed) }
+    }
 
     /// The number of CPUs the process may use: the calling thread's affinity mask lowered to the cgroup CPU quota
     /// (v2 `cpu.max` or v1 CFS quota, rounded up), at least 1. The default ``threadCount`` of a CPU pool.

@@ -47,10 +47,16 @@ public struct WorkerPoolStatistics: Sendable, Hashable {
     /// queue or pick a unit: `lockAcquisitions / submitted` is 0 while workers are busy. (Reading the
     /// statistics takes it too, after these counters were read.)
     public let lockAcquisitions: Int
+    /// Units that ran past the pool's stall threshold (``WorkerPool/stallThreshold``): each was reported once when
+    /// the watchdog saw it, and once more when it ended.
+    public internal(set) var stalls: Int = 0
+    /// The run time of each unit (a serial queue's drain counts as one unit), while
+    /// ``WorkerPool/recordsRunTimes`` is on; nil while it is off.
+    public internal(set) var runTimes: LatencyDistribution? = nil
 
     /// The shared pool's state now (``WorkerPool/shared``).
     public static var current: WorkerPoolStatistics {
-        PoolCore.shared.snapshot()
+        PoolCore.shared.observedStatistics()
     }
 
     /// Restarts the shared pool's ``peakThreads`` from its current thread count.

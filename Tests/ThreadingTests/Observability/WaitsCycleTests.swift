@@ -122,10 +122,7 @@ import Testing
     }
 
     /// A thread that holds a lock and waits in `sync` on a queue whose running item waits for that lock.
-    ///
-    /// Needs the pools-and-queues registry (`RuntimeRegistry.runningThread(ofQueue:)`, from the other half of the
-    /// observability work) and the `sync` wait hook: disabled until both are merged.
-    @Test(.disabled("needs RuntimeRegistry.runningThread(ofQueue:) and the sync wait hook"))
+    @Test
     func aLockAndSyncCycleIsReportedOnceAndPrinted() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
             let observer = CollectingObserver()
@@ -139,12 +136,15 @@ import Testing
                 held.wait()
                 lock.lock()
             }
+            // The item runs on a worker before the holder exists: a `sync` onto a queue whose items have not
+            // started runs them on the syncing thread, in order, and the item would then take the lock its own
+            // thread holds.
+            blockingCall { entered.wait() }
             let holder = try! PosixThread(name: "cycle-holder") {
                 lock.lock()
                 held.signal()
                 queue.sync {}
             }
-            blockingCall { entered.wait() }
             withExtendedLifetime(holder) { WaitsExit.expectOneCycleEvent(observer) }
         }
         let text = String(decoding: result?.standardOutputContent ?? [], as: UTF8.self)

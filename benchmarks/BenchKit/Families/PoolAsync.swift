@@ -5,6 +5,12 @@ import Dispatch
 import Synchronization
 import Threading
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// A queue of a user-created pool as the `pool-async` family sees it.
 ///
 /// `Sendable` because a queue is shared by its producers.
@@ -97,13 +103,22 @@ final class AtomicCounter: Sendable {
     var value: Int { count.load(ordering: .acquiring) }
 }
 
+/// Turns the run-time histogram of `pool` (default: the shared pool) on when `BENCH_RECORD_RUN_TIMES=1`, to
+/// measure its cost.
+public func benchApplyRunTimes(_ pool: WorkerPool = .shared) {
+    if getenv("BENCH_RECORD_RUN_TIMES").map({ String(cString: $0) }) == "1" { pool.recordsRunTimes = true }
+}
+
 /// Ours, what a user wanting task throughput writes: a `ConcurrentQueue` on a `WorkerPool` of their own
 /// (default size: the effective CPUs), drained with a barrier `sync`. `Sendable` because both are.
 final class PoolConcurrentQueue: BenchPoolQueue, Sendable {
     static let name = "ConcurrentQueue(pool:)", id = "pool-concurrent", kind = StrategyKind.ours
     private let pool = WorkerPool(label: "bench.async")
     private let queue: ConcurrentQueue
-    init() { queue = ConcurrentQueue(label: "bench.async.concurrent", pool: pool) }
+    init() {
+        benchApplyRunTimes(pool)
+        queue = ConcurrentQueue(label: "bench.async.concurrent", pool: pool)
+    }
     @inline(__always) func async(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
     func drain() { queue.sync(flags: .barrier) {} }
     func close() { pool.shutdown() }
@@ -114,7 +129,10 @@ final class PoolSerialQueue: BenchPoolQueue, Sendable {
     static let name = "SerialQueue(pool:)", id = "pool-serial", kind = StrategyKind.ours
     private let pool = WorkerPool(label: "bench.async")
     private let queue: SerialQueue
-    init() { queue = SerialQueue(label: "bench.async.serial", pool: pool) }
+    init() {
+        benchApplyRunTimes(pool)
+        queue = SerialQueue(label: "bench.async.serial", pool: pool)
+    }
     @inline(__always) func async(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
     func drain() { queue.sync {} }
     func close() { pool.shutdown() }

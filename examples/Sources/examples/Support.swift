@@ -31,6 +31,7 @@ func say(_ text: Any) {
 let childCases: [String: @Sendable () -> Void] = [
     "serial-sync-in-async": serialSyncInAsyncChild,
     "unsynchronized-cache": unsynchronizedCacheChild,
+    "stall-lock-sync-cycle": stallLockSyncCycleChild,
 ]
 
 /// How a child process ended, and what it printed (stdout and stderr together).

@@ -15,6 +15,7 @@ let examples: [Example] = [
     mainQueueExample, trampolineExample, syncAsyncExample, ticketsExample, cacheCrashExample, pipelineExample,
     priorityInversionExample, queuePoolExample, threadsExample, tsdExample, asyncServerExample,
     sharedQueueActorsExample,
+    stallExample,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -180,6 +180,7 @@ extension QueueCore {
     /// Runs a dequeued item on the calling thread (never a sync waiter).
     @inline(__always)
     func execute(_ item: QueueItem, _ context: ThreadContext) {
+        context.recordItemStart(of: self)
         switch item {
         case .task(let body), .barrier(let body):
             body()

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Synchronization
+
+/// A pool's observability state: its workers' published activity (``WorkerActivity``), the stall threshold and
+/// count, and the opt-in run-time histogram.
+///
+/// Workers attach when their thread starts and detach when it exits (registration at create/destroy, never per
+/// unit). The stall watchdog (``StallWatchdog``) samples the attached workers every tick; the runtime snapshot and
+/// the saturation report read the samples.
+///
+/// Lock order: a pool's lock may be held while this lock is taken (a worker detaches in `exitLocked`), never the
+/// reverse; nothing that takes another lock of the runtime is called while it is held.
+///
+/// `@unchecked Sendable`: `workers` and the workers' sampler fields are guarded by `lock`; the rest is atomic.
+final class PoolObservation: @unchecked Sendable {
+    /// The stall threshold of a CPU pool until set (``WorkerPool/stallThreshold``).
+    static let defaultStallThresholdNanoseconds: UInt64 = 5_000_000_000
+
+    let lock = RuntimeLock()
+    /// The pool's live workers (guarded by `lock`).
+    private var workers: [PoolWorker] = []
+    /// The stall threshold in nanoseconds, 0 when stall reports are off.
+    let stallThreshold: Atomic<UInt64>
+    /// Stall episodes reported so far.
+    let stalls = Atomic<Int>(0)
+    /// Whether workers record their units' run times in ``runTimes``.
+    let recordsRunTimes = Atomic<Bool>(false)
+    /// The run time of each unit, while ``recordsRunTimes`` is on.
+    let runTimes = LatencyHistogram()
+
+    init(blocking: Bool) {
+        stallThreshold = Atomic(blocking ? 0 : PoolObservation.defaultStallThresholdNanoseconds)
+    }
+
+    /// A worker's thread started (on that thread): publishes its id and starts watching it.
+    func attach(_ worker: PoolWorker) {
+        worker.activity.threadID.store(cthr_thread_id(), ordering: .relaxed)
+        lock.lock()
+        workers.append(worker)
+        lock.unlock()
+        StallWatchdog.ensureStarted()
+    }
+
+    /// A worker's thread exits (the pool lock may be held).
+    func detach(_ worker: PoolWorker) {
+        lock.lock()
+        if let index = workers.firstIndex(where: { $0 === worker }) { workers.remove(at: index) }
+        lock.unlock()
+    }
+
+    /// One worker's state at a sample: its thread, the queue core it runs work of (0: a plain job), and for how long
+    /// it has run the same unit or item (0 when it runs none).
+    struct Runner {
+        let threadID: Int32
+        let subject: UInt
+        let runningNanoseconds: UInt64
+    }
+
+    /// A stall that began or ended at a sample, to be reported once the lock is released.
+    struct StallChange {
+        /// The activity of the stalled worker (its identity, to match the end with the beginning).
+        let worker: ObjectIdentifier
+        let began: Bool
+        let runner: Runner
+        let threshold: UInt64
+    }
+
+    /// Samples every attached worker at `now` (the watchdog, every tick) and returns the stalls that began or ended.
+    func sample(now: UInt64) -> [StallChange] {
+        let threshold = stallThreshold.load(ordering: .relaxed)
+        let epoch = ForkRegistry.epoch.load(ordering: .relaxed)
+        var changes: [StallChange] = []
+        lock.lock()
+        // A forked child: the parent's workers do not exist here.
+        if let first = workers.first, first.activity.epoch != epoch { workers.removeAll { $0.activity.epoch != epoch } }
+        var index = 0
+        while index < workers.count {
+            let activity = workers[index].activity
+            index += 1
+            let running = activity.isRunning.load(ordering: .acquiring)
+            let progress = activity.progress.load(ordering: .relaxed)
+            if !(running && progress == activity.sampledProgress && activity.since != 0) {
+                if activity.reportedThreshold != 0 {
+                    let runner = Runner(
+                        threadID: activity.threadID.load(ordering: .relaxed),
+                        subject: activity.reportedSubject,
+                        runningNanoseconds: now &- activity.since
+                    )
+                    changes.append(
+                        StallChange(
+                            worker: ObjectIdentifier(activity),
+                            began: false,
+                            runner: runner,
+                            threshold: activity.reportedThreshold
+                        )
+                    )
+                    activity.reportedThreshold = 0
+                }
+                activity.sampledProgress = progress
+                activity.since = running ? now : 0
+                continue
+            }
+            let elapsed = now &- activity.since
+            if threshold != 0 && activity.reportedThreshold == 0 && elapsed >= threshold {
+                activity.reportedThreshold = threshold
+                activity.reportedSubject = activity.subject.load(ordering: .relaxed)
+                stalls.add(1, ordering: .relaxed)
+                let runner = Runner(
+                    threadID: activity.threadID.load(ordering: .relaxed),
+                    subject: activity.reportedSubject,
+                    runningNanoseconds: elapsed
+                )
+                changes.append(
+                    StallChange(worker: ObjectIdentifier(activity), began: true, runner: runner, threshold: threshold)
+                )
+            }
+        }
+        lock.unlock()
+        return changes
+    }
+
+    /// The workers running a unit at the last sample, longest-running first (a racy but safe view: to one tick).
+    func runners(now: UInt64) -> [Runner] {
+        let epoch = ForkRegistry.epoch.load(ordering: .relaxed)
+        lock.lock()
+        var result: [Runner] = []
+        for worker in workers {
+            let activity = worker.activity
+            // A forked child's copy of its parent's workers (not swept yet) runs nothing here.
+            guard activity.epoch == epoch, activity.isRunning.load(ordering: .acquiring) else { continue }
+            let progress = activity.progress.load(ordering: .relaxed)
+            let same = progress == activity.sampledProgress && activity.since != 0
+            result.append(
+                Runner(
+                    threadID: activity.threadID.load(ordering: .relaxed),
+                    subject: activity.subject.load(ordering: .relaxed),
+                    runningNanoseconds: same ? now &- activity.since : 0
+                )
+            )
+        }
+        lock.unlock()
+        result.sort { $0.runningNanoseconds > $1.runningNanoseconds }
+        return result
+    }
+}

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Threading
+
+/// Polls fresh snapshots (every 10 ms, at most `seconds`) until `condition` holds for one; returns it, or nil.
+func snapshotWhen(seconds: Double = 10, _ condition: (RuntimeSnapshot) -> Bool) -> RuntimeSnapshot? {
+    var found: RuntimeSnapshot?
+    _ = queueTestWait(seconds: seconds, pollNs: 10_000_000) {
+        let snapshot = RuntimeSnapshot.capture()
+        if condition(snapshot) { found = snapshot }
+        return found != nil
+    }
+    return found
+}
+
+@Suite(.serialized) struct RuntimeSnapshotTests {
+    /// Every field of a pool, a queue and a job queue against a state the test builds: a serial queue whose item
+    /// blocks on a worker (with two items behind it), a suspended concurrent queue holding three, a job queue with
+    /// one job waiting for a dependency.
+    @Test func theSnapshotShowsPoolsQueuesAndJobQueuesAsBuilt() throws {
+        let pool = WorkerPool(label: "snap.pool", threads: 2)
+        pool.stallThreshold = .seconds(30)
+        let serial = SerialQueue(label: "snap.serial", pool: pool)
+        let suspended = ConcurrentQueue(label: "snap.suspended", pool: pool)
+        let jobs = JobQueue(name: "snap.jobs", pool: pool)
+        let gate = QueueGate()
+        let started = QueueGate()
+        let workerID = Atomic<Int32>(0)
+        serial.async {
+            workerID.store(cthr_thread_id(), ordering: .relaxed)
+            started.open()
+            _ = gate.wait(seconds: 30)
+        }
+        serial.async {}
+        serial.async {}
+        suspended.suspend()
+        for _ in 0..<3 { suspended.async {} }
+        let first = Job(name: "snap.first") { _ in }
+        let second = Job(name: "snap.second") { _ in }
+        try second.addDependency(first)
+        jobs.addJob(second)
+        #expect(started.wait())
+        let thread = workerID.load(ordering: .relaxed)
+
+        // The runner's duration comes from the watchdog's samples: wait until one was taken.
+        let found = snapshotWhen { snapshot in
+            snapshot.pools.first { $0.label == "snap.pool" }?.runners.first?.runningFor ?? .zero > .zero
+        }
+        let snapshot = try #require(found)
+        let poolSnapshot = try #require(snapshot.pools.first { $0.label == "snap.pool" })
+        #expect(poolSnapshot.kind == .cpu)
+        #expect(poolSnapshot.stallThreshold == .seconds(30))
+        #expect(poolSnapshot.statistics.threads >= 1)
+        #expect(poolSnapshot.statistics.maxThreads == pool.maxThreads)
+        #expect(poolSnapshot.isSaturated == false)
+        let runner = try #require(poolSnapshot.runners.first)
+        #expect(runner.threadID == thread)
+        #expect(runner.queueLabel == "snap.serial")
+        #expect(runner.work == "serial queue 'snap.serial'")
+
+        let serialSnapshot = try #require(snapshot.queues.first { $0.label == "snap.serial" })
+        #expect(serialSnapshot.kind == .serial)
+        #expect(serialSnapshot.poolLabel == "snap.pool")
+        #expect(serialSnapshot.depth == 2)
+        #expect(serialSnapshot.isRunning)
+        #expect(!serialSnapshot.isSuspended)
+        #expect(serialSnapshot.runningThreadID == thread)
+        #expect((serialSnapshot.runningFor ?? .zero) > .zero)
+        #expect(RuntimeRegistry.runningThread(ofQueue: serial.core) == thread)
+
+        let suspendedSnapshot = try #require(snapshot.queues.first { $0.label == "snap.suspended" })
+        #expect(suspendedSnapshot.kind == .concurrent)
+        #expect(suspendedSnapshot.isSuspended)
+        #expect(suspendedSnapshot.depth == 3)
+        #expect(!suspendedSnapshot.isRunning)
+        #expect(suspendedSnapshot.runningThreadID == nil)
+        #expect(RuntimeRegistry.runningThread(ofQueue: suspended.core) == nil)
+
+        let jobSnapshot = try #require(snapshot.jobQueues.first { $0.name == "snap.jobs" })
+        #expect(jobSnapshot.poolLabel == "snap.pool")
+        #expect(jobSnapshot.waitingForDependencies == 1)
+        #expect(jobSnapshot.executing == 0)
+        #expect(!jobSnapshot.isSuspended)
+
+        let text = snapshot.description
+        #expect(text.hasPrefix("Threading runtime dump"))
+        #expect(text.contains("pool 'snap.pool' (cpu)"), "\(text)")
+        #expect(text.contains("thread \(thread) running serial queue 'snap.serial' for "), "\(text)")
+        #expect(text.contains("serial queue 'snap.serial' on pool 'snap.pool': depth 2, running on thread \(thread)"))
+        #expect(text.contains("concurrent queue 'snap.suspended' on pool 'snap.pool': depth 3, suspended"))
+        #expect(text.contains("JobQueue \"snap.jobs\" on pool 'snap.pool'"))
+
+        gate.open()
+        suspended.resume()
+        first.cancel()
+        second.cancel()
+        #expect(jobs.waitUntilAllFinished(timeout: .seconds(10)))
+        #expect(queueTestWait { serial.core.pendingTaskCount == 0 && suspended.core.pendingTaskCount == 0 })
+        // Once the item returned, the queue shows no runner.
+        let idle = snapshotWhen { $0.queues.first { $0.label == "snap.serial" }?.isRunning == false }
+        #expect(idle != nil)
+        #expect(poolTestShutDown(pool))
+        #expect(!RuntimeSnapshot.capture().pools.contains { $0.label == "snap.pool" && !pool.isShutDown })
+    }
+
+    /// A blocking pool has no stall threshold until set; a CPU pool has five seconds.
+    @Test func defaultStallThresholds() {
+        let cpu = WorkerPool(label: "snap.cpu", threads: 1)
+        let blocking = WorkerPool(label: "snap.blocking", threads: 1, kind: .blocking)
+        #expect(cpu.stallThreshold == .seconds(5))
+        #expect(blocking.stallThreshold == nil)
+        blocking.stallThreshold = .milliseconds(250)
+        #expect(blocking.stallThreshold == .milliseconds(250))
+        cpu.stallThreshold = nil
+        #expect(cpu.stallThreshold == nil)
+        let snapshot = RuntimeSnapshot.capture()
+        #expect(snapshot.pools.first { $0.label == "snap.blocking" }?.kind == .blocking)
+        #expect(snapshot.pools.first { $0.label == "snap.blocking" }?.stallThreshold == .milliseconds(250))
+        #expect(snapshot.pools.first { $0.label == "snap.cpu" }?.stallThreshold == nil)
+        poolTestShutDown(cpu)
+        poolTestShutDown(blocking)
+    }
+
+    /// A pool saturated by units that block shows as such, with its waiting lanes.
+    @Test func aSaturatedPoolShowsItsWaitingLanes() throws {
+        let blocked = try #require(poolTestBlockedPool(label: "snap.saturated"))
+        SerialQueue(label: "snap.saturated.waiting", qos: .utility, pool: blocked.pool).async {}
+        let found = snapshotWhen { snapshot in
+            snapshot.pools.first { $0.label == "snap.saturated" }?.isSaturated == true
+        }
+        let pool = try #require(found?.pools.first { $0.label == "snap.saturated" })
+        #expect(pool.queuedLanes == [.utility])
+        #expect(pool.statistics.pending == 1)
+        #expect(found?.description.contains("SATURATED") == true)
+        blocked.gate.open()
+        #expect(poolTestShutDown(blocked.pool))
+    }
+
+    /// The bucket arithmetic of the latency histogram: every value lands in a bucket whose lower bound is within
+    /// 25% below it, and percentiles walk the counts.
+    @Test func latencyHistogramBucketsAndPercentiles() {
+        for value: UInt64 in [0, 1, 3, 4, 5, 7, 8, 1000, 123_456_789, .max] {
+            let bound = LatencyHistogram.lowerBound(of: LatencyHistogram.bucket(of: value))
+            #expect(bound <= value)
+            #expect(value - bound <= value / 4, "\(value) -> \(bound)")
+        }
+        let histogram = LatencyHistogram()
+        #expect(histogram.distribution().percentile(0.5) == nil)
+        for _ in 0..<90 { histogram.record(1_000) }
+        for _ in 0..<10 { histogram.record(1_000_000) }
+        let distribution = histogram.distribution()
+        #expect(distribution.count == 100)
+        let median = distribution.percentile(0.5) ?? .zero
+        #expect(median <= .nanoseconds(1_000) && median >= .nanoseconds(750))
+        let tail = distribution.percentile(0.99) ?? .zero
+        #expect(tail <= .milliseconds(1) && tail >= .microseconds(750))
+    }
+
+    /// A pool that records run times has them in its statistics; one that does not has none.
+    @Test func runTimesAreRecordedWhenAsked() {
+        let pool = WorkerPool(label: "snap.runtimes", threads: 2)
+        #expect(pool.statistics.runTimes == nil)
+        pool.recordsRunTimes = true
+        let group = WorkGroup()
+        let queue = ConcurrentQueue(label: "snap.runtimes.queue", pool: pool)
+        for _ in 0..<20 { queue.async(group: group) { _ = cthr_sleep_ns(2_000_000) } }
+        #expect(group.wait(timeout: .seconds(10)))
+        // A unit's time is recorded when it returns, just after its task left the group.
+        #expect(queueTestWait { (pool.statistics.runTimes?.count ?? 0) >= 20 })
+        let distribution = pool.statistics.runTimes
+        #expect((distribution?.count ?? 0) >= 20)
+        let median = distribution?.percentile(0.5) ?? .zero
+        #expect(median >= .milliseconds(1) && median < .seconds(1), "\(median)")
+        pool.recordsRunTimes = false
+        #expect(pool.statistics.runTimes == nil)
+        #expect(poolTestShutDown(pool))
+    }
+}
+
+@Suite(.serialized) struct RuntimeSnapshotScaleTests {
+    /// A snapshot of a process with 1,000 queues and 8 pools lists them all, and a producer submitting meanwhile
+    /// keeps going: it never waits for a capture (the figures are printed, not asserted).
+    @Test func aSnapshotOfAThousandQueuesAndEightPools() {
+        let pools = (0..<8).map { WorkerPool(label: "scale.pool.\($0)", threads: 1) }
+        let queues = (0..<1000).map { SerialQueue(label: "scale.queue.\($0)", pool: pools[$0 % 8]) }
+        let stop = Atomic<Bool>(false)
+        let submitted = Atomic<Int>(0)
+        let longestSubmission = Atomic<UInt64>(0)
+        let producer = try! PosixThread(name: "scale.producer") {
+            var index = 0
+            while !stop.load(ordering: .relaxed) {
+                let start = cthr_clock_now_ns()
+                queues[index % 1000].async {}
+                let took = cthr_clock_now_ns() - start
+                if took > longestSubmission.load(ordering: .relaxed) {
+                    longestSubmission.store(took, ordering: .relaxed)
+                }
+                submitted.add(1, ordering: .relaxed)
+                index += 1
+            }
+        }
+        var durations: [UInt64] = []
+        var snapshot = RuntimeSnapshot.capture()
+        for _ in 0..<20 {
+            let start = cthr_clock_now_ns()
+            snapshot = RuntimeSnapshot.capture()
+            durations.append(cthr_clock_now_ns() - start)
+        }
+        let during = submitted.load(ordering: .relaxed)
+        stop.store(true, ordering: .relaxed)
+        producer.join()
+        durations.sort()
+        print(
+            "snapshot scale: 1000 queues, 8 pools: median capture \(durations[10] / 1000) µs, "
+                + "longest \(durations[19] / 1000) µs; \(during) submissions meanwhile, longest "
+                + "\(longestSubmission.load(ordering: .relaxed) / 1000) µs"
+        )
+        #expect(snapshot.queues.filter { $0.label.hasPrefix("scale.queue.") }.count == 1000)
+        #expect(snapshot.pools.filter { $0.label.hasPrefix("scale.pool.") }.count == 8)
+        #expect(during > 0)
+        for pool in pools { poolTestShutDown(pool) }
+    }
+}

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+// SPDX-FileCopyrightText: 2026 The Threading authors
+
+import CThreading
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Threading
+
+@Suite struct StallWatchdogTests {
+    /// A unit that sleeps past its pool's threshold is reported once when the watchdog sees it (naming the pool,
+    /// the queue and the thread) and once more when it returns; the pool counts one stall. A serial queue that runs
+    /// many short items for longer than the threshold in all is no stall (each item counts).
+    @Test func aStallIsReportedOnceAndOnceMoreAtItsEnd() async {
+        await #expect(processExitsWith: .success) {
+            let observer = CollectingObserver()
+            RuntimeObservation.observer = observer
+            let pool = WorkerPool(label: "stall.pool", threads: 2)
+            pool.stallThreshold = .milliseconds(200)
+            let queue = SerialQueue(label: "stall.queue", pool: pool)
+            let busy = SerialQueue(label: "stall.busy", pool: pool)
+            let thread = Atomic<Int32>(0)
+            let done = WorkGroup()
+            queue.async(group: done) {
+                thread.store(cthr_thread_id(), ordering: .relaxed)
+                _ = cthr_sleep_ns(700_000_000)
+            }
+            for _ in 0..<100 { busy.async(group: done) { _ = cthr_sleep_ns(5_000_000) } }  // 0.5 s in all
+            guard blockingCall({ done.wait(timeout: .seconds(10)) }) else { exit(10) }
+            // The end is seen at the next sample (at most 40 ms later at this threshold).
+            guard queueTestWait(seconds: 5, { observer.events(where: "pool", is: "stall.pool").count >= 2 }) else {
+                exit(11)
+            }
+            _ = cthr_sleep_ns(300_000_000)  // nothing more comes
+            let events = observer.events(where: "pool", is: "stall.pool")
+            guard events.count == 2 else { exit(12) }
+            let began = events[0]
+            let ended = events[1]
+            let tid = "\(thread.load(ordering: .relaxed))"
+            guard began.kind == .stallBegan, began.severity == .warning, began.metadata["queue"] == "stall.queue",
+                began.metadata["thread_id"] == tid, began.metadata["threshold_ms"] == "200",
+                began.message.contains(
+                    "worker pool 'stall.pool' thread \(tid) has been running serial queue "
+                        + "'stall.queue' for"
+                )
+            else { exit(13) }
+            guard ended.kind == .stallEnded, ended.severity == .info, ended.metadata["queue"] == "stall.queue",
+                ended.metadata["thread_id"] == tid, Int(ended.metadata["duration_ms"] ?? "") ?? 0 >= 450,
+                ended.message.contains("no stack was taken")
+            else { exit(14) }
+            guard pool.statistics.stalls == 1 else { exit(15) }
+            exit(poolTestShutDown(pool) ? 0 : 16)
+        }
+    }
+
+    /// Off for a blocking pool by default: a unit that runs long there is not reported.
+    @Test func aBlockingPoolIsNotWatchedUnlessAsked() async {
+        await #expect(processExitsWith: .success) {
+            let observer = CollectingObserver()
+            RuntimeObservation.observer = observer
+            let blocking = WorkerPool(label: "stall.blocking", threads: 1, kind: .blocking)
+            let done = WorkGroup()
+            SerialQueue(label: "stall.blocking.queue", pool: blocking).async(group: done) {
+                _ = cthr_sleep_ns(400_000_000)
+            }
+            guard blockingCall({ done.wait(timeout: .seconds(10)) }) else { exit(10) }
+            _ = cthr_sleep_ns(200_000_000)
+            guard observer.events(where: "pool", is: "stall.blocking").isEmpty, blocking.statistics.stalls == 0 else {
+                exit(11)
+            }
+            exit(poolTestShutDown(blocking) ? 0 : 12)
+        }
+    }
+
+    /// A threshold of zero or less is misuse (nil turns the reports off).
+    @Test func aNonPositiveThresholdTraps() async {
+        await #expect(processExitsWith: .failure) {
+            let pool = WorkerPool(label: "stall.zero", threads: 1)
+            pool.stallThreshold = .zero
+        }
+    }
+
+    /// The saturation report names the pool's longest-running workers.
+    @Test func theSaturationReportNamesTheOldestRunners() async {
+        await #expect(processExitsWith: .success) {
+            let observer = CollectingObserver()
+            RuntimeObservation.observer = observer
+            guard let blocked = poolTestBlockedPool(label: "stall.saturated") else { exit(10) }
+            SerialQueue(label: "stall.saturated.waiting", pool: blocked.pool).async {}
+            guard
+                queueTestWait(seconds: 10, { !observer.events(where: "pool", is: "stall.saturated").isEmpty })
+            else { exit(11) }
+            let event = observer.events(where: "pool", is: "stall.saturated")[0]
+            guard event.kind == .saturationBegan,
+                event.message.contains("running longest: thread "),
+                event.message.contains("serial queue 'stall.saturated.blocker'")
+            else { exit(12) }
+            blocked.gate.open()
+            exit(poolTestShutDown(blocked.pool) ? 0 : 13)
+        }
+    }
+}
