@@ -137,6 +137,8 @@ private struct PoolExporter {
     let steals: Counter
     let submissions: Counter
     let wakeUps: Counter
+    let stalls: Counter
+    let runTime: Timer
     var previous: WorkerPoolStatistics?
 
     init(label: String, factory: any MetricsFactory) {
@@ -152,6 +154,8 @@ private struct PoolExporter {
         steals = Counter(label: "threading.pool.steals", dimensions: pool, factory: factory)
         submissions = Counter(label: "threading.pool.submissions", dimensions: pool, factory: factory)
         wakeUps = Counter(label: "threading.pool.wake_ups", dimensions: pool, factory: factory)
+        stalls = Counter(label: "threading.pool.stalls", dimensions: pool, factory: factory)
+        runTime = Timer(label: "threading.pool.task.duration", dimensions: pool, factory: factory)
     }
 
     mutating func record(_ now: WorkerPoolStatistics) {
@@ -169,6 +173,18 @@ private struct PoolExporter {
         steals.increment(by: gain(\.steals))
         submissions.increment(by: gain(\.submitted))
         wakeUps.increment(by: gain(\.wakeUps))
+        stalls.increment(by: gain(\.stalls))
+        // Run times (when the pool records them): each new sample since the last poll, as the lower bound of its
+        // bucket (within 25% of the value).
+        if let times = now.runTimes {
+            let before = previous?.runTimes?.bucketCounts
+            for (index, count) in times.bucketCounts.enumerated() {
+                let new = count &- (before.map { index < $0.count ? $0[index] : 0 } ?? 0)
+                guard new > 0, new < 1 << 32 else { continue }
+                let nanoseconds = Int64(clamping: LatencyHistogram.lowerBound(of: index))
+                for _ in 0..<new { runTime.recordNanoseconds(nanoseconds) }
+            }
+        }
         previous = now
     }
 }

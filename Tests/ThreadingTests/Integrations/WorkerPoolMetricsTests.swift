@@ -5,6 +5,7 @@
 import CThreading
 import CoreMetrics
 import MetricsTestKit
+import Glibc
 import Testing
 
 @testable import Threading
@@ -54,6 +55,34 @@ import ServiceLifecycleTestKit
         #expect(try metrics.expectCounter("threading.pool.steals", pool(label)).totalValue == Int64(stats.steals))
         #expect(try metrics.expectCounter("threading.pool.wake_ups", pool(label)).totalValue == Int64(stats.wakeUps))
         #expect(try metrics.expectCounter("threading.pool.saturations", pool(label)).totalValue == 0)
+    }
+
+    /// With run times recorded, each unit that ran since the previous poll is one sample of the run-time timer (its
+    /// bucket's lower bound, within 25% of the value); stalls export as a counter.
+    @Test func runTimesAndStallsAreExported() throws {
+        let metrics = TestMetrics()
+        let label = "metrics.runtimes"
+        let workerPool = WorkerPool(label: label, threads: 2)
+        defer { poolTestShutDown(workerPool) }
+        workerPool.recordsRunTimes = true
+        let poller = WorkerPoolMetrics(pools: [workerPool], factory: metrics)
+        let done = WorkGroup()
+        let queue = ConcurrentQueue(label: "\(label).queue", pool: workerPool)
+        for _ in 0..<20 { queue.async(group: done) { usleep(1_000) } }
+        #expect(done.wait(timeout: .seconds(20)))
+        poller.poll()
+        let first = try #require(workerPool.statistics.runTimes).count
+        let timer = try metrics.expectTimer("threading.pool.task.duration", pool(label))
+        #expect(timer.values.count == first)
+        #expect(first >= 20)
+        // The 1 ms units are in buckets at or above 750 µs (a bucket's lower bound is within 25% below its values).
+        #expect(timer.values.filter { $0 >= 750_000 }.count >= 20)
+        for _ in 0..<5 { queue.async(group: done) {} }
+        #expect(done.wait(timeout: .seconds(20)))
+        poller.poll()
+        let second = try #require(workerPool.statistics.runTimes).count
+        #expect(timer.values.count == second)
+        #expect(try metrics.expectCounter("threading.pool.stalls", pool(label)).totalValue == 0)
     }
 
     /// Counters export what the pool gained between two polls, so their totals follow the pool's, and queued work
