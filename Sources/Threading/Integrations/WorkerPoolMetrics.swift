@@ -127,17 +127,8 @@ public final class WorkerPoolMetrics: Sendable {
 
 /// The metrics of one pool, and the counters' values at the previous poll.
 private struct PoolExporter {
-    let threads: Gauge
-    let threadLimit: Gauge
-    let running: Gauge
-    let idle: Gauge
-    let blocked: Gauge
-    let queued: Gauge
-    let saturations: Counter
-    let steals: Counter
-    let submissions: Counter
-    let wakeUps: Counter
-    let stalls: Counter
+    let threads, threadLimit, running, idle, blocked, queued: Gauge
+    let saturations, steals, submissions, wakeUps, stalls: Counter
     let runTime: Timer
     var previous: WorkerPoolStatistics?
 

@@ -218,43 +218,44 @@ public final class ReadWriteLock: DiagnosedLock, @unchecked Sendable {
     @usableFromInline
     func writeLockSlow(deadline: UInt64) -> Bool { lockSlow(.write, deadline: deadline) }
 
-    /// The two sides of the lock, for the slow path they share.
+    /// The two sides of the lock, for the slow path they share: each one's trylock, timed lock, wait kind and names.
     private enum Side {
         case read, write
+
+        var tryLock: (UnsafeMutablePointer<cthr_rwlock_t>) -> CInt {
+            self == .read ? { cthr_rwlock_tryrdlock($0) } : { cthr_rwlock_trywrlock($0) }
+        }
+
+        var timedLock: (UnsafeMutablePointer<cthr_rwlock_t>, UInt64) -> CInt {
+            self == .read ? { cthr_rwlock_timedrdlock($0, $1) } : { cthr_rwlock_timedwrlock($0, $1) }
+        }
+
+        var waitKind: WaitKind { self == .read ? .readLock : .writeLock }
+
+        func operation(timed: Bool) -> StaticString {
+            switch (self, timed) {
+            case (.read, false): "readLock()"
+            case (.read, true): "readLock(timeout:)"
+            case (.write, false): "writeLock()"
+            case (.write, true): "writeLock(timeout:)"
+            }
+        }
     }
 
     /// The slow path of a read or write acquisition: the side's trylock and, when busy, its timed lock.
     private func lockSlow(_ side: Side, deadline: UInt64) -> Bool {
-        let code: CInt
-        let operation: StaticString
-        switch side {
-        case .read:
-            code = acquireCounting(
-                attempt: { cthr_rwlock_tryrdlock(rwlock) },
-                wait: {
-                    WaitRecording.recordingCycleChecked(
-                        .readLock,
-                        on: self,
-                        owner: cthr_rwlock_writer(rwlock),
-                        deadline: deadline
-                    ) { cthr_rwlock_timedrdlock(rwlock, $0) }
-                }
-            )
-            operation = deadline == .max ? "readLock()" : "readLock(timeout:)"
-        case .write:
-            code = acquireCounting(
-                attempt: { cthr_rwlock_trywrlock(rwlock) },
-                wait: {
-                    WaitRecording.recordingCycleChecked(
-                        .writeLock,
-                        on: self,
-                        owner: cthr_rwlock_writer(rwlock),
-                        deadline: deadline
-                    ) { cthr_rwlock_timedwrlock(rwlock, $0) }
-                }
-            )
-            operation = deadline == .max ? "writeLock()" : "writeLock(timeout:)"
-        }
+        let code = acquireCounting(
+            attempt: { side.tryLock(rwlock) },
+            wait: {
+                WaitRecording.recordingCycleChecked(
+                    side.waitKind,
+                    on: self,
+                    owner: cthr_rwlock_writer(rwlock),
+                    deadline: deadline
+                ) { side.timedLock(rwlock, $0) }
+            }
+        )
+        let operation = side.operation(timed: deadline != .max)
         if code == ETIMEDOUT { return false }
         check(code, operation)
         return true

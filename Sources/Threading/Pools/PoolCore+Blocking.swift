@@ -51,7 +51,7 @@ extension PoolCore {
     //
     // So a blocking pool's worker counts in `spinning` whenever it searches: from its start, from its wake-up (its
     // waker counts it: `dispatch`), and from the end of each unit, until it takes a unit (`workerMain`) or is back on
-    // the idle list (`parkBlocking`, under the pool lock). A submission wakes an idle worker whenever there is one
+    // the idle list (`park`, under the pool lock). A submission wakes an idle worker whenever there is one
     // (waking is cheap; a searcher may be preempted), but makes a thread only for a unit that no searcher covers
     // (`notifyBlocking`, then `dispatchBlocking`; the monitor through `dispatch`: pending minus `spinning`). A
     // searcher that takes a unit while more wait passes the wake-up on. Its workers never spin, and its idle list is
@@ -93,61 +93,5 @@ extension PoolCore {
         synced.addThread()
         spinning.add(1, ordering: .sequentiallyConsistent)
         return (nil, 1)
-    }
-
-    /// Parks an idle worker of a blocking pool, as ``park(_:_:)`` does for a CPU pool, leaving the searching count
-    /// (when `counted`) once it is on the idle list, inside the pool's lock section: a submitter either sees it
-    /// searching or finds it idle and wakes it. Returns whether the worker is counted searching now (true: woken as
-    /// a searcher), or nil when it exits (the pool stopped, or it was idle for ``idleTimeoutNanoseconds``).
-    func parkBlocking(_ worker: PoolWorker, _ context: ThreadContext, counted: Bool) -> Bool? {
-        enum Step { case exit, resume, sleep }
-        let step = state.withLock { synced -> Step in
-            synced.running -= 1
-            if counted { spinning.subtract(1, ordering: .sequentiallyConsistent) }
-            if synced.life.isStopped {
-                retire(worker, &synced)
-                return .exit
-            }
-            worker.parker.store(0)
-            // Wakers take the last entry (`idle.popLast()`): inserted first, this worker is woken after the others.
-            synced.idle.insert(worker, at: 0)
-            // Against a submitter that pushed and then read the hints before they changed (see `park`).
-            state.hints.publish(from: synced)
-            if synced.running < synced.limit && hasWork() {
-                synced.idle.removeFirst()
-                synced.running += 1
-                return .resume
-            }
-            return .sleep
-        }
-        switch step {
-        case .exit:
-            leave(context)
-            return nil
-        case .resume:
-            return false
-        case .sleep:
-            break
-        }
-        let deadline = cthr_clock_deadline_after(PoolCore.idleTimeoutNanoseconds)
-        while worker.parker.load() == 0 {
-            if !worker.parker.wait(expected: 0, deadline: deadline) { break }
-        }
-        let woken: Bool? = state.withLock { synced in
-            let value = worker.parker.load()
-            // Woken: the waker took it off the idle list and gave it a running slot.
-            if value != 0 { return value == PoolCore.wokenSearching }
-            if let index = synced.idle.firstIndex(where: { $0 === worker }) {
-                synced.idle.remove(at: index)
-            }
-            if synced.threads > keptThreads || synced.life.isStopped {
-                retire(worker, &synced)
-                return nil
-            }
-            synced.running += 1
-            return false
-        }
-        if woken == nil { leave(context) }
-        return woken
     }
 }

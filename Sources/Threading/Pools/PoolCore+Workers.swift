@@ -178,7 +178,7 @@ extension PoolCore {
             }
             if isBlocking {
                 // No spinning: it would take turns from the threads that feed the pool.
-                guard let woken = parkBlocking(worker, context, counted: counted) else { return }
+                guard let woken = park(worker, context, counted: counted) else { return }
                 counted = woken
                 continue
             }
@@ -204,7 +204,7 @@ extension PoolCore {
                 continue
             }
             searching = false
-            if !park(worker, context) { return }
+            if park(worker, context) == nil { return }
         }
     }
 
@@ -231,24 +231,31 @@ extension PoolCore {
         return unit
     }
 
-    /// Parks an idle worker until it is woken (true) or it exits (false: the pool stopped, or it was idle too long
-    /// and the pool keeps enough threads).
-    func park(_ worker: PoolWorker, _ context: ThreadContext) -> Bool {
+    /// Parks an idle worker until it is woken or it exits. Returns nil when it exits (the pool stopped, or it was
+    /// idle for ``idleTimeoutNanoseconds`` and the pool keeps enough threads), else whether it was woken as a
+    /// searcher (``wokenSearching``, a blocking pool's).
+    ///
+    /// A blocking pool's worker leaves the searching count (when `counted`) once it is on the idle list, inside the
+    /// lock section, so a submitter either sees it searching or finds it idle and wakes it; and its idle list is
+    /// first in, first out (wakers take the last entry, so this worker, inserted first, is woken after the others):
+    /// workers take turns, and none idles for the timeout while the pool is loaded (see `PoolCore+Blocking.swift`).
+    func park(_ worker: PoolWorker, _ context: ThreadContext, counted: Bool = false) -> Bool? {
         enum Step { case exit, resume, sleep }
         let step = state.withLock { synced -> Step in
             synced.running -= 1
+            if counted { spinning.subtract(1, ordering: .sequentiallyConsistent) }
             if synced.life.isStopped {
                 retire(worker, &synced)
                 return .exit
             }
             worker.parker.store(0)
-            synced.idle.append(worker)
+            if isBlocking { synced.idle.insert(worker, at: 0) } else { synced.idle.append(worker) }
             // Published before the look for work, against a submitter that pushed and then read the hints before
             // they changed (both sides sequentially consistent: either it sees this worker idle and wakes it, or
             // this sees its unit).
             state.hints.publish(from: synced)
             if synced.running < synced.limit && hasWork() {
-                synced.idle.removeLast()
+                if isBlocking { synced.idle.removeFirst() } else { synced.idle.removeLast() }
                 synced.running += 1
                 return .resume
             }
@@ -257,9 +264,9 @@ extension PoolCore {
         switch step {
         case .exit:
             leave(context)
-            return false
+            return nil
         case .resume:
-            return true
+            return false
         case .sleep:
             break
         }
@@ -267,21 +274,22 @@ extension PoolCore {
         while worker.parker.load() == 0 {
             if !worker.parker.wait(expected: 0, deadline: deadline) { break }
         }
-        let resumed = state.withLock { synced -> Bool in
+        let woken: Bool? = state.withLock { synced in
             // Woken: the waker took it off the idle list and gave it a running slot.
-            if worker.parker.load() == 1 { return true }
+            let value = worker.parker.load()
+            if value != 0 { return value == PoolCore.wokenSearching }
             if let index = synced.idle.firstIndex(where: { $0 === worker }) {
                 synced.idle.remove(at: index)
             }
             if synced.threads > keptThreads || synced.life.isStopped {
                 retire(worker, &synced)
-                return false
+                return nil
             }
             synced.running += 1
-            return true
+            return false
         }
-        if !resumed { leave(context) }
-        return resumed
+        if woken == nil { leave(context) }
+        return woken
     }
 
     /// The calling thread is no pool worker any more (after ``retire(_:_:)``).

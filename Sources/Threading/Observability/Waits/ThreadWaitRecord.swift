@@ -67,6 +67,11 @@ protocol WaitTarget: AnyObject {
     var waitOwnerThreadID: Int32? { get }
 }
 
+extension WaitTarget {
+    /// No thread is known to owe the end of the wait (jobs, groups, items: anyone may finish them).
+    var waitOwnerThreadID: Int32? { nil }
+}
+
 /// One wait of a thread: what, on what, since when, and the owner it found when it began.
 ///
 /// `target` is not retained: the waiting thread is inside a call on the target (it holds a reference) for as long

@@ -48,22 +48,18 @@ extension PosixThread: WaitTarget {
 
 extension Job: WaitTarget {
     var waitTargetDescription: String { description }
-    var waitOwnerThreadID: Int32? { nil }
 }
 
 extension JobQueueCore: WaitTarget {
     var waitTargetDescription: String { description }
-    var waitOwnerThreadID: Int32? { nil }
 }
 
 extension WorkGroup: WaitTarget {
     var waitTargetDescription: String { diagnosticName }
-    var waitOwnerThreadID: Int32? { nil }
 }
 
 extension WorkItem: WaitTarget {
     var waitTargetDescription: String { diagnosticName }
-    var waitOwnerThreadID: Int32? { nil }
 }
 
 extension SerialCore: WaitTarget {
