@@ -54,9 +54,9 @@ extension PoolCore {
     // the idle list (`park`, under the pool lock). A submission wakes an idle worker whenever there is one
     // (waking is cheap; a searcher may be preempted), but makes a thread only for a unit that no searcher covers
     // (`notifyBlocking`, then `dispatchBlocking`; the monitor through `dispatch`: pending minus `spinning`). A
-    // searcher that takes a unit while more wait passes the wake-up on. Its workers never spin, and its idle list is
-    // first in, first out: workers take turns, so none idles for the timeout while the pool is loaded, and all exit
-    // after it once the load stops.
+    // searcher that takes a unit while more wait passes the wake-up on. Its workers spin only while searching, and
+    // stop as soon as a yield gives the CPU away (busy cores); its idle list is first in, first out: workers take
+    // turns, so none idles for the timeout while the pool is loaded, and all exit after it once the load stops.
 
     /// After a push to a blocking pool: wakes an idle worker whenever there is one, as `NIOThreadPool` signals a
     /// waiting thread for each submission (a searching worker may be preempted, and the unit must not wait for it);

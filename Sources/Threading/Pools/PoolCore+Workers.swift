@@ -177,27 +177,17 @@ extension PoolCore {
                 continue
             }
             if isBlocking {
-                // No spinning: it would take turns from the threads that feed the pool.
+                // A searching worker looks a little longer (still counted searching), so a call submitted right after
+                // the last one returned is taken without a wake-up; on busy cores it parks at once (see
+                // `spinForWork`), so it takes no turns from the threads that feed the pool.
+                if counted && spinForWork() { continue }
                 guard let woken = park(worker, context, counted: counted) else { return }
                 counted = woken
                 continue
             }
             // Spin a little (yielding the CPU) before parking: work submitted meanwhile is taken without a wake-up.
             spinning.add(1, ordering: .sequentiallyConsistent)
-            var found = false
-            var before = cthr_clock_now_ns()
-            for _ in 0..<PoolCore.idleSpinRounds {
-                if hasWork() {
-                    found = true
-                    break
-                }
-                _ = cthr_thread_yield()
-                // A yield that gave the CPU away (it took long) means other threads want the cores: spinning on
-                // would only take turns from them, so park and be woken when work comes.
-                let after = cthr_clock_now_ns()
-                if after &- before > PoolCore.busyYieldNanoseconds { break }
-                before = after
-            }
+            let found = spinForWork()
             spinning.subtract(1, ordering: .sequentiallyConsistent)
             if found {
                 searching = true
@@ -206,6 +196,21 @@ extension PoolCore {
             searching = false
             if park(worker, context) == nil { return }
         }
+    }
+
+    /// Looks for work for up to ``idleSpinRounds`` rounds, yielding the CPU between looks; true when some is queued.
+    /// A yield that took long gave the CPU away: other threads want the cores, so spinning on would only take turns
+    /// from them, and the worker stops at once to park and be woken when work comes.
+    func spinForWork() -> Bool {
+        var before = cthr_clock_now_ns()
+        for _ in 0..<PoolCore.idleSpinRounds {
+            if hasWork() { return true }
+            _ = cthr_thread_yield()
+            let after = cthr_clock_now_ns()
+            if after &- before > PoolCore.busyYieldNanoseconds { return false }
+            before = after
+        }
+        return false
     }
 
     /// The unit in `worker`'s next slot, unless it ran ``nextRunLimit`` of them in a row and other work waits: then
