@@ -2,7 +2,7 @@
 /* SPDX-FileCopyrightText: 2026 The Threading authors */
 
 /*
- * The concurrent queue's barrier grant with striped readers: Sources/Threading/Queues/PoolCore/ConcurrentCore.swift
+ * The concurrent queue's barrier grant with striped readers: Sources/Threading/Queues/Cores/ConcurrentCore.swift
  * (states of QueueState in QueueCore.swift: owned, hasItems, draining, readers in bits 8...).
  *
  * Modelled steps (a queue with striped readers: no width limit, no target; not suspended):

@@ -3,8 +3,8 @@
 
 /*
  * The worker pools's parker: a thread waiting in a queue for its grant, with help offers.
- * Sources/Threading/Queues/PoolCore/ThreadState.swift (waitGranted, help, helpGranted, prepareWait, grantWaiter,
- * offerHelp) as driven by Sources/Threading/Queues/PoolCore/ConcurrentCore.swift (acquireSync, pumpLocked, start,
+ * Sources/Threading/Pools/ThreadContext.swift (waitGranted, help, helpGranted, prepareWait, grantWaiter,
+ * offerHelpToWaiter) as driven by Sources/Threading/Queues/Cores/ConcurrentCore.swift (acquireSync, pumpLocked, start,
  * offerHelp, pendingBarrier).
  *
  * Parker states (the raw values of Parker.State): 0 = waiting (awake), 2 = sleeping (asleep on the futex),

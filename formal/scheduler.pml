@@ -2,7 +2,7 @@
 /* SPDX-FileCopyrightText: 2026 The Threading authors */
 
 /*
- * The pool scheduler's local queues, injection, stealing and parking: Sources/Threading/Queues/PoolCore/PoolCore.swift
+ * The pool scheduler's local queues, injection, stealing and parking: Sources/Threading/Pools/PoolCore.swift
  * (submit, notify, notifySlow, findWork, steal, workerMain's spin, park) and PoolRunQueue.swift (push, take, each
  * under the run queue's own lock).
  *
