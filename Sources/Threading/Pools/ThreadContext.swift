@@ -306,9 +306,9 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
     /// offer a waiting thread an item queued *ahead of* it (`helpOffered`, see `ConcurrentCore.offerHelp`): the
     /// waiter would wait for that item anyway, so running it itself saves a pool hop; it then keeps waiting.
     ///
-    /// `queue` (a queue core) is the queue a `sync` waits on: once the spin is over, the wait is recorded on the
+    /// `queue` is the queue a `sync` waits on: once the spin is over, the wait is recorded on the
     /// thread's wait record for snapshots (``WaitRecording``), so a wait that ends while spinning records nothing.
-    func waitGranted(on queue: AnyObject? = nil) {
+    func waitGranted(on queue: QueueCore) {
         for round in 0..<poolSpinRounds {
             switch pointee.parker.load() {
             case .granted: return
@@ -323,8 +323,8 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
             if round >= 4 { _ = cthr_thread_yield() }
         }
         BlockingHook.willBlock()
-        let record = (queue as? any WaitTarget).map { pointee.waitRecord.beginSync(on: $0) }
-        defer { if let record { pointee.waitRecord.end(restoring: record) } }
+        let record = pointee.waitRecord.beginSync(on: queue)
+        defer { pointee.waitRecord.end(restoring: record) }
         while true {
             let state = pointee.parker.load()
             if state == .granted { break }

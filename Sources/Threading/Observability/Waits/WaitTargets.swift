@@ -62,13 +62,7 @@ extension WorkItem: WaitTarget {
     var waitTargetDescription: String { diagnosticName }
 }
 
-extension SerialCore: WaitTarget {
-    var waitTargetDescription: String { "queue '\(label)'" }
-    /// The thread running the queue's current work (from the pools-and-queues registry).
-    var waitOwnerThreadID: Int32? { RuntimeRegistry.runningThread(ofQueue: self) }
-}
-
-extension ConcurrentCore: WaitTarget {
+extension QueueCore: WaitTarget {
     var waitTargetDescription: String { "queue '\(label)'" }
     /// The thread running the queue's current work (from the pools-and-queues registry).
     var waitOwnerThreadID: Int32? { RuntimeRegistry.runningThread(ofQueue: self) }
