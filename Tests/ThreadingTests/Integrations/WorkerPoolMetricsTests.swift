@@ -189,14 +189,4 @@ import ServiceLifecycleTestKit
     }
     #endif
 }
-
-/// Polls `condition` every millisecond, without blocking the task's thread, until it holds or 20 s passed.
-func withDeadlineWait(seconds: Int = 20, _ condition: @Sendable () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while !condition() {
-        if ContinuousClock.now >= deadline { return condition() }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return true
-}
 #endif

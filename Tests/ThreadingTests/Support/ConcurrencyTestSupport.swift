@@ -39,6 +39,16 @@ func withDeadline<Result: Sendable>(
     }
 }
 
+/// Polls `condition` every millisecond, without blocking the task's thread, until it holds or `seconds` passed.
+func withDeadlineWait(seconds: Int = 20, _ condition: @Sendable () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !condition() {
+        if ContinuousClock.now >= deadline { return condition() }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return true
+}
+
 /// An actor whose executor is a serial queue.
 actor QueueActor {
     let queue: SerialQueue
