@@ -28,6 +28,10 @@
 // forward to glibc's own entry points (so memory from either side is freed by the one free()). Relaxed: only the
 // total matters, read after the counted work joined.
 static atomic_ulong allocations;
+// The same, made by the threads that called cthr_test_count_this_thread() (a static TLS slot of the executable: no
+// allocation to reach it).
+static atomic_ulong marked_allocations;
+static _Thread_local int thread_is_marked;
 
 extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t count, size_t size);
@@ -35,7 +39,10 @@ extern void *__libc_realloc(void *pointer, size_t size);
 extern void *__libc_memalign(size_t alignment, size_t size);
 extern void *__libc_valloc(size_t size);
 
-static inline void count_allocation(void) { atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed); }
+static inline void count_allocation(void) {
+    atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed);
+    if (thread_is_marked) atomic_fetch_add_explicit(&marked_allocations, 1, memory_order_relaxed);
+}
 
 void *malloc(size_t size) {
     count_allocation();
@@ -78,9 +85,19 @@ int posix_memalign(void **result, size_t alignment, size_t size) {
 
 unsigned long cthr_test_allocations(void) { return atomic_load_explicit(&allocations, memory_order_relaxed); }
 
+void cthr_test_count_this_thread(void) { thread_is_marked = 1; }
+
+unsigned long cthr_test_marked_thread_allocations(void) {
+    return atomic_load_explicit(&marked_allocations, memory_order_relaxed);
+}
+
 int cthr_test_allocations_counted(void) { return 1; }
 #else
 unsigned long cthr_test_allocations(void) { return 0; }
+
+void cthr_test_count_this_thread(void) {}
+
+unsigned long cthr_test_marked_thread_allocations(void) { return 0; }
 
 int cthr_test_allocations_counted(void) { return 0; }
 #endif

@@ -31,6 +31,13 @@ int cthr_test_pin_to_one_cpu(void);
 // cthr_test_allocations_counted() returns 0.
 unsigned long cthr_test_allocations(void);
 
+// Marks the calling thread: from now on its allocations also count in cthr_test_marked_thread_allocations(), so a
+// test can count the threads whose path it measures and leave out the process's other threads (timers, monitors).
+void cthr_test_count_this_thread(void);
+
+// Heap allocations made by marked threads since they were marked (0 under a sanitizer).
+unsigned long cthr_test_marked_thread_allocations(void);
+
 // 1 when cthr_test_allocations() counts (a plain glibc build), 0 under a sanitizer.
 int cthr_test_allocations_counted(void);
 
