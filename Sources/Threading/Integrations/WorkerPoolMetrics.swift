@@ -129,7 +129,7 @@ public final class WorkerPoolMetrics: Sendable {
 private struct PoolExporter {
     let threads, threadLimit, running, idle, blocked, queued: Gauge
     let saturations, steals, submissions, wakeUps, stalls: Counter
-    let runTime: Timer
+    let runTime, scheduleDelay: Timer
     var previous: WorkerPoolStatistics?
 
     init(label: String, factory: any MetricsFactory) {
@@ -147,6 +147,7 @@ private struct PoolExporter {
         wakeUps = Counter(label: "threading.pool.wake_ups", dimensions: pool, factory: factory)
         stalls = Counter(label: "threading.pool.stalls", dimensions: pool, factory: factory)
         runTime = Timer(label: "threading.pool.task.duration", dimensions: pool, factory: factory)
+        scheduleDelay = Timer(label: "threading.pool.task.schedule_delay", dimensions: pool, factory: factory)
     }
 
     mutating func record(_ now: WorkerPoolStatistics) {
@@ -165,18 +166,21 @@ private struct PoolExporter {
         submissions.increment(by: gain(\.submitted))
         wakeUps.increment(by: gain(\.wakeUps))
         stalls.increment(by: gain(\.stalls))
-        // Run times (when the pool records them): each new sample since the last poll, as the lower bound of its
-        // bucket (within 25% of the value).
-        if let times = now.runTimes {
-            let before = previous?.runTimes?.bucketCounts
-            for (index, count) in times.bucketCounts.enumerated() {
-                let new = count &- (before.map { index < $0.count ? $0[index] : 0 } ?? 0)
-                guard new > 0, new < 1 << 32 else { continue }
-                let nanoseconds = Int64(clamping: LatencyHistogram.lowerBound(of: index))
-                for _ in 0..<new { runTime.recordNanoseconds(nanoseconds) }
-            }
-        }
+        PoolExporter.export(now.runTimes, since: previous?.runTimes, to: runTime)
+        PoolExporter.export(now.scheduleDelays, since: previous?.scheduleDelays, to: scheduleDelay)
         previous = now
+    }
+
+    /// Records in `timer` each sample `distribution` (when the pool records it) gained since `before`, as the lower
+    /// bound of its bucket (within 25% of the value).
+    static func export(_ distribution: LatencyDistribution?, since before: LatencyDistribution?, to timer: Timer) {
+        guard let distribution else { return }
+        for (index, count) in distribution.bucketCounts.enumerated() {
+            let new = count &- (before.map { index < $0.bucketCounts.count ? $0.bucketCounts[index] : 0 } ?? 0)
+            guard new > 0, new < 1 << 32 else { continue }
+            let nanoseconds = Int64(clamping: LatencyHistogram.lowerBound(of: index))
+            for _ in 0..<new { timer.recordNanoseconds(nanoseconds) }
+        }
     }
 }
 #endif

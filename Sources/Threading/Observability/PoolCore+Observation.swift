@@ -6,12 +6,16 @@ import CThreading
 /// The pool's side of observability: the statistics' observed fields, timed runs, and the saturation report's
 /// oldest runners.
 extension PoolCore {
-    /// The pool's statistics (``snapshot()``) with the stall count and, when recorded, the run-time distribution.
+    /// The pool's statistics (``snapshot()``) with the stall count and, when recorded, the distributions of run time
+    /// and schedule delay.
     func observedStatistics() -> WorkerPoolStatistics {
         var statistics = snapshot()
         statistics.stalls = observation.stalls.load(ordering: .relaxed)
         if observation.recordsRunTimes.load(ordering: .relaxed) {
             statistics.runTimes = observation.runTimes.distribution()
+        }
+        if observation.recordsScheduleDelays.load(ordering: .relaxed) {
+            statistics.scheduleDelays = observation.scheduleDelays.distribution()
         }
         return statistics
     }

@@ -5,7 +5,7 @@ import CThreading
 import Synchronization
 
 /// A pool's observability state: its workers' published activity (``WorkerActivity``), the stall threshold and
-/// count, and the opt-in run-time histogram.
+/// count, and the opt-in histograms of run time and schedule delay.
 ///
 /// Workers attach when their thread starts and detach when it exits (registration at create/destroy, never per
 /// unit). The stall watchdog (``StallWatchdog``) samples the attached workers every tick; the runtime snapshot and
@@ -30,6 +30,11 @@ final class PoolObservation: @unchecked Sendable {
     let recordsRunTimes = Atomic<Bool>(false)
     /// The run time of each unit, while ``recordsRunTimes`` is on.
     let runTimes = LatencyHistogram()
+    /// Whether run queues stamp units with their submission time and record the delay until a worker takes them.
+    let recordsScheduleDelays = Atomic<Bool>(false)
+    /// The delay of each unit from its submission to a worker taking it, for units submitted while
+    /// ``recordsScheduleDelays`` was on (see ``PoolRunQueue``).
+    let scheduleDelays = LatencyHistogram()
 
     init(blocking: Bool) {
         stallThreshold = Atomic(blocking ? 0 : PoolObservation.defaultStallThresholdNanoseconds)

@@ -102,6 +102,10 @@ public struct PoolSnapshot: Sendable {
     public let statistics: WorkerPoolStatistics
     /// The lanes that have units waiting, highest first.
     public let queuedLanes: [QoS]
+    /// The units waiting in each lane that has some (workers' next slots included). Each run queue is read under its
+    /// own lock, one after the other: exact per queue, a racy view across them, so the sum can differ from
+    /// ``WorkerPoolStatistics/pending`` (read from the counters) by the units that moved meanwhile.
+    public let queuedByLane: [QoS: Int]
     /// Whether every thread the pool may have is busy while work waits.
     public let isSaturated: Bool
     /// The pool's stall threshold, or nil when stall reports are off (``WorkerPool/stallThreshold``).
@@ -114,11 +118,19 @@ public struct PoolSnapshot: Sendable {
         kind = core.isBlocking ? .blocking : .cpu
         statistics = core.observedStatistics()
         var mask: UInt32 = 0
-        for index in 0..<core.shards.count { mask |= core.shards[index].laneMaskHint.load(ordering: .relaxed) }
+        var counts = [Int](repeating: 0, count: QoS.allCases.count)
+        for index in 0..<core.shards.count {
+            mask |= core.shards[index].laneMaskHint.load(ordering: .relaxed)
+            core.shards[index].addLaneCounts(to: &counts)
+        }
         for index in 0..<core.slotBound.load(ordering: .acquiring) {
             mask |= core.slots[index].laneMaskHint.load(ordering: .relaxed)
+            core.slots[index].addLaneCounts(to: &counts)
         }
         queuedLanes = QoS.allCases.filter { mask & (1 << UInt32($0.rawValue)) != 0 }
+        var byLane: [QoS: Int] = [:]
+        for lane in QoS.allCases where counts[lane.rawValue] > 0 { byLane[lane] = counts[lane.rawValue] }
+        queuedByLane = byLane
         isSaturated =
             statistics.pending > 0 && statistics.threads >= statistics.maxThreads
             && statistics.running + statistics.blocked >= statistics.threads

@@ -138,7 +138,7 @@ enum StallWatchdog {
     }
 }
 
-/// `1.5 s`, `250 ms`, `40 µs`: a duration for a report.
+/// `1.5 s`, `250 ms`, `40 µs`, `300 ns`: a duration for a report.
 func formatDuration(_ nanoseconds: UInt64) -> String {
     if nanoseconds >= 10_000_000_000 { return "\(nanoseconds / 1_000_000_000) s" }
     if nanoseconds >= 1_000_000_000 {
@@ -146,5 +146,6 @@ func formatDuration(_ nanoseconds: UInt64) -> String {
         return "\(tenths / 10).\(tenths % 10) s"
     }
     if nanoseconds >= 1_000_000 { return "\(nanoseconds / 1_000_000) ms" }
-    return "\(nanoseconds / 1_000) µs"
+    if nanoseconds >= 1_000 { return "\(nanoseconds / 1_000) µs" }
+    return "\(nanoseconds) ns"
 }

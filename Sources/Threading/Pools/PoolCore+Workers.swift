@@ -129,7 +129,7 @@ extension PoolCore {
             if let given = synced.freeSlots.popLast() { return given }
             // The next slot never made (threads <= maxThreads = slots): made here, then published by `slotBound`.
             let slot = slotBound.load(ordering: .relaxed)
-            let made = slots.make(slot)
+            let made = slots.make(slot, observation: observation)
             if synced.life.isStopped {
                 var none: [PoolUnit] = []
                 _ = made.close(into: &none)  // a pool that stopped refuses units in it as in every other

@@ -145,11 +145,12 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
         keptThreads = blocking ? 0 : cores
         var shardCount = 1
         while shardCount < Swift.min(cores, 16) { shardCount *= 2 }
-        shards = (0..<shardCount).map { _ in PoolRunQueue(capacity: .max) }
+        let observation = PoolObservation(blocking: blocking)
+        self.observation = observation
+        shards = (0..<shardCount).map { _ in PoolRunQueue(capacity: .max, observation: observation) }
         shardMask = shardCount - 1
         slots = PoolSlots(capacity: maxThreads)
         state = PoolState(cores: cores, reserving: Swift.min(maxThreads, 64))
-        observation = PoolObservation(blocking: blocking)
         // fork(): the child gets empty pools and none of the parent's units (see `ForkRegistry`).
         ForkRegistry.register(self, as: .pool)
         RuntimeRegistry.register(self)
@@ -258,8 +259,8 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
             case .displaced:
                 notify()
                 return true
-            case .overflow(let previous, let previousLane):
-                scheduleShared(previous, lane: previousLane, counted: false, context)
+            case .overflow(let previous, let previousLane, let submittedAt):
+                scheduleShared(previous, lane: previousLane, counted: false, submittedAt: submittedAt, context)
                 return true
             case .closed:
                 return false
@@ -269,10 +270,17 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     }
 
     /// Pushes `unit` to the calling thread's shared shard and notifies. False when the pool stopped (an
-    /// uncounted unit, moved from a next slot, is then counted as dropped here).
+    /// uncounted unit, moved from a next slot with its submission time, is then counted as dropped here).
     @discardableResult
-    func scheduleShared(_ unit: PoolUnit, lane: Int, counted: Bool, _ context: ThreadContext) -> Bool {
-        if case .closed = shards[context.pointee.shard & shardMask].push(unit, lane: lane, counted: counted) {
+    func scheduleShared(
+        _ unit: PoolUnit,
+        lane: Int,
+        counted: Bool,
+        submittedAt: UInt64? = nil,
+        _ context: ThreadContext
+    ) -> Bool {
+        let shard = shards[context.pointee.shard & shardMask]
+        if case .closed = shard.push(unit, lane: lane, counted: counted, submittedAt: submittedAt) {
             if !counted { countDropped(unit) }
             return false
         }
@@ -295,8 +303,8 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
             break
         case .displaced:
             notify()
-        case .overflow(let unit, let lane):
-            scheduleShared(unit, lane: lane, counted: false, RuntimeThread.current)
+        case .overflow(let unit, let lane, let submittedAt):
+            scheduleShared(unit, lane: lane, counted: false, submittedAt: submittedAt, RuntimeThread.current)
         }
     }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+import CThreading
 import Synchronization
 
 /// A run queue of a worker pool: one FIFO ``RuntimeRing`` per ``QoS`` lane, taken in lane order with aging, behind
@@ -21,12 +22,19 @@ import Synchronization
 /// its owner and, as a last resort, a thief that found no other work take it (``takeNext()``); a new unit displaces the
 /// previous one into the lanes (``pushNext(_:lane:)``).
 ///
+/// While the pool records schedule delays (``PoolObservation/recordsScheduleDelays``), each unit submitted has the
+/// time it was submitted (read before the lock is taken) kept beside it (``ScheduleStamps``), also when it moves
+/// between queues, and the thread that takes it records the delay (after the lock is released). Otherwise a push
+/// and a take cost one counter increment each for it, and nothing reads the clock.
+///
 /// `@unchecked Sendable`: the rings, `skips`, `count`, `mask`, `nextLane` and `closed` are guarded by `lock`; the rest
 /// is atomic.
 final class PoolRunQueue: @unchecked Sendable {
     private let lock = RuntimeLock()
     /// One ring per lane, then one more for the next slot (at most one unit, at index ``nextRing``).
     private let lanes = RuntimeRings<PoolUnit>(count: QoS.allCases.count + 1)
+    /// The submission times of the units of ``lanes`` that have one.
+    private let stamps = ScheduleStamps(rings: QoS.allCases.count + 1)
     private static let nextRing = QoS.allCases.count
     /// The lane of the unit in the next slot.
     private var nextLane = 0
@@ -55,8 +63,24 @@ final class PoolRunQueue: @unchecked Sendable {
     /// Whether the next slot holds a unit (written under the lock, read without it).
     let nextHint = Atomic<Bool>(false)
 
-    init(capacity: Int) {
+    /// The pool's observability state: whether to stamp units, and the schedule-delay histogram.
+    private let observation: PoolObservation
+
+    init(capacity: Int, observation: PoolObservation) {
         self.capacity = capacity
+        self.observation = observation
+    }
+
+    /// The submission time to stamp a new unit with: now while the pool records schedule delays, else 0.
+    @inline(__always)
+    private func stamp() -> UInt64 {
+        observation.recordsScheduleDelays.load(ordering: .relaxed) ? cthr_clock_now_ns() : 0
+    }
+
+    /// Records the schedule delay of a unit just taken (stamped: the pool recorded delays when it was submitted).
+    @inline(__always)
+    private func recordTaken(_ submittedAt: UInt64) {
+        if submittedAt != 0 { observation.scheduleDelays.record(cthr_clock_now_ns() &- submittedAt) }
     }
 
     /// What ``push(_:lane:)`` did.
@@ -69,10 +93,11 @@ final class PoolRunQueue: @unchecked Sendable {
     }
 
     /// Queues `unit` on `lane` and counts it as submitted unless `counted` is false (a unit moved from a next slot,
-    /// already counted).
+    /// already counted, passes the time it was first submitted as `submittedAt`).
     /// - Complexity: O(1) amortised; allocates only when the lane's ring grows past its high-water mark.
     @inline(__always)
-    func push(_ unit: PoolUnit, lane: Int, counted: Bool = true) -> Push {
+    func push(_ unit: PoolUnit, lane: Int, counted: Bool = true, submittedAt: UInt64? = nil) -> Push {
+        let stamp = submittedAt ?? stamp()
         lock.lock()
         if closed {
             lock.unlock()
@@ -83,15 +108,16 @@ final class PoolRunQueue: @unchecked Sendable {
             return .full
         }
         if counted { submitted.wrappingAdd(1, ordering: .sequentiallyConsistent) }
-        appendLocked(unit, lane: lane)
+        appendLocked(unit, stamp, lane: lane)
         lock.unlock()
         return .pushed
     }
 
     /// Appends `unit` to `lane` and publishes the hints. Lock held; room checked.
     @inline(__always)
-    private func appendLocked(_ unit: PoolUnit, lane: Int) {
+    private func appendLocked(_ unit: PoolUnit, _ stamp: UInt64, lane: Int) {
         lanes[lane].append(unit)
+        stamps.pushed(ring: lane, stamp: stamp)
         count += 1
         mask |= 1 << UInt32(lane)
         laneMaskHint.store(mask, ordering: .relaxed)
@@ -105,8 +131,8 @@ final class PoolRunQueue: @unchecked Sendable {
         /// The slot's previous unit moved into the lanes: it is pending and stealable now.
         case displaced
         /// The slot's previous unit did not fit in the lanes (the queue is full): the caller schedules it elsewhere,
-        /// uncounted (it was counted when it was submitted).
-        case overflow(PoolUnit, lane: Int)
+        /// uncounted (it was counted when it was submitted) and with its submission time.
+        case overflow(PoolUnit, lane: Int, submittedAt: UInt64)
         /// The pool stopped: the unit was not queued.
         case closed
     }
@@ -116,6 +142,7 @@ final class PoolRunQueue: @unchecked Sendable {
     /// - Complexity: O(1) amortised: one lock round trip.
     @inline(__always)
     func pushNext(_ unit: PoolUnit, lane: Int) -> NextPush {
+        let stamp = stamp()
         lock.lock()
         if closed {
             lock.unlock()
@@ -124,6 +151,7 @@ final class PoolRunQueue: @unchecked Sendable {
         submitted.wrappingAdd(1, ordering: .sequentiallyConsistent)
         let result = moveNextLocked()
         lanes[Self.nextRing].append(unit)
+        stamps.pushed(ring: Self.nextRing, stamp: stamp)
         nextLane = lane
         // Sequentially consistent: against the monitor going to sleep (see `PoolCore.trySchedule`).
         nextHint.store(true, ordering: .sequentiallyConsistent)
@@ -145,8 +173,9 @@ final class PoolRunQueue: @unchecked Sendable {
     @inline(__always)
     private func moveNextLocked() -> NextPush {
         guard let previous = lanes[Self.nextRing].popFirst() else { return .placed }
-        guard count < capacity else { return .overflow(previous, lane: nextLane) }
-        appendLocked(previous, lane: nextLane)
+        let stamp = stamps.popped(ring: Self.nextRing)
+        guard count < capacity else { return .overflow(previous, lane: nextLane, submittedAt: stamp) }
+        appendLocked(previous, stamp, lane: nextLane)
         return .displaced
     }
 
@@ -156,8 +185,10 @@ final class PoolRunQueue: @unchecked Sendable {
     func takeNext() -> PoolUnit? {
         lock.lock()
         let unit = lanes[Self.nextRing].popFirst()
+        let stamp = unit == nil ? 0 : stamps.popped(ring: Self.nextRing)
         nextHint.store(false, ordering: .relaxed)
         lock.unlock()
+        recordTaken(stamp)
         return unit
     }
 
@@ -185,13 +216,24 @@ final class PoolRunQueue: @unchecked Sendable {
         }
         let lane = aged >= 0 ? aged : highest
         let unit = lanes[lane].popFirst()!
+        let stamp = stamps.popped(ring: lane)
         skips[lane] = 0
         if lanes[lane].isEmpty { mask &= ~(1 << UInt32(lane)) }
         count -= 1
         laneMaskHint.store(mask, ordering: .relaxed)
         countHint.store(count, ordering: .sequentiallyConsistent)
         lock.unlock()
+        recordTaken(stamp)
         return unit
+    }
+
+    /// Adds the units queued in each lane now, the next slot's included, to `counts` (indexed by lane). Takes the
+    /// lock for a few loads: the runtime snapshot's exact view of one queue at one moment.
+    func addLaneCounts(to counts: inout [Int]) {
+        lock.lock()
+        for lane in 0..<Self.nextRing { counts[lane] += lanes[lane].count }
+        if !lanes[Self.nextRing].isEmpty { counts[nextLane] += 1 }
+        lock.unlock()
     }
 
     /// Closes the queue (the pool stopped) and moves its units, the next slot's included, into `dropped`. Returns how many of them were tasks
@@ -206,6 +248,7 @@ final class PoolRunQueue: @unchecked Sendable {
                 dropped.append(unit)
             }
         }
+        stamps.removeAll()
         count = 0
         mask = 0
         laneMaskHint.store(0, ordering: .relaxed)
@@ -230,6 +273,7 @@ final class PoolRunQueue: @unchecked Sendable {
             lanes[lane].abandon()
             lane += 1
         }
+        stamps.abandonAll()
         lane = 0
         while lane < skips.count {
             skips[lane] = 0
@@ -244,5 +288,69 @@ final class PoolRunQueue: @unchecked Sendable {
         completed.store(0, ordering: .relaxed)
         executing.store(running, ordering: .relaxed)
         lock.unlock()
+    }
+}
+
+/// The submission times of the units of a ``PoolRunQueue`` that have one, kept apart from the units so that a unit moves
+/// in and out of its ring as it would without them (no copy of a unit, so no extra retain of its queue), and so that
+/// a queue that stamps nothing pays one counter increment per push and per take. Guarded by the run queue's lock.
+///
+/// Per ring (a lane, or the next slot) it counts the units pushed and taken; a stamped unit leaves its push's count
+/// with its stamp in a side ring, and the take whose count matches the oldest entry gets that stamp back (units leave
+/// a ring in the order they entered it).
+struct ScheduleStamps: ~Copyable {
+    private struct Entry {
+        let sequence: UInt64
+        let stamp: UInt64
+    }
+
+    /// Two counters per ring: units pushed (at `2 * ring`) and units taken (at `2 * ring + 1`).
+    private let counters: UnsafeMutablePointer<UInt64>
+    private let entries: RuntimeRings<Entry>
+    private let ringCount: Int
+
+    init(rings: Int) {
+        ringCount = rings
+        counters = .allocate(capacity: 2 * rings)
+        counters.initialize(repeating: 0, count: 2 * rings)
+        entries = RuntimeRings(count: rings)
+    }
+
+    deinit {
+        counters.deallocate()
+    }
+
+    /// A unit entered `ring`, stamped with `stamp` (0: none).
+    @inline(__always)
+    func pushed(ring: Int, stamp: UInt64) {
+        let sequence = counters[2 &* ring]
+        counters[2 &* ring] = sequence &+ 1
+        if stamp != 0 { entries[ring].append(Entry(sequence: sequence, stamp: stamp)) }
+    }
+
+    /// The oldest unit of `ring` left it: its stamp, or 0.
+    @inline(__always)
+    func popped(ring: Int) -> UInt64 {
+        let sequence = counters[2 &* ring &+ 1]
+        counters[2 &* ring &+ 1] = sequence &+ 1
+        guard entries[ring].first?.sequence == sequence else { return 0 }
+        return entries[ring].popFirst()!.stamp
+    }
+
+    /// Every unit left (the queue closed): the counters agree again and no stamp is kept.
+    func removeAll() {
+        for ring in 0..<ringCount {
+            counters[2 &* ring &+ 1] = counters[2 &* ring]
+            while entries[ring].popFirst() != nil {}
+        }
+    }
+
+    /// A forked child's copy: forgets the parent's stamps without freeing their memory (see `ForkRegistry`).
+    func abandonAll() {
+        for ring in 0..<ringCount {
+            counters[2 &* ring] = 0
+            counters[2 &* ring &+ 1] = 0
+            entries[ring].abandon()
+        }
     }
 }

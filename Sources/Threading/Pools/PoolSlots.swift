@@ -21,8 +21,8 @@ final class PoolSlots: @unchecked Sendable {
     }
 
     /// Makes slot `index`'s run queue (pool lock held; `index` is the next slot never made).
-    func make(_ index: Int) -> PoolRunQueue {
-        let queue = PoolRunQueue(capacity: PoolCore.localCapacity)
+    func make(_ index: Int, observation: PoolObservation) -> PoolRunQueue {
+        let queue = PoolRunQueue(capacity: PoolCore.localCapacity, observation: observation)
         table[index] = queue
         return queue
     }

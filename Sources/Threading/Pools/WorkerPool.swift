@@ -118,6 +118,19 @@ public final class WorkerPool: Sendable {
         set { poolCore.observation.recordsRunTimes.store(newValue, ordering: .relaxed) }
     }
 
+    /// Whether the pool records each unit's schedule delay, from its submission to a worker taking it, in
+    /// ``WorkerPoolStatistics/scheduleDelays`` (off until set).
+    ///
+    /// A unit is what the pool schedules: a serial queue's turn on a worker (its drain), one concurrent queue item, a
+    /// task or a plain job. A serial queue's items after the first in a turn wait in the queue, not in the pool: the
+    /// queue's depth in the runtime snapshot shows them. On, each unit costs two reads of the monotonic clock (one at
+    /// submission, outside the run queue's lock, one when taken) and one relaxed atomic add; off, one relaxed load at
+    /// submission. Units submitted while it was off are not recorded. Turning it off keeps what was recorded.
+    public var recordsScheduleDelays: Bool {
+        get { poolCore.observation.recordsScheduleDelays.load(ordering: .relaxed) }
+        set { poolCore.observation.recordsScheduleDelays.store(newValue, ordering: .relaxed) }
+    }
+
     /// The number of CPUs the process may use: the calling thread's affinity mask lowered to the cgroup CPU quota
     /// (v2 `cpu.max` or v1 CFS quota, rounded up), at least 1. The default ``threadCount`` of a CPU pool.
     ///

@@ -53,6 +53,10 @@ public struct WorkerPoolStatistics: Sendable, Hashable {
     /// The run time of each unit (a serial queue's drain counts as one unit), while
     /// ``WorkerPool/recordsRunTimes`` is on; nil while it is off.
     public internal(set) var runTimes: LatencyDistribution? = nil
+    /// The delay of each unit from its submission to a worker taking it, while
+    /// ``WorkerPool/recordsScheduleDelays`` is on; nil while it is off. The time work waits for a thread: it grows
+    /// when the pool is saturated or its workers are blocked.
+    public internal(set) var scheduleDelays: LatencyDistribution? = nil
 
     /// The shared pool's state now (``WorkerPool/shared``).
     public static var current: WorkerPoolStatistics {

@@ -85,6 +85,32 @@ import ServiceLifecycleTestKit
         #expect(try metrics.expectCounter("threading.pool.stalls", pool(label)).totalValue == 0)
     }
 
+    /// With schedule delays recorded, each unit taken since the previous poll is one sample of the schedule-delay
+    /// timer; units queued behind a blocked worker export at least the time it was kept blocked.
+    @Test func scheduleDelaysAreExported() throws {
+        let metrics = TestMetrics()
+        let label = "metrics.delays"
+        let (workerPool, gate) = try #require(poolTestBlockedPool(label: label))
+        defer { poolTestShutDown(workerPool) }
+        workerPool.recordsScheduleDelays = true
+        let poller = WorkerPoolMetrics(pools: [workerPool], factory: metrics)
+        let done = WorkGroup()
+        let queue = ConcurrentQueue(label: "\(label).queue", pool: workerPool)
+        for _ in 0..<8 { queue.async(group: done) {} }
+        usleep(20_000)
+        gate.open()
+        #expect(done.wait(timeout: .seconds(20)))
+        poller.poll()
+        let timer = try metrics.expectTimer("threading.pool.task.schedule_delay", pool(label))
+        #expect(timer.values.count == 8)
+        // 20 ms waits are in buckets at or above 15 ms (a bucket's lower bound is within 25% below its values).
+        #expect(timer.values.allSatisfy { $0 >= 15_000_000 }, "\(timer.values)")
+        for _ in 0..<3 { queue.async(group: done) {} }
+        #expect(done.wait(timeout: .seconds(20)))
+        poller.poll()
+        #expect(timer.values.count == 11)
+    }
+
     /// Counters export what the pool gained between two polls, so their totals follow the pool's, and queued work
     /// shows on the queue gauge.
     @Test func countersExportTheGainSinceThePreviousPoll() throws {

@@ -136,8 +136,10 @@ func snapshotWhen(seconds: Double = 10, _ condition: (RuntimeSnapshot) -> Bool) 
         }
         let pool = try #require(found?.pools.first { $0.label == "snap.saturated" })
         #expect(pool.queuedLanes == [.utility])
+        #expect(pool.queuedByLane == [.utility: 1])
         #expect(pool.statistics.pending == 1)
         #expect(found?.description.contains("SATURATED") == true)
+        #expect(found?.description.contains("1 queued [utility 1]") == true)
         blocked.gate.open()
         #expect(poolTestShutDown(blocked.pool))
     }
@@ -179,6 +181,73 @@ func snapshotWhen(seconds: Double = 10, _ condition: (RuntimeSnapshot) -> Bool) 
         #expect(median >= .milliseconds(1) && median < .seconds(1), "\(median)")
         pool.recordsRunTimes = false
         #expect(pool.statistics.runTimes == nil)
+        #expect(poolTestShutDown(pool))
+    }
+
+    /// The units waiting in each lane, counted across every run queue, in the snapshot and the dump.
+    @Test func queuedUnitsAreCountedPerLane() throws {
+        let blocked = try #require(poolTestBlockedPool(label: "snap.lanes"))
+        let utility = ConcurrentQueue(label: "snap.lanes.utility", qos: .utility, pool: blocked.pool)
+        let interactive = ConcurrentQueue(label: "snap.lanes.interactive", qos: .userInteractive, pool: blocked.pool)
+        for _ in 0..<3 { utility.async {} }
+        for _ in 0..<2 { interactive.async {} }
+        let pool = try #require(RuntimeSnapshot.capture().pools.first { $0.label == "snap.lanes" })
+        #expect(pool.queuedByLane == [.utility: 3, .userInteractive: 2])
+        #expect(pool.queuedLanes == [.userInteractive, .utility])
+        #expect(RuntimeDump.format(RuntimeSnapshot.capture()).contains("5 queued [userInteractive 2, utility 3]"))
+        blocked.gate.open()
+        #expect(queueTestWait { blocked.pool.statistics.pending == 0 })
+        #expect(RuntimeSnapshot.capture().pools.first { $0.label == "snap.lanes" }?.queuedByLane == [:])
+        #expect(poolTestShutDown(blocked.pool))
+    }
+
+    /// A pool that records schedule delays has, for each unit submitted while it records, the time the unit waited
+    /// for a worker: units queued behind a blocked worker waited at least as long as the test kept it blocked, and
+    /// none longer than the test saw from submission to start. Units submitted while it was off are not recorded.
+    @Test func scheduleDelaysAreRecordedWhenAsked() throws {
+        let blocked = try #require(poolTestBlockedPool(label: "snap.delays"))
+        let pool = blocked.pool
+        #expect(pool.statistics.scheduleDelays == nil)
+        let queue = ConcurrentQueue(label: "snap.delays.queue", pool: pool)
+        let group = WorkGroup()
+        let longest = Atomic<UInt64>(0)
+        queue.async(group: group) {}  // off: not recorded
+        pool.recordsScheduleDelays = true
+        #expect(pool.statistics.scheduleDelays?.count == 0)
+        for _ in 0..<10 {
+            let submitted = cthr_clock_now_ns()
+            queue.async(group: group) { longest.max(cthr_clock_now_ns() - submitted, ordering: .relaxed) }
+        }
+        _ = cthr_sleep_ns(30_000_000)
+        blocked.gate.open()
+        #expect(group.wait(timeout: .seconds(10)))
+        // A delay is recorded when the unit is taken, before it runs: all ten are in once the group is empty.
+        let delays = try #require(pool.statistics.scheduleDelays)
+        #expect(delays.count == 10)
+        let median = delays.percentile(0.5) ?? .zero
+        // The bucket's lower bound is within 25% below the value.
+        #expect(median >= .milliseconds(22), "\(median)")
+        #expect(delays.percentile(1) ?? .zero <= .nanoseconds(Int64(longest.load(ordering: .relaxed))))
+        #expect(RuntimeDump.format(RuntimeSnapshot.capture()).contains("schedule delay: 10 units, p50 "))
+        pool.recordsScheduleDelays = false
+        #expect(pool.statistics.scheduleDelays == nil)
+        #expect(poolTestShutDown(pool))
+    }
+
+    /// Units a worker submits go through its next slot and local queue, and overflow into a shared shard when that
+    /// is full: each keeps its stamp through the moves, so every unit is recorded exactly once.
+    @Test func scheduleDelaysFollowUnitsMovedBetweenQueues() {
+        let pool = WorkerPool(label: "snap.delays.moved", threads: 1)
+        pool.recordsScheduleDelays = true
+        let group = WorkGroup()
+        let queue = ConcurrentQueue(label: "snap.delays.moved.queue", pool: pool)
+        // 1 + 600 units: more than the local queue's 256, so some overflow.
+        queue.async(group: group) {
+            for _ in 0..<600 { queue.async(group: group) {} }
+        }
+        #expect(group.wait(timeout: .seconds(10)))
+        #expect(queueTestWait { pool.statistics.scheduleDelays?.count == 601 })
+        #expect(pool.statistics.scheduleDelays?.count == 601)
         #expect(poolTestShutDown(pool))
     }
 }

@@ -103,10 +103,12 @@ final class AtomicCounter: Sendable {
     var value: Int { count.load(ordering: .acquiring) }
 }
 
-/// Turns the run-time histogram of `pool` (default: the shared pool) on when `BENCH_RECORD_RUN_TIMES=1`, to
-/// measure its cost.
-public func benchApplyRunTimes(_ pool: WorkerPool = .shared) {
-    if getenv("BENCH_RECORD_RUN_TIMES").map({ String(cString: $0) }) == "1" { pool.recordsRunTimes = true }
+/// Turns the histograms of `pool` (default: the shared pool) on, to measure their cost: run times when
+/// `BENCH_RECORD_RUN_TIMES=1`, schedule delays when `BENCH_RECORD_SCHEDULE_DELAYS=1`.
+public func benchApplyHistograms(_ pool: WorkerPool = .shared) {
+    func isSet(_ name: String) -> Bool { getenv(name).map { String(cString: $0) } == "1" }
+    if isSet("BENCH_RECORD_RUN_TIMES") { pool.recordsRunTimes = true }
+    if isSet("BENCH_RECORD_SCHEDULE_DELAYS") { pool.recordsScheduleDelays = true }
 }
 
 /// Ours, what a user wanting task throughput writes: a `ConcurrentQueue` on a `WorkerPool` of their own
@@ -116,7 +118,7 @@ final class PoolConcurrentQueue: BenchPoolQueue, Sendable {
     private let pool = WorkerPool(label: "bench.async")
     private let queue: ConcurrentQueue
     init() {
-        benchApplyRunTimes(pool)
+        benchApplyHistograms(pool)
         queue = ConcurrentQueue(label: "bench.async.concurrent", pool: pool)
     }
     @inline(__always) func async(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
@@ -130,7 +132,7 @@ final class PoolSerialQueue: BenchPoolQueue, Sendable {
     private let pool = WorkerPool(label: "bench.async")
     private let queue: SerialQueue
     init() {
-        benchApplyRunTimes(pool)
+        benchApplyHistograms(pool)
         queue = SerialQueue(label: "bench.async.serial", pool: pool)
     }
     @inline(__always) func async(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
