@@ -10,7 +10,9 @@ import PackageDescription
 //   by ExamplesTests;
 // - `hummingbird-server`: a Hummingbird 2 server whose blocking endpoint offloads to Threading's blocking pool or to
 //   its peers (`bench http` in `benchmarks/` loads it; build it with
-//   `swift build --package-path examples -c release --product hummingbird-server`);
+//   `swift build --package-path examples -c release --product hummingbird-server`). It adopts Threading as a service
+//   would, with all three traits: the runtime's reports in its logger, the pools' metrics, and the pools in its
+//   `ServiceGroup`, drained after the HTTP server stopped;
 // - `c/counters.c`: the C layer used from C through pkg-config (`make c-example`).
 let package = Package(
     name: "ThreadingExamples",
@@ -20,10 +22,17 @@ let package = Package(
         .library(name: "HummingbirdExample", targets: ["HummingbirdExample"]),
     ],
     dependencies: [
-        .package(name: "Threading", path: ".."),
+        .package(
+            name: "Threading",
+            path: "..",
+            traits: ["LoggingSupport", "MetricsSupport", "ServiceLifecycleSupport"]
+        ),
         // No traits: the server needs neither swift-configuration nor full Foundation.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // Already in Hummingbird's graph; named here because the server imports them.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // Lessons about threads, queues and jobs, runnable: `swift run --package-path examples examples --list`.
@@ -44,6 +53,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // The server's command line: `hummingbird-server --port 0 --offload threading-blocking`.

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+import Logging
 import NIOPosix
+import ServiceLifecycle
 import Threading
 
 /// Runs the server's blocking calls the way its ``OffloadMode`` says, on the pools that mode needs.
@@ -22,8 +24,9 @@ public final class Offloader: Sendable {
         self.nioPool = nioPool
     }
 
-    /// Sets up the pools the server uses, once, at start-up: the one place where the server creates, configures and
-    /// observes its pools (where logging, metrics and a lifecycle service for them are to be adopted).
+    /// Sets up the pools the server uses, once, at start-up: the one place where the server creates and configures
+    /// its pools. The Threading pool the mode uses records its schedule delays (the time a call waits for a thread,
+    /// exported by ``services(logger:)``).
     ///
     /// - Parameters:
     ///   - mode: How the blocking endpoint offloads.
@@ -35,12 +38,16 @@ public final class Offloader: Sendable {
         switch mode {
         case .threadingPool:
             let pool = WorkerPool(label: "hb.pool", threads: threads)
+            pool.recordsScheduleDelays = true
             return Offloader(mode: mode, threads: threads, workerPool: pool, nioPool: nil)
+        case .threadingBlocking:
+            WorkerPool.blocking.recordsScheduleDelays = true
+            return Offloader(mode: mode, threads: threads, workerPool: nil, nioPool: nil)
         case .nioSized:
             let pool = NIOThreadPool(numberOfThreads: threads)
             pool.start()
             return Offloader(mode: mode, threads: threads, workerPool: nil, nioPool: pool)
-        case .threadingBlocking, .nioSingleton, .inline, .detached:
+        case .nioSingleton, .inline, .detached:
             return Offloader(mode: mode, threads: threads, workerPool: nil, nioPool: nil)
         }
     }
@@ -68,11 +75,33 @@ public final class Offloader: Sendable {
         }
     }
 
-    /// Stops the pools ``make(mode:threads:)`` created (the process-wide ones are never stopped), after their work.
+    /// The Threading side of the server's `ServiceGroup`, to be listed **before** the HTTP server (a group shuts its
+    /// services down in the reverse order of its list, so the server stops taking requests first):
+    ///
+    /// - the pool ``make(mode:threads:)`` created, as a `WorkerPoolService`: at graceful shutdown it drains the calls
+    ///   the server accepted (at most 10 s) and logs the outcome;
+    /// - a `WorkerPoolMetrics` poller exporting the process-wide pools and that pool to the metrics backend the
+    ///   process bootstrapped (`MetricsSystem.bootstrap`; none: nothing is recorded).
+    ///
+    /// - Parameter logger: Where the pool service reports its shutdown.
+    /// - Returns: The services, in the order to list them.
+    public func services(logger: Logger) -> [any Service] {
+        var pools: [WorkerPool] = [.shared, .blocking]
+        var services: [any Service] = []
+        if let workerPool {
+            pools.append(workerPool)
+            services.append(WorkerPoolService(workerPool, logger: logger))
+        }
+        services.append(WorkerPoolMetrics(pools: pools))
+        return services
+    }
+
+    /// Stops the pools ``make(mode:threads:)`` created that are still running (the process-wide ones are never
+    /// stopped; a pool whose ``services(logger:)`` ran in a group was stopped there), after their work.
     ///
     /// - Throws: What `NIOThreadPool.shutdownGracefully()` throws.
     public func shutdown() async throws {
-        await workerPool?.shutdownGracefully()
+        if let workerPool, !workerPool.isShutDown { await workerPool.shutdownGracefully() }
         try await nioPool?.shutdownGracefully()
     }
 }

@@ -2,7 +2,10 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 import Hummingbird
+import Logging
 import NIOCore
+import ServiceLifecycle
+import Threading
 
 #if canImport(Glibc)
 import Glibc
@@ -135,22 +138,37 @@ public func makeRouter(options: ServerOptions, offloader: Offloader) -> Router<B
     return router
 }
 
-/// Runs the example server until SIGTERM or SIGINT: sets up the pools (``Offloader/make(mode:threads:)``), binds,
-/// calls `onBound` with the bound port (the server prints it), serves, then shuts the pools down.
+/// Runs the example server until SIGTERM or SIGINT, set up as a service adopts Threading: the runtime's reports
+/// (saturation, stalls, wait cycles) go to the server's logger; the pools (``Offloader/make(mode:threads:)``) and
+/// their metrics poller run in one `ServiceGroup` with the HTTP server, listed before it, so that on SIGTERM the
+/// server stops taking requests first, then the pool drains the calls it accepted. `onBound` gets the bound port
+/// (the server prints it).
 ///
 /// - Parameters:
 ///   - options: Where to listen and how to offload.
+///   - logger: The server's logger (default: `hummingbird-server`, at `info`).
 ///   - onBound: Called once with the bound port, before the first request is served.
 /// - Throws: What binding or serving throws.
-public func runServer(options: ServerOptions, onBound: @escaping @Sendable (Int) -> Void) async throws {
+public func runServer(
+    options: ServerOptions,
+    logger: Logger = Logger(label: "hummingbird-server"),
+    onBound: @escaping @Sendable (Int) -> Void
+) async throws {
+    RuntimeObservation.log(to: logger)
     let offloader = Offloader.make(mode: options.offload, threads: options.threads)
     let app = Application(
         router: makeRouter(options: options, offloader: offloader),
         configuration: ApplicationConfiguration(address: .hostname(options.host, port: options.port)),
-        onServerRunning: { channel in onBound(channel.localAddress?.port ?? -1) }
+        onServerRunning: { channel in onBound(channel.localAddress?.port ?? -1) },
+        logger: logger
+    )
+    let group = ServiceGroup(
+        services: offloader.services(logger: logger) + [app],
+        gracefulShutdownSignals: [.sigterm, .sigint],
+        logger: logger
     )
     do {
-        try await app.runService()
+        try await group.run()
     } catch {
         try? await offloader.shutdown()
         throw error

@@ -2,7 +2,10 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 import HummingbirdExample
+import Logging
+import ServiceLifecycle
 import Testing
+import Threading
 
 /// The example server's pieces without a socket: its command line and every offload mode.
 @Suite struct HummingbirdExampleTests {
@@ -59,6 +62,37 @@ import Testing
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(results == Array(repeating: 1_000, count: 8))
+        try await offloader.shutdown()
+    }
+
+    /// The pool a mode creates runs as a service beside a metrics poller; at the group's graceful shutdown it stops
+    /// after the call it accepted ran, and the poller returns.
+    @Test func thePoolAndItsMetricsRunInTheServiceGroup() async throws {
+        let offloader = Offloader.make(mode: .threadingPool, threads: 2)
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let services = offloader.services(logger: logger)
+        #expect(services.count == 2)
+        let poolService = try #require(services.first as? WorkerPoolService)
+        #expect(poolService.pool.label == "hb.pool")
+        #expect(poolService.pool.recordsScheduleDelays)
+        #expect(services.last is WorkerPoolMetrics)
+        let group = ServiceGroup(services: services, logger: logger)
+        let running = Task { try await group.run() }
+        #expect(try await offloader.run { blockingCall(microseconds: 1_000) } == 1_000)
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(poolService.pool.isShutDown)
+        #expect(poolService.pool.statistics.scheduleDelays?.count ?? 0 >= 1)
+        try await offloader.shutdown()
+    }
+
+    /// A mode that uses only process-wide or NIO pools has no pool service, only the poller.
+    @Test(arguments: [OffloadMode.threadingBlocking, .nioSized, .inline])
+    func otherModesExportMetricsOnly(_ mode: OffloadMode) async throws {
+        let offloader = Offloader.make(mode: mode, threads: 2)
+        let services = offloader.services(logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        #expect(services.count == 1)
+        #expect(services.first is WorkerPoolMetrics)
         try await offloader.shutdown()
     }
 
