@@ -2,7 +2,7 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 // Linux futexes on a 32-bit word (FUTEX_WAIT_BITSET with CLOCK_MONOTONIC, FUTEX_WAKE), process-private:
-// the building block of the worker pools's parking.
+// the building block of the worker pools' parking.
 #ifndef CTHREADING_FUTEX_H
 #define CTHREADING_FUTEX_H
 

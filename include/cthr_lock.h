@@ -3,7 +3,7 @@
 
 // A futex-based mutex whose word holds the owner's thread id, and a futex condition that works with any lock.
 //
-// The lock is the pool of Threading's `MutexLock`. Its uncontended paths are `static inline` here so Swift
+// It is the lock under Threading's `MutexLock`. Its uncontended paths are `static inline` here so Swift
 // inlines them: locking is one compare-exchange, unlocking is one compare-exchange (owner id to 0) followed by a
 // load of `waiters`. Owning the lock means the word holds your kernel thread id, so relocking and unlocking by a
 // non-owner are detected for free. A lock held across fork() by the forking thread belongs to the child's first

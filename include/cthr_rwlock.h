@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
-// A futex reader-writer lock with a biased reader path, reader- or writer-preferring: the pool of Threading's
+// A futex reader-writer lock with a biased reader path, reader- or writer-preferring: the lock under Threading's
 // `ReadWriteLock`.
 //
 // State. One 64-bit word: the central reader count, flags, and the writer's kernel thread id in the high half (so
