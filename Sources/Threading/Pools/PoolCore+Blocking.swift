@@ -64,7 +64,6 @@ extension PoolCore {
     /// pool whose every thread is busy takes submissions without the pool lock).
     @inline(__always)
     func notifyBlocking() {
-        let hints = state.hints
         if hints.monitor.load(ordering: .sequentiallyConsistent) != MonitorState.running.hint
             || hints.idle.load(ordering: .sequentiallyConsistent) > 0
             || (spinning.load(ordering: .sequentiallyConsistent) == 0

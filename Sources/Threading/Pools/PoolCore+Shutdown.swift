@@ -22,7 +22,7 @@ extension PoolCore {
     /// (see ``shutdown(deadline:members:)``): either the submitter sees the shutdown, or the shutdown sees the work.
     @inline(__always)
     func isAccepting(_ context: @autoclosure () -> ThreadContext) -> Bool {
-        let life = state.hints.life.load(ordering: .sequentiallyConsistent)
+        let life = hints.life.load(ordering: .sequentiallyConsistent)
         if life == PoolHints.lifeRunning { return true }
         return life == PoolHints.lifeDraining && context().pointee.worker?.takeUnretainedValue().poolCore === self
     }
@@ -50,17 +50,17 @@ extension PoolCore {
     /// ``refuse(_:)`` traps or, on a thread of the pool, counts the drop and this returns false.
     @inline(__always)
     func requireAccepting(_ what: @autoclosure () -> String) -> Bool {
-        if state.hints.life.load(ordering: .relaxed) == PoolHints.lifeRunning { return true }
+        if hints.life.load(ordering: .relaxed) == PoolHints.lifeRunning { return true }
         if isAccepting(RuntimeThread.current) { return true }
         refuse(what())
         return false
     }
 
     /// Whether the pool stopped (its threads exit; nothing more runs).
-    var isStopped: Bool { state.hints.life.load(ordering: .relaxed) == PoolHints.lifeStopped }
+    var isStopped: Bool { hints.life.load(ordering: .relaxed) == PoolHints.lifeStopped }
 
     /// Whether the pool was shut down (draining or stopped).
-    var isShutDown: Bool { state.hints.life.load(ordering: .acquiring) != PoolHints.lifeRunning }
+    var isShutDown: Bool { hints.life.load(ordering: .acquiring) != PoolHints.lifeRunning }
 
     /// What a shutdown left undone.
     struct Leftover {
