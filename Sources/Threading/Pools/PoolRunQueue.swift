@@ -314,6 +314,9 @@ struct ScheduleStamps: ~Copyable {
         counters = .allocate(capacity: 2 * rings)
         counters.initialize(repeating: 0, count: 2 * rings)
         entries = RuntimeRings(count: rings)
+        // The rings' mutable accessor used once, in the parent: `abandonAll()`, a fork child handler, then needs no
+        // type metadata the runtime has not made yet (`make fork-check`). On an empty ring `abandon()` changes nothing.
+        entries[0].abandon()
     }
 
     deinit {
@@ -345,12 +348,15 @@ struct ScheduleStamps: ~Copyable {
         }
     }
 
-    /// A forked child's copy: forgets the parent's stamps without freeing their memory (see `ForkRegistry`).
+    /// A forked child's copy: forgets the parent's stamps without freeing their memory (see `ForkRegistry`). A
+    /// `while` loop, as in every child handler: a `for` over a range could ask the runtime for a type there.
     func abandonAll() {
-        for ring in 0..<ringCount {
+        var ring = 0
+        while ring < ringCount {
             counters[2 &* ring] = 0
             counters[2 &* ring &+ 1] = 0
             entries[ring].abandon()
+            ring += 1
         }
     }
 }
