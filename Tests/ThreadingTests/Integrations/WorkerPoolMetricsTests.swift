@@ -70,6 +70,8 @@ import ServiceLifecycleTestKit
         let queue = ConcurrentQueue(label: "\(label).queue", pool: workerPool)
         for _ in 0..<20 { queue.async(group: done) { usleep(1_000) } }
         #expect(done.wait(timeout: .seconds(20)))
+        // A unit's run time is recorded when it returns, just after its task left the group.
+        #expect(queueTestWait { (workerPool.statistics.runTimes?.count ?? 0) >= 20 })
         poller.poll()
         let first = try #require(workerPool.statistics.runTimes).count
         let timer = try metrics.expectTimer("threading.pool.task.duration", pool(label))
@@ -79,6 +81,7 @@ import ServiceLifecycleTestKit
         #expect(timer.values.filter { $0 >= 750_000 }.count >= 20)
         for _ in 0..<5 { queue.async(group: done) {} }
         #expect(done.wait(timeout: .seconds(20)))
+        #expect(queueTestWait { (workerPool.statistics.runTimes?.count ?? 0) >= first + 5 })
         poller.poll()
         let second = try #require(workerPool.statistics.runTimes).count
         #expect(timer.values.count == second)
