@@ -25,7 +25,7 @@ import Synchronization
 /// While the pool records schedule delays (``PoolObservation/recordsScheduleDelays``), each unit submitted has the
 /// time it was submitted (read before the lock is taken) kept beside it (``ScheduleStamps``), also when it moves
 /// between queues, and the thread that takes it records the delay (after the lock is released). Otherwise a push
-/// and a take cost one counter increment each for it, and nothing reads the clock.
+/// pays one relaxed load for it and a take one test of a field of the queue's own, and nothing reads the clock.
 ///
 /// `@unchecked Sendable`: the rings, `skips`, `count`, `mask`, `nextLane` and `closed` are guarded by `lock`; the rest
 /// is atomic.
@@ -41,6 +41,8 @@ final class PoolRunQueue: @unchecked Sendable {
     /// Times each lane was passed over since it was last served (aging; guarded by `lock`).
     private var skips = [Int](repeating: 0, count: QoS.allCases.count)
     private var count = 0
+    /// Units queued that carry a stamp (guarded by `lock`): while 0, pushes and takes leave ``stamps`` alone.
+    private var stamped = 0
     /// Bit `lane` set while that lane's ring is not empty (guarded by `lock`).
     private var mask: UInt32 = 0
     /// Set when the pool stopped: pushes are refused from then on (guarded by `lock`).
@@ -75,6 +77,15 @@ final class PoolRunQueue: @unchecked Sendable {
     @inline(__always)
     private func stamp() -> UInt64 {
         observation.recordsScheduleDelays.load(ordering: .relaxed) ? cthr_clock_now_ns() : 0
+    }
+
+    /// The stamp of the unit just taken from `ring`, or 0 (lock held).
+    @inline(__always)
+    private func poppedStamp(ring: Int) -> UInt64 {
+        guard stamped != 0 else { return 0 }
+        let stamp = stamps.popped(ring: ring)
+        if stamp != 0 { stamped &-= 1 }
+        return stamp
     }
 
     /// Records the schedule delay of a unit just taken (stamped: the pool recorded delays when it was submitted).
@@ -117,7 +128,10 @@ final class PoolRunQueue: @unchecked Sendable {
     @inline(__always)
     private func appendLocked(_ unit: PoolUnit, _ stamp: UInt64, lane: Int) {
         lanes[lane].append(unit)
-        stamps.pushed(ring: lane, stamp: stamp)
+        if stamp != 0 {
+            stamps.pushed(ring: lane, ahead: lanes[lane].count &- 1, stamp: stamp)
+            stamped &+= 1
+        }
         count += 1
         mask |= 1 << UInt32(lane)
         laneMaskHint.store(mask, ordering: .relaxed)
@@ -151,7 +165,10 @@ final class PoolRunQueue: @unchecked Sendable {
         submitted.wrappingAdd(1, ordering: .sequentiallyConsistent)
         let result = moveNextLocked()
         lanes[Self.nextRing].append(unit)
-        stamps.pushed(ring: Self.nextRing, stamp: stamp)
+        if stamp != 0 {
+            stamps.pushed(ring: Self.nextRing, ahead: lanes[Self.nextRing].count &- 1, stamp: stamp)
+            stamped &+= 1
+        }
         nextLane = lane
         // Sequentially consistent: against the monitor going to sleep (see `PoolCore.trySchedule`).
         nextHint.store(true, ordering: .sequentiallyConsistent)
@@ -173,7 +190,7 @@ final class PoolRunQueue: @unchecked Sendable {
     @inline(__always)
     private func moveNextLocked() -> NextPush {
         guard let previous = lanes[Self.nextRing].popFirst() else { return .placed }
-        let stamp = stamps.popped(ring: Self.nextRing)
+        let stamp = poppedStamp(ring: Self.nextRing)
         guard count < capacity else { return .overflow(previous, lane: nextLane, submittedAt: stamp) }
         appendLocked(previous, stamp, lane: nextLane)
         return .displaced
@@ -185,7 +202,7 @@ final class PoolRunQueue: @unchecked Sendable {
     func takeNext() -> PoolUnit? {
         lock.lock()
         let unit = lanes[Self.nextRing].popFirst()
-        let stamp = unit == nil ? 0 : stamps.popped(ring: Self.nextRing)
+        let stamp = unit == nil ? 0 : poppedStamp(ring: Self.nextRing)
         nextHint.store(false, ordering: .relaxed)
         lock.unlock()
         recordTaken(stamp)
@@ -216,7 +233,7 @@ final class PoolRunQueue: @unchecked Sendable {
         }
         let lane = aged >= 0 ? aged : highest
         let unit = lanes[lane].popFirst()!
-        let stamp = stamps.popped(ring: lane)
+        let stamp = poppedStamp(ring: lane)
         skips[lane] = 0
         if lanes[lane].isEmpty { mask &= ~(1 << UInt32(lane)) }
         count -= 1
@@ -249,6 +266,7 @@ final class PoolRunQueue: @unchecked Sendable {
             }
         }
         stamps.removeAll()
+        stamped = 0
         count = 0
         mask = 0
         laneMaskHint.store(0, ordering: .relaxed)
@@ -274,6 +292,7 @@ final class PoolRunQueue: @unchecked Sendable {
             lane += 1
         }
         stamps.abandonAll()
+        stamped = 0
         lane = 0
         while lane < skips.count {
             skips[lane] = 0
@@ -292,27 +311,29 @@ final class PoolRunQueue: @unchecked Sendable {
 }
 
 /// The submission times of the units of a ``PoolRunQueue`` that have one, kept apart from the units so that a unit moves
-/// in and out of its ring as it would without them (no copy of a unit, so no extra retain of its queue), and so that
-/// a queue that stamps nothing pays one counter increment per push and per take. Guarded by the run queue's lock.
+/// in and out of its ring as it would without them (no copy of a unit, so no extra retain of its queue). Guarded by
+/// the run queue's lock; the run queue calls it only for a stamped unit or while it holds stamped units
+/// (``PoolRunQueue``'s `stamped` count), so a queue that stamps nothing touches none of it.
 ///
-/// Per ring (a lane, or the next slot) it counts the units pushed and taken; a stamped unit leaves its push's count
-/// with its stamp in a side ring, and the take whose count matches the oldest entry gets that stamp back (units leave
-/// a ring in the order they entered it).
+/// Per ring (a lane, or the next slot), a stamped unit's entry holds its position: the units taken from the ring since
+/// its counter restarted, plus those ahead of it. The counter restarts when a stamped unit enters a ring that holds
+/// no other, and counts every take while the ring holds one; the take whose count matches the oldest entry gets that
+/// stamp back (units leave a ring in the order they entered it).
 struct ScheduleStamps: ~Copyable {
     private struct Entry {
-        let sequence: UInt64
+        let position: UInt64
         let stamp: UInt64
     }
 
-    /// Two counters per ring: units pushed (at `2 * ring`) and units taken (at `2 * ring + 1`).
-    private let counters: UnsafeMutablePointer<UInt64>
+    /// Per ring: units taken since its counter restarted.
+    private let taken: UnsafeMutablePointer<UInt64>
     private let entries: RuntimeRings<Entry>
     private let ringCount: Int
 
     init(rings: Int) {
         ringCount = rings
-        counters = .allocate(capacity: 2 * rings)
-        counters.initialize(repeating: 0, count: 2 * rings)
+        taken = .allocate(capacity: rings)
+        taken.initialize(repeating: 0, count: rings)
         entries = RuntimeRings(count: rings)
         // The rings' mutable accessor used once, in the parent: `abandonAll()`, a fork child handler, then needs no
         // type metadata the runtime has not made yet (`make fork-check`). On an empty ring `abandon()` changes nothing.
@@ -320,31 +341,30 @@ struct ScheduleStamps: ~Copyable {
     }
 
     deinit {
-        counters.deallocate()
+        taken.deallocate()
     }
 
-    /// A unit entered `ring`, stamped with `stamp` (0: none).
-    @inline(__always)
-    func pushed(ring: Int, stamp: UInt64) {
-        let sequence = counters[2 &* ring]
-        counters[2 &* ring] = sequence &+ 1
-        if stamp != 0 { entries[ring].append(Entry(sequence: sequence, stamp: stamp)) }
+    /// A unit stamped `stamp` (not 0) entered `ring` behind `ahead` units.
+    func pushed(ring: Int, ahead: Int, stamp: UInt64) {
+        if entries[ring].isEmpty { taken[ring] = 0 }
+        entries[ring].append(Entry(position: taken[ring] &+ UInt64(ahead), stamp: stamp))
     }
 
-    /// The oldest unit of `ring` left it: its stamp, or 0.
-    @inline(__always)
+    /// The oldest unit of `ring` left it: its stamp, or 0 when it had none.
     func popped(ring: Int) -> UInt64 {
-        let sequence = counters[2 &* ring &+ 1]
-        counters[2 &* ring &+ 1] = sequence &+ 1
-        guard entries[ring].first?.sequence == sequence else { return 0 }
+        guard let first = entries[ring].first else { return 0 }
+        let position = taken[ring]
+        taken[ring] = position &+ 1
+        guard first.position == position else { return 0 }
         return entries[ring].popFirst()!.stamp
     }
 
-    /// Every unit left (the queue closed): the counters agree again and no stamp is kept.
+    /// Every unit left (the queue closed): no stamp is kept.
     func removeAll() {
-        for ring in 0..<ringCount {
-            counters[2 &* ring &+ 1] = counters[2 &* ring]
+        var ring = 0
+        while ring < ringCount {
             while entries[ring].popFirst() != nil {}
+            ring += 1
         }
     }
 
@@ -353,8 +373,6 @@ struct ScheduleStamps: ~Copyable {
     func abandonAll() {
         var ring = 0
         while ring < ringCount {
-            counters[2 &* ring] = 0
-            counters[2 &* ring &+ 1] = 0
             entries[ring].abandon()
             ring += 1
         }

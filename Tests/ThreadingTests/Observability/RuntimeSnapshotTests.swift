@@ -234,6 +234,24 @@ func snapshotWhen(seconds: Double = 10, _ condition: (RuntimeSnapshot) -> Bool) 
         #expect(poolTestShutDown(pool))
     }
 
+    /// Stamped and unstamped units queued in one ring, in runs (recording switched on, off and on while they wait):
+    /// exactly the stamped ones are recorded, each once.
+    @Test func scheduleDelaysOfMixedRunsInOneQueue() throws {
+        let blocked = try #require(poolTestBlockedPool(label: "snap.delays.mixed"))
+        let pool = blocked.pool
+        let queue = ConcurrentQueue(label: "snap.delays.mixed.queue", pool: pool)
+        let group = WorkGroup()
+        for recording in [false, true, false, true, true, false] {
+            pool.recordsScheduleDelays = recording
+            for _ in 0..<3 { queue.async(group: group) {} }
+        }
+        pool.recordsScheduleDelays = true
+        blocked.gate.open()
+        #expect(group.wait(timeout: .seconds(10)))
+        #expect(pool.statistics.scheduleDelays?.count == 9)
+        #expect(poolTestShutDown(pool))
+    }
+
     /// Units a worker submits go through its next slot and local queue, and overflow into a shared shard when that
     /// is full: each keeps its stamp through the moves, so every unit is recorded exactly once.
     @Test func scheduleDelaysFollowUnitsMovedBetweenQueues() {
