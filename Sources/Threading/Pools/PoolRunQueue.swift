@@ -27,8 +27,8 @@ import Synchronization
 /// between queues, and the thread that takes it records the delay (after the lock is released). Otherwise a push
 /// pays one relaxed load for it and a take one test of a field of the queue's own, and nothing reads the clock.
 ///
-/// `@unchecked Sendable`: the rings, `skips`, `count`, `mask`, `nextLane` and `closed` are guarded by `lock`; the rest
-/// is atomic.
+/// `@unchecked Sendable`: the rings, `stamps`, `skips`, `count`, `stamped`, `mask`, `nextLane` and `closed` are guarded
+/// by `lock`; the rest is atomic or constant.
 final class PoolRunQueue: @unchecked Sendable {
     private let lock = RuntimeLock()
     /// One ring per lane, then one more for the next slot (at most one unit, at index ``nextRing``).
@@ -77,6 +77,14 @@ final class PoolRunQueue: @unchecked Sendable {
     @inline(__always)
     private func stamp() -> UInt64 {
         observation.recordsScheduleDelays.load(ordering: .relaxed) ? cthr_clock_now_ns() : 0
+    }
+
+    /// Keeps `stamp` (when not 0) for the unit just appended to `ring` (lock held).
+    @inline(__always)
+    private func keepStampLocked(_ stamp: UInt64, ring: Int) {
+        guard stamp != 0 else { return }
+        stamps.pushed(ring: ring, ahead: lanes[ring].count &- 1, stamp: stamp)
+        stamped &+= 1
     }
 
     /// The stamp of the unit just taken from `ring`, or 0 (lock held).
@@ -128,10 +136,7 @@ final class PoolRunQueue: @unchecked Sendable {
     @inline(__always)
     private func appendLocked(_ unit: PoolUnit, _ stamp: UInt64, lane: Int) {
         lanes[lane].append(unit)
-        if stamp != 0 {
-            stamps.pushed(ring: lane, ahead: lanes[lane].count &- 1, stamp: stamp)
-            stamped &+= 1
-        }
+        keepStampLocked(stamp, ring: lane)
         count += 1
         mask |= 1 << UInt32(lane)
         laneMaskHint.store(mask, ordering: .relaxed)
@@ -165,10 +170,7 @@ final class PoolRunQueue: @unchecked Sendable {
         submitted.wrappingAdd(1, ordering: .sequentiallyConsistent)
         let result = moveNextLocked()
         lanes[Self.nextRing].append(unit)
-        if stamp != 0 {
-            stamps.pushed(ring: Self.nextRing, ahead: lanes[Self.nextRing].count &- 1, stamp: stamp)
-            stamped &+= 1
-        }
+        keepStampLocked(stamp, ring: Self.nextRing)
         nextLane = lane
         // Sequentially consistent: against the monitor going to sleep (see `PoolCore.trySchedule`).
         nextHint.store(true, ordering: .sequentiallyConsistent)
