@@ -100,12 +100,12 @@ public struct PoolSnapshot: Sendable {
     public let kind: WorkerPool.Kind
     /// The pool's counters, read together under its lock.
     public let statistics: WorkerPoolStatistics
-    /// The lanes that have units waiting, highest first.
-    public let queuedLanes: [QoS]
     /// The units waiting in each lane that has some (workers' next slots included). Each run queue is read under its
     /// own lock, one after the other: exact per queue, a racy view across them, so the sum can differ from
     /// ``WorkerPoolStatistics/pending`` (read from the counters) by the units that moved meanwhile.
     public let queuedByLane: [QoS: Int]
+    /// The lanes that have units waiting (the keys of ``queuedByLane``), highest first.
+    public var queuedLanes: [QoS] { QoS.allCases.filter { queuedByLane[$0] != nil } }
     /// Whether every thread the pool may have is busy while work waits.
     public let isSaturated: Bool
     /// The pool's stall threshold, or nil when stall reports are off (``WorkerPool/stallThreshold``).
@@ -117,17 +117,9 @@ public struct PoolSnapshot: Sendable {
         label = core.label
         kind = core.isBlocking ? .blocking : .cpu
         statistics = core.observedStatistics()
-        var mask: UInt32 = 0
         var counts = [Int](repeating: 0, count: QoS.allCases.count)
-        for index in 0..<core.shards.count {
-            mask |= core.shards[index].laneMaskHint.load(ordering: .relaxed)
-            core.shards[index].addLaneCounts(to: &counts)
-        }
-        for index in 0..<core.slotBound.load(ordering: .acquiring) {
-            mask |= core.slots[index].laneMaskHint.load(ordering: .relaxed)
-            core.slots[index].addLaneCounts(to: &counts)
-        }
-        queuedLanes = QoS.allCases.filter { mask & (1 << UInt32($0.rawValue)) != 0 }
+        for index in 0..<core.shards.count { core.shards[index].addLaneCounts(to: &counts) }
+        for index in 0..<core.slotBound.load(ordering: .acquiring) { core.slots[index].addLaneCounts(to: &counts) }
         var byLane: [QoS: Int] = [:]
         for lane in QoS.allCases where counts[lane.rawValue] > 0 { byLane[lane] = counts[lane.rawValue] }
         queuedByLane = byLane
