@@ -118,7 +118,7 @@ public struct PoolSnapshot: Sendable {
         kind = core.isBlocking ? .blocking : .cpu
         statistics = core.observedStatistics()
         var counts = [Int](repeating: 0, count: QoS.allCases.count)
-        for index in 0..<core.shards.count { core.shards[index].addLaneCounts(to: &counts) }
+        for index in 0..<core.shardCount { core.shards[index].addLaneCounts(to: &counts) }
         for index in 0..<core.slotBound.load(ordering: .acquiring) { core.slots[index].addLaneCounts(to: &counts) }
         var byLane: [QoS: Int] = [:]
         for lane in QoS.allCases where counts[lane.rawValue] > 0 { byLane[lane] = counts[lane.rawValue] }

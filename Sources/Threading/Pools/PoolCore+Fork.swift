@@ -19,7 +19,7 @@ extension PoolCore {
     /// child's free slots (see ``ForkRegistry`` on the runtime's types in a child).
     func forkPrepare() {
         let synced = state.lockForFork()
-        for index in 0..<shards.count { shards[index].forkPrepare() }
+        for index in 0..<shardCount { shards[index].forkPrepare() }
         let made = slotBound.load(ordering: .relaxed)  // no slot is made while the pool lock is held
         for index in 0..<made { slots[index].forkPrepare() }
         var forkSlot = -1
@@ -34,7 +34,7 @@ extension PoolCore {
     func forkParent() {
         state.heldAcrossFork.pointee.forkFreeSlots = []
         for index in (0..<slotBound.load(ordering: .relaxed)).reversed() { slots[index].forkParent() }
-        for index in (0..<shards.count).reversed() { shards[index].forkParent() }
+        for index in (0..<shardCount).reversed() { shards[index].forkParent() }
         state.unlockAfterFork()
     }
 
@@ -51,7 +51,7 @@ extension PoolCore {
         let forkingSlot = synced.pointee.forkSlot
         let isWorker = forkingSlot >= 0
         var index = 0
-        while index < shards.count {
+        while index < shardCount {
             shards[index].forkChild(running: false)
             index += 1
         }

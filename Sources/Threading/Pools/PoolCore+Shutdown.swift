@@ -89,7 +89,7 @@ extension PoolCore {
         var dropped: [PoolUnit] = []
         let (wake, monitorAsleep) = state.withLock { synced -> ([PoolWorker], Bool) in
             synced.stop()
-            for index in 0..<shards.count { leftover.tasksNotRun += shards[index].close(into: &dropped) }
+            for index in 0..<shardCount { leftover.tasksNotRun += shards[index].close(into: &dropped) }
             for index in 0..<slotBound.load(ordering: .relaxed) {
                 leftover.tasksNotRun += slots[index].close(into: &dropped)
             }

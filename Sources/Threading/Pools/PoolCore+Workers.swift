@@ -49,23 +49,25 @@ extension PoolCore {
         if worker.picks % UInt(QoS.agingLimit + 1) == 0, let unit = takeFairnessTurn(worker, local) { return unit }
         let home = worker.slot
         for _ in 0..<4 {
-            var best: PoolRunQueue?
+            // The run queue with the highest lane: a shard's index, or `shardCount` for the local queue. Indices,
+            // not references: the shards are read borrowed (see `PoolSlots`).
+            var best = -1
             var bestLane = UInt32.bitWidth
             let localMask = local.laneMaskHint.load(ordering: .relaxed)
             if localMask != 0 {
-                best = local
+                best = shardCount
                 bestLane = localMask.trailingZeroBitCount
             }
-            for offset in 0..<shards.count {
-                let shard = shards[(home &+ offset) & shardMask]
-                let mask = shard.laneMaskHint.load(ordering: .relaxed)
+            for offset in 0..<shardCount {
+                let index = (home &+ offset) & shardMask
+                let mask = shards.borrow(index) { $0.laneMaskHint.load(ordering: .relaxed) }
                 if mask != 0 && mask.trailingZeroBitCount < bestLane {
-                    best = shard
+                    best = index
                     bestLane = mask.trailingZeroBitCount
                 }
             }
-            guard let best else { break }
-            if let unit = best.take() { return unit }
+            if best < 0 { break }
+            if let unit = best == shardCount ? local.take() : shards.borrow(best, { $0.take() }) { return unit }
         }
         return steal(worker, local)
     }
@@ -74,11 +76,13 @@ extension PoolCore {
     /// lanes, so that no queue waits behind higher lanes elsewhere for ever.
     @inline(never)
     func takeFairnessTurn(_ worker: PoolWorker, _ local: PoolRunQueue) -> PoolUnit? {
-        let sources = shards.count + 1
+        func take(_ queue: PoolRunQueue) -> PoolUnit? {
+            queue.countHint.load(ordering: .relaxed) > 0 ? queue.take() : nil
+        }
+        let sources = shardCount + 1
         for step in 0..<sources {
             let index = (worker.rotation &+ step) % sources
-            let queue = index == shards.count ? local : shards[index]
-            if queue.countHint.load(ordering: .relaxed) > 0, let unit = queue.take() {
+            if let unit = index == shardCount ? take(local) : shards.borrow(index, take) {
                 worker.rotation = index &+ 1
                 return unit
             }
@@ -92,18 +96,22 @@ extension PoolCore {
         let bound = slotBound.load(ordering: .acquiring)
         guard bound > 1 else { return nil }
         for offset in 1..<bound {
-            let victim = slots[(worker.slot &+ offset) % bound]
-            if victim.countHint.load(ordering: .relaxed) > 0, let unit = victim.take() {
+            let stolen = slots.borrow((worker.slot &+ offset) % bound) { victim in
+                victim.countHint.load(ordering: .relaxed) > 0 ? victim.take() : nil
+            }
+            if let stolen {
                 local.steals.wrappingAdd(1, ordering: .relaxed)
-                return unit
+                return stolen
             }
         }
         // Last resort: a unit in another worker's next slot (its owner may be stuck in a wait the pool cannot see).
         for offset in 1..<bound {
-            let victim = slots[(worker.slot &+ offset) % bound]
-            if victim.nextHint.load(ordering: .relaxed), let unit = victim.takeNext() {
+            let stolen = slots.borrow((worker.slot &+ offset) % bound) { victim in
+                victim.nextHint.load(ordering: .relaxed) ? victim.takeNext() : nil
+            }
+            if let stolen {
                 local.steals.wrappingAdd(1, ordering: .relaxed)
-                return unit
+                return stolen
             }
         }
         return nil
@@ -111,11 +119,12 @@ extension PoolCore {
 
     /// Whether any run queue of the pool holds units (sequentially consistent: see `park`).
     func hasWork() -> Bool {
-        for index in 0..<shards.count where shards[index].countHint.load(ordering: .sequentiallyConsistent) > 0 {
+        for index in 0..<shardCount
+        where shards.borrow(index, { $0.countHint.load(ordering: .sequentiallyConsistent) > 0 }) {
             return true
         }
         let bound = slotBound.load(ordering: .sequentiallyConsistent)
-        for index in 0..<bound where slots[index].countHint.load(ordering: .sequentiallyConsistent) > 0 {
+        for index in 0..<bound where slots.borrow(index, { $0.countHint.load(ordering: .sequentiallyConsistent) > 0 }) {
             return true
         }
         return false

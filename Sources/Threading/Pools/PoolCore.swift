@@ -52,7 +52,7 @@ import Musl
 /// - Files: this one holds the state, the submission path and the hints; `PoolCore+Workers.swift` the threads,
 ///   `PoolCore+Blocking.swift` the blocking hooks, `PoolCore+Monitor.swift` the monitor and saturation,
 ///   `PoolCore+Shutdown.swift` the life and shutdown, `PoolCore+Fork.swift` the fork handlers,
-///   `PoolCore+Statistics.swift` the counters, `PoolSlots.swift` the slot table.
+///   `PoolCore+Statistics.swift` the counters, `PoolSlots.swift` the tables of run queues (slots and shards).
 /// - Life: running, then draining (``shutdown(deadline:members:)``: only threads of the pool may still submit),
 ///   then stopped (every run queue is closed, every thread exits; the shutting-down thread joins them).
 final class PoolCore: @unchecked Sendable, ForkParticipant {
@@ -92,9 +92,9 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     static let nextRunLimit = 16
 
     /// The shared shards (`shardCount` of them, a power of two).
-    let shards: [PoolRunQueue]
+    let shards: PoolSlots
+    let shardCount: Int
     let shardMask: Int
-    var shardCount: Int { shards.count }
     /// One local run queue per worker slot (`maxThreads` slots), made when a thread first takes the slot; slots
     /// `0..<slotBound` have been made (slots are taken lowest first, so the made ones are always a prefix).
     let slots: PoolSlots
@@ -151,7 +151,8 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
         while shardCount < Swift.min(cores, 16) { shardCount *= 2 }
         let observation = PoolObservation(blocking: blocking)
         self.observation = observation
-        shards = (0..<shardCount).map { _ in PoolRunQueue(capacity: .max, observation: observation) }
+        shards = PoolSlots(filledWith: shardCount, observation: observation)
+        self.shardCount = shardCount
         shardMask = shardCount - 1
         slots = PoolSlots(capacity: maxThreads)
         state = PoolState(cores: cores, reserving: Swift.min(maxThreads, 64))
@@ -165,11 +166,15 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     /// `includingNext`, the units in workers' next slots too (the monitor: a worker may be stuck before it runs one).
     func pendingTotal(includingNext: Bool = false) -> Int {
         var total = 0
-        for index in 0..<shards.count { total &+= shards[index].countHint.load(ordering: .sequentiallyConsistent) }
+        for index in 0..<shardCount {
+            total &+= shards.borrow(index) { $0.countHint.load(ordering: .sequentiallyConsistent) }
+        }
         let bound = slotBound.load(ordering: .sequentiallyConsistent)
         for index in 0..<bound {
-            total &+= slots[index].countHint.load(ordering: .sequentiallyConsistent)
-            if includingNext && slots[index].nextHint.load(ordering: .sequentiallyConsistent) { total &+= 1 }
+            slots.borrow(index) { slot in
+                total &+= slot.countHint.load(ordering: .sequentiallyConsistent)
+                if includingNext && slot.nextHint.load(ordering: .sequentiallyConsistent) { total &+= 1 }
+            }
         }
         return total
     }
@@ -177,7 +182,7 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     /// Units submitted to the pool so far, and units run to completion (monotonic sums).
     func submittedTotal() -> UInt64 {
         var total: UInt64 = 0
-        for index in 0..<shards.count { total &+= shards[index].submitted.load(ordering: .sequentiallyConsistent) }
+        for index in 0..<shardCount { total &+= shards[index].submitted.load(ordering: .sequentiallyConsistent) }
         for index in 0..<slotBound.load(ordering: .sequentiallyConsistent) {
             total &+= slots[index].submitted.load(ordering: .sequentiallyConsistent)
         }
@@ -201,10 +206,13 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     /// Whether units wait for a worker, next-slot units included (read without the lock; a hint): a drain that
     /// lingers for more items stops when its own worker's next unit waits.
     var hasPendingWork: Bool {
-        for index in 0..<shards.count where shards[index].countHint.load(ordering: .relaxed) > 0 { return true }
+        for index in 0..<shardCount where shards.borrow(index, { $0.countHint.load(ordering: .relaxed) > 0 }) {
+            return true
+        }
         let bound = slotBound.load(ordering: .acquiring)  // acquiring: the slots below it are made
         for index in 0..<bound
-        where slots[index].countHint.load(ordering: .relaxed) > 0 || slots[index].nextHint.load(ordering: .relaxed) {
+        where slots.borrow(index, { $0.countHint.load(ordering: .relaxed) > 0 || $0.nextHint.load(ordering: .relaxed) })
+        {
             return true
         }
         return false
@@ -284,8 +292,10 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
         submittedAt: UInt64? = nil,
         _ context: ThreadContext
     ) -> Bool {
-        let shard = shards[context.pointee.shard & shardMask]
-        if case .closed = shard.push(unit, lane: lane, counted: counted, submittedAt: submittedAt) {
+        let pushed = shards.borrow(context.pointee.shard & shardMask) { shard in
+            shard.push(unit, lane: lane, counted: counted, submittedAt: submittedAt)
+        }
+        if case .closed = pushed {
             if !counted { countDropped(unit) }
             return false
         }
