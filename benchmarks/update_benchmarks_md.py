@@ -193,7 +193,7 @@ def headline_table(report):
     if not studies:
         return ["(no cache study in this report)"]
     threads = studies[0]["threads"]
-    out = ["| reads | " + " | ".join(f"{t} thread{'' if t == 1 else 's'}" for t in threads) + " |",
+    out = ["| keys, reads | " + " | ".join(f"{t} thread{'' if t == 1 else 's'}" for t in threads) + " |",
            "|---|" + "---|" * len(threads)]
     for s in studies:
         cells_text = []
@@ -202,7 +202,9 @@ def headline_table(report):
             value = ratio(ours, peer)
             cells_text.append(f"**{value:.2f}x** {ours['strategy']} vs {peer['strategy']}" if value else "n/a")
         reads = float(s["parameters"].get("read ratio", "nan")) * 100
-        out.append(f"| {reads:.0f} % | " + " | ".join(cells_text) + " |")
+        # The shape: `Int` keys and values (the flat table) or `String` keys and class values (a page cache).
+        keys = "`String` keys" if s["parameters"].get("shape") == "string" else "`Int` keys"
+        out.append(f"| {keys}, {reads:.0f} % | " + " | ".join(cells_text) + " |")
     return out
 
 
