@@ -6,7 +6,7 @@
 Usage (from the repository root):
     swift run --package-path benchmarks -c release bench --output benchmarks/results
     for f in locks once threadlocal queues rcu handoff threads; do
-        swift run --package-path benchmarks -c release bench $f --output benchmarks/results/$f
+        swift run --package-path benchmarks -c release bench $f --output benchmarks/results/$f --seconds 0.5 --repeat 5
     done
     python3 benchmarks/update_benchmarks_md.py [benchmarks/results]
 
