@@ -12,6 +12,11 @@ import Testing
     /// A unit that sleeps past its pool's threshold is reported once when the watchdog sees it (naming the pool,
     /// the queue and the thread) and once more when it returns; the pool counts one stall. A serial queue that runs
     /// many short items for longer than the threshold in all is no stall (each item counts).
+    ///
+    /// The short items sleep 5 ms each; on a loaded machine (the whole suite under ThreadSanitizer) the scheduler
+    /// can hold one of them up past the 200 ms threshold, which the watchdog rightly reports. So a report of the
+    /// busy queue fails the test only when it covers its whole drain (about 500 ms: what a drain counted as one
+    /// unit would show), and any other event fails it.
     @Test func aStallIsReportedOnceAndOnceMoreAtItsEnd() async {
         await #expect(processExitsWith: .success) {
             let observer = CollectingObserver()
@@ -33,8 +38,11 @@ import Testing
                 exit(11)
             }
             _ = cthr_sleep_ns(300_000_000)  // nothing more comes
-            let events = observer.events(where: "pool", is: "stall.pool")
-            guard events.count == 2 else { exit(12) }
+            let all = observer.events(where: "pool", is: "stall.pool")
+            let events = all.filter { $0.metadata["queue"] == "stall.queue" }
+            let heldUp = all.filter { $0.metadata["queue"] == "stall.busy" }
+            let wholeDrain = heldUp.contains { Int($0.metadata["duration_ms"] ?? "") ?? 0 >= 400 }
+            guard events.count == 2, events.count + heldUp.count == all.count, !wholeDrain else { exit(12) }
             let began = events[0]
             let ended = events[1]
             let tid = "\(thread.load(ordering: .relaxed))"
@@ -49,7 +57,8 @@ import Testing
                 ended.metadata["thread_id"] == tid, Int(ended.metadata["duration_ms"] ?? "") ?? 0 >= 450,
                 ended.message.contains("no stack was taken")
             else { exit(14) }
-            guard pool.statistics.stalls == 1 else { exit(15) }
+            // One stall, and one for each busy item the scheduler held up (each reported when it began and ended).
+            guard pool.statistics.stalls == 1 + heldUp.count / 2 else { exit(15) }
             exit(poolTestShutDown(pool) ? 0 : 16)
         }
     }
