@@ -49,8 +49,15 @@ extension PosixThread where Result == Void {
         return size
     }
 
-    /// The smallest stack size the system accepts (`PTHREAD_STACK_MIN`).
-    public static var minimumStackSize: Int { cthr_thread_stack_min() }
+    /// The smallest stack a ``PosixThread`` gets: 64 KiB, or the system's minimum (`PTHREAD_STACK_MIN`) where that is
+    /// larger. Smaller requests are raised to it.
+    ///
+    /// The system's minimum (16 KiB on Linux x86-64, of which glibc takes the thread-local storage) is sized for C.
+    /// A Swift thread needs more before its body does anything: the library registers the thread with the
+    /// runtime, and the Swift runtime builds a generic type's metadata on the first thread that uses it, a
+    /// recursive demangling that was measured more than 10 KiB deep. On the bare minimum that first use overflowed
+    /// the stack (a SIGSEGV that depended on which thread happened to use the type first).
+    public static var minimumStackSize: Int { max(cthr_thread_stack_min(), 64 * 1024) }
 
     /// Suspends the calling thread for `duration` on the monotonic clock (zero or negative: returns at once).
     ///

@@ -56,7 +56,7 @@ public final class PosixThread<Result>: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - name: The thread's name as debuggers and `ps -L` show it (truncated to 15 bytes, Linux's limit).
-    ///   - stackSize: The stack size in bytes; `nil` for the system default. Sizes below the system minimum are
+    ///   - stackSize: The stack size in bytes; `nil` for the system default. Sizes below ``minimumStackSize`` are
     ///     raised to it and sizes are rounded up to the page size.
     ///   - body: The work; its result is returned by ``join()-2oeo2``.
     /// - Throws: ``ThreadingError/tryAgain`` when the system refuses a thread (`RLIMIT_NPROC`, memory, or a stack
@@ -73,7 +73,8 @@ public final class PosixThread<Result>: @unchecked Sendable {
         }
         let box = PosixThreadBox<Result>(body)
         let context = Unmanaged<PosixThreadRunnable>.passRetained(box)  // the thread's reference
-        var attributes = cthr_thread_attr_t(stack_size: stackSize ?? 0, detached: 0, name: nil)
+        let requested = stackSize.map { max($0, PosixThread<Void>.minimumStackSize) } ?? 0
+        var attributes = cthr_thread_attr_t(stack_size: requested, detached: 0, name: nil)
         var thread = pthread_t()
         let code: CInt
         if let name {

@@ -32,6 +32,22 @@ import Testing
         #expect(thread.join() >= PosixThread.minimumStackSize)
     }
 
+    /// The smallest stack a thread can ask for still runs Swift code that makes the runtime build a type's
+    /// metadata on that thread (a generic type no other code of the process used: its first use is here). On the
+    /// system's bare minimum (16 KiB, part of it taken by thread-local storage) that instantiation, which follows the
+    /// thread's registration with the runtime, overflowed the stack. In a child process, since an overflow kills the
+    /// process.
+    @Test func theSmallestStackRunsAFirstUseOfAGenericType() async {
+        await #expect(processExitsWith: .success) {
+            let thread = try PosixThread(stackSize: 1) { () -> Int in
+                var table: [TinyStackKey<TinyStackKey<Int>>: [TinyStackKey<String>]] = [:]
+                for index in 0..<64 { table[TinyStackKey(TinyStackKey(index)), default: []].append(TinyStackKey("")) }
+                return table.count
+            }
+            guard await thread.join() == 64 else { exit(2) }
+        }
+    }
+
     /// Thread-specific keys run out at `PTHREAD_KEYS_MAX`: `ThreadLocal.init` throws `tryAgain` (in a child
     /// process, since exhausting the keys would disturb the other tests).
     @Test func threadLocalKeyExhaustionThrows() async {
@@ -51,4 +67,10 @@ import Testing
             exit(4)
         }
     }
+}
+
+/// A generic key used only by the smallest-stack test, so that its metadata is first built on that test's thread.
+private struct TinyStackKey<Value: Hashable & Sendable>: Hashable, Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
