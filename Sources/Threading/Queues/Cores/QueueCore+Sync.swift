@@ -36,10 +36,9 @@ extension QueueCore {
             var remaining = acquired
             while remaining > 0 {
                 remaining -= 1
-                var level: QueueCore = self
-                for _ in 0..<remaining { level = level.target! }
                 context.pop()
-                level.releaseSync(barrier: remaining == 0 ? barrier : false)
+                let releasesSelf = remaining == 0
+                withLevel(remaining) { $0.releaseSync(barrier: releasesSelf ? barrier : false) }
             }
         }
         return try body()
@@ -112,9 +111,10 @@ final class SyncStall: Sendable {
 
     /// Arms the report if `core` or a queue it targets is suspended now; nil otherwise.
     static func watch(_ core: QueueCore) -> SyncStall? {
-        var level: QueueCore? = core
-        while let current = level {
-            if current.word.load() & QueueState.suspended != 0 {
+        var depth = 0
+        while let suspended = core.withLevel(depth, { $0.word.load() & QueueState.suspended != 0 }) {
+            if suspended {
+                let current = core.level(depth)
                 let stall = SyncStall()
                 let thread = RuntimeThread.describeCurrent()
                 let queue = current === core ? "" : " (which targets queue '\(current.label)')"
@@ -134,7 +134,7 @@ final class SyncStall: Sendable {
                 }
                 return stall
             }
-            level = current.target
+            depth += 1
         }
         return nil
     }
