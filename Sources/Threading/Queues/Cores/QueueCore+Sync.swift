@@ -11,7 +11,7 @@ extension QueueCore {
         if needsMainThread && !context.pointee.isMainThread {
             return try relaySync(context, barrier: barrier, body, rescue: { throw $0 })
         }
-        if poolCore.isStopped && word.load() & QueueState.hasItems != 0 {
+        if poolCore.isStopped && word.load() & QueueState.hasItems != 0 && lock.withLock({ !items.isEmpty }) {
             // A timed shutdown left tasks in this queue: they never run, so a sync behind them would never start.
             threadingFatal(
                 "Threading: sync on queue '\(label)': its worker pool '\(poolCore.label)' was shut down with tasks of "

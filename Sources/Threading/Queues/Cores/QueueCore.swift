@@ -229,7 +229,9 @@ enum QueueState {
     static let owned: UInt32 = 1
     /// Serial: threads sleep on the word waiting for the drain lock (mutex-style contention).
     static let parked: UInt32 = 2
-    /// Items are pending in the queue (set and cleared under the queue lock).
+    /// Items are pending in the queue (set and cleared under the queue lock). Serial: while a drain holds the queue
+    /// it may stay set with nothing pending (the drain clears it when it finds the queue empty, so that producers
+    /// queueing behind a batch leave the word alone).
     static let hasItems: UInt32 = 4
     /// The queue is suspended.
     static let suspended: UInt32 = 8

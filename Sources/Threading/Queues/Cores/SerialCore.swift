@@ -202,6 +202,8 @@ final class SerialCore: QueueCore, @unchecked Sendable {
             if state & QueueState.hasItems != 0 && state & QueueState.suspended == 0 {
                 lock.lock()
                 guard let front = items.first else {
+                    // Set by the last batch's drain, with nothing queued since (see `drain`).
+                    word.bitAnd(~QueueState.hasItems)
                     lock.unlock()
                     continue
                 }
@@ -338,6 +340,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
             }
             if suspendCount > 0 || items.isEmpty {
                 let suspended = suspendCount > 0
+                if items.isEmpty { word.bitAnd(~QueueState.hasItems) }
                 lock.unlock()
                 if !suspended && !lingered && !isMain && !untilGranted && linger() {
                     lingered = true
@@ -346,8 +349,10 @@ final class SerialCore: QueueCore, @unchecked Sendable {
                 break
             }
             if items.count <= SerialCore.maxBatch {
+                // `hasItems` stays set: producers that queue behind this batch then find it set and leave the word
+                // alone (one compare-and-swap fewer per item while a drain keeps up); it is cleared when this loop
+                // next finds the queue empty.
                 swap(&items, &spare)
-                word.bitAnd(~QueueState.hasItems)
             } else {
                 for _ in 0..<SerialCore.maxBatch { spare.append(items.popFirst()!) }
             }
@@ -372,8 +377,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
                     break outer
                 }
                 if count >= SerialCore.batch && !isMain && !untilGranted && poolCore.hasPendingWork {
-                    putBack()
-                    if word.load() & QueueState.hasItems != 0 {
+                    if putBack() {
                         // Yield the worker to other queues; keep the drain lock and come back at the lane's tail.
                         context.pop()
                         scheduleDrain(yielding: true)
@@ -401,18 +405,23 @@ final class SerialCore: QueueCore, @unchecked Sendable {
 
     /// Returns the batch's unrun items to the front of the queue (or releases them when the shutdown of a stopped
     /// pool counted them as not run). Drain lock held.
-    private func putBack() {
+    ///
+    /// - Returns: Whether items are pending now (the batch's, or items queued since it was taken).
+    @discardableResult
+    private func putBack() -> Bool {
         lock.lock()
         if unstarted.pointee.exchange(0, ordering: .relaxed) < 0 {
             unstarted.pointee.store(SerialCore.abandonedBatch, ordering: .relaxed)
             lock.unlock()
             spare.release()
-            return
+            return false
         }
         if !spare.isEmpty {
             items.prepend(&spare)
             word.bitOr(QueueState.hasItems)
         }
+        let pending = !items.isEmpty
         lock.unlock()
+        return pending
     }
 }
