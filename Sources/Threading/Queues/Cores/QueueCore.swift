@@ -48,7 +48,6 @@ class QueueCore: @unchecked Sendable, ForkParticipant, PoolMember {
     private let itemsStorage: UnsafeMutablePointer<RuntimeRing<QueueItem>>
     private let suspendStorage: UnsafeMutablePointer<Int>
 
-    /// Sets the shared state (a subclass first sets its own) and registers the queue for `fork()`.
     /// Calls `body` with the queue `depth` levels down this queue's target chain (0: this queue), lent without a
     /// retain or a release; nil when the chain is shorter. The chain is immutable and each level is kept alive by
     /// the one that targets it, so the references are valid while the caller holds this queue. A queue core's
@@ -76,6 +75,7 @@ class QueueCore: @unchecked Sendable, ForkParticipant, PoolMember {
         return level
     }
 
+    /// Sets the shared state (a subclass first sets its own) and registers the queue for `fork()`.
     init(label: String, qos: QoS, target: QueueCore?, poolCore: PoolCore, needsMainThread: Bool, isSerial: Bool) {
         self.label = label
         self.qos = qos
