@@ -10,7 +10,7 @@ import Testing
 
 /// `fork()` with pools of one's own: every live pool takes part, and a forked child drops each pool's pending work.
 @Suite struct PoolForkTests {
-    @Test(.disabled(if: faultForkBlockedBySanitizer, "ThreadSanitizer does not support a child forked from a multi-threaded process"))
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
     func forkedChildDropsThePendingWorkOfEveryPool() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             exit(poolForkScenario())

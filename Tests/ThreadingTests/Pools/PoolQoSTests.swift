@@ -13,7 +13,7 @@ import Testing
     /// In a child that dropped root (no `CAP_SYS_NICE`, as in a default container), `.background` and `.default`
     /// tasks alternate on one worker: every default task runs at the process's nice value (0 normally), none
     /// at the background lane's former 10.
-    @Test(.disabled(if: faultForkBlockedBySanitizer, "ThreadSanitizer does not support a child forked from a multi-threaded process"))
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
     func defaultTasksRunAtNiceZeroAfterBackgroundWorkUnprivileged() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             exit(poolNiceScenario())

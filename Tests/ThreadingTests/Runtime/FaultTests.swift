@@ -26,7 +26,7 @@ import Testing
     /// Root ignores `RLIMIT_NPROC`, and `setuid` in the multi-threaded test process did not reach every thread, so
     /// the exit test forks a single-threaded grandchild that drops root (to `nobody`) first, then starts the pool and
     /// lowers the limit (see `faultRefuseNewThreads()`).
-    @Test(.disabled(if: faultForkBlockedBySanitizer, "ThreadSanitizer does not support a child forked from a multi-threaded process"))
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
     func refusedThreadCreationThrowsAndThePoolKeepsServing() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             exit(faultRunForked { faultRefusalScenario() })
@@ -54,7 +54,7 @@ import Testing
     /// the child can use new queues, timers, locks and threads, and so can the parent afterwards. The pool is
     /// rebuilt in the child by the pool's `pthread_atfork` handler. RCU is read-only in such a child (see
     /// <doc:Misuse> and the RCU article): liburcu's memb flavour keeps the dead threads' registrations.
-    @Test(.disabled(if: faultForkBlockedBySanitizer, "ThreadSanitizer does not support a child forked from a multi-threaded process"))
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
     func forkedChildCanUseQueuesLocksAndThreads() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let value = RCUValue(0)
@@ -101,7 +101,7 @@ import Testing
 
     /// In a child forked after the pool's threads used RCU, a write stops with a message that says why, instead of
     /// spinning forever in a grace period over the parent's dead registrations.
-    @Test(.disabled(if: faultForkBlockedBySanitizer, "ThreadSanitizer does not support a child forked from a multi-threaded process"))
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
     func forkedChildRefusesRCUWritesWithAMessage() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let value = RCUValue(0)
@@ -138,7 +138,7 @@ import Testing
 
     /// A process where only the forking thread has used RCU (no other reader, no deferred release yet) forks a child
     /// that can write: values, maps, grace periods and deferred releases all work there.
-    @Test(.disabled(if: faultForkBlockedBySanitizer, "ThreadSanitizer does not support a child forked from a multi-threaded process"))
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
     func childForkedBeforeOtherThreadsUseRCUCanWrite() async {
         await #expect(processExitsWith: .success) {
             let value = RCUValue(1)

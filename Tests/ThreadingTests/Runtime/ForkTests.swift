@@ -18,7 +18,7 @@ import Testing
     /// The scenario of the report: 200 tasks on a concurrent queue and 640 on 64 serial queues, each appending
     /// "pid task" to one file; a fork while they are pending; the child submits a task of its own. No task may run in
     /// both processes, and the parent must run every one of its tasks.
-    @Test(.disabled(if: faultForkBlockedBySanitizer, "ThreadSanitizer does not support a child forked from a multi-threaded process"))
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
     func forkedChildRunsNoneOfTheParentsTasks() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             exit(forkDuplicateScenario())
@@ -30,7 +30,7 @@ import Testing
     /// Timers, the main queue's backlog, jobs and groups in the child: the parent's timers are cancelled there, its
     /// main-queue tasks and jobs never run, a group waits in vain (with a timeout) for the parent's tasks, and queues
     /// that were busy at the fork serve the child's own work, `sync` and barriers included.
-    @Test(.disabled(if: faultForkBlockedBySanitizer, "ThreadSanitizer does not support a child forked from a multi-threaded process"))
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
     func forkedChildDropsTimersMainQueueAndJobsAndKeepsQueuesUsable() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             exit(forkRulesScenario())
@@ -41,7 +41,7 @@ import Testing
 
     /// A repeating timer whose firing is queued at the fork (out of the timer heap, which the child handler
     /// empties) is still the parent's timer in the child: cancelled there, and its queued firing never runs.
-    @Test(.disabled(if: faultForkBlockedBySanitizer, "ThreadSanitizer does not support a child forked from a multi-threaded process"))
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
     func timerWhoseFiringIsQueuedAtTheForkIsCancelledInTheChild() async {
         await #expect(processExitsWith: .success) {
             let gate = ForkGate()
@@ -60,7 +60,7 @@ import Testing
     /// A release of a replaced RCU value that is still waiting for its grace period at the fork (a reader holds it
     /// up) runs in the parent only: the child, where the parent's pool threads had used RCU, runs no callback of the
     /// parent's (it starts no call_rcu worker), so the value's deinitializer runs once, in the parent.
-    @Test(.disabled(if: faultForkBlockedBySanitizer, "ThreadSanitizer does not support a child forked from a multi-threaded process"))
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
     func pendingRCUReleasesRunInTheParentOnly() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             exit(forkRCUReleaseScenario())
@@ -71,7 +71,7 @@ import Testing
 
     /// An untimed `WorkGroup.wait()` in the child for work the parent entered would never return: it stops with a
     /// message instead.
-    @Test(.disabled(if: faultForkBlockedBySanitizer, "ThreadSanitizer does not support a child forked from a multi-threaded process"))
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
     func untimedGroupWaitForTheParentsWorkTrapsInTheChild() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let gate = ForkGate()
@@ -91,7 +91,7 @@ import Testing
 
     /// An untimed `WorkItem.wait()` in the child for an item the parent submitted stops with a message; a timed one
     /// returns false.
-    @Test(.disabled(if: faultForkBlockedBySanitizer, "ThreadSanitizer does not support a child forked from a multi-threaded process"))
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
     func untimedWaitForTheParentsWorkItemTrapsInTheChild() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let gate = ForkGate()
@@ -113,7 +113,7 @@ import Testing
     }
 
     /// An untimed `Job.waitUntilFinished()` in the child for a job of the parent's queue stops with a message.
-    @Test(.disabled(if: faultForkBlockedBySanitizer, "ThreadSanitizer does not support a child forked from a multi-threaded process"))
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
     func untimedWaitForTheParentsJobTrapsInTheChild() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let gate = ForkGate()
