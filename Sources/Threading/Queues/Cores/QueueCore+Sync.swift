@@ -114,7 +114,7 @@ final class SyncStall: Sendable {
         var depth = 0
         while let suspended = core.withLevel(depth, { $0.word.load() & QueueState.suspended != 0 }) {
             if suspended {
-                let current = core.level(depth)
+                let current = core.withLevel(depth) { $0 }!  // retained: the report outlives the walk
                 let stall = SyncStall()
                 let thread = RuntimeThread.describeCurrent()
                 let queue = current === core ? "" : " (which targets queue '\(current.label)')"

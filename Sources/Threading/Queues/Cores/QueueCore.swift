@@ -68,13 +68,6 @@ class QueueCore: @unchecked Sendable, ForkParticipant, PoolMember {
         return level._withUnsafeGuaranteedRef(body)
     }
 
-    /// The queue `depth` levels down this queue's target chain, retained (cold paths; `depth` must exist).
-    func level(_ depth: Int) -> QueueCore {
-        var level = self
-        for _ in 0..<depth { level = level.target! }
-        return level
-    }
-
     /// Sets the shared state (a subclass first sets its own) and registers the queue for `fork()`.
     init(label: String, qos: QoS, target: QueueCore?, poolCore: PoolCore, needsMainThread: Bool, isSerial: Bool) {
         self.label = label
