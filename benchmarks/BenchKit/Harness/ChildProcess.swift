@@ -4,6 +4,7 @@
 import Foundation
 import Glibc
 import Histogram
+import Threading
 
 /// What a child run prints on its standard output: one JSON line.
 public struct ChildRunReport: Codable, Sendable, Equatable {
@@ -23,8 +24,10 @@ public struct ChildRunReport: Codable, Sendable, Equatable {
     public var p99Ns: UInt64
     /// `membarrier` calls per second made by the child's locks (nil from a child that did not report it).
     public var membarrierCallsPerSecond: Double?
+    /// Whether the child's locks ran in `MutexLock`'s membarrier mode (nil from a child that did not report it).
+    public var locksUseMembarrier: Bool?
 
-    /// Creates a report from a sample.
+    /// Creates a report from a sample taken in this process.
     public init(_ sample: RunSample) {
         opsPerSecond = sample.operationsPerSecond
         cpuNsPerOp = sample.cpuNanosecondsPerOperation
@@ -34,6 +37,7 @@ public struct ChildRunReport: Codable, Sendable, Equatable {
         p50Ns = sample.latency.totalCount > 0 ? sample.latency.valueAtPercentile(50) : 0
         p99Ns = sample.latency.totalCount > 0 ? sample.latency.valueAtPercentile(99) : 0
         membarrierCallsPerSecond = sample.membarrierCallsPerSecond
+        locksUseMembarrier = MutexLock.usesMembarrier
     }
 }
 
