@@ -178,11 +178,13 @@ extension PoolCore {
                 }
                 worker.activity.end()
                 local.executing.store(false, ordering: .relaxed)
-                local.completed.wrappingAdd(1, ordering: .sequentiallyConsistent)
-                if isBlocking {
-                    spinning.add(1, ordering: .sequentiallyConsistent)
-                    counted = true
+                if worker.finishedEarly {
+                    worker.finishedEarly = false
+                } else {
+                    local.completed.wrappingAdd(1, ordering: .sequentiallyConsistent)
+                    if isBlocking { spinning.add(1, ordering: .sequentiallyConsistent) }
                 }
+                counted = isBlocking
                 continue
             }
             if isBlocking {

@@ -384,8 +384,9 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     }
 
     /// Wakes idle workers or makes room for new ones while slots are free and units wait that no spinning worker
-    /// will take (`pending`: the units to count, by default those queued). Returns how many threads to create once the
-    /// lock is released. Inside a ``PoolState/withLock(_:)`` section.
+    /// will take (`pending`: the units to count, by default those queued); a blocking pool makes a thread only while
+    /// more units are in flight than it has threads (see `PoolCore+Blocking.swift`). Returns how many threads to
+    /// create once the lock is released. Inside a ``PoolState/withLock(_:)`` section.
     func dispatch(_ synced: inout PoolSynced, allowSpawn: Bool, pending: Int? = nil) -> Int {
         var budget = (pending ?? pendingTotal()) - spinning.load(ordering: .sequentiallyConsistent)
         var spawnCount = 0
@@ -397,7 +398,9 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
                 synced.running += 1
                 wakeUps.wrappingAdd(1, ordering: .relaxed)
                 worker.parker.wake()
-            } else if allowSpawn && synced.threads < maxThreads {
+            } else if allowSpawn && synced.threads < maxThreads
+                && (!isBlocking || unitsInFlight(outnumber: synced.threads))
+            {
                 synced.addThread()
                 spawnCount += 1
                 if isBlocking { spinning.add(1, ordering: .sequentiallyConsistent) }  // so does a new one

@@ -15,7 +15,8 @@ enum PoolUnit {
     case job(() -> Void)
 }
 
-/// A pool thread. `slot`, `local`, `picks`, `rotation`, `nextRuns` and `blocked` are only touched by the thread itself
+/// A pool thread. `slot`, `local`, `picks`, `rotation`, `nextRuns`, `finishedEarly` and `blocked` are only touched by
+/// the thread itself
 /// (`blocked` also under the pool lock); `parker` is stored to by wakers under the pool lock.
 final class PoolWorker: BlockingObserver, @unchecked Sendable {
     /// The pool this thread belongs to (a worker keeps its pool alive while its thread runs).
@@ -33,6 +34,9 @@ final class PoolWorker: BlockingObserver, @unchecked Sendable {
     var blocked = false
     /// Next-slot units run in a row (see ``PoolCore/nextRunLimit``).
     var nextRuns = 0
+    /// Whether the running unit counted itself completed, and its worker searching, before its last act
+    /// (``PoolCore/unitIsFinishing()``).
+    var finishedEarly = false
     /// What the worker runs now, for the stall watchdog and the runtime snapshot (see ``WorkerActivity``).
     let activity = WorkerActivity()
 

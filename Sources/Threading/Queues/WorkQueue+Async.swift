@@ -56,8 +56,10 @@ final class AsyncRunState: @unchecked Sendable {
 
     /// Runs `body` through `submit` (which queues the closure it is given and returns whether the pool took it)
     /// and suspends until it ran, the task was cancelled before it started, or the pool refused or dropped it.
+    /// `finishing` runs on the thread that ran `body`, right before it resumes the task (the closure's last act).
     static func run<Result, Failure: Error>(
         _ body: sending @escaping () throws(Failure) -> sending Result,
+        finishing: @escaping @Sendable () -> Void = {},
         submit: @Sendable (@escaping () -> Void) -> Bool
     ) async throws -> sending Result {
         let state = AsyncRunState()
@@ -71,9 +73,11 @@ final class AsyncRunState: @unchecked Sendable {
                     do throws(Failure) {
                         let result = try body()
                         ticket.state.publish()
+                        finishing()
                         continuation.resume(returning: result)
                     } catch {
                         ticket.state.publish()
+                        finishing()
                         continuation.resume(throwing: error)
                     }
                 }

@@ -190,6 +190,56 @@ import Testing
         #expect(poolTestShutDown(pool))
     }
 
+    /// A `run` call on a blocking pool counts as completed, and its worker as searching, right before the call
+    /// resumes its caller (so the caller's next call does not find one call more in flight than the pool has
+    /// threads). Each call is counted once: after 200 calls the pool has completed exactly 200 units, and once its
+    /// workers are idle, none counts as searching. The same holds on a CPU pool, where the early count does nothing.
+    @Test(arguments: [WorkerPool.Kind.blocking, .cpu])
+    func runCallsAreCountedOnceWhenTheyFinish(_ kind: WorkerPool.Kind) async throws {
+        let pool = WorkerPool(label: "blk.finish", threads: 2, kind: kind)
+        let core = pool.poolCore
+        for call in 0..<200 {
+            let value = try await pool.run { call }
+            #expect(value == call)
+        }
+        let settled = await withDeadlineWait(seconds: 10) {
+            core.completedTotal() == 200 && core.spinning.load(ordering: .sequentiallyConsistent) == 0
+                && pool.statistics.running == 0
+        }
+        #expect(settled, "completed \(core.completedTotal()), searching \(core.spinning.load(ordering: .relaxed))")
+        #expect(core.submittedTotal() == 200)
+        #expect(poolTestShutDown(pool))
+    }
+
+    /// A blocking pool makes a thread for a queued unit only while more units are in flight than it has threads:
+    /// with three calls held in a wait the pool cannot see, the three threads running them are enough for three
+    /// units in flight and too few for four, and a fourth call gets a fourth thread.
+    @Test func aBlockingPoolMakesThreadsOnlyForUnitsBeyondItsThreads() throws {
+        let pool = WorkerPool(label: "blk.inflight", threads: 8, kind: .blocking)
+        let queue = ConcurrentQueue(label: "blk.inflight.calls", pool: pool)
+        let released = Atomic<Bool>(false)
+        let started = Atomic<Int>(0)
+        let done = WorkGroup()
+        defer { released.store(true, ordering: .releasing) }
+        for _ in 0..<3 {
+            queue.async(group: done) {
+                started.add(1, ordering: .relaxed)
+                while !released.load(ordering: .acquiring) { usleep(500) }
+            }
+        }
+        #expect(queueTestWait(seconds: 10) { started.load(ordering: .relaxed) == 3 })
+        let core = pool.poolCore
+        #expect(pool.statistics.threads == 3)
+        #expect(!core.unitsInFlight(outnumber: 3))
+        #expect(core.unitsInFlight(outnumber: 2))
+        queue.async(group: done) { started.add(1, ordering: .relaxed) }
+        #expect(queueTestWait(seconds: 10) { started.load(ordering: .relaxed) == 4 }, "the fourth call got no thread")
+        #expect(pool.statistics.peakThreads == 4)
+        released.store(true, ordering: .releasing)
+        #expect(done.wait(timeout: .seconds(10)))
+        #expect(poolTestShutDown(pool))
+    }
+
     /// The ids of this process's threads whose name is `name` (`/proc/self/task/<id>/comm`).
     func poolThreadIDs(named name: String) -> Set<Int> {
         guard let directory = opendir("/proc/self/task") else { return [] }

@@ -120,6 +120,8 @@ extension HTTPBench {
                         "http round \(round) \(mode.id): \(compactRate(measurement.requestsPerSecond)) req/s, "
                             + "health p99 \(measurement.healthP99Ns / 1_000) us, "
                             + "\(measurement.threadsCreated) threads created"
+                            + (measurement.createdThreadNames.isEmpty
+                                ? "" : " (\(measurement.createdThreadNames.joined(separator: ", ")))")
                     )
                 case .failure(let failure):
                     failures[mode.id, default: []].append(failure.description)

@@ -82,6 +82,9 @@ public enum HTTPBench {
         public var peakThreads: Int
         /// Threads the server created during the measured phase (ids not seen before it began).
         public var threadsCreated: Int
+        /// The names (`/proc/<pid>/task/<tid>/comm`) of those threads, sorted: whose they are (a pool names its
+        /// threads after its label; `?` for a thread gone before its name was read).
+        public var createdThreadNames: [String] = []
         /// Answers that were not `200`, and connections that failed.
         public var errors: Int
     }
@@ -224,7 +227,8 @@ public enum HTTPBench {
                     healthP99Ns: probe.requests > 0 ? probe.latency.valueAtPercentile(99) : 0,
                     healthProbes: probe.requests,
                     peakThreads: threads.peak,
-                    threadsCreated: threads.created,
+                    threadsCreated: threads.created.count,
+                    createdThreadNames: threads.created.sorted(),
                     errors: errors
                 )
             )
@@ -385,7 +389,8 @@ public enum HTTPBench {
                 healthP99Ns: median(measurements.map(\.healthP99Ns)) ?? 0,
                 peakThreads: measurements.map(\.peakThreads).max() ?? 0,
                 threadsCreated: median(measurements.map(\.threadsCreated)) ?? 0,
-                threadsCreatedPerRound: measurements.map(\.threadsCreated)
+                threadsCreatedPerRound: measurements.map(\.threadsCreated),
+                createdThreadNames: measurements.flatMap(\.createdThreadNames).reduce(into: [:]) { $0[$1, default: 0] += 1 }
             )
         }
         return cell
@@ -419,11 +424,18 @@ public enum HTTPBench {
             if let ratio = figures.throughputVsNIOSingleton { text += ", \(formatRatio(ratio)) nio-singleton req/s" }
             if let ratio = figures.healthP99VsNIOSized { text += ", health p99 \(formatRatio(ratio)) nio-sized's" }
             text += ", \(figures.threadsCreated) threads created while measured (peak \(figures.peakThreads))"
+            if !figures.createdThreadNames.isEmpty { text += " [\(Self.describe(figures.createdThreadNames))]" }
             parts.append(text)
         }
         study.summary =
             "SUMMARY \(study.title): " + (parts.isEmpty ? "no cell of ours ran" : parts.joined(separator: "; "))
         return study
+    }
+
+    /// Thread names with their counts, most first: `threading.block x3, NIOThreadPool x1`.
+    static func describe(_ names: [String: Int]) -> String {
+        names.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\($0.key) x\($0.value)" }
+            .joined(separator: ", ")
     }
 }
 
@@ -555,19 +567,29 @@ final class ThreadSampler: Sendable {
     /// From now on, new thread ids count as created during the measured phase.
     func markSteady() { steady.store(true, ordering: .releasing) }
 
-    /// Samples until the phase is `stopped`; returns the peak and the threads created while steady.
-    func run(phase: HTTPBench.LoadPhase) -> (peak: Int, created: Int) {
+    /// Samples until the phase is `stopped`; returns the peak and the names of the threads created while steady.
+    func run(phase: HTTPBench.LoadPhase) -> (peak: Int, created: [String]) {
         var peak = 0
         var seen = Set<Int>()
-        var created = 0
+        var created: [String] = []
         while phase.current != .stopped {
             let tids = ThreadSampler.threadIDs(of: pid)
             peak = max(peak, tids.count)
             let isSteady = steady.load(ordering: .acquiring) && phase.current == .measuring
-            for tid in tids where seen.insert(tid).inserted && isSteady { created += 1 }
+            for tid in tids where seen.insert(tid).inserted && isSteady {
+                created.append(ThreadSampler.threadName(of: pid, thread: tid) ?? "?")
+            }
             usleep(5_000)
         }
         return (peak, created)
+    }
+
+    /// The name of thread `tid` of `pid` (its `comm`, at most 15 bytes), nil when it is gone.
+    static func threadName(of pid: pid_t, thread tid: Int) -> String? {
+        guard let name = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/comm", encoding: .utf8) else {
+            return nil
+        }
+        return name.trimmingCharacters(in: .newlines)
     }
 
     /// The thread ids of `pid` now (empty when it is gone).

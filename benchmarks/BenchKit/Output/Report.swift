@@ -92,6 +92,8 @@ public struct HTTPFigures: Codable, Sendable, Equatable {
     public var threadsCreated: Int
     /// Threads created during the measured phase, per round.
     public var threadsCreatedPerRound: [Int]
+    /// How many of the threads created during the measured phase (all rounds) had each name: whose they are.
+    public var createdThreadNames: [String: Int]
     /// Requests per second over `NIOThreadPool(N)`'s (nil when it did not run).
     public var throughputVsNIOSized: Double?
     /// Requests per second over `NIOThreadPool.singleton`'s (nil when it did not run).
@@ -100,11 +102,18 @@ public struct HTTPFigures: Codable, Sendable, Equatable {
     public var healthP99VsNIOSized: Double?
 
     /// Creates the figures; the ratios are filled in once every mode ran.
-    public init(healthP99Ns: UInt64, peakThreads: Int, threadsCreated: Int, threadsCreatedPerRound: [Int]) {
+    public init(
+        healthP99Ns: UInt64,
+        peakThreads: Int,
+        threadsCreated: Int,
+        threadsCreatedPerRound: [Int],
+        createdThreadNames: [String: Int] = [:]
+    ) {
         self.healthP99Ns = healthP99Ns
         self.peakThreads = peakThreads
         self.threadsCreated = threadsCreated
         self.threadsCreatedPerRound = threadsCreatedPerRound
+        self.createdThreadNames = createdThreadNames
     }
 }
 

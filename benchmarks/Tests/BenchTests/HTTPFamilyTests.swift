@@ -49,7 +49,7 @@ struct HTTPFamilyTests {
     }
 
     /// A server that answers each `/blocking` from a new thread (living 10 ms) is seen creating threads while
-    /// measured.
+    /// measured, each with its name (other tests of this process may create threads meanwhile too).
     @Test func threadsCreatedWhileMeasuredAreCounted() throws {
         let server = try TinyHTTPServer(threadPerRequest: true)
         defer { server.stop() }
@@ -60,6 +60,8 @@ struct HTTPFamilyTests {
         let measurement = try HTTPBench.load(port: server.port, pid: getpid(), settings: settings).get()
         #expect(measurement.errors == 0)
         #expect(measurement.threadsCreated > 0)
+        #expect(measurement.createdThreadNames.count == measurement.threadsCreated)
+        #expect(measurement.createdThreadNames.contains("tiny.request"))
     }
 
     /// The census of a process that creates no thread: one thread (`sleep`), none created.
@@ -87,7 +89,7 @@ struct HTTPFamilyTests {
     }
 
     @Test func ratiosAgainstTheNIOPoolsAndTheWriters() throws {
-        func measurement(_ rate: Double, health: UInt64, created: Int) -> HTTPBench.Measurement {
+        func measurement(_ rate: Double, health: UInt64, created: [String]) -> HTTPBench.Measurement {
             HTTPBench.Measurement(
                 requestsPerSecond: rate,
                 requests: Int(rate),
@@ -96,7 +98,8 @@ struct HTTPFamilyTests {
                 healthP99Ns: health,
                 healthProbes: 100,
                 peakThreads: 70,
-                threadsCreated: created,
+                threadsCreated: created.count,
+                createdThreadNames: created,
                 errors: 0
             )
         }
@@ -107,9 +110,9 @@ struct HTTPFamilyTests {
                 mode: mode,
                 connections: 64,
                 measurements: [
-                    measurement(rates[mode.id]!, health: 1_000_000, created: 0),
-                    measurement(rates[mode.id]! + 10, health: 2_000_000, created: 1),
-                    measurement(rates[mode.id]! - 10, health: 500_000, created: 0),
+                    measurement(rates[mode.id]!, health: 1_000_000, created: []),
+                    measurement(rates[mode.id]! + 10, health: 2_000_000, created: ["pool.blocking"]),
+                    measurement(rates[mode.id]! - 10, health: 500_000, created: []),
                 ],
                 failures: []
             )
@@ -134,7 +137,9 @@ struct HTTPFamilyTests {
         #expect(figures.healthP99VsNIOSized == 1.0)
         #expect(figures.threadsCreated == 0)
         #expect(figures.threadsCreatedPerRound == [0, 1, 0])
+        #expect(figures.createdThreadNames == ["pool.blocking": 1])
         #expect(study.summary.contains("1.50x nio-sized"))
+        #expect(study.summary.contains("[pool.blocking x1]"))
         let report = Reporter.report([study])
         let table = TextTable.render(report)
         #expect(table.contains("health p99 us"))
@@ -240,7 +245,7 @@ final class TinyHTTPServer: @unchecked Sendable {
                 pending.removeFirst(end + 4)
                 if request.hasPrefix("GET /blocking") {
                     if threadPerRequest {
-                        let thread = try? PosixThread { usleep(10_000) }
+                        let thread = try? PosixThread(name: "tiny.request") { usleep(10_000) }
                         _ = thread?.join()
                     } else {
                         usleep(1_000)
