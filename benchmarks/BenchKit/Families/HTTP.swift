@@ -390,7 +390,9 @@ public enum HTTPBench {
                 peakThreads: measurements.map(\.peakThreads).max() ?? 0,
                 threadsCreated: median(measurements.map(\.threadsCreated)) ?? 0,
                 threadsCreatedPerRound: measurements.map(\.threadsCreated),
-                createdThreadNames: measurements.flatMap(\.createdThreadNames).reduce(into: [:]) { $0[$1, default: 0] += 1 }
+                createdThreadNames: measurements.flatMap(\.createdThreadNames).reduce(into: [:]) {
+                    $0[$1, default: 0] += 1
+                }
             )
         }
         return cell
