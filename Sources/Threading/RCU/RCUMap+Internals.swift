@@ -64,8 +64,19 @@ extension RCUMap {
     }
 
     /// Finds the entry for `key` and positions `iterator` on it. Caller is inside a read section.
+    ///
+    /// A `String` key is first looked up by its bytes, as in ``stringEntry(_:)``.
     @inlinable
     func find(_ key: Key, _ hash: UInt64, _ iterator: inout cthr_rcu_map_iter_t) -> UnsafeMutableRawPointer? {
+        if Key.self == String.self {
+            let found = unsafeBitCast(key, to: String.self).utf8.withContiguousStorageIfAvailable {
+                bytes -> UnsafeMutableRawPointer?? in
+                var ambiguous: CInt = 0
+                let entry = cthr_rcu_map_find_bytes(table, hash, bytes.baseAddress, bytes.count, &iterator, &ambiguous)
+                return ambiguous == 0 ? .some(entry) : nil
+            }
+            if let found, let found { return found }
+        }
         var candidate = cthr_rcu_map_find_hash(table, hash, &iterator)
         while let raw = candidate {
             if Self.sameKey(raw.assumingMemoryBound(to: Slot.self).pointee.key, key) { return raw }
@@ -145,9 +156,22 @@ extension RCUMap {
     }
 
     /// Allocates an unpublished inline entry holding `key` and `value` (published by the caller).
+    ///
+    /// A `String` key's UTF-8 bytes are also copied into the table node, where lookups compare them
+    /// (``stringEntry(_:)``): a write pays one copy of the key so that no read touches the stored `String`.
     @inlinable
     static func makeEntry(_ key: Key, _ value: Value) -> UnsafeMutableRawPointer {
-        guard let entry = cthr_rcu_map_entry_alloc(MemoryLayout<Slot>.size) else {
+        let allocated: UnsafeMutableRawPointer?
+        if Key.self == String.self {
+            // `withUTF8` reads a native string in place and makes a contiguous copy of any other.
+            var string = unsafeBitCast(key, to: String.self)
+            allocated = string.withUTF8 { bytes in
+                cthr_rcu_map_entry_alloc_keyed(MemoryLayout<Slot>.size, bytes.baseAddress, bytes.count)
+            }
+        } else {
+            allocated = cthr_rcu_map_entry_alloc(MemoryLayout<Slot>.size)
+        }
+        guard let entry = allocated else {
             fatalError("RCUMap: out of memory (cthr_rcu_map_entry_alloc)")
         }
         entry.initializeMemory(as: Slot.self, to: Slot(key: key, value: value))
