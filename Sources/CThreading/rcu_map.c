@@ -179,7 +179,7 @@ static int match_bytes(struct cds_lfht_node *lfht, const void *key) {
     struct bytes_match *match = (struct bytes_match *)(uintptr_t)key;
     struct cthr_rcu_map_node *node = node_of(lfht);
     if (node->key_count == match->count &&
-        (match->count == 0 || memcmp((const unsigned char *)node + node->key_offset, match->bytes, match->count) == 0))
+        cthr_rcu_bytes_equal((const unsigned char *)node + node->key_offset, match->bytes, match->count))
         return 1;
     match->ambiguous = 1;
     return 0;

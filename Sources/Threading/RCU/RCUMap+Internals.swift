@@ -41,31 +41,10 @@ extension RCUMap {
         threadingFatal("RCUMap.\(operation): the flat table returned \(ThreadingError.cName(of: code))")
     }
 
-    /// Whether the stored key `stored` equals `key`.
-    ///
-    /// For `String` keys it first compares the UTF-8 bytes in place (one `memcmp`): equal bytes are equal strings.
-    /// Different bytes still go to `==`, since canonically equivalent strings are equal with different bytes; after
-    /// equal 64-bit hashes that is rare.
-    @inlinable
-    @inline(__always)
-    static func sameKey(_ stored: Key, _ key: Key) -> Bool {
-        if Key.self == String.self {
-            let left = unsafeBitCast(stored, to: String.self)
-            let right = unsafeBitCast(key, to: String.self)
-            let sameBytes = left.utf8.withContiguousStorageIfAvailable { left in
-                right.utf8.withContiguousStorageIfAvailable { right in
-                    left.count == right.count
-                        && cthr_rcu_bytes_equal(left.baseAddress, right.baseAddress, left.count) != 0
-                }
-            }
-            if let sameBytes, sameBytes == true { return true }
-        }
-        return stored == key
-    }
-
     /// Finds the entry for `key` and positions `iterator` on it. Caller is inside a read section.
     ///
-    /// A `String` key is first looked up by its bytes, as in ``stringEntry(_:)``.
+    /// A `String` key is first looked up by its bytes, as in ``stringEntry(_:)``; the walk with `==` below is then
+    /// only for the keys the bytes cannot decide.
     @inlinable
     func find(_ key: Key, _ hash: UInt64, _ iterator: inout cthr_rcu_map_iter_t) -> UnsafeMutableRawPointer? {
         if Key.self == String.self {
@@ -79,7 +58,7 @@ extension RCUMap {
         }
         var candidate = cthr_rcu_map_find_hash(table, hash, &iterator)
         while let raw = candidate {
-            if Self.sameKey(raw.assumingMemoryBound(to: Slot.self).pointee.key, key) { return raw }
+            if raw.assumingMemoryBound(to: Slot.self).pointee.key == key { return raw }
             candidate = cthr_rcu_map_next_hash(table, &iterator)
         }
         return nil
@@ -161,12 +140,19 @@ extension RCUMap {
     /// (``stringEntry(_:)``): a write pays one copy of the key so that no read touches the stored `String`.
     @inlinable
     static func makeEntry(_ key: Key, _ value: Value) -> UnsafeMutableRawPointer {
-        let allocated: UnsafeMutableRawPointer?
+        var allocated: UnsafeMutableRawPointer?
         if Key.self == String.self {
-            // `withUTF8` reads a native string in place and makes a contiguous copy of any other.
-            var string = unsafeBitCast(key, to: String.self)
-            allocated = string.withUTF8 { bytes in
-                cthr_rcu_map_entry_alloc_keyed(MemoryLayout<Slot>.size, bytes.baseAddress, bytes.count)
+            let string = unsafeBitCast(key, to: String.self)
+            let size = MemoryLayout<Slot>.size
+            // In place when the string is stored as contiguous UTF-8 (no copy, so no retain and release of it).
+            let inPlace = string.utf8.withContiguousStorageIfAvailable { bytes in
+                cthr_rcu_map_entry_alloc_keyed(size, bytes.baseAddress, bytes.count)
+            }
+            allocated = inPlace ?? nil
+            if allocated == nil {
+                // Not contiguous UTF-8 (or out of memory, then this fails alike): `withUTF8` makes it so in a copy.
+                var copy = string
+                allocated = copy.withUTF8 { cthr_rcu_map_entry_alloc_keyed(size, $0.baseAddress, $0.count) }
             }
         } else {
             allocated = cthr_rcu_map_entry_alloc(MemoryLayout<Slot>.size)

@@ -239,7 +239,7 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
         var iterator = cthr_rcu_map_iter_t()
         var candidate = cthr_rcu_map_find_hash(table, hash, &iterator)
         while let raw = candidate {
-            if Self.sameKey(raw.assumingMemoryBound(to: Slot.self).pointee.key, key) { return UnsafeRawPointer(raw) }
+            if raw.assumingMemoryBound(to: Slot.self).pointee.key == key { return UnsafeRawPointer(raw) }
             candidate = cthr_rcu_map_next_hash(table, &iterator)
         }
         return nil
