@@ -202,6 +202,12 @@ typedef struct cthr_rcu_map_iter {
 // Allocates an unpublished inline entry of `size` bytes, 16-byte aligned. Returns NULL when out of memory.
 void *_Nullable cthr_rcu_map_entry_alloc(size_t size);
 
+// Allocates an unpublished inline entry of `size` bytes, 16-byte aligned, like cthr_rcu_map_entry_alloc, and copies
+// the `key_count` bytes at `key` (the entry's key as bytes: equal bytes must mean equal keys) into the node, where
+// cthr_rcu_map_find_bytes compares them. A key of 2^32 - 1 bytes or more is not copied (its lookups then report
+// ambiguity). Returns NULL when out of memory, or for a NULL `key` with a nonzero `key_count`.
+void *_Nullable cthr_rcu_map_entry_alloc_keyed(size_t size, const void *_Nullable key, size_t key_count);
+
 // Frees an inline entry that was never published (or whose publication failed). NULL is ignored.
 void cthr_rcu_map_entry_free(void *_Nullable entry);
 
@@ -220,6 +226,30 @@ int cthr_rcu_map_destroy(cthr_rcu_map_t *_Nullable map);
 // NULL (and `iter` untouched) for a NULL map or iter.
 void *_Nullable cthr_rcu_map_find_hash(cthr_rcu_map_t *_Nullable map, uint64_t hash,
                                        cthr_rcu_map_iter_t *_Nullable iter);
+
+// The first entry whose hash is exactly `hash` and whose key bytes (cthr_rcu_map_entry_alloc_keyed) are the `count`
+// bytes at `bytes`, or NULL; positions `iter` on it. Inside a read section. Sets *ambiguous to 0 when the result is
+// final: NULL then means no entry has this hash with any key. Sets it to 1 when nothing matched but some entry of
+// this hash held other bytes or none: a key equal to the caller's with other bytes (a Swift String canonically
+// equivalent to it) may be there, so the caller must walk the hash with cthr_rcu_map_find_hash and its own
+// comparison. NULL and *ambiguous = 1 (when `ambiguous` is not NULL) for a NULL map, iter or ambiguous, or a NULL
+// `bytes` with a nonzero count.
+void *_Nullable cthr_rcu_map_find_bytes(cthr_rcu_map_t *_Nullable map, uint64_t hash, const void *_Nullable bytes,
+                                        size_t count, cthr_rcu_map_iter_t *_Nullable iter, int *_Nullable ambiguous);
+
+// The outcomes of cthr_rcu_map_find_ascii. The result is final: the entry, or NULL when no key equals the lookup's.
+#define CTHR_RCU_MAP_DECIDED 0
+// Some byte is not ASCII: nothing was looked up (hash the key another way, then cthr_rcu_map_find_bytes).
+#define CTHR_RCU_MAP_NOT_ASCII 1
+// Nothing matched but the hash held other keys' bytes: walk it as cthr_rcu_map_find_bytes's ambiguity says.
+#define CTHR_RCU_MAP_AMBIGUOUS 2
+
+// The read path of an ASCII byte-string key in one call: if the `count` bytes at `bytes` are all ASCII, hashes them
+// as cthr_rcu_hash_ascii does with `seed` and returns cthr_rcu_map_find_bytes's result for that hash, its ambiguity
+// in *outcome (CTHR_RCU_MAP_DECIDED or CTHR_RCU_MAP_AMBIGUOUS); else sets *outcome to CTHR_RCU_MAP_NOT_ASCII and
+// returns NULL. Inside a read section. NULL for a NULL outcome; CTHR_RCU_MAP_AMBIGUOUS for a NULL map or iter.
+void *_Nullable cthr_rcu_map_find_ascii(cthr_rcu_map_t *_Nullable map, const void *_Nullable bytes, size_t count,
+                                        uint64_t seed, cthr_rcu_map_iter_t *_Nullable iter, int *_Nullable outcome);
 
 // The next entry with the same hash as the one at `iter`, or NULL; advances `iter`. Inside a read section. NULL for
 // a NULL map or iter.

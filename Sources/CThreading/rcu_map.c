@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <urcu/rculfhash.h>
 
 #include "cthr_rcu.h"
@@ -32,13 +33,22 @@ struct cthr_rcu_map_tail {
     void *context;
 };
 
-// One entry of the table: 32 bytes that lookups read, then the inline entry if any (so an inline entry's first
-// bytes, typically its key, usually share the node's cache line), then the tail.
+// The key_count of a node that holds no key bytes (cthr_rcu_map_entry_alloc, or a key too long to count in 32 bits):
+// the byte lookups treat it as a key they cannot decide on.
+#define CTHR_RCU_MAP_NO_KEY_BYTES UINT32_MAX
+
+// One entry of the table: 32 bytes that lookups read, then the inline entry (so its first bytes, typically its key,
+// usually share the node's cache line), then the key's bytes if any, then the tail. Every entry is inline, so the
+// header holds no entry pointer: the entry is at inline_entry.
 struct cthr_rcu_map_node {
     struct cds_lfht_node lfht;
-    void *entry;
     struct cthr_rcu_map_tail *tail;
-    // Storage of an inline entry (cthr_rcu_map_entry_alloc); `entry` then points here.
+    // The byte lookups (cthr_rcu_map_find_bytes) compare these key bytes in the node itself, next to what a lookup
+    // reads anyway, instead of following the caller's key object to its storage (a cache miss, and for a Swift
+    // String a reference count every reader would increment).
+    uint32_t key_count;
+    uint32_t key_offset;  // from the start of the node
+    // Storage of the inline entry (cthr_rcu_map_entry_alloc, cthr_rcu_map_entry_alloc_keyed).
     _Alignas(16) unsigned char inline_entry[];
 };
 
@@ -46,16 +56,21 @@ _Static_assert(sizeof(struct cthr_rcu_map_node) == 32, "node header is 32 bytes"
 
 static inline size_t round16(size_t size) { return (size + 15) & ~(size_t)15; }
 
-// Allocates a node with `inline_size` bytes of inline entry storage and its tail after it.
-static struct cthr_rcu_map_node *node_alloc(size_t inline_size) {
+// Allocates a node with `inline_size` bytes of inline entry storage, then room for `key_count` key bytes right after
+// it (not rounded: they are read as bytes), then its tail. Returns NULL when out of memory or for sizes whose sum
+// would overflow.
+static struct cthr_rcu_map_node *node_alloc(size_t inline_size, size_t key_count) {
     // glibc's malloc returns 16-byte-aligned blocks on x86-64 and aarch64 (and is cheaper than aligned_alloc).
     _Static_assert(_Alignof(max_align_t) >= 16, "malloc alignment below 16 bytes");
     _Static_assert(offsetof(struct cthr_rcu_map_node, inline_entry) % 16 == 0, "inline entry alignment");
-    size_t body = round16(inline_size);
+    if (inline_size > SIZE_MAX / 4 || key_count > SIZE_MAX / 4) return NULL;
+    size_t body = round16(inline_size + key_count);
     struct cthr_rcu_map_node *node = malloc(sizeof *node + body + sizeof(struct cthr_rcu_map_tail));
     if (node == NULL) return NULL;
     node->tail = (struct cthr_rcu_map_tail *)(node->inline_entry + body);
     node->tail->node = node;
+    node->key_count = CTHR_RCU_MAP_NO_KEY_BYTES;
+    node->key_offset = 0;
     return node;
 }
 
@@ -83,7 +98,7 @@ static inline struct cthr_rcu_map_node *node_of(struct cds_lfht_node *lfht) {
 
 static inline void *entry_at(struct cds_lfht_iter *iter) {
     struct cthr_rcu_map_node *node = node_of(cds_lfht_iter_get_node(iter));
-    return node == NULL ? NULL : node->entry;
+    return node == NULL ? NULL : node->inline_entry;
 }
 
 static void node_prepare(const cthr_rcu_map_t *map, struct cthr_rcu_map_node *node, uint64_t hash) {
@@ -99,10 +114,22 @@ static inline struct cthr_rcu_map_node *node_of_inline(void *entry) {
 }
 
 void *cthr_rcu_map_entry_alloc(size_t size) {
-    if (size > SIZE_MAX / 2) return NULL;
-    struct cthr_rcu_map_node *node = node_alloc(size);
+    struct cthr_rcu_map_node *node = node_alloc(size, 0);
+    return node == NULL ? NULL : node->inline_entry;
+}
+
+void *cthr_rcu_map_entry_alloc_keyed(size_t size, const void *key, size_t key_count) {
+    if (key == NULL && key_count != 0) return NULL;
+    // A key longer than a 32-bit count is kept out of the node: its lookups go to the caller's own comparison.
+    int stored = key_count < CTHR_RCU_MAP_NO_KEY_BYTES &&
+                 size <= UINT32_MAX - offsetof(struct cthr_rcu_map_node, inline_entry);
+    struct cthr_rcu_map_node *node = node_alloc(size, stored ? key_count : 0);
     if (node == NULL) return NULL;
-    node->entry = node->inline_entry;
+    if (stored) {
+        node->key_count = (uint32_t)key_count;
+        node->key_offset = (uint32_t)(offsetof(struct cthr_rcu_map_node, inline_entry) + size);
+        if (key_count != 0) memcpy((unsigned char *)node + node->key_offset, key, key_count);
+    }
     return node->inline_entry;
 }
 
@@ -116,7 +143,7 @@ static void node_reclaim(struct rcu_head *head) {
     CTHR_TSAN_ACQUIRE(&cthr_rcu_tsan_grace_period);
     struct cthr_rcu_map_node *node = tail->node;
     cthr_rcu_in_callback++;
-    tail->release(node->entry, tail->context);
+    tail->release(node->inline_entry, tail->context);
     cthr_rcu_in_callback--;
     free(node);
     CTHR_TSAN_RELEASE(&cthr_rcu_tsan_callbacks_done);
@@ -136,6 +163,27 @@ static int match_any(struct cds_lfht_node *lfht, const void *key) {
 }
 
 static int match_identity(struct cds_lfht_node *lfht, const void *key) { return lfht == key; }
+
+// What a byte lookup looks for, and what it met on the way.
+struct bytes_match {
+    const void *bytes;
+    size_t count;
+    // Set when a node with the same hash held other bytes or none: an equal key with other bytes may be there.
+    int ambiguous;
+};
+
+// cds_lfht calls this only for a present node with exactly the lookup's hash: it matches when the node's key bytes
+// are the lookup's bytes, and records any other node of that hash. `key` points to the caller's own, writable
+// `struct bytes_match` (cds_lfht passes it through as const).
+static int match_bytes(struct cds_lfht_node *lfht, const void *key) {
+    struct bytes_match *match = (struct bytes_match *)(uintptr_t)key;
+    struct cthr_rcu_map_node *node = node_of(lfht);
+    if (node->key_count == match->count &&
+        cthr_rcu_bytes_equal((const unsigned char *)node + node->key_offset, match->bytes, match->count))
+        return 1;
+    match->ambiguous = 1;
+    return 0;
+}
 
 // For a call_rcu callback that must not run while a fork is being prepared (it would wait for the resize worker
 // that cthr_rcu_before_fork paused): takes cthr_rcu_fork_mutex and returns 1; or, while a fork is prepared, queues
@@ -301,6 +349,35 @@ void *cthr_rcu_map_find_hash(cthr_rcu_map_t *map, uint64_t hash, cthr_rcu_map_it
     struct cds_lfht_iter *it = (struct cds_lfht_iter *)iter;
     cds_lfht_lookup(map->table, (unsigned long)hash, match_any, NULL, it);
     return entry_at(it);
+}
+
+void *cthr_rcu_map_find_bytes(cthr_rcu_map_t *map, uint64_t hash, const void *bytes, size_t count,
+                              cthr_rcu_map_iter_t *iter, int *ambiguous) {
+    if (__builtin_expect((map == NULL) | (iter == NULL) | (ambiguous == NULL) | (bytes == NULL && count != 0), 0)) {
+        if (ambiguous != NULL) *ambiguous = 1;
+        return NULL;
+    }
+    struct bytes_match match = {bytes, count, 0};
+    struct cds_lfht_iter *it = (struct cds_lfht_iter *)iter;
+    cds_lfht_lookup(map->table, (unsigned long)hash, match_bytes, &match, it);
+    void *entry = entry_at(it);
+    *ambiguous = entry == NULL && match.ambiguous;
+    return entry;
+}
+
+// One call for what a Swift lookup of an ASCII String key would otherwise do in two (hash, then find).
+void *cthr_rcu_map_find_ascii(cthr_rcu_map_t *map, const void *bytes, size_t count, uint64_t seed,
+                              cthr_rcu_map_iter_t *iter, int *outcome) {
+    if (__builtin_expect(outcome == NULL, 0)) return NULL;
+    uint64_t hash;
+    if (!cthr_rcu_hash_ascii(bytes, count, seed, &hash)) {
+        *outcome = CTHR_RCU_MAP_NOT_ASCII;
+        return NULL;
+    }
+    int ambiguous;
+    void *entry = cthr_rcu_map_find_bytes(map, hash, bytes, count, iter, &ambiguous);
+    *outcome = ambiguous ? CTHR_RCU_MAP_AMBIGUOUS : CTHR_RCU_MAP_DECIDED;
+    return entry;
 }
 
 void *cthr_rcu_map_next_hash(cthr_rcu_map_t *map, cthr_rcu_map_iter_t *iter) {

@@ -608,6 +608,132 @@ private func addUnique(_ map: OpaquePointer?, _ key: Int, _ value: Int, hash: UI
         #expect(cthr_rcu_map_count(map) == 2)
     }
 
+    /// Keyed entries are found by their bytes: among entries of one hash only the one with exactly those bytes (not a
+    /// prefix, not the empty key), and a miss says whether another key of that hash could still be equal.
+    @Test func keyedEntriesAreFoundByTheirBytes() {
+        var map: OpaquePointer?
+        #expect(cthr_rcu_map_create(0, releaseEntry, nil, &map) == 0)
+        defer { _ = cthr_rcu_map_destroy(map) }
+        let keys: [[UInt8]] = [Array("/static/a".utf8), Array("/static/ab".utf8), [], Array("/static/b".utf8)]
+        for (index, key) in keys.enumerated() {
+            let entry = key.withUnsafeBytes {
+                cthr_rcu_map_entry_alloc_keyed(MemoryLayout<MapEntry>.size, $0.baseAddress, $0.count)
+            }!
+            #expect(Int(bitPattern: entry) % 16 == 0)
+            entry.initializeMemory(as: MapEntry.self, to: MapEntry(key: index, value: index * 10))
+            #expect(cthr_rcu_map_add_entry(map, 7, entry) == 0)  // every key on one hash
+        }
+        /// The value found for `bytes` under `hash`, and the ambiguity the lookup reported.
+        func findBytes(_ bytes: [UInt8], hash: UInt64 = 7) -> (value: Int?, ambiguous: CInt) {
+            cthr_rcu_read_lock()
+            defer { cthr_rcu_read_unlock() }
+            var iterator = cthr_rcu_map_iter_t()
+            var ambiguous: CInt = -1
+            let entry = bytes.withUnsafeBytes {
+                cthr_rcu_map_find_bytes(map, hash, $0.baseAddress, $0.count, &iterator, &ambiguous)
+            }
+            #expect(iterator.node != nil || entry == nil)
+            return (entry?.assumingMemoryBound(to: MapEntry.self).pointee.value, ambiguous)
+        }
+        for (index, key) in keys.enumerated() {
+            let found = findBytes(key)
+            #expect(found.value == index * 10 && found.ambiguous == 0, "key \(index)")
+        }
+        // Other bytes on a hash that has entries: not found, and maybe an equal key with other bytes.
+        for other in [Array("/static/".utf8), Array("/static/abc".utf8), Array("/static/c".utf8)] {
+            let found = findBytes(other)
+            #expect(found.value == nil && found.ambiguous == 1)
+        }
+        // A hash nobody has: definitely absent.
+        let absent = findBytes(keys[0], hash: 8)
+        #expect(absent.value == nil && absent.ambiguous == 0)
+        // An entry without key bytes makes every miss on its hash ambiguous, and is never matched by bytes.
+        #expect(cthr_rcu_map_add_entry(map, 9, makeEntry(99, 990)) == 0)
+        let unkeyed = findBytes([], hash: 9)
+        #expect(unkeyed.value == nil && unkeyed.ambiguous == 1)
+
+        // The iterator of a byte lookup positions the positional writes.
+        cthr_rcu_read_lock()
+        var iterator = cthr_rcu_map_iter_t()
+        var ambiguous: CInt = -1
+        let key = keys[1]
+        let entry = key.withUnsafeBytes {
+            cthr_rcu_map_find_bytes(map, 7, $0.baseAddress, $0.count, &iterator, &ambiguous)
+        }
+        #expect(entry != nil)
+        #expect(cthr_rcu_map_delete_at(map, &iterator) == 0)
+        cthr_rcu_read_unlock()
+        #expect(findBytes(key).value == nil)
+        #expect(findBytes(keys[0]).value == 0)
+        #expect(cthr_rcu_map_count(map) == 4)
+    }
+
+    /// NULL arguments: no entry, and a miss the caller must not trust (ambiguous), or no allocation.
+    @Test func byteLookupsRefuseNullArguments() {
+        var map: OpaquePointer?
+        #expect(cthr_rcu_map_create(0, releaseEntry, nil, &map) == 0)
+        defer { _ = cthr_rcu_map_destroy(map) }
+        #expect(cthr_rcu_map_entry_alloc_keyed(16, nil, 1) == nil)
+        let empty = cthr_rcu_map_entry_alloc_keyed(MemoryLayout<MapEntry>.size, nil, 0)
+        #expect(empty != nil)
+        cthr_rcu_map_entry_free(empty)
+        let bytes: [UInt8] = Array("key".utf8)
+        var iterator = cthr_rcu_map_iter_t()
+        var ambiguous: CInt = 0
+        cthr_rcu_read_lock()
+        bytes.withUnsafeBytes { bytes in
+            #expect(cthr_rcu_map_find_bytes(nil, 1, bytes.baseAddress, 3, &iterator, &ambiguous) == nil)
+            #expect(ambiguous == 1)
+            ambiguous = 0
+            #expect(cthr_rcu_map_find_bytes(map, 1, bytes.baseAddress, 3, nil, &ambiguous) == nil)
+            #expect(ambiguous == 1)
+            #expect(cthr_rcu_map_find_bytes(map, 1, bytes.baseAddress, 3, &iterator, nil) == nil)
+            ambiguous = 0
+            #expect(cthr_rcu_map_find_bytes(map, 1, nil, 3, &iterator, &ambiguous) == nil)
+            #expect(ambiguous == 1)
+            #expect(cthr_rcu_map_find_ascii(map, bytes.baseAddress, 3, 1, &iterator, nil) == nil)
+            var outcome: CInt = -1
+            #expect(cthr_rcu_map_find_ascii(nil, bytes.baseAddress, 3, 1, &iterator, &outcome) == nil)
+            #expect(outcome == CTHR_RCU_MAP_AMBIGUOUS)
+        }
+        cthr_rcu_read_unlock()
+    }
+
+    /// The ASCII lookup hashes as `cthr_rcu_hash_ascii` does and finds the keyed entry; a non-ASCII key is left to
+    /// the caller untouched.
+    @Test func asciiLookupHashesAndFinds() {
+        var map: OpaquePointer?
+        #expect(cthr_rcu_map_create(0, releaseEntry, nil, &map) == 0)
+        defer { _ = cthr_rcu_map_destroy(map) }
+        let seed: UInt64 = 0x1234_5678_9ABC_DEF1
+        let key = Array("/api/v2/users/42/profile".utf8)
+        let hash = key.withUnsafeBytes { cthr_rcu_hash_bytes($0.baseAddress, $0.count, seed) }
+        let entry = key.withUnsafeBytes {
+            cthr_rcu_map_entry_alloc_keyed(MemoryLayout<MapEntry>.size, $0.baseAddress, $0.count)
+        }!
+        entry.initializeMemory(as: MapEntry.self, to: MapEntry(key: 1, value: 42))
+        #expect(cthr_rcu_map_add_entry(map, hash, entry) == 0)
+        /// The value `cthr_rcu_map_find_ascii` finds for `bytes`, and its outcome.
+        func findASCII(_ bytes: [UInt8], seed: UInt64 = seed) -> (value: Int?, outcome: CInt) {
+            cthr_rcu_read_lock()
+            defer { cthr_rcu_read_unlock() }
+            var iterator = cthr_rcu_map_iter_t()
+            var outcome: CInt = -1
+            let found = bytes.withUnsafeBytes {
+                cthr_rcu_map_find_ascii(map, $0.baseAddress, $0.count, seed, &iterator, &outcome)
+            }
+            return (found?.assumingMemoryBound(to: MapEntry.self).pointee.value, outcome)
+        }
+        let found = findASCII(key)
+        #expect(found.value == 42 && found.outcome == CTHR_RCU_MAP_DECIDED)
+        let otherSeed = findASCII(key, seed: seed ^ 1)
+        #expect(otherSeed.value == nil && otherSeed.outcome == CTHR_RCU_MAP_DECIDED)
+        let missing = findASCII(Array("/api/v2/users/43/profile".utf8))
+        #expect(missing.value == nil && missing.outcome == CTHR_RCU_MAP_DECIDED)
+        let nonASCII = findASCII(Array("/caf\u{E9}".utf8))
+        #expect(nonASCII.value == nil && nonASCII.outcome == CTHR_RCU_MAP_NOT_ASCII)
+    }
+
     @Test func iterationVisitsEveryEntryOnce() {
         var map: OpaquePointer?
         #expect(cthr_rcu_map_create(0, releaseEntry, nil, &map) == 0)

@@ -41,34 +41,24 @@ extension RCUMap {
         threadingFatal("RCUMap.\(operation): the flat table returned \(ThreadingError.cName(of: code))")
     }
 
-    /// Whether the stored key `stored` equals `key`.
-    ///
-    /// For `String` keys it first compares the UTF-8 bytes in place (one `memcmp`): equal bytes are equal strings.
-    /// Different bytes still go to `==`, since canonically equivalent strings are equal with different bytes; after
-    /// equal 64-bit hashes that is rare.
-    @inlinable
-    @inline(__always)
-    static func sameKey(_ stored: Key, _ key: Key) -> Bool {
-        if Key.self == String.self {
-            let left = unsafeBitCast(stored, to: String.self)
-            let right = unsafeBitCast(key, to: String.self)
-            let sameBytes = left.utf8.withContiguousStorageIfAvailable { left in
-                right.utf8.withContiguousStorageIfAvailable { right in
-                    left.count == right.count
-                        && cthr_rcu_bytes_equal(left.baseAddress, right.baseAddress, left.count) != 0
-                }
-            }
-            if let sameBytes, sameBytes == true { return true }
-        }
-        return stored == key
-    }
-
     /// Finds the entry for `key` and positions `iterator` on it. Caller is inside a read section.
+    ///
+    /// A `String` key is first looked up by its bytes, as in ``stringEntry(_:)``; the walk with `==` below is then
+    /// only for the keys the bytes cannot decide.
     @inlinable
     func find(_ key: Key, _ hash: UInt64, _ iterator: inout cthr_rcu_map_iter_t) -> UnsafeMutableRawPointer? {
+        if Key.self == String.self {
+            let found = unsafeBitCast(key, to: String.self).utf8.withContiguousStorageIfAvailable {
+                bytes -> UnsafeMutableRawPointer?? in
+                var ambiguous: CInt = 0
+                let entry = cthr_rcu_map_find_bytes(table, hash, bytes.baseAddress, bytes.count, &iterator, &ambiguous)
+                return ambiguous == 0 ? .some(entry) : nil
+            }
+            if let found, let found { return found }
+        }
         var candidate = cthr_rcu_map_find_hash(table, hash, &iterator)
         while let raw = candidate {
-            if Self.sameKey(raw.assumingMemoryBound(to: Slot.self).pointee.key, key) { return raw }
+            if raw.assumingMemoryBound(to: Slot.self).pointee.key == key { return raw }
             candidate = cthr_rcu_map_next_hash(table, &iterator)
         }
         return nil
@@ -145,9 +135,29 @@ extension RCUMap {
     }
 
     /// Allocates an unpublished inline entry holding `key` and `value` (published by the caller).
+    ///
+    /// A `String` key's UTF-8 bytes are also copied into the table node, where lookups compare them
+    /// (``stringEntry(_:)``): a write pays one copy of the key so that no read touches the stored `String`.
     @inlinable
     static func makeEntry(_ key: Key, _ value: Value) -> UnsafeMutableRawPointer {
-        guard let entry = cthr_rcu_map_entry_alloc(MemoryLayout<Slot>.size) else {
+        var allocated: UnsafeMutableRawPointer?
+        if Key.self == String.self {
+            let string = unsafeBitCast(key, to: String.self)
+            let size = MemoryLayout<Slot>.size
+            // In place when the string is stored as contiguous UTF-8 (no copy, so no retain and release of it).
+            let inPlace = string.utf8.withContiguousStorageIfAvailable { bytes in
+                cthr_rcu_map_entry_alloc_keyed(size, bytes.baseAddress, bytes.count)
+            }
+            allocated = inPlace ?? nil
+            if allocated == nil {
+                // Not contiguous UTF-8 (or out of memory, then this fails alike): `withUTF8` makes it so in a copy.
+                var copy = string
+                allocated = copy.withUTF8 { cthr_rcu_map_entry_alloc_keyed(size, $0.baseAddress, $0.count) }
+            }
+        } else {
+            allocated = cthr_rcu_map_entry_alloc(MemoryLayout<Slot>.size)
+        }
+        guard let entry = allocated else {
             fatalError("RCUMap: out of memory (cthr_rcu_map_entry_alloc)")
         }
         entry.initializeMemory(as: Slot.self, to: Slot(key: key, value: value))

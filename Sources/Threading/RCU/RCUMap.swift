@@ -21,7 +21,9 @@ import CThreading
 /// ``usesFlatTable`` tells which table a map uses; the API and its guarantees are the same.
 ///
 /// **`String` keys** are hashed from their UTF-8 bytes in place (wyhash with a random per-map seed; canonically
-/// equal strings hash alike) and compared byte by byte before `==`; read a class value with ``withValue(forKey:_:)``,
+/// equal strings hash alike); each entry keeps a copy of its key's bytes in its node, where a lookup compares them,
+/// so it never retains a stored key, and `==` is only needed for a canonically equivalent key spelled with other
+/// bytes (`"é"` as one scalar or two). Read a class value with ``withValue(forKey:_:)``,
 /// which borrows it, rather than ``get(_:)``, which retains it (an atomic increment and decrement on an object every
 /// reader shares). For when a lock is the better choice, see "Cost and when to use it" in <doc:RCURules>.
 ///
@@ -232,14 +234,46 @@ public final class RCUMap<Key: Hashable & Sendable, Value: Sendable>: @unchecked
     /// the entry stays valid until it ends.
     @inlinable
     func entry(forKey key: Key) -> UnsafeRawPointer? {
+        if Key.self == String.self, let found = stringEntry(unsafeBitCast(key, to: String.self)) { return found }
         let hash = self.hash(key)
         var iterator = cthr_rcu_map_iter_t()
         var candidate = cthr_rcu_map_find_hash(table, hash, &iterator)
         while let raw = candidate {
-            if Self.sameKey(raw.assumingMemoryBound(to: Slot.self).pointee.key, key) { return UnsafeRawPointer(raw) }
+            if raw.assumingMemoryBound(to: Slot.self).pointee.key == key { return UnsafeRawPointer(raw) }
             candidate = cthr_rcu_map_next_hash(table, &iterator)
         }
         return nil
+    }
+
+    /// The lookup of a `String` key by its UTF-8 bytes, read in place: `.some(entry)` (`.some(nil)` when absent) when
+    /// the bytes decide, or `nil` when they cannot (the key is not stored as contiguous UTF-8, or an entry of its hash
+    /// holds other bytes), and ``entry(forKey:)`` walks the hash comparing with `==`.
+    ///
+    /// The table keeps each key's bytes in its node (``makeEntry(_:_:)``) and compares them there, so the lookup never
+    /// touches a stored `String`: reading one's bytes would retain it, an atomic increment and decrement on an object
+    /// every reader of that key shares, and follow its pointer to storage in another cache line. Equal bytes are
+    /// equal strings; no entry with the key's 64-bit hash means no equal key (equal strings hash alike, see
+    /// ``stringHash(_:_:)``). Only an entry of the same hash with other bytes, which may be a canonically equivalent
+    /// spelling of the key, needs `==`.
+    @inlinable
+    @inline(__always)
+    func stringEntry(_ key: String) -> UnsafeRawPointer?? {
+        let found = key.utf8.withContiguousStorageIfAvailable { bytes -> UnsafeRawPointer?? in
+            var iterator = cthr_rcu_map_iter_t()
+            var outcome: CInt = 0
+            // ASCII keys (most keys of a server) are hashed and looked up in one C call.
+            let entry = cthr_rcu_map_find_ascii(table, bytes.baseAddress, bytes.count, hashSeed, &iterator, &outcome)
+            switch outcome {
+            case CTHR_RCU_MAP_DECIDED: return .some(entry.map { UnsafeRawPointer($0) })
+            case CTHR_RCU_MAP_NOT_ASCII: break
+            default: return nil
+            }
+            var ambiguous: CInt = 0
+            let hash = Self.nonASCIIStringHash(key, hashSeed)
+            let other = cthr_rcu_map_find_bytes(table, hash, bytes.baseAddress, bytes.count, &iterator, &ambiguous)
+            return ambiguous == 0 ? .some(other.map { UnsafeRawPointer($0) }) : nil
+        }
+        return found ?? nil
     }
 
     /// Returns the value stored for `key`, or `nil`.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+import Foundation
 import Testing
 
 @testable import Threading
@@ -314,6 +315,46 @@ final class RCUMapPage: Sendable {
         }
         #expect(map.get("b") == nil)
         #expect(map.get(String(repeating: "a", count: 201)) == nil)
+    }
+
+    /// The table compares a `String` key's bytes as stored at insertion, whatever the representation of the stored
+    /// and the looked-up string: literals (immortal), small strings (inline, 15 bytes at most), heap strings,
+    /// strings bridged from Foundation, made from a `Substring` or transcoded from UTF-16, non-ASCII, and equal ones
+    /// spelled with other bytes (precomposed or decomposed `é`). Each spelling finds, replaces, updates and removes
+    /// the one entry.
+    @Test(arguments: [
+        "/static/css/site.css",  // large ASCII, 20 bytes
+        "/a/b",  // small ASCII
+        "/images/thumbs/caf\u{E9}-\u{1F600}-photo.png",  // large, not ASCII
+        "caf\u{E9}",  // small, not ASCII
+        "",
+    ])
+    func stringKeysOfEveryRepresentationAreOneKey(text: String) {
+        let decomposed = text.replacingOccurrences(of: "\u{E9}", with: "e\u{301}")
+        let spellings: [String] = [
+            text,
+            String(decoding: Array(text.utf8), as: UTF8.self),
+            NSString(string: text) as String,
+            String(("xy" + text).dropFirst(2)),
+            String(decoding: Array(text.utf16), as: UTF16.self),
+            decomposed,
+        ]
+        for stored in spellings {
+            let map = RCUMap<String, RCUMapPage>()
+            map.set(RCUMapPage(1), forKey: "other\(text)")
+            map.set(RCUMapPage(0), forKey: stored)
+            for (index, lookedUp) in spellings.enumerated() {
+                #expect(lookedUp == stored)
+                #expect(map.withValue(forKey: lookedUp) { $0.token } == index)
+                map.set(RCUMapPage(index + 2), forKey: lookedUp)
+                #expect(map.update(lookedUp) { RCUMapPage(($0?.token ?? -100) - 1) }?.token == index + 1)
+            }
+            #expect(map.count == 2)
+            #expect(map.remove(spellings.last!)?.token == spellings.count)
+            #expect(map.get(stored) == nil)
+            #expect(map.get("other\(text)")?.token == 1)
+            #expect(map.count == 1)
+        }
     }
 
     /// The `String` hash is seeded per map, depends on every byte, and sends ASCII and non-ASCII keys alike through
