@@ -38,8 +38,8 @@ extension PoolCore {
 
     // MARK: Blocking pools
 
-    /// The parker value of a blocking pool's worker woken as a searcher (counted in `spinning` by its waker); other
-    /// wake-ups (shutdown) store 1.
+    /// The parker value of a blocking pool's worker woken as a searcher (counted in `spinning` by its waker); a CPU
+    /// pool's worker woken for work gets ``wokenForWork``, and shutdown's wake-ups store 1.
     static let wokenSearching: UInt32 = 2
 
     // A blocking pool runs calls that sleep: it needs a thread per call in flight and no more. A CPU pool's worker

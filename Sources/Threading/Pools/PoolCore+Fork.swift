@@ -71,6 +71,7 @@ extension PoolCore {
         synced.pointee.threads = isWorker ? 1 : 0
         synced.pointee.running = isWorker ? 1 : 0
         spinning.store(0, ordering: .relaxed)
+        wokenPending.store(0, ordering: .relaxed)
         synced.pointee.blocked = 0
         synced.pointee.extraSlots = 0
         synced.pointee.peakThreads = synced.pointee.threads

@@ -293,6 +293,7 @@ extension PoolCore {
         let woken: Bool? = state.withLock { synced in
             // Woken: the waker took it off the idle list and gave it a running slot.
             let value = worker.parker.load()
+            if value == PoolCore.wokenForWork { wokenPending.subtract(1, ordering: .relaxed) }
             if value != 0 { return value == PoolCore.wokenSearching }
             if let index = synced.idle.firstIndex(where: { $0 === worker }) {
                 synced.idle.remove(at: index)

@@ -115,6 +115,14 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     static let busyYieldNanoseconds: UInt64 = 20_000
     /// Workers spinning for work before they park (they take pending work themselves, so nobody wakes them).
     let spinning = Atomic<Int>(0)
+    /// A CPU pool's workers woken for work (``wokenForWork``) that have not yet left their park: each will look for
+    /// work, so it covers one queued unit, as a spinning worker does (changed under the pool lock). A blocking pool
+    /// counts its woken workers in `spinning` instead.
+    let wokenPending = Atomic<Int>(0)
+    /// The parker value of a CPU pool's worker woken for queued work (counted in `wokenPending` by its waker until
+    /// it leaves its park): the monitor's tick and later submissions do not wake a second worker for the unit it
+    /// will take, however long the scheduler keeps it from running.
+    static let wokenForWork: UInt32 = 3
 
     /// Wake-ups of parked workers (statistics).
     let wakeUps = Atomic<UInt64>(0)
@@ -350,10 +358,11 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
                 // A worker for each unit that no searching worker will take (see `PoolCore+Blocking.swift`).
                 if !synced.life.isStopped { (wake, spawnCount) = dispatchBlocking(&synced) }
             } else if !synced.life.isStopped && spinning.load(ordering: .sequentiallyConsistent) == 0
-                && synced.running < synced.limit && pendingTotal() > 0
+                && synced.running < synced.limit && pendingTotal() > wokenPending.load(ordering: .relaxed)
             {
                 if let worker = synced.idle.popLast() {
-                    worker.parker.store(1)
+                    worker.parker.store(PoolCore.wokenForWork)
+                    wokenPending.add(1, ordering: .relaxed)
                     synced.running += 1
                     wake = worker
                 } else if synced.threads < maxThreads {
@@ -388,13 +397,19 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     /// more units are in flight than it has threads (see `PoolCore+Blocking.swift`). Returns how many threads to
     /// create once the lock is released. Inside a ``PoolState/withLock(_:)`` section.
     func dispatch(_ synced: inout PoolSynced, allowSpawn: Bool, pending: Int? = nil) -> Int {
-        var budget = (pending ?? pendingTotal()) - spinning.load(ordering: .sequentiallyConsistent)
+        var budget =
+            (pending ?? pendingTotal()) - spinning.load(ordering: .sequentiallyConsistent)
+            - wokenPending.load(ordering: .relaxed)
         var spawnCount = 0
         while synced.running < synced.limit && budget > 0 {
             if let worker = synced.idle.popLast() {
                 // A blocking pool's woken worker counts as searching until it takes a unit (`PoolCore+Blocking.swift`).
-                worker.parker.store(isBlocking ? PoolCore.wokenSearching : 1)
-                if isBlocking { spinning.add(1, ordering: .sequentiallyConsistent) }
+                worker.parker.store(isBlocking ? PoolCore.wokenSearching : PoolCore.wokenForWork)
+                if isBlocking {
+                    spinning.add(1, ordering: .sequentiallyConsistent)
+                } else {
+                    wokenPending.add(1, ordering: .relaxed)
+                }
                 synced.running += 1
                 wakeUps.wrappingAdd(1, ordering: .relaxed)
                 worker.parker.wake()
