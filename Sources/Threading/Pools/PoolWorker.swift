@@ -16,8 +16,7 @@ enum PoolUnit {
 }
 
 /// A pool thread. `slot`, `local`, `picks`, `rotation`, `nextRuns`, `finishedEarly` and `blocked` are only touched by
-/// the thread itself
-/// (`blocked` also under the pool lock); `parker` is stored to by wakers under the pool lock.
+/// the thread itself (`blocked` also under the pool lock); `parker` is stored to by wakers under the pool lock.
 final class PoolWorker: BlockingObserver, @unchecked Sendable {
     /// The pool this thread belongs to (a worker keeps its pool alive while its thread runs).
     let poolCore: PoolCore
