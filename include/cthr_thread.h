@@ -67,6 +67,12 @@ bool cthr_thread_is_main(void);
 // The calling thread's kernel thread id (gettid), cached per thread.
 pid_t cthr_thread_id(void);
 
+// In a fork()ed child: how many of the Swift runtime's per-thread caches of the thread id (the ones its once-lock,
+// behind every global initializer, locks with) the fork reset for the forking thread; 0 in a process that was not
+// forked, or where none was found (a runtime without a symbol table). Without the reset, the child's first thread
+// keeps its parent's id and a child whose first two threads both initialise a global can hang for ever.
+size_t cthr_fork_reset_thread_id_caches(void);
+
 // Gives up the processor (sched_yield). Returns 0.
 int cthr_thread_yield(void);
 

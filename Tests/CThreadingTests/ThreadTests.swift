@@ -180,6 +180,17 @@ import Testing
         expectCleanExit(of: child)
     }
 
+    /// A forked child's first thread gets the Swift runtime's cached thread ids reset (libswiftCore's and
+    /// libswift_Concurrency's once-lock caches, both loaded here); a process that was not forked reports none.
+    @Test func forkResetsTheRuntimesThreadIdCaches() {
+        #expect(cthr_fork_reset_thread_id_caches() == 0)
+        let child = fork()
+        if child == 0 { _exit(cthr_fork_reset_thread_id_caches() >= 2 ? 0 : 1) }
+        #expect(child > 0)
+        guard child > 0 else { return }
+        expectCleanExit(of: child)
+    }
+
     /// `cthr_cpu_count` reads the calling thread's mask: a thread pinned to one CPU counts one, whatever the main
     /// thread may use.
     @Test func cpuCountFollowsTheCallingThreadsMask() throws {

@@ -112,6 +112,23 @@ import Testing
         #expect(errors.contains("WorkItem.wait(): this process is a fork()ed child"), "stderr: \(errors)")
     }
 
+    /// A child whose first thread initialises a global while the child's second thread waits for the same global:
+    /// both go on (the Swift runtime's once-lock, which the first thread would otherwise take with its parent's
+    /// thread id, is released to the waiter). Before the fix the child hung here for ever.
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
+    func aGlobalInitialisedInTheChildWhileAnotherThreadWaitsForIt() async {
+        await #expect(processExitsWith: .success) {
+            _ = ForkOnceProbe.waiterID.load(ordering: .relaxed)  // this thread caches its id in the runtime here
+            let status = faultRunForked(seconds: 20) {
+                guard ForkOnceProbe.value == 42 else { return 2 }
+                guard let waiter = ForkOnceProbe.waiter.withLock({ $0 }), waiter.join(timeout: .seconds(10)) == 42
+                else { return 3 }
+                return 0
+            }
+            exit(status)
+        }
+    }
+
     /// An untimed `Job.waitUntilFinished()` in the child for a job of the parent's queue stops with a message.
     @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
     func untimedWaitForTheParentsJobTrapsInTheChild() async {
@@ -390,4 +407,41 @@ func forkRCUReleaseScenario() -> Int32 {
         return 5
     }
     return 0
+}
+
+/// A global that the first thread of a forked child initialises while a second thread of the child, started by the
+/// initialiser, waits for it (see `aGlobalInitialisedInTheChildWhileAnotherThreadWaitsForIt`).
+private enum ForkOnceProbe {
+    /// The waiting thread's kernel id, once it is about to ask for ``value``.
+    static let waiterID = Atomic<Int32>(0)
+    /// The waiting thread, for the child to join.
+    static let waiter = LockedValue<PosixThread<Int>?>(nil)
+
+    static let value: Int = {
+        let thread = try! PosixThread(name: "once-waiter") { () -> Int in
+            ForkOnceProbe.waiterID.store(cthr_thread_id(), ordering: .releasing)
+            return ForkOnceProbe.value
+        }
+        waiter.withLock { $0 = thread }
+        // Return only once the waiter sleeps (in the once-lock: it does nothing else), or after 2 s.
+        let deadline = cthr_clock_now_ns() + 2_000_000_000
+        while cthr_clock_now_ns() < deadline {
+            let id = waiterID.load(ordering: .acquiring)
+            if id != 0, threadState(id) == "S" { break }
+            _ = cthr_sleep_ns(1_000_000)
+        }
+        _ = cthr_sleep_ns(20_000_000)
+        return 42
+    }()
+
+    /// The state letter of thread `id` of this process (`/proc/self/task/<id>/stat`), "" if unreadable.
+    private static func threadState(_ id: Int32) -> String {
+        guard let file = fopen("/proc/self/task/\(id)/stat", "r") else { return "" }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 512)
+        guard fgets(&line, Int32(line.count), file) != nil else { return "" }
+        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let close = text.lastIndex(of: ")") else { return "" }
+        return String(text[text.index(after: close)...].dropFirst().prefix(1))
+    }
 }

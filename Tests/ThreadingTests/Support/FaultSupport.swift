@@ -36,13 +36,13 @@ func faultRefuseNewThreads() -> Bool {
 }
 
 /// Runs `body` in a forked child process and returns its exit status: `body`'s result, or 70 + the signal that
-/// killed it, or 99 if it did not finish within 90 s (it is then killed). The child exits with `_exit`.
-func faultRunForked(_ body: () -> Int32) -> Int32 {
+/// killed it, or 99 if it did not finish within `seconds` (it is then killed). The child exits with `_exit`.
+func faultRunForked(seconds: UInt64 = 90, _ body: () -> Int32) -> Int32 {
     let pid = fork()
     if pid == 0 { _exit(body()) }
     guard pid > 0 else { return 98 }
     var status: Int32 = 0
-    let deadline = cthr_clock_now_ns() + 90_000_000_000
+    let deadline = cthr_clock_now_ns() + seconds * 1_000_000_000
     while waitpid(pid, &status, WNOHANG) == 0 {
         if cthr_clock_now_ns() > deadline {
             kill(pid, SIGKILL)
