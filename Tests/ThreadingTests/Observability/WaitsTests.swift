@@ -165,6 +165,23 @@ final class ThreadIDCell: Sendable {
         writer.join()
     }
 
+    /// A writer that has claimed the lock and waits for a reader to leave has its own id in the lock: its wait
+    /// names nobody, and no cycle of one thread is found (it was, while readers held the lock: a false alarm of the
+    /// cycle detector after its grace period).
+    @Test func aWriterWaitingForReadersIsNoCycle() throws {
+        let lock = ReadWriteLock(name: "waits.drain")
+        _ = RuntimeThread.current
+        lock.readLock()
+        let (writer, writerID) = try WaitsTestSupport.start("waits-drainer") { lock.withWriteLock {} }
+        let waiting = WaitsTestSupport.waiting(writerID, "write lock")
+        #expect(waiting != nil)
+        #expect(waiting?.waitingFor?.ownerThreadID == nil)
+        let capture = WaitRegistry.capture()
+        #expect(!capture.cycles.contains { $0.threadIDs.contains(writerID) }, "\(capture.cycles)")
+        lock.unlock()
+        writer.join()
+    }
+
     /// A join shows a `join` wait whose owner is the joined thread.
     @Test func aJoinNamesTheJoinedThread() throws {
         let semaphore = Semaphore(value: 0)

@@ -16,12 +16,15 @@ import Testing
         let rounds = Torture.size(150, long: 3_000)
         let stop = AtomicFlag()
         let captures = Atomic<Int>(0)
-        let cyclesSeen = Atomic<Int>(0)
+        let cyclesSeen = LockedValue<[String]>([])
         let spawned = LockedValue<[Int32]>([])
         let capturer = try PosixThread(name: "waits-capture") {
             while !stop.isSet {
                 let capture = WaitRegistry.capture()
-                if !capture.cycles.isEmpty { cyclesSeen.add(1, ordering: .relaxed) }
+                if !capture.cycles.isEmpty {
+                    let lines = capture.cycles.map(\.description)
+                    cyclesSeen.withLock { $0.append(contentsOf: lines) }
+                }
                 // Touch every field, so a torn read would show.
                 for thread in capture.threads {
                     _ = thread.name.count + thread.heldLocks.count + (thread.waitingFor?.target.count ?? 0)
@@ -57,7 +60,8 @@ import Testing
         stop.set()
         blockingCall { capturer.join() }
         #expect(captures.load(ordering: .relaxed) > 0)
-        #expect(cyclesSeen.load(ordering: .relaxed) == 0)
+        let cycles = cyclesSeen.withLock { $0 }
+        #expect(cycles.isEmpty, "\(cycles.joined(separator: "\n"))")
         #expect(NamedLockRegistry.count(containing: "\"torture.") == 0)
         let gone = spawned.withLock { Set($0) }
         #expect(queueTestWait { WaitRegistry.capture().threads.allSatisfy { !gone.contains($0.threadID) } })

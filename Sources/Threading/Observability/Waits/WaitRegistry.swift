@@ -40,7 +40,7 @@ enum WaitRegistry {
                 name: threadName(record.threadID),
                 wait: wait,
                 target: wait?.target.waitTargetDescription ?? "",
-                owner: wait?.target.waitOwnerThreadID
+                owner: wait.flatMap { owner(of: $0, waitedBy: record.threadID) }
             )
         }
 
@@ -105,7 +105,9 @@ enum WaitRegistry {
         let byThread = Dictionary(uniqueKeysWithValues: threads.map { ($0.threadID, $0) })
         let cycles = WaitCycleFinder.cycles(edges).filter { cycle in
             let members = cycle.threadIDs.compactMap { byThread[$0] }
-            let owners = members.allSatisfy { $0.wait?.target.waitOwnerThreadID == $0.owner }
+            let owners = members.allSatisfy { member in
+                member.wait.flatMap { owner(of: $0, waitedBy: member.threadID) } == member.owner
+            }
             return owners
                 && members.allSatisfy { thread in
                     guard let before = thread.wait, let now = thread.record.observe() else { return false }
@@ -113,6 +115,14 @@ enum WaitRegistry {
                 }
         }
         return (snapshots, heldLocks, cycles)
+    }
+
+    /// The thread that must act for `wait`, the wait of thread `waiter`, to end, read now. A writer that has claimed
+    /// a ``ReadWriteLock`` and waits for its readers to leave finds its own id in the lock: it waits for the readers,
+    /// whom the lock does not record, so its wait names nobody (it would otherwise read as a cycle of one thread).
+    private static func owner(of wait: WaitObservation, waitedBy waiter: Int32) -> Int32? {
+        let owner = wait.target.waitOwnerThreadID
+        return wait.kind == .writeLock && owner == waiter ? nil : owner
     }
 
     /// The kernel's name of thread `threadID` of this process (`/proc/self/task/<tid>/comm`), `""` when it has
