@@ -117,12 +117,17 @@ enum WaitRegistry {
         return (snapshots, heldLocks, cycles)
     }
 
-    /// The thread that must act for `wait`, the wait of thread `waiter`, to end, read now. A writer that has claimed
-    /// a ``ReadWriteLock`` and waits for its readers to leave finds its own id in the lock: it waits for the readers,
-    /// whom the lock does not record, so its wait names nobody (it would otherwise read as a cycle of one thread).
+    /// The thread that must act for `wait`, the wait of thread `waiter`, to end, read now.
+    ///
+    /// A lock wait that finds the waiter's own id in the lock names nobody: the library's locks refuse to wait for
+    /// a lock the caller holds (a relock traps before it waits), so the id is there for one of two passing reasons.
+    /// The waiter has just taken the lock and not yet ended its wait record (a thread preempted there stays in that
+    /// state as long as the scheduler likes, so a second reading does not tell it apart); or it is a writer that has
+    /// claimed a ``ReadWriteLock`` and waits for its readers to leave, whom the lock does not record. Either would
+    /// otherwise read as a cycle of one thread.
     private static func owner(of wait: WaitObservation, waitedBy waiter: Int32) -> Int32? {
         let owner = wait.target.waitOwnerThreadID
-        return wait.kind == .writeLock && owner == waiter ? nil : owner
+        return wait.kind.isLock && owner == waiter ? nil : owner
     }
 
     /// The kernel's name of thread `threadID` of this process (`/proc/self/task/<tid>/comm`), `""` when it has
