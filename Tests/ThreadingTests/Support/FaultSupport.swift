@@ -87,10 +87,13 @@ func faultLog(_ message: String) {
 /// Whether this process runs under ThreadSanitizer, where the tests whose forked child starts threads do not run.
 ///
 /// TSan does not support a child forked from a multi-threaded process: by default it kills the child as soon as it
-/// starts a thread (`die_after_fork`, exit code 66). With `die_after_fork=0` the child runs, but 3 runs in 17 of
-/// these tests hung there for good, each child waiting in the Swift runtime's `swift_once` slow path: once inside the
-/// library's `fork()` child handler, for a global the prepare handler had made in the parent, once in the test's own
-/// code in the child, asking for a generic type's metadata (gdb on the hung children; the cause is not established).
-/// The same tests run in every other configuration: the debug suite, AddressSanitizer, the suite with every trait,
-/// the loaded-machine run, and under gdb (`scripts/fork-handlers-check.sh`).
+/// starts a thread (`die_after_fork`, exit code 66). With `die_after_fork=0` the child runs, but these tests hung
+/// there now and then, each child waiting in the Swift runtime's `swift_once` slow path. One cause was the
+/// runtime's stale thread id in a forked child, which the library now repairs (`Sources/CThreading/fork_ids.c`).
+/// Tried again after that fix (`die_after_fork=0`, 17 runs of the fork tests): 2 children still hung, one of them
+/// the only thread of its child, in the once of the runtime's table of prespecialized generic metadata
+/// (`swift_getCanonicalPrespecializedGenericMetadata`): a thread of the parent was inside that once at the fork,
+/// the hazard any child of a multi-threaded Swift process runs (the fork article says so), which TSan's slowness
+/// makes frequent. The same tests run in every other configuration: the debug suite, AddressSanitizer, the suite
+/// with every trait, the loaded-machine run, and under gdb (`scripts/fork-handlers-check.sh`).
 let faultForkBlockedBySanitizer: Bool = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
