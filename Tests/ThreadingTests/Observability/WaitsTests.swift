@@ -166,8 +166,8 @@ final class ThreadIDCell: Sendable {
     }
 
     /// A writer that has claimed the lock and waits for a reader to leave has its own id in the lock: its wait
-    /// names nobody, and no cycle of one thread is found (it was, while readers held the lock: a false alarm of the
-    /// cycle detector after its grace period).
+    /// names nobody, and no cycle of one thread is found (one was, while readers held the lock: snapshots and dumps
+    /// listed the writer as waiting for itself).
     @Test func aWriterWaitingForReadersIsNoCycle() throws {
         let lock = ReadWriteLock(name: "waits.drain")
         _ = RuntimeThread.current
