@@ -24,7 +24,7 @@ let jobStallGraceNanoseconds: UInt64 = 1_000_000_000
 ///   After ``jobStallGraceNanoseconds`` the waiting thread prints one line on stderr naming the wait, the job, the
 ///   queue and the thread, then goes on waiting.
 enum JobWait {
-    /// Waits on `word` (a job's `done`, a queue's `idle`) until it is nonzero or `timeout` passed. An untimed wait
+    /// Waits on `word` (a job's `done`, a queue's `idle`) until its flag is set or `timeout` passed. An untimed wait
     /// that would block is checked first: `targets` (taken only then) are the jobs whose end it waits for (the
     /// members of `queue` when it waits for a queue to empty), `wait` names the call for the messages.
     static func wait(
@@ -35,7 +35,7 @@ enum JobWait {
         queue: JobQueueCore? = nil,
         targets: () -> [Job]
     ) -> Bool {
-        if word.load() != 0 { return true }
+        if word.isFlagSet { return true }
         return WaitRecording.recording(.job, on: target) {
             waitRecorded(word, timeout: timeout, wait: wait(), queue: queue, targets: targets)
         }
@@ -50,14 +50,14 @@ enum JobWait {
         targets: () -> [Job]
     ) -> Bool {
         guard timeout == nil else {
-            return word.blockingWaitUntilNonzero(deadline: monotonicDeadline(after: timeout!))
+            return word.blockingWaitUntilFlagSet(deadline: monotonicDeadline(after: timeout!))
         }
         let context = RuntimeThread.current
         let running = context.runningJobs
         if !running.isEmpty, let reason = deadlock(targets(), of: queue, running: running) {
             diagnoseWaitDeadlock(wait(), reason: reason, context)
         }
-        if word.blockingWaitUntilNonzero(deadline: cthr_clock_deadline_after(jobStallGraceNanoseconds)) { return true }
+        if word.blockingWaitUntilFlagSet(deadline: cthr_clock_deadline_after(jobStallGraceNanoseconds)) { return true }
         if let reason = stall(targets()) {
             RuntimeObservation.report(
                 .waitStalled,
@@ -66,7 +66,7 @@ enum JobWait {
                     + "\(reason), so this wait cannot end before then"
             )
         }
-        return word.blockingWaitUntilNonzero(deadline: .max)
+        return word.blockingWaitUntilFlagSet(deadline: .max)
     }
 
     /// Why the end of `targets` (the members of `waited`, for a queue wait) can never come while this thread waits

@@ -61,7 +61,7 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
     var qosValue: QoS?
     let body: (@Sendable (Job) throws -> Void)?
 
-    /// 0 until the job ended, then 1 (a futex word for ``waitUntilFinished(timeout:)``).
+    /// A futex flag (``FutexWord/isFlagSet``), set when the job ended: what ``waitUntilFinished(timeout:)`` sleeps on.
     let done = FutexWord.allocate()
 
     /// Creates a job that does nothing when it runs: a join point that dependents wait on.
@@ -246,7 +246,7 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
         message: "waitUntilFinished(timeout:) blocks the thread; use `try await job.waitUntilFinished()` (top-level code, where the blocking overload wins: `try await { try await job.waitUntilFinished() }()`)"
     )
     public func waitUntilFinished(timeout: Duration? = nil) -> Bool {
-        if timeout == nil && done.load() == 0 && JobGraph.lock.withLock({ abandonedByFork && !stateValue.isEnded }) {
+        if timeout == nil && !done.isFlagSet && JobGraph.lock.withLock({ abandonedByFork && !stateValue.isEnded }) {
             threadingFatal(
                 "\(self).waitUntilFinished(): this process is a fork()ed child and the job belonged to a queue of the "
                     + "parent when it forked; the parent's jobs never run in a child, so this wait would never end"
@@ -329,8 +329,7 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
         /// dependents are ready, so they compete by priority for the freed slot.
         func deliver(_ job: Job, wasRunning: Bool) {
             owner?.jobEnded(job, wasRunning: wasRunning)
-            job.done.store(1)
-            job.done.wake(Int32.max)
+            job.done.setFlag()
             for observer in observers { observer(job, state) }
             for entry in dependents { entry.job?.dependencyEnded() }
             owner?.startAfterJobEnded()

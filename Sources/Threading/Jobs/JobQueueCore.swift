@@ -34,7 +34,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
     private weak var handle: JobQueue?
     /// How many handles are alive (more than one only while a released handle's deinit races `currentHandle()`).
     private var handleCount = 0
-    /// 1 while the queue has no jobs (a futex word for `waitUntilAllFinished`).
+    /// A futex flag (``FutexWord/isFlagSet``), set while the queue has no jobs: what `waitUntilAllFinished` sleeps on.
     let idle = FutexWord.allocate(1)
 
     init(name: String, qos: QoS, maxConcurrentJobs: Int, poolCore: PoolCore = .shared) {
@@ -166,7 +166,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
         members[ObjectIdentifier(job)] = job
         if members.count == 1 {
             keepAlive = self
-            idle.store(0)
+            idle.clearFlag()
         }
         if isReady { ready[priority.index].append(job) }
     }
@@ -248,15 +248,16 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
         members[ObjectIdentifier(job)] = nil
         var released: JobQueueCore?
         let nowIdle = members.isEmpty
+        var wakeIdleWaiters = false
         if nowIdle {
             released = keepAlive
             keepAlive = nil
             // Stale ready entries of cancelled jobs would keep them alive; none can start any more.
             for index in ready.indices { _ = ready[index].removeAll() }
-            idle.store(1)
+            wakeIdleWaiters = idle.setFlagFindingSleepers()
         }
         lock.unlock()
-        if nowIdle { idle.wake(Int32.max) }
+        if wakeIdleWaiters { idle.wake(Int32.max) }
         // The last reference may go here, after the lock was given back (the caller holds one more until
         // `startAfterJobEnded()`).
         _ = released

@@ -44,6 +44,7 @@ private final class PerformState: @unchecked Sendable {
     let body: UnsafeMutablePointer<(Int) -> Void>
     let next = Atomic<Int>(0)
     let finished = Atomic<Int>(0)
+    /// A futex flag (``FutexWord/isFlagSet``), set by whoever finishes the last iteration.
     let done = FutexWord.allocate()
 
     init(iterations: Int, body: UnsafeMutablePointer<(Int) -> Void>) {
@@ -57,16 +58,13 @@ private final class PerformState: @unchecked Sendable {
             if index >= iterations { return }
             body.pointee(index)
             if finished.add(1, ordering: .acquiringAndReleasing).newValue == iterations {
-                done.store(1)
-                done.wake(Int32.max)
+                done.setFlag()
             }
         }
     }
 
     func waitAll() {
-        if done.load() == 1 { return }
-        BlockingHook.willBlock()
-        while done.load() == 0 { done.wait(expected: 0) }
-        BlockingHook.didUnblock()
+        if done.isFlagSet { return }
+        _ = done.blockingWaitUntilFlagSet(deadline: .max)
     }
 }

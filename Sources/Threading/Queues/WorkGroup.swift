@@ -14,7 +14,14 @@ import Synchronization
 ///
 /// Reference semantics; `Sendable` because the count is atomic and the notification list is lock-protected.
 public final class WorkGroup: @unchecked Sendable {
+    /// The outstanding work (the low 31 bits, a futex word) and ``sleeper``. The word is 0 exactly when nothing is
+    /// outstanding: the sleeper bit is set only beside a nonzero count, and the `leave()` that reaches zero clears it.
     private let count = FutexWord.allocate()
+    /// The count's bits.
+    private static let countMask: UInt32 = 0x7FFF_FFFF
+    /// Set by a thread about to sleep until the count is zero, so that the `leave()` that reaches zero makes the
+    /// wake system call only when one does.
+    private static let sleeper: UInt32 = 0x8000_0000
     private let lock = RuntimeLock()
     /// Guarded by `lock`.
     private var notifications: [(QueueCore?, @Sendable () -> Void)] = []
@@ -36,7 +43,9 @@ public final class WorkGroup: @unchecked Sendable {
 
     /// Counts one more piece of outstanding work.
     public func enter() {
-        if count.add(1) == 0 { enteredEpoch.store(ForkRegistry.epoch.load(ordering: .relaxed), ordering: .relaxed) }
+        if count.add(1) & WorkGroup.countMask == 0 {
+            enteredEpoch.store(ForkRegistry.epoch.load(ordering: .relaxed), ordering: .relaxed)
+        }
     }
 
     /// Marks one piece of work done. At zero, wakes the waiters and submits the notifications.
@@ -44,12 +53,20 @@ public final class WorkGroup: @unchecked Sendable {
     /// Traps ("WorkGroup.leave() without a matching enter()") when the count is already zero.
     public func leave() {
         lock.lock()
-        let old = count.load()
-        guard old > 0 else {
-            lock.unlock()
-            threadingFatal("WorkGroup.leave() without a matching enter()")
+        // `enter()` adds without the lock: the count goes down by compare-exchange, and at zero the sleeper bit goes
+        // with it (the wake below is for the threads that set it).
+        var value = count.load()
+        while true {
+            guard value & WorkGroup.countMask > 0 else {
+                lock.unlock()
+                threadingFatal("WorkGroup.leave() without a matching enter()")
+            }
+            let next = value & WorkGroup.countMask == 1 ? 0 : value - 1
+            let (exchanged, original) = count.compareExchange(value, next)
+            if exchanged { break }
+            value = original
         }
-        count.subtract(1)
+        let old = value & WorkGroup.countMask
         var fired: [(QueueCore?, @Sendable () -> Void)] = []
         if old == 1 {
             fired = notifications
@@ -57,7 +74,7 @@ public final class WorkGroup: @unchecked Sendable {
         }
         lock.unlock()
         if old == 1 {
-            count.wake(Int32.max)
+            if value & WorkGroup.sleeper != 0 { count.wake(Int32.max) }
             for (core, work) in fired { WorkGroup.enqueue(core, work) }
         }
     }
@@ -93,7 +110,7 @@ public final class WorkGroup: @unchecked Sendable {
         if timeout == nil { diagnoseWaitFromOwnTask() }
         if timeout == nil && enteredEpoch.load(ordering: .relaxed) != ForkRegistry.epoch.load(ordering: .relaxed) {
             threadingFatal(
-                "WorkGroup.wait(): this process is a fork()ed child and the group still counts \(count.load()) "
+                "WorkGroup.wait(): this process is a fork()ed child and the group still counts \(count.load() & WorkGroup.countMask) "
                     + "piece(s) of work entered by the parent before it forked; the parent's tasks never run in a "
                     + "child, so this wait would never end"
             )
@@ -160,8 +177,13 @@ public final class WorkGroup: @unchecked Sendable {
     /// ``waitCount(_:)``'s loop, with the wait recorded.
     private func waitCountRecorded(_ deadline: UInt64) -> Bool {
         while true {
-            let value = count.load()
+            var value = count.load()
             if value == 0 { return true }
+            if value & WorkGroup.sleeper == 0 {
+                let (exchanged, original) = count.compareExchange(value, value | WorkGroup.sleeper)
+                if !exchanged { continue }
+                value = original | WorkGroup.sleeper
+            }
             if !count.wait(expected: value, deadline: deadline) || cthr_clock_now_ns() >= deadline {
                 return count.load() == 0
             }

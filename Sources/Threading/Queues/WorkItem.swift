@@ -32,6 +32,7 @@ public final class WorkItem: @unchecked Sendable {
     /// The queue the item was last submitted to (guarded by `lock`; weak: the queue holds the item's closure while
     /// it is queued, and nothing must keep a released queue alive).
     private weak var submittedQueue: QueueCore?
+    /// A futex flag (``FutexWord/isFlagSet``), set when the item finished: what ``wait(timeout:)`` sleeps on.
     private let done = FutexWord.allocate()
 
     /// Creates an item.
@@ -94,7 +95,7 @@ public final class WorkItem: @unchecked Sendable {
     /// - Returns: True when finished, false on timeout.
     @available(*, noasync, message: "wait(timeout:) blocks the thread; use `try await item.wait()` (top-level code, where the blocking overload wins: `try await { try await item.wait() }()`)")
     public func wait(timeout: Duration? = nil) -> Bool {
-        if done.load() == 1 { return true }
+        if done.isFlagSet { return true }
         if timeout == nil {
             let context = RuntimeThread.current
             if context.isRunning(self) {
@@ -123,7 +124,7 @@ public final class WorkItem: @unchecked Sendable {
             }
         }
         let deadline = timeout.map { monotonicDeadline(after: $0) } ?? .max
-        return WaitRecording.recording(.workItem, on: self) { done.blockingWaitUntilNonzero(deadline: deadline) }
+        return WaitRecording.recording(.workItem, on: self) { done.blockingWaitUntilFlagSet(deadline: deadline) }
     }
 
     /// Submits `work` to `queue` when the item finished (at once if it already has).
@@ -192,8 +193,7 @@ public final class WorkItem: @unchecked Sendable {
         notifications = []
         timer = nil
         lock.unlock()
-        done.store(1)
-        done.wake(Int32.max)
+        done.setFlag()
         for (core, work) in fired {
             if let core { core.enqueueFiring(.task(work)) } else { work() }
         }

@@ -141,11 +141,25 @@ final class AsyncWaitList: @unchecked Sendable {
 
 /// A continuation that exactly one of several parties resumes: the event a wait is for, or the task's
 /// cancellation. The loser's resume is a no-op.
+///
+/// Lock-free: the winner of `claimed` either resumes the installed continuation or leaves its result for the task
+/// to take while it installs one, decided by one compare-exchange on `state` against the installing task.
 final class AsyncResumeOnce<Value: Sendable>: @unchecked Sendable {
     private let claimed = Atomic<Bool>(false)
-    /// Set once before any `resume` can be called (inside the continuation's closure), read by the winner only.
+    /// ``State``: who came second, the continuation or the result, does the resume.
+    private let state = Atomic<UInt8>(State.empty)
+    /// Written by the task before it publishes `installed`, read by the winner after it saw it.
     private var continuation: UnsafeContinuation<Value, any Error>?
+    /// Written by the winner before it publishes `early`, read by the task after it saw it.
     private var early: Result<Value, any Error>?
+
+    private enum State {
+        static var empty: UInt8 { 0 }
+        /// The task installed its continuation: the winner resumes it.
+        static var installed: UInt8 { 1 }
+        /// The winner came first and left its result: the task resumes itself with it.
+        static var early: UInt8 { 2 }
+    }
 
     /// Waits until ``resume(_:)`` or cancellation; `register` installs the event's callback (it may resume at
     /// once).
@@ -164,17 +178,17 @@ final class AsyncResumeOnce<Value: Sendable>: @unchecked Sendable {
         }
     }
 
-    private let lock = RuntimeLock()
-
     private func install(_ continuation: UnsafeContinuation<Value, any Error>) {
-        lock.lock()
-        if let early {
-            lock.unlock()
-            continuation.resume(with: early)
-            return
-        }
         self.continuation = continuation
-        lock.unlock()
+        let (exchanged, _) = state.compareExchange(
+            expected: State.empty,
+            desired: State.installed,
+            successOrdering: .releasing,
+            failureOrdering: .acquiring
+        )
+        if exchanged { return }
+        self.continuation = nil
+        continuation.resume(with: early!)
     }
 
     /// Called by the task after its `await`: the winner's claim (a release) is ordered before it (see
@@ -184,14 +198,16 @@ final class AsyncResumeOnce<Value: Sendable>: @unchecked Sendable {
     /// Resumes the waiter with `result` unless another party did already.
     func resume(_ result: Result<Value, any Error>) {
         guard !claimed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        lock.lock()
-        guard let continuation else {
-            early = result
-            lock.unlock()
-            return
-        }
+        early = result
+        let (exchanged, _) = state.compareExchange(
+            expected: State.empty,
+            desired: State.early,
+            successOrdering: .releasing,
+            failureOrdering: .acquiring
+        )
+        if exchanged { return }
+        let continuation = self.continuation!
         self.continuation = nil
-        lock.unlock()
         continuation.resume(with: result)
     }
 }

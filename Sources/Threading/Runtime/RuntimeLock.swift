@@ -190,17 +190,55 @@ import Musl
 let ETIMEDOUT_VALUE: Int32 = ETIMEDOUT
 #endif
 
+/// A flag on a futex word that threads can sleep on until it is set (an item's or a job's end, a job queue gone
+/// idle): bit 0 is the flag, bit 1 says that a thread sleeps (or is about to) until it is set, so that setting it
+/// makes the wake system call only when one does. A completion with nobody blocked in a wait costs no system call.
 extension FutexWord {
-    /// Sleeps until the word holds a nonzero value or `deadline` (CLOCK_MONOTONIC ns, `UInt64.max` = forever)
-    /// passed, telling the blocking hook (``BlockingHook``) that the calling thread blocks (so that a pool worker is replaced meanwhile).
-    /// Returns whether the word is nonzero.
-    func blockingWaitUntilNonzero(deadline: UInt64) -> Bool {
+    /// Bit 0: the flag.
+    static let flagSet: UInt32 = 1
+    /// Bit 1: a thread sleeps, or is about to, until the flag is set.
+    static let flagSleeper: UInt32 = 2
+
+    /// Whether the flag is set (acquire: what the setter did before ``setFlag()`` is visible).
+    @inline(__always)
+    var isFlagSet: Bool { load() & FutexWord.flagSet != 0 }
+
+    /// Sets the flag; whether a thread sleeps on it. The caller then wakes them with `wake(Int32.max)`, possibly
+    /// after giving back a lock under which it set the flag.
+    @inline(__always)
+    func setFlagFindingSleepers() -> Bool {
+        exchange(FutexWord.flagSet) & FutexWord.flagSleeper != 0
+    }
+
+    /// Sets the flag and wakes every thread sleeping on it; no system call when none does.
+    @inline(__always)
+    func setFlag() {
+        if setFlagFindingSleepers() { wake(Int32.max) }
+    }
+
+    /// Clears the flag (the thing it stands for is pending again). Nobody sleeps on a set flag, so there is no
+    /// sleeper bit to keep.
+    @inline(__always)
+    func clearFlag() { store(0) }
+
+    /// Sleeps until the flag is set or `deadline` (CLOCK_MONOTONIC ns, `UInt64.max` = forever) passed, telling the
+    /// blocking hook (``BlockingHook``) that the calling thread blocks (so that a pool worker is replaced meanwhile).
+    /// Returns whether the flag is set.
+    func blockingWaitUntilFlagSet(deadline: UInt64) -> Bool {
         BlockingHook.willBlock()
         defer { BlockingHook.didUnblock() }
-        while load() == 0 {
-            if !wait(expected: 0, deadline: deadline) || cthr_clock_now_ns() >= deadline {
-                return load() != 0
+        var value = load()
+        while value & FutexWord.flagSet == 0 {
+            if value & FutexWord.flagSleeper == 0 {
+                let (exchanged, original) = compareExchange(value, value | FutexWord.flagSleeper)
+                if !exchanged {
+                    value = original
+                    continue
+                }
+                value |= FutexWord.flagSleeper
             }
+            if !wait(expected: value, deadline: deadline) || cthr_clock_now_ns() >= deadline { return isFlagSet }
+            value = load()
         }
         return true
     }

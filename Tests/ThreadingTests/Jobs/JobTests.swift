@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+import CThreading
 import Synchronization
 import Testing
 
@@ -39,6 +40,30 @@ struct JobTests {
         #expect(log.values == [1])
         #expect(states.withLock { $0 } == [.executing, .finished])
         #expect(job.waitUntilFinished(timeout: .seconds(1)))
+    }
+
+    @Test("every thread asleep on a job, or on its queue going idle, wakes when the job ends")
+    func everySleeperWakesWhenTheJobEnds() {
+        let jobs = JobQueue(name: "job.sleepers")
+        for _ in 0..<100 {
+            let job = Job { _ in }
+            let woke = Atomic<Int>(0)
+            jobs.suspend()
+            jobs.addJob(job)
+            runTogether(5) { index in
+                switch index {
+                case 0:
+                    _ = cthr_sleep_ns(200_000)
+                    jobs.resume()
+                case 1, 2:
+                    if jobs.waitUntilAllFinished(timeout: testDeadline) { woke.add(1, ordering: .relaxed) }
+                default:
+                    if job.waitUntilFinished(timeout: testDeadline) { woke.add(1, ordering: .relaxed) }
+                }
+            }
+            #expect(woke.load(ordering: .relaxed) == 4)
+            #expect(job.isFinished)
+        }
     }
 
     @Test("a subclass runs its own main on a queue")

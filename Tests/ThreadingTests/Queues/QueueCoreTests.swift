@@ -172,6 +172,31 @@ import Glibc
         #expect(group.wait(timeout: .seconds(10)))
     }
 
+    /// Threads asleep in `wait()` set a bit of the group's word so that the `leave()` that reaches zero wakes them
+    /// (and one that does not, or a zero reached with nobody asleep, makes no system call): every sleeper wakes,
+    /// also when the count goes up again before it reaches zero, round after round.
+    @Test func everyThreadAsleepOnAGroupWakesAtZero() {
+        let group = WorkGroup()
+        for _ in 0..<100 {
+            group.enter()
+            group.enter()
+            let woke = Atomic<Int>(0)
+            runTogether(4) { index in
+                guard index == 0 else {
+                    if group.wait(timeout: testDeadline) { woke.add(1, ordering: .relaxed) }
+                    return
+                }
+                _ = cthr_sleep_ns(200_000)
+                group.leave()
+                group.enter()
+                group.leave()
+                group.leave()
+            }
+            #expect(woke.load(ordering: .relaxed) == 3)
+            #expect(group.wait(timeout: .zero))
+        }
+    }
+
     @Test func groupIsReusableAndNotifies() {
         let group = WorkGroup()
         let queue = SerialQueue(label: "poolCore.group.reuse")
@@ -206,6 +231,24 @@ import Glibc
         #expect(item.wait(timeout: .seconds(10)))
         queue.sync {}
         #expect(log.count == 0)
+    }
+
+    /// Threads asleep in `wait(timeout:)` all wake when the item finishes, whether they slept before it or came
+    /// after (the finishing thread wakes only when one set the sleeper bit).
+    @Test func everyThreadAsleepOnAnItemWakesWhenItFinishes() {
+        for _ in 0..<100 {
+            let item = WorkItem {}
+            let woke = Atomic<Int>(0)
+            runTogether(4) { index in
+                guard index == 0 else {
+                    if item.wait(timeout: testDeadline) { woke.add(1, ordering: .relaxed) }
+                    return
+                }
+                _ = cthr_sleep_ns(200_000)
+                item.perform()
+            }
+            #expect(woke.load(ordering: .relaxed) == 3)
+        }
     }
 
     @Test func workItemWaitAndNotify() {

@@ -20,10 +20,12 @@ import Threading
 /// - offload: a blocking call from async code, moved off the cooperative pool: `WorkerPool.blocking.run`, a
 ///   concurrent queue on the blocking pool (`queue.run`) and the blocking pool through `withTaskExecutorPreference`
 ///   vs `NIOThreadPool.runIfActive` (the thread column counts concurrent tasks).
-/// - waits: `await semaphore.wait()` against the same wait built by hand from a continuation and against a
-///   `DispatchSemaphore` waited for on a Dispatch thread behind a continuation.
+/// - waits: `await semaphore.wait()` against the same wait built by hand from a continuation (bare, and with the
+///   cancellation handler a wait needs to end when its task is cancelled) and against a `DispatchSemaphore` waited
+///   for on a Dispatch thread behind a continuation.
 /// - completion waits: `await group.wait()`, `await item.wait()` and `await job.waitUntilFinished()` for work a
-///   queue runs, against a continuation that the queued work resumes itself.
+///   queue runs, against a continuation that the queued work resumes itself (bare, and with a cancellation
+///   handler).
 public enum Actors {
     /// One case as the CLI sees it.
     public struct Entry: Sendable {
@@ -104,6 +106,16 @@ public enum Actors {
             let sides = [HandBuiltEvent(), HandBuiltEvent()]
             return asyncPingPong(seconds: seconds, signal: { sides[$0].signal() }, wait: { await sides[$0].wait() })
         },
+        // The same event with what a wait needs to end when its task is cancelled: Swift's only way to hear of it is
+        // a cancellation handler around the suspension, and that handler's cost is the runtime's, not the event's.
+        Entry(name: "hand-built continuation + cancellation ping-pong", id: "cancellable-continuation", kind: .peer) {
+            _,
+            seconds in
+            let sides = [HandBuiltEvent(), HandBuiltEvent()]
+            return asyncPingPong(seconds: seconds, signal: { sides[$0].signal() }) {
+                try await sides[$0].cancellableWait()
+            }
+        },
         // What a user writes to await a DispatchSemaphore without blocking a cooperative thread: the blocking wait
         // on a Dispatch thread, behind a continuation.
         Entry(name: "DispatchSemaphore + continuation ping-pong", id: "dispatch-semaphore", kind: .peer) {
@@ -155,6 +167,17 @@ public enum Actors {
                 await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                     queue.async { continuation.resume() }
                 }
+            }
+        },
+        Entry(
+            name: "hand-built continuation + cancellation resumed by a queue task",
+            id: "cancellable-group-continuation",
+            kind: .peer
+        ) { _, seconds in
+            let queue = ConcurrentQueue(label: "bench.group")
+            return runTasks(tasks: 1, seconds: seconds) {
+                let once = HandBuiltOnce()
+                try? await once.wait { queue.async { once.resume(nil) } }
             }
         },
     ]
@@ -363,6 +386,13 @@ final class HandBuiltEvent: @unchecked Sendable {
             waiter.resume()
             return
         }
+        if let node = cancellableWaiter, let continuation = node.continuation {
+            cancellableWaiter = nil
+            node.continuation = nil
+            lock.unlock()
+            continuation.resume()
+            return
+        }
         banked += 1
         lock.unlock()
     }
@@ -379,5 +409,90 @@ final class HandBuiltEvent: @unchecked Sendable {
             waiter = continuation
             lock.unlock()
         }
+    }
+
+    /// `wait()` that ends with `CancellationError` when its task is cancelled, as users write it: a node per wait
+    /// (so that the handler knows whether its own wait is still the one linked) and a cancellation handler.
+    func cancellableWait() async throws {
+        let node = CancellableWaiter()
+        try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
+                lock.lock()
+                if node.cancelled {
+                    lock.unlock()
+                    continuation.resume(throwing: CancellationError())
+                    return
+                }
+                if banked > 0 {
+                    banked -= 1
+                    lock.unlock()
+                    continuation.resume()
+                    return
+                }
+                node.continuation = continuation
+                cancellableWaiter = node
+                lock.unlock()
+            }
+        } onCancel: {
+            lock.lock()
+            node.cancelled = true
+            let continuation = cancellableWaiter === node ? node.continuation : nil
+            if continuation != nil { cancellableWaiter = nil }
+            lock.unlock()
+            continuation?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// The task waiting in `cancellableWait()`, if any (guarded by `lock`); `signal()` resumes it like `waiter`.
+    private var cancellableWaiter: CancellableWaiter?
+
+    /// One `cancellableWait()`. `@unchecked Sendable`: guarded by the event's lock.
+    private final class CancellableWaiter: @unchecked Sendable {
+        var continuation: UnsafeContinuation<Void, any Error>?
+        var cancelled = false
+    }
+}
+
+/// A one-shot completion built by hand from a continuation with a cancellation handler, as users write it to await
+/// a callback: whichever of the callback and the task's cancellation comes first resumes the task. `@unchecked
+/// Sendable`: guarded by `lock`.
+final class HandBuiltOnce: @unchecked Sendable {
+    private let lock = NIOLock()
+    private var continuation: UnsafeContinuation<Void, any Error>?
+    /// What the first `resume` brought, kept when it came before the continuation was installed.
+    private var outcome: Result<Void, any Error>?
+
+    /// Suspends until `resume` (called by the work `start` schedules) or the task's cancellation.
+    func wait(_ start: () -> Void) async throws {
+        try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
+                lock.lock()
+                if let outcome {
+                    lock.unlock()
+                    continuation.resume(with: outcome)
+                    return
+                }
+                self.continuation = continuation
+                lock.unlock()
+                start()
+            }
+        } onCancel: {
+            resume(CancellationError())
+        }
+    }
+
+    /// Resumes the waiter (with `error`, if given) unless it was resumed already.
+    func resume(_ error: (any Error)?) {
+        lock.lock()
+        guard outcome == nil else {
+            lock.unlock()
+            return
+        }
+        let result: Result<Void, any Error> = error.map { .failure($0) } ?? .success(())
+        outcome = result
+        let continuation = self.continuation
+        self.continuation = nil
+        lock.unlock()
+        continuation?.resume(with: result)
     }
 }
