@@ -16,8 +16,11 @@ final class AsyncWaitList: @unchecked Sendable {
         var continuation: UnsafeContinuation<Void, any Error>?
         var cancelled = false
         var linked = false
-        var previous: Node?
-        var next: Node?
+        /// Unretained: a node is linked only while its task is suspended in ``AsyncWaitList/wait(acquire:)``, whose
+        /// frame holds it, and whoever ends that wait unlinks it first (under the lock). No reference counting on
+        /// the list's links.
+        var previous: Unmanaged<Node>?
+        var next: Unmanaged<Node>?
         /// Set (release) by whoever resumes the task, read (acquire) by the task after its `await`: the order
         /// ThreadSanitizer cannot see through the runtime (see ``ResumeOrdering``).
         let handedOff = Atomic<Bool>(false)
@@ -35,10 +38,10 @@ final class AsyncWaitList: @unchecked Sendable {
         self.registered = registered
         self.unregistered = unregistered
     }
+    /// Guarded by `lock` (unretained, see ``Node/previous``).
+    private var head: Unmanaged<Node>?
     /// Guarded by `lock`.
-    private var head: Node?
-    /// Guarded by `lock`.
-    private var tail: Node?
+    private var tail: Unmanaged<Node>?
 
     /// Suspends the calling task until `resumeFirst`/`resume` hands it a unit, or its cancellation.
     ///
@@ -58,11 +61,11 @@ final class AsyncWaitList: @unchecked Sendable {
                     continuation.resume(throwing: CancellationError())
                     return
                 }
-                count.add(1, ordering: .sequentiallyConsistent)
+                count.wrappingAdd(1, ordering: .sequentiallyConsistent)
                 registered()
                 atomicMemoryFence(ordering: .sequentiallyConsistent)
                 if acquire() {
-                    count.subtract(1, ordering: .sequentiallyConsistent)
+                    count.wrappingSubtract(1, ordering: .sequentiallyConsistent)
                     unregistered()
                     lock.unlock()
                     continuation.resume()
@@ -78,7 +81,7 @@ final class AsyncWaitList: @unchecked Sendable {
             let continuation = node.linked ? node.continuation : nil
             if node.linked {
                 unlink(node)
-                count.subtract(1, ordering: .sequentiallyConsistent)
+                count.wrappingSubtract(1, ordering: .sequentiallyConsistent)
                 unregistered()
             }
             node.continuation = nil
@@ -109,12 +112,12 @@ final class AsyncWaitList: @unchecked Sendable {
     /// handler, so it is never the head here).
     private func takeFirst(_ acquire: () -> Bool) -> UnsafeContinuation<Void, any Error>? {
         lock.lock()
-        guard let first = head, acquire() else {
+        guard let first = head?.takeUnretainedValue(), acquire() else {
             lock.unlock()
             return nil
         }
         unlink(first)
-        count.subtract(1, ordering: .sequentiallyConsistent)
+        count.wrappingSubtract(1, ordering: .sequentiallyConsistent)
         unregistered()
         first.handedOff.store(true, ordering: .releasing)
         let continuation = first.continuation
@@ -124,16 +127,25 @@ final class AsyncWaitList: @unchecked Sendable {
     }
 
     private func link(_ node: Node) {
+        let unmanaged = Unmanaged.passUnretained(node)
         node.linked = true
         node.previous = tail
-        if let tail { tail.next = node } else { head = node }
-        tail = node
+        if let tail { tail._withUnsafeGuaranteedRef { $0.next = unmanaged } } else { head = unmanaged }
+        tail = unmanaged
     }
 
     private func unlink(_ node: Node) {
         node.linked = false
-        if let previous = node.previous { previous.next = node.next } else { head = node.next }
-        if let next = node.next { next.previous = node.previous } else { tail = node.previous }
+        if let previous = node.previous {
+            previous._withUnsafeGuaranteedRef { $0.next = node.next }
+        } else {
+            head = node.next
+        }
+        if let next = node.next {
+            next._withUnsafeGuaranteedRef { $0.previous = node.previous }
+        } else {
+            tail = node.previous
+        }
         node.previous = nil
         node.next = nil
     }
