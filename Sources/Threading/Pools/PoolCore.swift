@@ -113,6 +113,11 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     static let idleSpinRounds = 64
     /// A yield taking longer than this ran another thread: the cores are oversubscribed.
     static let busyYieldNanoseconds: UInt64 = 20_000
+    /// A blocking pool's unit that ran longer than this was a real blocking call (a sleep, a disk or network wait):
+    /// its caller is not back with its next call within a spin, so the worker parks at once instead of searching
+    /// (see `workerMain`). Go's scheduler draws the same line at about this length: a system call that outlasts
+    /// 20 µs gives its processor away.
+    static let shortCallNanoseconds: UInt64 = 50_000
     /// Workers spinning for work before they park (they take pending work themselves, so nobody wakes them).
     let spinning = Atomic<Int>(0)
     /// A CPU pool's workers woken for work (``wokenForWork``) that have not yet left their park: each will look for

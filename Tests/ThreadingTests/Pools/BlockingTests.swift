@@ -190,6 +190,18 @@ import Testing
         #expect(poolTestShutDown(pool))
     }
 
+    /// A blocking pool's worker searches for the next call after a short one (its caller may be back at once) and
+    /// parks at once after a real blocking call; the line is `shortCallNanoseconds`, above a `sched_yield` round
+    /// and below a 1 ms sleep.
+    @Test func aWorkerSearchesAfterAShortCallAndParksAfterALongOne() {
+        #expect(PoolCore.searchesAfterUnit(ranFor: 0))
+        #expect(PoolCore.searchesAfterUnit(ranFor: 2_000))
+        #expect(PoolCore.searchesAfterUnit(ranFor: PoolCore.shortCallNanoseconds - 1))
+        #expect(!PoolCore.searchesAfterUnit(ranFor: PoolCore.shortCallNanoseconds))
+        #expect(!PoolCore.searchesAfterUnit(ranFor: 1_000_000))
+        #expect(PoolCore.shortCallNanoseconds > PoolCore.busyYieldNanoseconds)
+    }
+
     /// A `run` call on a blocking pool counts as completed, and its worker as searching, right before the call
     /// resumes its caller (so the caller's next call does not find one call more in flight than the pool has
     /// threads). Each call is counted once: after 200 calls the pool has completed exactly 200 units, and once its
