@@ -192,15 +192,20 @@ final class AsyncResumeOnce<Value: Sendable>: @unchecked Sendable {
 
     private func install(_ continuation: UnsafeContinuation<Value, any Error>) {
         self.continuation = continuation
-        let (exchanged, _) = state.compareExchange(
-            expected: State.empty,
-            desired: State.installed,
-            successOrdering: .releasing,
-            failureOrdering: .acquiring
-        )
-        if exchanged { return }
+        if arrivesFirst(as: State.installed) { return }
         self.continuation = nil
         continuation.resume(with: early!)
+    }
+
+    /// Moves `state` from empty to `arrival`, publishing what the caller wrote before (release); false when the
+    /// other side arrived first, whose write is then visible here (acquire) and which leaves the resume to the caller.
+    private func arrivesFirst(as arrival: UInt8) -> Bool {
+        state.compareExchange(
+            expected: State.empty,
+            desired: arrival,
+            successOrdering: .releasing,
+            failureOrdering: .acquiring
+        ).exchanged
     }
 
     /// Called by the task after its `await`: the winner's claim (a release) is ordered before it (see
@@ -211,13 +216,7 @@ final class AsyncResumeOnce<Value: Sendable>: @unchecked Sendable {
     func resume(_ result: Result<Value, any Error>) {
         guard !claimed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         early = result
-        let (exchanged, _) = state.compareExchange(
-            expected: State.empty,
-            desired: State.early,
-            successOrdering: .releasing,
-            failureOrdering: .acquiring
-        )
-        if exchanged { return }
+        if arrivesFirst(as: State.early) { return }
         let continuation = self.continuation!
         self.continuation = nil
         continuation.resume(with: result)
