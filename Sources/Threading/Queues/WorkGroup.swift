@@ -176,18 +176,7 @@ public final class WorkGroup: @unchecked Sendable {
 
     /// ``waitCount(_:)``'s loop, with the wait recorded.
     private func waitCountRecorded(_ deadline: UInt64) -> Bool {
-        while true {
-            var value = count.load()
-            if value == 0 { return true }
-            if value & WorkGroup.sleeper == 0 {
-                let (exchanged, original) = count.compareExchange(value, value | WorkGroup.sleeper)
-                if !exchanged { continue }
-                value = original | WorkGroup.sleeper
-            }
-            if !count.wait(expected: value, deadline: deadline) || cthr_clock_now_ns() >= deadline {
-                return count.load() == 0
-            }
-        }
+        count.sleepUntil(marking: WorkGroup.sleeper, deadline: deadline) { $0 & WorkGroup.countMask == 0 }
     }
 
     /// Runs `work`, a task of `group`, with the group recorded as what the calling thread runs (for

@@ -227,17 +227,25 @@ extension FutexWord {
     func blockingWaitUntilFlagSet(deadline: UInt64) -> Bool {
         BlockingHook.willBlock()
         defer { BlockingHook.didUnblock() }
+        return sleepUntil(marking: FutexWord.flagSleeper, deadline: deadline) { $0 & FutexWord.flagSet != 0 }
+    }
+
+    /// Sleeps until `isDone` holds for the word's value or `deadline` (CLOCK_MONOTONIC ns, `UInt64.max` = forever)
+    /// passed; whether it is done. Before each sleep it sets `sleeperBit` in the word (compare-exchange), so that the
+    /// side that makes the word done wakes only when that bit was set, and clears it then (a flag's ``setFlag()``, a
+    /// ``WorkGroup``'s last `leave()`). The caller tells the blocking hook.
+    func sleepUntil(marking sleeperBit: UInt32, deadline: UInt64, _ isDone: (UInt32) -> Bool) -> Bool {
         var value = load()
-        while value & FutexWord.flagSet == 0 {
-            if value & FutexWord.flagSleeper == 0 {
-                let (exchanged, original) = compareExchange(value, value | FutexWord.flagSleeper)
+        while !isDone(value) {
+            if value & sleeperBit == 0 {
+                let (exchanged, original) = compareExchange(value, value | sleeperBit)
                 if !exchanged {
                     value = original
                     continue
                 }
-                value |= FutexWord.flagSleeper
+                value |= sleeperBit
             }
-            if !wait(expected: value, deadline: deadline) || cthr_clock_now_ns() >= deadline { return isFlagSet }
+            if !wait(expected: value, deadline: deadline) || cthr_clock_now_ns() >= deadline { return isDone(load()) }
             value = load()
         }
         return true
