@@ -194,6 +194,33 @@ uint32_t cthr_lock_waiter_count(const cthr_lock_t *_Nullable lock);
 // hold it; nothing changes).
 int cthr_lock_set_slow(cthr_lock_t *_Nullable lock, bool on);
 
+// Contention counters of the calling thread, kept only while the process counts (`cthr_lock_set_counting`): what
+// the thread's own lock and unlock calls did on contended paths, summed over every `cthr_lock_t`. The fast paths
+// never count (an uncontended lock costs the same with counting on or off); an acquisition that took the slow path
+// counts its failed fast compare-exchange and its release as one read-modify-write each.
+typedef struct cthr_lock_counters {
+    uint64_t contended;      // acquisitions that took the slow path (`cthr_lock_lock_slow` calls)
+    uint64_t rmw;            // atomic read-modify-writes on the lock's words for them, failed compare-exchanges included
+    uint64_t futex_waits;    // futex waits
+    uint64_t futex_eagain;   // futex waits that returned at once (EAGAIN: the value had already changed)
+    uint64_t futex_wakes;    // futex wake calls
+    uint64_t spin_ns;        // nanoseconds spent spinning for a lock
+    uint64_t handoffs;       // hand-offs this thread received as a heir
+} cthr_lock_counters_t;
+
+// Turns the process's counting on or off (off at start; THREADING_LOCK_COUNTERS=1 in the environment turns it on
+// before main). While off, the slow paths pay one relaxed load of a process-wide flag and nothing else.
+void cthr_lock_set_counting(bool on);
+
+// Whether the process counts (see `cthr_lock_set_counting`).
+bool cthr_lock_counting(void);
+
+// Copies the calling thread's counters into *out (all zero when the thread never counted). No-op for NULL.
+void cthr_lock_thread_counters(cthr_lock_counters_t *_Nullable out);
+
+// Sets the calling thread's counters back to zero.
+void cthr_lock_reset_thread_counters(void);
+
 // A condition for use with any lock: a futex sequence number, which every signal and broadcast moves, and the count
 // of threads asleep on it. Zero-initialised is valid. A wait: while holding the lock, read the sequence
 // (`cthr_lock_cond_begin`); release the lock; `cthr_lock_cond_spin` (a signal that comes within a few microseconds

@@ -27,6 +27,44 @@ static cthr_atomic_u64_t cthr_lock_membarrier_count = {0};
 // Hand-offs to a heir (see Fairness in the header).
 static cthr_atomic_u64_t cthr_lock_handoff_count = {0};
 
+// Counting (see `cthr_lock_set_counting`): a process-wide switch, and per-thread counters (no shared cache line).
+static cthr_atomic_i32_t cthr_lock_counting_on = {0};
+static __thread cthr_lock_counters_t cthr_lock_tls_counters __attribute__((tls_model("initial-exec")));
+#define CTHR_LOCK_COUNT(field, n)                                                                                      \
+    do {                                                                                                               \
+        if (__builtin_expect(cthr_atomic_i32_load(&cthr_lock_counting_on, CTHR_RELAXED) != 0, 0))                     \
+            cthr_lock_tls_counters.field += (n);                                                                       \
+    } while (0)
+
+void cthr_lock_set_counting(bool on) { cthr_atomic_i32_store(&cthr_lock_counting_on, on ? 1 : 0, CTHR_RELAXED); }
+
+bool cthr_lock_counting(void) { return cthr_atomic_i32_load(&cthr_lock_counting_on, CTHR_RELAXED) != 0; }
+
+void cthr_lock_thread_counters(cthr_lock_counters_t *out) {
+    if (out != NULL) *out = cthr_lock_tls_counters;
+}
+
+void cthr_lock_reset_thread_counters(void) { memset(&cthr_lock_tls_counters, 0, sizeof cthr_lock_tls_counters); }
+
+// The clock, read only while counting (for the spin time).
+static inline uint64_t cthr_lock_count_clock(void) {
+    return cthr_atomic_i32_load(&cthr_lock_counting_on, CTHR_RELAXED) != 0 ? cthr_clock_now_ns() : 0;
+}
+
+// A futex wait on a lock word, counted.
+static int cthr_lock_futex_wait(cthr_atomic_u32_t *word, uint32_t expected, uint64_t deadline_ns) {
+    int rc = cthr_futex_wait(&word->value, expected, deadline_ns);
+    CTHR_LOCK_COUNT(futex_waits, 1);
+    if (rc == EAGAIN) CTHR_LOCK_COUNT(futex_eagain, 1);
+    return rc;
+}
+
+// A futex wake on a lock word, counted.
+static void cthr_lock_futex_wake(cthr_atomic_u32_t *word, int32_t count) {
+    (void)cthr_futex_wake(&word->value, count, NULL);
+    CTHR_LOCK_COUNT(futex_wakes, 1);
+}
+
 // A thread that finds the lock held looks at the word this many more times before it only yields, as long as nobody
 // sleeps on the lock already (then it queues at once: the woken thread is the one that spins), with
 // `cthr_futex_backoff`'s doubling pauses between looks (1 to 32) and, from the third look, a sched_yield after each.
@@ -116,6 +154,8 @@ static void cthr_lock_after_fork_in_child(void) {
 
 // Runs before main, so the unlock mode is fixed before any lock is used.
 __attribute__((constructor)) static void cthr_lock_setup(void) {
+    const char *counting = getenv("THREADING_LOCK_COUNTERS");
+    if (counting != NULL && strcmp(counting, "1") == 0) cthr_lock_set_counting(true);
     const char *opt_in = getenv("THREADING_LOCK_MEMBARRIER");
     if (opt_in != NULL && strcmp(opt_in, "1") == 0) (void)cthr_lock_use_membarrier();
     // If this fails (ENOMEM), a forked child keeps the parent's cached id (still unique while the parent lives).
@@ -153,7 +193,8 @@ uint32_t cthr_lock_self_slow(void) {
 // release store before it; if WAKING was still clear, the wake is this thread's to send.
 void cthr_lock_wake_one(cthr_lock_t *lock) {
     uint32_t before = cthr_atomic_u32_fetch_or(&lock->waiters, CTHR_LOCK_WAKING, CTHR_SEQ_CST);
-    if ((before & CTHR_LOCK_WAKING) == 0) (void)cthr_futex_wake(&lock->waiters.value, 1, NULL);
+    CTHR_LOCK_COUNT(rmw, 1);
+    if ((before & CTHR_LOCK_WAKING) == 0) cthr_lock_futex_wake(&lock->waiters, 1);
 }
 
 int cthr_lock_init(cthr_lock_t *lock) {
@@ -170,6 +211,7 @@ static inline int cthr_lock_attempt(cthr_lock_t *lock, uint32_t self, uint32_t *
         uint32_t owner = *word & CTHR_LOCK_OWNER_MASK;
         if (cthr_lock_is_self(owner, self)) return EDEADLK;
         if (owner != 0 || (*word & CTHR_LOCK_HANDOFF) != 0) return EBUSY;
+        CTHR_LOCK_COUNT(rmw, 1);
         if (cthr_atomic_u32_compare_exchange_weak(&lock->word, word, *word | self, CTHR_ACQUIRE, CTHR_RELAXED)) {
             return 0;
         }
@@ -189,15 +231,17 @@ int cthr_lock_trylock(cthr_lock_t *lock) {
 static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, int spins, int yields, uint64_t deadline_ns,
                           bool newcomer) {
     uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
+    uint64_t started = cthr_lock_count_clock();
+    int rc;
     for (int round = 0;; round++) {
-        int rc = cthr_lock_attempt(lock, self, &word);
-        if (rc != EBUSY) return rc;
-        if (newcomer && (cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED) & CTHR_LOCK_WAITER_MASK) != 0) {
-            return EBUSY;
-        }
-        if (!cthr_futex_backoff(round, spins, CTHR_LOCK_SPIN_YIELDS_FROM, yields, deadline_ns)) return EBUSY;
+        rc = cthr_lock_attempt(lock, self, &word);
+        if (rc != EBUSY) break;
+        if (newcomer && (cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED) & CTHR_LOCK_WAITER_MASK) != 0) break;
+        if (!cthr_futex_backoff(round, spins, CTHR_LOCK_SPIN_YIELDS_FROM, yields, deadline_ns)) break;
         word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
     }
+    if (started != 0) CTHR_LOCK_COUNT(spin_ns, cthr_clock_now_ns() - started);
+    return rc;
 }
 
 // The heir's wait (see Fairness in the header): asks for the lock with HANDOFF and sleeps on the word until the
@@ -210,11 +254,13 @@ static int cthr_lock_inherit(cthr_lock_t *lock, uint32_t self, uint64_t deadline
         if ((word & CTHR_LOCK_HANDOFF) != 0) return EBUSY;  // another heir asked first
         if ((word & CTHR_LOCK_OWNER_MASK) == 0) {
             // Free: take it as anyone would.
+            CTHR_LOCK_COUNT(rmw, 1);
             if (cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word | self, CTHR_ACQUIRE, CTHR_RELAXED)) {
                 return 0;
             }
             continue;
         }
+        CTHR_LOCK_COUNT(rmw, 1);
         if (cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word | CTHR_LOCK_HANDOFF, CTHR_RELAXED,
                                                   CTHR_RELAXED)) {
             word |= CTHR_LOCK_HANDOFF;
@@ -225,9 +271,11 @@ static int cthr_lock_inherit(cthr_lock_t *lock, uint32_t self, uint64_t deadline
     for (;;) {
         if ((word & CTHR_LOCK_HANDOFF) == 0) return EBUSY;  // lost (membarrier mode's plain-store unlock)
         if ((word & CTHR_LOCK_OWNER_MASK) == 0) {
+            CTHR_LOCK_COUNT(rmw, 1);
             if (cthr_atomic_u32_compare_exchange_strong(&lock->word, &word, (word & ~CTHR_LOCK_HANDOFF) | self,
                                                         CTHR_ACQUIRE, CTHR_RELAXED)) {
                 cthr_atomic_u64_fetch_add(&cthr_lock_handoff_count, 1, CTHR_RELAXED);
+                CTHR_LOCK_COUNT(handoffs, 1);
                 return 0;
             }
             continue;
@@ -235,6 +283,7 @@ static int cthr_lock_inherit(cthr_lock_t *lock, uint32_t self, uint64_t deadline
         uint64_t now = cthr_clock_now_ns();
         if (deadline_ns != UINT64_MAX && now >= deadline_ns) {
             // Withdraw the request; if the lock was handed over meanwhile, the loop above takes it.
+            CTHR_LOCK_COUNT(rmw, 1);
             if (cthr_atomic_u32_compare_exchange_strong(&lock->word, &word, word & ~CTHR_LOCK_HANDOFF, CTHR_RELAXED,
                                                         CTHR_RELAXED)) {
                 return ETIMEDOUT;
@@ -243,7 +292,7 @@ static int cthr_lock_inherit(cthr_lock_t *lock, uint32_t self, uint64_t deadline
         }
         uint64_t until = now + CTHR_LOCK_UNPAIRED_SLEEP_NS;
         if (until > deadline_ns) until = deadline_ns;
-        (void)cthr_futex_wait(&lock->word.value, word, until);
+        (void)cthr_lock_futex_wait(&lock->word, word, until);
         word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
     }
 }
@@ -251,6 +300,8 @@ static int cthr_lock_inherit(cthr_lock_t *lock, uint32_t self, uint64_t deadline
 int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
     if (lock == NULL) return EINVAL;
     uint32_t self = cthr_lock_self();
+    CTHR_LOCK_COUNT(contended, 1);
+    CTHR_LOCK_COUNT(rmw, 2);  // the failed fast compare-exchange, and the release
 
     // Phase 1: spin briefly while the holder runs (critical sections are usually short), then yield the
     // processor a few times, which lets a preempted holder finish when threads outnumber cores; skipped when
@@ -261,9 +312,10 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
     // Phase 2: register as a waiter, clearing WAKING (so the next unlock wakes someone), and sleep. Each round:
     // barrier, re-check the lock, sleep only while `waiters` still holds the value this thread last wrote.
     uint32_t seen = cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED);
-    while (!cthr_atomic_u32_compare_exchange_weak(&lock->waiters, &seen, (seen & ~CTHR_LOCK_WAKING) + 1, CTHR_SEQ_CST,
-                                                  CTHR_RELAXED)) {
-    }
+    do {
+        CTHR_LOCK_COUNT(rmw, 1);
+    } while (!cthr_atomic_u32_compare_exchange_weak(&lock->waiters, &seen, (seen & ~CTHR_LOCK_WAKING) + 1,
+                                                    CTHR_SEQ_CST, CTHR_RELAXED));
     seen = (seen & ~CTHR_LOCK_WAKING) + 1;
     uint64_t registered_at = cthr_clock_now_ns();
     for (;;) {
@@ -276,7 +328,7 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
             uint64_t soon = cthr_clock_deadline_after(CTHR_LOCK_UNPAIRED_SLEEP_NS);
             if (soon < until) until = soon;
         }
-        int rc = cthr_futex_wait(&lock->waiters.value, seen, until);
+        int rc = cthr_lock_futex_wait(&lock->waiters, seen, until);
         if (rc == ETIMEDOUT && until == deadline_ns) {
             // One last attempt, so a deadline that passed while the lock became free still succeeds.
             word = cthr_atomic_u32_load(&lock->word, CTHR_SEQ_CST);
@@ -292,12 +344,14 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
         // Clear WAKING first (this thread gives up its turn as the woken spinner), then, if it has waited too
         // long, ask for the lock to be handed to it. The barrier and check at the top follow either way.
         seen = (cthr_atomic_u32_fetch_and(&lock->waiters, ~CTHR_LOCK_WAKING, CTHR_SEQ_CST) & ~CTHR_LOCK_WAKING);
+        CTHR_LOCK_COUNT(rmw, 1);
         if (cthr_clock_now_ns() - registered_at > CTHR_LOCK_STARVATION_NS) {
             result = cthr_lock_inherit(lock, self, deadline_ns);
             if (result != EBUSY) break;
             // No hand-off: wait again as an ordinary waiter, from a fresh step (1) (WAKING cleared) through the
             // barrier and check at the top; a wake that came meanwhile is answered by that check.
             seen = (cthr_atomic_u32_fetch_and(&lock->waiters, ~CTHR_LOCK_WAKING, CTHR_SEQ_CST) & ~CTHR_LOCK_WAKING);
+            CTHR_LOCK_COUNT(rmw, 1);
         }
     }
 
@@ -307,12 +361,14 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
     uint32_t before = cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED);
     uint32_t after;
     do {
+        CTHR_LOCK_COUNT(rmw, 1);
         after = before - 1;
         if (result == 0) after &= ~CTHR_LOCK_WAKING;
     } while (!cthr_atomic_u32_compare_exchange_weak(&lock->waiters, &before, after, CTHR_SEQ_CST, CTHR_RELAXED));
     if (result != 0 && (after & CTHR_LOCK_WAITER_MASK) != 0) {
         cthr_atomic_u32_fetch_or(&lock->waiters, CTHR_LOCK_WAKING, CTHR_SEQ_CST);
-        (void)cthr_futex_wake(&lock->waiters.value, 1, NULL);
+        CTHR_LOCK_COUNT(rmw, 1);
+        cthr_lock_futex_wake(&lock->waiters, 1);
     }
     return result;
 }

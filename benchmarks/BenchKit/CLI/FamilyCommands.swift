@@ -23,6 +23,10 @@ public struct LocksCommand: ParsableCommand {
     /// The options every family shares.
     @OptionGroup public var common: CommonOptions
 
+    /// Instead of the timing table, one `COUNTERS locks:` line per futex-lock strategy and thread count.
+    @Flag(help: "Print the lock protocol's counters (one COUNTERS line per strategy and thread count) instead.")
+    public var counters = false
+
     public init() {}
 
     public func run() throws {
@@ -35,6 +39,16 @@ public struct LocksCommand: ParsableCommand {
         )
         if common.list {
             print(listing(entries.map { ($0.id, $0.name, $0.kind, "lock, increment a shared counter, unlock") }))
+            return
+        }
+        if counters {
+            let seconds = common.seconds ?? 0.2
+            for threads in common.threadCounts(defaults: Self.defaultThreads) {
+                for entry in entries {
+                    guard let countersRun = entry.countersRun else { continue }
+                    print(countersRun(threads, seconds))
+                }
+            }
             return
         }
         try runFamily(

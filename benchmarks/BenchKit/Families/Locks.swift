@@ -39,6 +39,9 @@ public enum Locks {
         public var kind: StrategyKind
         /// One timed run.
         public var run: @Sendable (_ threads: Int, _ seconds: Double) -> RunSample
+        /// One timed run that counts the lock protocol's costs and returns its `COUNTERS` line; `nil` for locks
+        /// that are not the futex lock under ``LockProtocolCounters``.
+        public var countersRun: (@Sendable (_ threads: Int, _ seconds: Double) -> String)?
 
         /// Wraps a lock type; `run` is specialized for it.
         public init<L: BenchLock>(_ type: L.Type) {
@@ -46,6 +49,11 @@ public enum Locks {
             id = L.id
             kind = L.kind
             run = { threads, seconds in runWorkload(L.self, threads: threads, seconds: seconds) }
+            if Locks.countedIDs.contains(L.id) {
+                countersRun = { threads, seconds in Locks.countersLine(L.self, threads: threads, seconds: seconds) }
+            } else {
+                countersRun = nil
+            }
         }
 
         /// The same lock run in a child process started in `MutexLock`'s opt-in membarrier mode, side by side with
@@ -75,6 +83,73 @@ public enum Locks {
         Entry(PeerPthreadRecursiveMutex.self), Entry(PeerPthreadRWLock.self), Entry(PeerNIOLockedValueBox.self),
         Entry(ReferenceCASSpin.self),
     ]
+
+    /// The strategies built on the futex lock whose protocol ``LockProtocolCounters`` counts.
+    public static let countedIDs: Set<String> = ["mutexlock", "recursivelock", "lockedvalue"]
+
+    /// One timed run of lock `L` with the process counting (``LockProtocolCounters/isCounting``), as one line:
+    /// `COUNTERS locks: <strategy> T=<n> eagain_per_1k=<x> rmw_per_contended=<x> spinners_mean=<x>
+    /// futex_calls_per_contended=<x> handoffs_per_ms=<x> owner_changes_per_1k=<x>`. Per 1,000 acquisitions or per
+    /// contended acquisition as named; `spinners_mean` is the threads' total spinning time over the wall time,
+    /// `handoffs_per_ms` per millisecond of wall time. The owner changes are counted inside the critical section
+    /// (the new owner compares itself with the last one), so they are exact.
+    public static func countersLine<L: BenchLock>(_ type: L.Type, threads: Int, seconds: Double) -> String {
+        let lock = L()
+        let counter = CounterCell()
+        let lastOwner = CounterCell()
+        let counters = UnsafeMutablePointer<LockProtocolCounters>.allocate(capacity: threads)
+        counters.initialize(repeating: LockProtocolCounters(), count: threads)
+        let slots = CountersSlots(counters)
+        let wasCounting = LockProtocolCounters.isCounting
+        LockProtocolCounters.isCounting = true
+        var sample = runTimed(threads: threads, seconds: seconds) { index, gate in
+            var result = WorkerResult()
+            var operations = 0
+            var changes = 0
+            gate.arriveAndWait()
+            LockProtocolCounters.resetCurrentThread()
+            repeat {
+                for _ in 0..<LatencySampler.interval {
+                    lock.withLock {
+                        counter.increment()
+                        if lastOwner.value != index + 1 {
+                            changes &+= 1
+                            lastOwner.set(index + 1)
+                        }
+                    }
+                }
+                operations &+= LatencySampler.interval
+            } while !gate.isStopped
+            result.endNanoseconds = monotonicNanoseconds()
+            result.operations = operations
+            result.badOperations = changes  // carried out of the worker; taken back below
+            slots.store(index, LockProtocolCounters.currentThread)
+            return result
+        }
+        LockProtocolCounters.isCounting = wasCounting
+        let changes = sample.badOperations
+        sample.badOperations = abs(lock.withLock { counter.value } - sample.operations)
+        var total = LockProtocolCounters()
+        for index in 0..<threads { total = total + counters[index] }
+        counters.deallocate()
+        counter.destroy()
+        lastOwner.destroy()
+        let acquisitions = Double(max(sample.operations, 1))
+        let wallNanoseconds = acquisitions / max(sample.operationsPerSecond, 1) * 1e9
+        let contended = Double(max(total.contendedAcquisitions, 1))
+        func format(_ value: Double) -> String { String(format: "%.3f", value) }
+        let fields = [
+            "eagain_per_1k=\(format(Double(total.futexWaitsReturnedAtOnce) / acquisitions * 1000))",
+            "rmw_per_contended=\(format(Double(total.readModifyWrites) / contended))",
+            "spinners_mean=\(format(Double(total.spinNanoseconds) / wallNanoseconds))",
+            "futex_calls_per_contended=\(format(Double(total.futexWaits + total.futexWakes) / contended))",
+            "handoffs_per_ms=\(format(Double(total.handoffs) / (wallNanoseconds / 1e6)))",
+            "owner_changes_per_1k=\(format(Double(changes) / acquisitions * 1000))",
+        ]
+        let validation = sample.badOperations == 0 ? "" : " INVALID(\(sample.badOperations) lost)"
+        return "COUNTERS locks: \(L.id) T=\(threads) " + fields.joined(separator: " ")
+            + " contended_per_1k=\(format(Double(total.contendedAcquisitions) / acquisitions * 1000))" + validation
+    }
 
     /// One timed run of lock `L`, validated by the shared counter.
     public static func runWorkload<L: BenchLock>(_ type: L.Type, threads: Int, seconds: Double) -> RunSample {
@@ -126,9 +201,22 @@ struct CounterCell: @unchecked Sendable {
 
     @inline(__always) func increment() { pointer.pointee &+= 1 }
 
+    @inline(__always) func set(_ value: Int) { pointer.pointee = value }
+
     var value: Int { pointer.pointee }
 
     func destroy() { pointer.deallocate() }
+}
+
+/// Per-thread counter slots, each written once by its worker and read after the join.
+///
+/// `@unchecked Sendable`: each slot is written by exactly one thread and read only after `pthread_join`.
+struct CountersSlots: @unchecked Sendable {
+    let base: UnsafeMutablePointer<LockProtocolCounters>
+
+    init(_ base: UnsafeMutablePointer<LockProtocolCounters>) { self.base = base }
+
+    func store(_ index: Int, _ value: LockProtocolCounters) { base[index] = value }
 }
 
 // MARK: - Ours
