@@ -2,65 +2,67 @@
 /* SPDX-FileCopyrightText: 2026 The Threading authors */
 
 /*
- * The futex mutex's sleep and wake-up: include/cthr_lock.h and Sources/CThreading/lock.c.
- * (Not modelled: the release, in a forked child, of a lock the forking thread held. It is the same CAS release and
- * wake-up as cthr_lock_unlock_slow's, except that a HANDOFF in the word is cleared instead of honoured (the heir
- * that asked lives in the parent, or is a child thread that treats it as a lost hand-off, as the model's heir does).)
+ * The futex mutex's spinner, sleep and wake-up: include/cthr_lock.h and Sources/CThreading/lock.c.
+ * (Not modelled: the release, in a forked child, of a lock the forking thread held. It is the same release and
+ * wake-up as cthr_lock_unlock_slow's, except that HANDOFF and SPINNING are cleared instead of honoured.)
  *
  * Modelled steps, per thread (NTHREADS threads, ROUNDS lock/unlock rounds each; deadlines with -DTIMEOUTS; no
- * SLOW bit, no fenced mode):
- *   lock    cthr_lock_fast_lock        one CAS word 0 -> id (a locked instruction: drains the thread's store buffer)
- *           cthr_lock_lock_slow        phase 1: cthr_lock_spin as a newcomer (SPINS attempts, stops as soon as the
- *                                      waiter count is nonzero); phase 2: register (RMW of `waiters`: count + 1,
- *                                      WAKING cleared, result = `seen`), then the sleep step:
- *                                        (2) barrier B = cthr_lock_barrier (membarrier: a fence on every thread),
- *                                        (3) seq_cst load of the word + cthr_lock_attempt,
- *                                        (4) futex wait on `waiters` while it equals `seen`;
- *                                      awake: cthr_lock_spin (SPINS attempts), then `waiters &= ~WAKING` (new
- *                                      `seen`) and back to (2); with the lock: leave the waiters (count - 1,
- *                                      WAKING cleared).
- *   unlock  cthr_lock_fast_unlock      release store word = 0, then a relaxed load of `waiters`; when it is
- *                                      positive (count > 0, WAKING clear) cthr_lock_wake_one: fetch_or WAKING and,
- *                                      if this thread set it, futex wake of one sleeper.
+ * SLOW bit):
+ *   lock    cthr_lock_fast_lock        one CAS of the whole word 0 -> id
+ *           cthr_lock_lock_slow        cthr_lock_claim_spinner: attempt (take a free word, keeping SPINNING);
+ *                                      with SPINNING or HANDOFF set, or WAKING set in `waiters`, go to sleep; else
+ *                                      CAS SPINNING into the word (retried if the word changed). The spinner:
+ *                                      SPINS attempts, each taking a free word and clearing SPINNING in the same
+ *                                      CAS; giving up: cthr_lock_sleep(spinner). With -DSPLIT the spinner gives up
+ *                                      unregistered first (cthr_lock_lock_spin: clear SPINNING, then the unlock's
+ *                                      check), then enters cthr_lock_sleep as a non-spinner (cthr_lock_lock_sleep).
+ *           cthr_lock_sleep            (0) s = `sequence`; (1) register (count + 1, WAKING kept); a spinner then
+ *                                      clears SPINNING; (2) barrier B (membarrier: a fence on every thread);
+ *                                      (3) seq_cst load of the word + attempt; (4) futex wait on `sequence` while
+ *                                      it equals s. Awake: SPINS attempts; then (0) s = `sequence`, WAKING cleared
+ *                                      (1), back to (2). With the lock: leave the waiters (count - 1, WAKING
+ *                                      cleared).
+ *   unlock  cthr_lock_fast_unlock      exchange mode (the default): one fetch-and-subtract of the id, keeping
+ *                                      SPINNING and HANDOFF (a locked instruction); with HANDOFF the heir is woken
+ *                                      and nothing more; with SPINNING nothing more, or (nobody woken for 1 ms) the
+ *                                      check below; else a load of `waiters` and,
+ *                                      when it is positive (count > 0, WAKING clear), cthr_lock_wake_one: a CAS
+ *                                      that sets WAKING while the count is nonzero and, if it did, `sequence` + 1
+ *                                      and a futex wake of one sleeper. Membarrier mode: a word holding exactly the id is released by a
+ *                                      plain store of 0 (which may overwrite a SPINNING or HANDOFF set after the
+ *                                      load), then the same load of `waiters`; any other word by the subtraction.
  *
  * Memory: x86-TSO. Every thread has a store buffer for its plain store of the word (the only plain store of the
  * protocol; every other write is a read-modify-write, which drains the writer's buffer first and is a full
  * fence). Another thread reads the word from memory; a buffer drains at any time (process Drain). The membarrier
- * is one atomic step that drains every thread's buffer (each running thread executes a full barrier; a thread not
- * running passed one when it was switched out). On ARMv8 the same reordering (a later load satisfied before an
- * earlier release store is visible) is the one that matters here; TSO is the abstraction of it.
+ * is one atomic step that drains every thread's buffer. On ARMv8 the same reordering (a later load satisfied
+ * before an earlier release store is visible) is the one that matters here; TSO is the abstraction of it.
  * futex: FUTEX_WAIT compares and sleeps atomically (asleep[t] = 1); FUTEX_WAKE(1) clears the flag of one sleeper.
  *
  * Variants (-D):
  *   (default)              plain-store unlock + membarrier on the sleeper's side (cthr_lock.h's "membarrier mode")
- *   RMW_UNLOCK             the unlock stores with an atomic exchange (a locked instruction) and the sleeper runs
- *                          no membarrier: the default mode
- *   MUTANT_NO_BARRIER      plain-store unlock, the sleeper's barrier B removed: must fail (lost wake-up)
- *   MUTANT_RMW_RELAXED     RMW_UNLOCK where the exchange's store may still be passed by the following relaxed load
- *                          of `waiters` (C11 allows it for a seq_cst exchange followed by a relaxed load; ARMv8
- *                          LDAXR/STLXR then LDR does it): must fail. So the RMW mode needs the load of `waiters`
- *                          seq_cst (or a fence), not relaxed.
+ *   RMW_UNLOCK             the default mode: the fetch-and-subtract unlock, no membarrier
+ *   SPLIT                  the spinner gives up through cthr_lock_lock_spin and cthr_lock_lock_sleep (MutexLock's
+ *                          path, which records the wait between the two)
+ *   HANDOFF                the fairness hand-off: a woken thread that gave up may (once per round; "it has waited
+ *                          more than 1 ms and the lock's interval has passed") call cthr_lock_inherit; the heir
+ *                          sleeps on the word, bounded (1 ms), until the unlock reserves the word for it
+ *   TIMEOUTS=n             up to n futex waits (in all) end at their deadline while asleep: one last attempt, else
+ *                          leave the waiters (clearing WAKING) and, when others remain, cthr_lock_wake_one
+ *   MUTANT_NO_BARRIER      membarrier mode, the sleeper's barrier B removed: must fail (lost wake-up)
+ *   MUTANT_RMW_RELAXED     RMW_UNLOCK, but the load of `waiters` may be satisfied before the subtraction is
+ *                          visible (C11 allows it for a relaxed load; ARMv8 LDADDL then LDR does it): must fail
  *   MUTANT_KEEP_WAKING     a woken thread that gives up does not clear WAKING: must fail (unlocks wake nobody)
- *   HANDOFF                the fairness hand-off (cthr_lock.h, "Fairness"): a woken thread that gave up may (once
- *                          per round; "it has waited more than 1 ms") call cthr_lock_inherit: with the word free it
- *                          takes it; with HANDOFF already set it goes back to waiting; else it sets HANDOFF (a CAS,
- *                          drains its buffer) and, as the heir, sleeps on the word while it is held with HANDOFF; it
- *                          takes the reserved word (owner 0, HANDOFF set), or finds HANDOFF gone (lost to a plain-
- *                          store unlock) and goes back to waiting, clearing WAKING. Its sleep also ends by itself
- *                          (the 1 ms bound). attempt() refuses a reserved word. The fast unlock refuses a word with
- *                          HANDOFF (exchange mode: the CAS from the owner's id fails; membarrier mode: the load sees
- *                          it), and the slow unlock reserves the word and wakes the heir (no `waiters` wake). In
- *                          membarrier mode the plain store of 0 may still overwrite a HANDOFF set after its load.
- *                          (The heir's own deadline, which withdraws the bit, is not modelled.)
+ *   MUTANT_KEEP_SPINNING   the spinner takes the lock without clearing SPINNING: must fail (unlocks wake nobody)
+ *   MUTANT_LATE_SEQUENCE   step (0) after step (1) (the sequence read after the registration): must fail (a
+ *                          wake-up issued between them is slept through)
+ *   MUTANT_NO_SEQUENCE     cthr_lock_wake_one does not move `sequence`: must fail (a registered thread that has
+ *                          not slept yet sleeps through the wake-up meant for it)
+ *   MUTANT_WAKE_UNCOUNTED  cthr_lock_wake_one sets WAKING with fetch_or, whatever the count: must fail (a WAKING set
+ *                          after the last registered thread left has nobody to answer for it; unlocks then wake
+ *                          nobody, and a thread that registers next sleeps for ever)
  *   MUTANT_HEIR_UNBOUNDED  HANDOFF, but the heir's sleep has no 1 ms bound: must fail in membarrier mode (the plain-
  *                          store unlock overwrites HANDOFF after its load; nobody wakes the heir)
- *   TIMEOUTS=n             up to n futex waits (in all) end at their deadline while asleep: cthr_lock_lock_slow's
- *                          timeout path (one last attempt; else leave the waiters keeping WAKING and, when others
- *                          remain, set WAKING and wake one, passing on a wake this thread may have consumed); the
- *                          round then ends without the lock. (Removing the pass-on was not refuted: with 3
- *                          threads, 1 round, 1 timeout exhaustively, and 2 rounds in a bitstate search. Under Linux
- *                          futex semantics a woken waiter returns 0, not ETIMEDOUT, and a thread that consumed a
- *                          wake clears WAKING itself before it can time out; so it is not used as a mutant.)
  *
  * Properties: mutual exclusion (assertion in the critical section); no lost wake-up: no thread sleeps forever
  * (invalid end states in the safety run) and the LTL property `progress` (every thread finishes its rounds) under
@@ -81,21 +83,23 @@
 #define RMW_UNLOCK
 #endif
 
-byte word = 0;               /* the lock word in memory: owner id, 0 = free */
+byte owner = 0;              /* the word's owner field in memory (0 = free) */
+bit spinning = 0;            /* the word's SPINNING bit */
+bit handoff = 0;             /* the word's HANDOFF bit */
 byte wcount = 0;             /* `waiters`: the count of registered waiters */
 bit waking = 0;              /* `waiters`: the WAKING bit */
-bit asleep[NTHREADS + 1];    /* futex sleepers on `waiters` */
+byte sequence = 0;           /* `sequence`: moved by each wake-up */
+bit asleep[NTHREADS + 1];    /* futex sleepers on `sequence` */
 bit buffered[NTHREADS + 1];  /* thread t's store buffer holds `word = 0` */
 byte inside = 0;             /* threads in the critical section */
 byte finished = 0;
 byte timeouts = 0;           /* TIMEOUTS: deadlines that passed so far */
-bit handoff = 0;             /* the word's HANDOFF bit (in memory) */
 bit heir_asleep[NTHREADS + 1];  /* the heir's futex sleep on the word */
 
-/* Drains thread t's store buffer (in one step). */
+/* Drains thread t's store buffer (in one step): the plain store writes the whole word. */
 inline drain(t) {
     if
-    :: buffered[t] -> word = 0; handoff = 0; buffered[t] = 0  /* the store writes the whole word */
+    :: buffered[t] -> owner = 0; spinning = 0; handoff = 0; buffered[t] = 0
     :: else -> skip
     fi
 }
@@ -111,7 +115,7 @@ inline membarrier() {
     }
 }
 
-/* FUTEX_WAKE of one sleeper on `waiters` (none: no effect). */
+/* FUTEX_WAKE of one sleeper on `sequence` (none: no effect). */
 inline futex_wake_one() {
     atomic {
         if
@@ -125,22 +129,77 @@ inline futex_wake_one() {
     }
 }
 
-/* cthr_lock_attempt after a load of the word: CAS 0 -> me (locked: drains this thread's buffer first). */
-inline attempt() {
+/* FUTEX_WAKE of the heir on the word. */
+inline wake_heir() {
+    atomic {
+        heir_asleep[1] = 0; heir_asleep[2] = 0;
+#if NTHREADS >= 3
+        heir_asleep[3] = 0;
+#endif
+    }
+}
+
+/* cthr_lock_attempt: CAS of a free word (owner 0, no HANDOFF) -> me, keeping SPINNING unless `clear` (a locked
+ * instruction: drains this thread's buffer first). */
+inline attempt(clear) {
     atomic {
         drain(me);
         if
-        :: word == 0 && !handoff -> word = me; got = 1
+        :: owner == 0 && !handoff -> owner = me; got = 1;
+            if
+            :: clear -> spinning = 0
+            :: else
+            fi
         :: else -> skip
         fi
     }
+}
+
+/* cthr_lock_wake_one: CAS WAKING in while the count is nonzero (MUTANT_WAKE_UNCOUNTED: fetch_or, whatever the
+ * count); if this thread set it, sequence + 1 and wake one sleeper. */
+inline wake_one() {
+    atomic {
+        drain(me);
+#ifdef MUTANT_WAKE_UNCOUNTED
+        before = waking; waking = 1
+#else
+        if
+        :: wcount > 0 && !waking -> before = 0; waking = 1
+        :: else -> before = 1
+        fi
+#endif
+    };
+    if
+    :: before == 0 ->
+#ifndef MUTANT_NO_SEQUENCE
+        atomic { drain(me); sequence++ };
+#endif
+        futex_wake_one()
+    :: else
+    fi
+}
+
+/* The unlock's check after a release without SPINNING: a load of `waiters`; positive = count > 0, WAKING clear. */
+inline release_check() {
+    if
+    :: wcount > 0 && waking == 0 -> wake_one()
+    :: else
+    fi
+}
+
+/* cthr_lock_released_flagged with SPINNING: a wake-up only when nobody was woken for 1 ms (any time, here). */
+inline starved_check() {
+    if
+    :: wcount > 0 && waking == 0 -> wake_one()
+    :: skip
+    fi
 }
 
 /* The store buffer drains on its own, eventually. */
 proctype Drain(byte t) {
 end:
     do
-    :: atomic { buffered[t] -> word = 0; handoff = 0; buffered[t] = 0 }
+    :: atomic { buffered[t] -> owner = 0; spinning = 0; handoff = 0; buffered[t] = 0 }
     od
 }
 
@@ -149,93 +208,148 @@ proctype Thread(byte me) {
     byte tries;
     bit got;
     bit before;
-    byte seen_count;
-    bit seen_waking;
+    bit spinner;
+    bit old_spinning;
+    bit old_handoff;
+    byte s;
     byte after;
     bit inherited;
     do
     :: round < ROUNDS ->
         got = 0;
+        spinner = 0;
         inherited = 0;
-        /* cthr_lock_fast_lock */
-        attempt();
+        /* cthr_lock_fast_lock: CAS of the whole word 0 -> me */
+        atomic {
+            drain(me);
+            if
+            :: owner == 0 && !spinning && !handoff -> owner = me; got = 1
+            :: else
+            fi
+        };
         if
         :: got -> goto critical
         :: else
         fi;
-        /* cthr_lock_lock_slow, phase 1: cthr_lock_spin(newcomer: true) */
-        tries = 0;
+        /* cthr_lock_claim_spinner: attempt; a word freed meanwhile makes the claim's CAS fail (try again); else
+         * sleep if somebody spins or is awake, or CAS SPINNING into the held word */
         do
-        :: tries >= SPINS || wcount != 0 -> break
-        :: else -> attempt(); tries++;
+        :: attempt(0);
             if
             :: got -> goto critical
             :: else
-            fi
+            fi;
+            atomic {
+                drain(me);
+                if
+                :: owner == 0 && !handoff -> skip
+                :: else ->
+                    if
+                    :: spinning || handoff || waking -> skip
+                    :: else -> spinning = 1; spinner = 1
+                    fi;
+                    break
+                fi
+            }
         od;
-        /* phase 2, step (1): register, clearing WAKING */
-        atomic { drain(me); wcount++; waking = 0; seen_count = wcount; seen_waking = 0 }
+        if
+        :: spinner ->
+            /* cthr_lock_spin, clearing SPINNING with the lock */
+            tries = 0;
+            do
+            :: tries >= SPINS -> break
+            :: else ->
+#ifdef MUTANT_KEEP_SPINNING
+                attempt(0);
+#else
+                attempt(1);
+#endif
+                tries++;
+                if
+                :: got -> goto critical
+                :: else
+                fi
+            od
+#ifdef SPLIT
+            /* cthr_lock_lock_spin gives up unregistered: clear SPINNING, then the unlock's check */
+            ;
+            atomic { drain(me); spinning = 0 };
+            spinner = 0;
+            release_check()
+#endif
+        :: else
+        fi;
+        /* cthr_lock_sleep: (0) and (1) */
+#ifndef MUTANT_LATE_SEQUENCE
+        s = sequence;
+#endif
+        atomic { drain(me); wcount++ };
+#ifdef MUTANT_LATE_SEQUENCE
+        s = sequence;
+#endif
+        if
+        :: spinner -> atomic { drain(me); spinning = 0 }; spinner = 0
+        :: else
+        fi;
 sleep_step:
         /* step (2): the barrier B */
 #if !defined(RMW_UNLOCK) && !defined(MUTANT_NO_BARRIER)
         membarrier();
 #endif
         /* step (3): seq_cst load of the word, cthr_lock_attempt */
-        attempt();
+        attempt(0);
         if
         :: got -> goto leave
         :: else
         fi;
-        /* step (4): cthr_lock_futex_wait(&waiters, seen): compares and sleeps atomically */
+        /* step (4): futex wait on `sequence` while it equals s: compares and sleeps atomically */
         atomic {
             if
-            :: wcount == seen_count && waking == seen_waking -> asleep[me] = 1
+            :: sequence == s -> asleep[me] = 1
             :: else -> skip
             fi
         }
 #ifdef TIMEOUTS
-        /* woken (or the value differed), or, while asleep, the deadline passes (at most TIMEOUTS times in all) */
+        ;
         if
         :: !asleep[me]
         :: atomic { asleep[me] && timeouts < TIMEOUTS -> asleep[me] = 0; timeouts++ };
             /* ETIMEDOUT: one last attempt, else leave the waiters without the lock */
-            attempt();
+            attempt(0);
             if
             :: got -> goto leave
             :: else
             fi;
-            atomic { drain(me); wcount--; after = wcount };
-            /* pass on a wake this thread may have consumed */
+            atomic { drain(me); wcount--; waking = 0; after = wcount };
+            /* pass on a wake this thread may have consumed: cthr_lock_wake_one */
             if
-            :: after != 0 ->
-                atomic { drain(me); waking = 1 };
-                futex_wake_one()
+            :: after != 0 -> wake_one()
             :: else
             fi;
             goto next_round
         fi;
 #else
+        ;
         !asleep[me];
 #endif
-        /* awake: cthr_lock_spin(newcomer: false) */
+        /* awake: cthr_lock_spin (keeping SPINNING) */
         tries = 0;
         do
         :: tries >= SPINS -> break
-        :: else -> attempt(); tries++;
+        :: else -> attempt(0); tries++;
             if
             :: got -> goto leave
             :: else
             fi
         od;
-        /* give up: clear WAKING, `seen` = the result, back to the barrier */
+        /* give up: (0) s = sequence, (1) clear WAKING, back to the barrier */
+        s = sequence;
         atomic {
             drain(me);
 #ifndef MUTANT_KEEP_WAKING
-            waking = 0;
+            waking = 0
 #endif
-            seen_count = wcount;
-            seen_waking = waking
-        }
+        };
 #ifdef HANDOFF
         /* waited more than 1 ms (any time, once per round): cthr_lock_inherit */
         if
@@ -244,9 +358,9 @@ sleep_step:
             atomic {
                 drain(me);
                 if
-                :: handoff -> skip                        /* another heir asked first */
-                :: !handoff && word == 0 -> word = me; got = 1
-                :: !handoff && word != 0 -> handoff = 1; heir_asleep[me] = 0
+                :: handoff -> skip                                   /* another heir asked first */
+                :: !handoff && owner == 0 -> owner = me; got = 1
+                :: !handoff && owner != 0 -> handoff = 1; heir_asleep[me] = 0
                 fi
             };
             if
@@ -254,9 +368,9 @@ sleep_step:
             :: else
             fi;
             do
-            :: atomic { !handoff -> skip }; break        /* none or lost: back to waiting */
-            :: atomic { handoff && word == 0 -> handoff = 0; word = me; got = 1 }; break
-            :: atomic { handoff && word != 0 -> heir_asleep[me] = 1 };
+            :: atomic { !handoff -> skip }; break                   /* none or lost: back to waiting */
+            :: atomic { handoff && owner == 0 -> handoff = 0; owner = me; got = 1 }; break
+            :: atomic { handoff && owner != 0 -> heir_asleep[me] = 1 };
                 /* futex wait on the word; ends by the unlock's wake or (the 1 ms bound) by itself */
                 if
                 :: atomic { !heir_asleep[me] }
@@ -269,8 +383,9 @@ sleep_step:
             :: got -> goto leave
             :: else
             fi;
-            /* no hand-off: a fresh step (1), WAKING cleared, then the barrier and check */
-            atomic { drain(me); waking = 0; seen_count = wcount; seen_waking = waking }
+            /* no hand-off: fresh steps (0) and (1), then the barrier and check */
+            s = sequence;
+            atomic { drain(me); waking = 0 }
         :: else
         fi;
 #endif
@@ -283,58 +398,39 @@ critical:
         assert(inside == 1);
         inside--;
         /* cthr_lock_fast_unlock */
-#ifdef HANDOFF
-        /* HANDOFF set: the fast unlock fails; cthr_lock_unlock_slow reserves the word (CAS) and wakes the heir */
-        atomic {
-            if
-            :: handoff -> drain(me); word = 0; heir_asleep[1] = 0; heir_asleep[2] = 0;
-#if NTHREADS >= 3
-                heir_asleep[3] = 0;
-#endif
-                got = 0
-            :: else -> got = 1
-            fi
-        };
+#ifdef RMW_UNLOCK
+#ifdef MUTANT_RMW_RELAXED
+        /* the load of `waiters` satisfied before the subtraction is visible */
+        before = (wcount > 0 && waking == 0);
+        atomic { drain(me); old_spinning = spinning; old_handoff = handoff; owner = 0 };
         if
-        :: !got -> goto next_round
-        :: else
-        fi;
-#endif
-#if defined(RMW_UNLOCK) && !defined(MUTANT_RMW_RELAXED)
-#ifdef HANDOFF
-        /* the CAS from the owner's id: fails if a heir set HANDOFF since the check above (then: reserve) */
-        atomic {
-            drain(me);
-            if
-            :: handoff -> word = 0; heir_asleep[1] = 0; heir_asleep[2] = 0;
-#if NTHREADS >= 3
-                heir_asleep[3] = 0;
-#endif
-                got = 0
-            :: else -> word = 0; got = 1
-            fi
-        };
-        if
-        :: !got -> goto next_round
+        :: old_handoff -> wake_heir()
+        :: !old_handoff && old_spinning -> starved_check()
+        :: !old_handoff && !old_spinning && before -> wake_one()
         :: else
         fi;
 #else
-        atomic { drain(me); word = 0 }  /* atomic exchange: a locked instruction, a full fence */
+        atomic { drain(me); old_spinning = spinning; old_handoff = handoff; owner = 0 };
+        if
+        :: old_handoff -> wake_heir()
+        :: !old_handoff && old_spinning -> starved_check()
+        :: else -> release_check()
+        fi;
 #endif
 #else
-        buffered[me] = 1;               /* release store word = 0: enters the store buffer */
-#endif
-        /* relaxed load of `waiters`: positive = count > 0 and WAKING clear */
-        if
-        :: wcount > 0 && waking == 0 ->
-            /* cthr_lock_wake_one: fetch_or WAKING (locked: drains the buffer), wake if this thread set it */
-            atomic { drain(me); before = waking; waking = 1 };
+        /* membarrier mode: a word holding exactly the id is released by a plain store; else by the subtraction */
+        atomic {
             if
-            :: before == 0 -> futex_wake_one()
-            :: else
+            :: !spinning && !handoff -> buffered[me] = 1; old_spinning = 0; old_handoff = 0
+            :: else -> drain(me); old_spinning = spinning; old_handoff = handoff; owner = 0
             fi
-        :: else
+        };
+        if
+        :: old_handoff -> wake_heir()
+        :: !old_handoff && old_spinning -> starved_check()
+        :: else -> release_check()
         fi;
+#endif
 next_round:
         round++
     :: else -> break

@@ -3,47 +3,65 @@
 
 // A futex-based mutex whose word holds the owner's thread id, and a futex condition that works with any lock.
 //
-// It is the lock under Threading's `MutexLock`. Its uncontended paths are `static inline` here so Swift
-// inlines them: locking is one compare-exchange, unlocking is one compare-exchange (owner id to 0) followed by a
-// load of `waiters`. Owning the lock means the word holds your kernel thread id, so relocking and unlocking by a
-// non-owner are detected for free. A lock held across fork() by the forking thread belongs to the child's first
-// thread, whose id is new (as with pthread mutexes): see `cthr_lock_held_by_caller`. Word layout:
-//   bits 0-29  owner thread id (0 = free; Linux thread ids stay below 2^22)
+// It is the lock under Threading's `MutexLock`, `RecursiveLock`, `LockedValue` and the runtime's own locks. Its
+// uncontended paths are `static inline` here so Swift inlines them: locking is one compare-exchange, unlocking a
+// load and one fetch-and-subtract of the owner's id (which leaves any flag set meanwhile in place), then, only if
+// the word carried no flag, a load of `waiters`. Owning the lock means the word holds your kernel thread id, so
+// relocking and unlocking by a non-owner are detected for free. A lock held across fork() by the forking thread
+// belongs to the child's first thread, whose id is new (as with pthread mutexes): see `cthr_lock_held_by_caller`.
+// Word layout:
+//   bits 0-21  owner thread id (0 = free; Linux thread ids stay below 2^22, the kernel's PID_MAX_LIMIT)
+//   bit  29    SPINNING: one thread that is not registered as a waiter is spinning for the lock; an unlock that finds
+//              it wakes nobody (the spinner will look). Set by that thread for itself, cleared by it when it takes
+//              the lock (in the same compare-exchange) or gives up
 //   bit  30    SLOW: every fast path fails and the caller takes its slow path (statistics, other kinds); only
-//              changed by the owner, since only the owner writes the word while it is held
+//              changed by the owner, since only the owner writes the owner field while it is held
 //   bit  31    HANDOFF: a waiter that has waited too long (the heir) asks for the lock (see Fairness); set by the
-//              heir with a compare-exchange while the lock is held, so the owner's fast unlock fails and its slow
-//              unlock hands the lock over instead of freeing it
+//              heir while the lock is held, so the owner's unlock leaves the word reserved for it (owner 0, HANDOFF)
 //
-// Fairness. An unlock frees the word and any running thread may take it (barging), which is what makes the lock
-// fast under contention, but a sleeper woken again and again can lose every race. So a registered waiter that has
-// waited more than CTHR_LOCK_STARVATION_NS (1 ms) since it registered, and lost the race once more after a
-// wake-up, becomes the heir: it sets HANDOFF in the held word (one heir at a time: whoever finds the bit clear).
-// The owner's unlock then leaves the word reserved (owner 0, HANDOFF set), which no compare-exchange from 0 and
-// no attempt takes except the heir's, and wakes the heir, which sleeps on the word itself (nobody else does). The
-// heir takes the reserved word and leaves the waiters as any thread that got the lock. Its sleeps on the word
-// last 1 ms at most before it looks again, so a HANDOFF lost to the membarrier mode's plain-store unlock (load,
-// then store) costs latency, never a hang; a heir whose deadline passes withdraws the bit (or takes the lock, if
-// it was handed over meanwhile). Starvation is bounded by about 1 ms plus one critical section, as with WebKit's
-// ParkingLot fair unlock and Rust parking_lot's eventual fairness. The other waiters are not affected: the
-// hand-off passes the lock without freeing it, and the heir's own unlock is an ordinary one.
+// Contention, the design. At most one thread spins and every other waiter sleeps on a word that moves only when
+// somebody is woken; an owner change costs a handful of read-modify-writes on the lock's cache line and no system
+// call while the spinner or a woken thread takes the lock; a contended acquisition makes at most one futex wait,
+// and a release at most one futex wake (Linux's mutex with its one optimistic spinner, Go's runtime lock, WebKit's
+// `WTF::Lock`, which stop spinning once a thread sleeps). Who spins:
+//   - a newcomer (a thread that finds the lock held) claims SPINNING if nobody spins (SPINNING clear in the word
+//     and WAKING clear in `waiters`) and spins for a while; otherwise, and when its spin ends without the lock, it
+//     registers and sleeps. Barging stays allowed: a free word is taken by whoever comes, which keeps the lock fast.
+//   - a woken thread (the unlock that woke it set WAKING in `waiters` for it) spins for a while with WAKING set,
+//     then clears WAKING and sleeps again.
+// So under heavy contention the lock moves between the owner, one spinner and the running threads that barge, and
+// a woken thread replaces a sleeper in that set only when the spinner's place is free: a bounded set of threads
+// fights for the line whatever the thread count.
 //
-// Sleeping. Threads that find the lock held spin briefly (only while nobody sleeps on it), then register in
-// `waiters` (a count) and sleep on that field with a futex. Its top bit, WAKING, means "a woken thread is awake and
-// will look at the lock again": an unlock that reads `waiters` as a nonzero count with WAKING clear sets WAKING
-// with a read-modify-write and, if it set it, wakes one sleeper; an unlock that reads WAKING set does nothing more
-// (no system call). The woken thread spins for the lock for a while (WAKING still set, so under heavy contention
-// one thread at a time spins and the others sleep, as in WebKit's ParkingLot); if it takes the lock it clears
-// WAKING as it leaves the waiters; if it gives up it clears WAKING and goes back through the sleep step.
+// Fairness. Barging and the spinner can starve a sleeper. An unlock that finds SPINNING still wakes a sleeper when
+// no sleeper was woken for CTHR_LOCK_STARVATION_NS (`woken_at`), so sleepers take turns being awake. A registered
+// waiter that has waited more than CTHR_LOCK_STARVATION_NS
+// (1 ms) since it registered, and lost the race once more after a wake-up, becomes the heir if the lock has not
+// been handed over in the last millisecond (`handoff_at`: at most one fair hand-off per lock per millisecond, as
+// WebKit's ParkingLot and Rust's parking_lot time their fair unlocks): it sets HANDOFF in the held word (one heir at
+// a time: whoever finds the bit clear). The owner's unlock then leaves the word reserved (owner 0, HANDOFF set),
+// which no compare-exchange from 0 and no attempt takes except the heir's, and wakes the heir, which sleeps on the
+// word itself (nobody else does). Its sleeps on the word last 1 ms at most before it looks again, so a HANDOFF lost
+// to the membarrier mode's plain-store unlock costs latency, never a hang; a heir whose deadline passes withdraws
+// the bit (or takes the lock, if it was handed over meanwhile). Starvation is bounded by about 1 ms plus one
+// critical section per thread ahead of it; the hand-off passes the lock without freeing it, so the other waiters
+// are not affected, and the heir's own unlock is an ordinary one.
 //
-// The sleep step, for a registered thread: (1) a read-modify-write of `waiters` that leaves WAKING clear (the
-// registration itself, or the clear after a wake-up), whose result is `seen`; (2) the barrier B; (3) load the
-// word and take the lock if free; (4) futex-wait on `waiters` while it still equals `seen` (the kernel compares
-// atomically with the sleep, so any later change of `waiters` makes the wait return at once).
+// Sleeping. A waiter registers in `waiters` (a count) and sleeps on `sequence`, a futex word that only a wake-up
+// moves: registrations, departures and the WAKING bit change `waiters`, never `sequence`, so a futex wait returns at
+// once only when a wake-up was issued between the look at the lock and the sleep. The top bit of `waiters`, WAKING,
+// means "a woken thread is awake and will look at the lock again": an unlock that finds neither SPINNING in the
+// word it released nor WAKING in `waiters`, and a nonzero count, sets WAKING with a compare-exchange that requires
+// the count still nonzero and, if it set it, adds one to `sequence` and wakes one sleeper. An unlock that finds
+// either does nothing more (no system call).
 //
-// Why no wake-up is lost. The unlock is a release S (word = 0) and, after it, a load R of `waiters`. The sleeper
-// needs: if its step (3) saw the lock held, R reads its step-(1) value or a later one. Two ways to get it:
-//   - Default: S is a sequentially consistent compare-exchange, R and step (3) are sequentially consistent loads,
+// The sleep step, for a registered thread: (0) load `sequence` as `s`; (1) a read-modify-write of `waiters` (the
+// registration, count + 1, or the clear of WAKING after a wake-up); (2) the barrier B; (3) load the word and take
+// the lock if free; (4) futex-wait on `sequence` while it still equals `s`.
+//
+// Why no wake-up is lost. The unlock is a release S of the owner field and, after it, a load R of `waiters`. The
+// sleeper needs: if its step (3) saw the lock held, R reads its step-(1) value or a later one. Two ways to get it:
+//   - Default: S is a sequentially consistent read-modify-write, R and step (3) are sequentially consistent loads,
 //     and B is a sequentially consistent fence: in the single total order either R comes after step (1) or step
 //     (3) comes after S (Dekker's pairing; the read-modify-write is what glibc's and the standard library's
 //     mutexes pay too). No system call, no cost outside the two threads.
@@ -54,21 +72,26 @@
 //     side that is about to pay for a system call anyway). The unlock is cheaper; every sleeper interrupts every
 //     CPU running the process, and the kernel serialises these calls on one host-wide lock, so the cost grows
 //     with the core count and reaches other processes. Only for a process that has measured it.
-// Either way, for a sleeper X whose step (3) saw the lock held, R reads X's step-(1) value or a later one. Let P
-// be R's value if it has WAKING set (the unlock then stops), else the unlock's own read-modify-write (which sets
-// WAKING, or finds it set), and let W be the last setting of WAKING at or before P in `waiters`' modification
-// order. W comes after X's step (1), and no clear of WAKING lies between W and P, so every clear after W comes
-// after P. Whoever set W then woke one sleeper, so some thread answers for W: the sleeper it woke, or, if none
-// slept yet, every registered thread whose futex wait compares afterwards (its `seen` has WAKING clear, so the
-// wait returns at once), X among them. An answering thread either takes the lock (after S, since the unlocker held
-// it until then) or clears WAKING in a step (1) after P. If P is the unlock's read-modify-write, that clear is
-// ordered after S and the thread's step (3) sees the lock free; if P is R, R did not read that clear, so by the
-// pairing above with that thread in X's place its step (3) sees the lock free.
-// Every exit keeps this: a thread that takes the lock leaves the waiters with WAKING cleared (the bit may have
-// been set for it; clearing one set for another only costs an extra wake), and a thread that times out sets
-// WAKING and wakes one sleeper if others remain, passing on a wake it may have consumed. Should a membarrier call
-// fail after a successful registration, that sleeper sleeps 1 ms at most before looking again, so a wake-up the
-// failure let slip costs latency, never a hang.
+// Either way, take a sleeper X whose step (3) saw the lock held, and the unlock S that frees it.
+//   - If S's word has SPINNING, the spinner answers: it takes the lock (after S), or gives up and, registered, runs
+//     steps (0) to (3) with its clear of SPINNING between (1) and (2); that clear comes after S in the word's order,
+//     so its step (3) sees the lock free or held by a later owner, whose unlock reads SPINNING clear and, its R
+//     coming after the spinner's step (1), counts X and the spinner (a spinner that gives up unregistered clears
+//     SPINNING and runs the unlock's check itself).
+//   - Otherwise R reads X's step-(1) value or a later one, so a nonzero count. If R finds WAKING clear, the unlock
+//     sets it (or finds that another did) at a point P; else let P be R. Let W be the setting of WAKING that P
+//     reads. W was made while the count was nonzero, so a registered thread existed then; whoever set W moved
+//     `sequence` and woke one sleeper, so some thread answers for W: the sleeper it woke, or every registered
+//     thread that was awake then (one about to sleep loaded its `s` before its step (1), so before W and the
+//     move: its futex wait returns at once; one awake after a wake-up owes a look anyway). An answering thread
+//     takes the lock, which it leaves clearing WAKING, or clears WAKING in a step (1) after P and looks at the lock
+//     in its step (3): by the pairing above, with that thread in X's place, it sees the lock free (or held by a
+//     later owner, whose unlock comes after the clear and finds WAKING clear and X counted).
+// Every exit keeps this: a registered thread leaves the waiters with WAKING cleared in the same read-modify-write
+// (the bit may have been set for it; clearing one set for another only costs an extra wake), and a thread that
+// times out then wakes one sleeper if others remain, passing on a wake it may have consumed. Should a membarrier call fail after a successful registration, that sleeper sleeps 1 ms at most before
+// looking again, so a wake-up the failure let slip costs latency, never a hang. `formal/lock.pml` checks the
+// protocol (mutual exclusion, no lost wake-up) in both modes, with the spinner, deadlines and the hand-off.
 //
 #ifndef CTHREADING_LOCK_H
 #define CTHREADING_LOCK_H
@@ -82,19 +105,25 @@
 extern "C" {
 #endif
 
-#define CTHR_LOCK_OWNER_MASK 0x3fffffffu
+#define CTHR_LOCK_OWNER_MASK 0x003fffffu
+#define CTHR_LOCK_SPINNING 0x20000000u
 #define CTHR_LOCK_SLOW 0x40000000u
 #define CTHR_LOCK_HANDOFF 0x80000000u
 // How long a registered waiter waits before it asks for the lock to be handed to it.
 #define CTHR_LOCK_STARVATION_NS 1000000u
+// The least time between two hand-offs of one lock, in microseconds.
+#define CTHR_LOCK_HANDOFF_INTERVAL_US 1000u
 // In `waiters`: the count of registered waiters, and the WAKING bit (a woken thread will look at the lock again).
 #define CTHR_LOCK_WAITER_MASK 0x7fffffffu
 #define CTHR_LOCK_WAKING 0x80000000u
 
 // A lock: initialise it with `cthr_lock_init`, or with all fields zero (a free lock). Must not move while in use.
 typedef struct cthr_lock {
-    cthr_atomic_u32_t word;     // owner id | SLOW
-    cthr_atomic_u32_t waiters;  // threads registered to sleep (count) | WAKING; the futex sleepers wait on
+    cthr_atomic_u32_t word;        // owner id | SPINNING | SLOW | HANDOFF
+    cthr_atomic_u32_t waiters;     // threads registered to sleep (count) | WAKING
+    cthr_atomic_u32_t sequence;    // the futex sleepers wait on: moved by each wake-up, by nothing else
+    cthr_atomic_u32_t handoff_at;  // when the lock was last handed to a heir (microseconds, wrapping)
+    cthr_atomic_u32_t woken_at;    // when an unlock last woke a sleeper (microseconds, wrapping)
 } cthr_lock_t;
 
 // Nonzero when the process opted in to the membarrier unlock (see the header comment); read by the inline unlock.
@@ -115,9 +144,20 @@ uint64_t cthr_lock_membarrier_calls(void);
 // How many times the locks of this process were handed to a waiter that had waited too long (see Fairness).
 uint64_t cthr_lock_handoffs(void);
 
-// Called by an unlock after releasing, when its load of `waiters` found sleepers and WAKING clear: sets WAKING and
-// wakes one sleeper unless another unlock set it first.
+// Called by an unlock after releasing, when its load of `waiters` found sleepers and WAKING clear: sets WAKING and,
+// unless another unlock set it first, moves `sequence` and wakes one sleeper.
 void cthr_lock_wake_one(cthr_lock_t *_Nonnull lock);
+
+// Whether a lock last handed over at `last_us` may be handed over again at `now_us` (microseconds on the monotonic
+// clock, wrapping in 32 bits): at least CTHR_LOCK_HANDOFF_INTERVAL_US (1 ms) has passed. See Fairness.
+static inline bool cthr_lock_handoff_due(uint32_t now_us, uint32_t last_us) {
+    return now_us - last_us >= CTHR_LOCK_HANDOFF_INTERVAL_US;
+}
+
+// Called by an unlock whose release found SPINNING or HANDOFF in the word (`released`, the word before the
+// release): with HANDOFF, wakes the heir sleeping on the word; with SPINNING, wakes a sleeper only if nobody was
+// woken for CTHR_LOCK_STARVATION_NS (the spinner will look, but sleepers must not starve behind it).
+void cthr_lock_released_flagged(cthr_lock_t *_Nonnull lock, uint32_t released);
 
 // The calling thread's kernel id as cached by `cthr_lock_self` (0 until the first call on this thread).
 extern __thread uint32_t cthr_lock_cached_tid __attribute__((tls_model("initial-exec")));
@@ -142,18 +182,27 @@ static inline bool cthr_lock_fast_lock(cthr_lock_t *_Nonnull lock) {
                                                    CTHR_RELAXED);
 }
 
-// Releases a lock the caller holds (without the SLOW bit): one compare-exchange from the caller's id to 0 (a
-// release store in membarrier mode), then a load of `waiters`, waking a sleeper when some are registered and no
-// woken thread is awake (WAKING clear). Returns false without changing anything when the word is not exactly the
-// caller's id (not the owner, or SLOW set): the caller then calls `cthr_lock_unlock_slow`.
+// Releases a lock the caller holds (without the SLOW bit): a load that checks the owner field, then one
+// fetch-and-subtract of the caller's id (a release store in membarrier mode, for a word without flags), which keeps
+// any flag set meanwhile; then, when the word carried HANDOFF, wakes the heir; when it carried SPINNING, nothing
+// more (the spinner will look) unless no sleeper was woken for a millisecond; otherwise a load of `waiters`, waking a sleeper when some are registered and no
+// woken thread is awake (WAKING clear). Returns false without changing anything when the caller does not own the
+// word or its SLOW bit is set: the caller then calls `cthr_lock_unlock_slow`.
 static inline bool cthr_lock_fast_unlock(cthr_lock_t *_Nonnull lock) {
     uint32_t self = cthr_lock_self();
+    uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
     if (__builtin_expect(cthr_atomic_i32_load(&cthr_lock_membarrier_mode, CTHR_RELAXED) != 0, 0)) {
-        if (cthr_atomic_u32_load(&lock->word, CTHR_RELAXED) != self) return false;
+        if (word != self) return false;
         cthr_atomic_u32_store(&lock->word, 0, CTHR_RELEASE);
         cthr_atomic_signal_fence(CTHR_SEQ_CST);  // the sleeper's membarrier orders the store before the load
-    } else if (!cthr_atomic_u32_compare_exchange_strong(&lock->word, &self, 0, CTHR_SEQ_CST, CTHR_RELAXED)) {
-        return false;
+    } else {
+        // Only the owner changes the owner field of a held word, so this load is exact for the caller's own holds.
+        if ((word & (CTHR_LOCK_OWNER_MASK | CTHR_LOCK_SLOW)) != self) return false;
+        word = cthr_atomic_u32_fetch_sub(&lock->word, self, CTHR_SEQ_CST);
+        if (__builtin_expect((word & (CTHR_LOCK_SPINNING | CTHR_LOCK_HANDOFF)) != 0, 0)) {
+            cthr_lock_released_flagged(lock, word);
+            return true;
+        }
     }
     // Positive: waiters registered and WAKING clear (WAKING is the sign bit).
     if ((int32_t)cthr_atomic_u32_load(&lock->waiters, CTHR_SEQ_CST) > 0) cthr_lock_wake_one(lock);
@@ -164,13 +213,24 @@ static inline bool cthr_lock_fast_unlock(cthr_lock_t *_Nonnull lock) {
 // caller holds it) or EINVAL (NULL).
 int cthr_lock_trylock(cthr_lock_t *_Nullable lock);
 
-// Takes the lock, spinning briefly and then sleeping on the futex, until `deadline_ns` on CLOCK_MONOTONIC at most
-// (UINT64_MAX = forever). A deadline in the past still takes a free lock. Returns 0, ETIMEDOUT, EDEADLK (the
-// caller already holds it; nothing changes) or EINVAL (NULL).
+// Takes the lock, spinning for it if nobody else spins and then sleeping on the futex, until `deadline_ns` on
+// CLOCK_MONOTONIC at most (UINT64_MAX = forever). A deadline in the past still takes a free lock. Returns 0,
+// ETIMEDOUT, EDEADLK (the caller already holds it; nothing changes) or EINVAL (NULL).
 int cthr_lock_lock_slow(cthr_lock_t *_Nullable lock, uint64_t deadline_ns);
 
-// Releases the lock held by the caller, keeping its SLOW bit and waking one sleeper if there is one; when a heir
-// asked for it (HANDOFF), hands the lock to the heir instead (the word stays reserved for it) and wakes it.
+// The first half of `cthr_lock_lock_slow`, for callers that record a wait only when the thread is about to sleep:
+// takes the lock if it is free, or spins for it if nobody else spins, until `deadline_ns` at most. Returns 0,
+// EDEADLK, EINVAL (NULL) or EBUSY (not taken, and this thread holds no part of the lock's state: call
+// `cthr_lock_lock_sleep` next).
+int cthr_lock_lock_spin(cthr_lock_t *_Nullable lock, uint64_t deadline_ns);
+
+// The second half of `cthr_lock_lock_slow`: registers as a waiter and sleeps until the lock is taken or
+// `deadline_ns` passes (a woken thread spins before it sleeps again). Returns 0, ETIMEDOUT, EDEADLK or EINVAL.
+int cthr_lock_lock_sleep(cthr_lock_t *_Nullable lock, uint64_t deadline_ns);
+
+// Releases the lock held by the caller, keeping its SLOW bit and waking one sleeper if there is one and nobody
+// spins; when a heir asked for it (HANDOFF), hands the lock to the heir instead (the word stays reserved for it)
+// and wakes it.
 // Returns 0, EPERM (the caller does not hold it; nothing changes) or EINVAL (NULL).
 int cthr_lock_unlock_slow(cthr_lock_t *_Nullable lock);
 

@@ -126,25 +126,30 @@ check() {
 
 start=$(date +%s)
 
-# The futex lock (formal/lock.pml): membarrier mode, exchange mode, and their mutants.
-check "lock membarrier" lock.pml safety pass
-check "lock membarrier" lock.pml ltl pass
-check "lock membarrier 2 threads x 2 rounds" lock.pml safety pass -DNTHREADS=2 -DROUNDS=2
+# The futex lock (formal/lock.pml): the default (exchange) mode, the membarrier mode, and their mutants.
 check "lock exchange" lock.pml safety pass -DRMW_UNLOCK
 check "lock exchange" lock.pml ltl pass -DRMW_UNLOCK
-check "lock membarrier, a deadline passes" lock.pml safety pass -DTIMEOUTS=1
-check "lock membarrier, a deadline passes" lock.pml ltl pass -DTIMEOUTS=1
+check "lock exchange 2 threads x 2 rounds, 2 spins" lock.pml safety pass -DRMW_UNLOCK -DNTHREADS=2 -DROUNDS=2 -DSPINS=2
+check "lock exchange, split spin and sleep" lock.pml safety pass -DRMW_UNLOCK -DSPLIT
 check "lock exchange, a deadline passes" lock.pml safety pass -DRMW_UNLOCK -DTIMEOUTS=1
-check "lock membarrier, hand-off" lock.pml safety pass -DHANDOFF
-check "lock membarrier, hand-off" lock.pml ltl pass -DHANDOFF
+check "lock exchange, a deadline passes" lock.pml ltl pass -DRMW_UNLOCK -DTIMEOUTS=1
 check "lock exchange, hand-off" lock.pml safety pass -DRMW_UNLOCK -DHANDOFF
 check "lock exchange, hand-off" lock.pml ltl pass -DRMW_UNLOCK -DHANDOFF
 check "lock exchange, hand-off, a deadline passes" lock.pml safety pass -DRMW_UNLOCK -DHANDOFF -DTIMEOUTS=1
-check "lock MUTANT_HEIR_UNBOUNDED" lock.pml safety fail -DHANDOFF -DMUTANT_HEIR_UNBOUNDED
+check "lock membarrier" lock.pml safety pass
+check "lock membarrier" lock.pml ltl pass
+check "lock membarrier 2 threads x 2 rounds" lock.pml safety pass -DNTHREADS=2 -DROUNDS=2
+check "lock membarrier, a deadline passes" lock.pml safety pass -DTIMEOUTS=1
+check "lock membarrier, hand-off" lock.pml safety pass -DHANDOFF
+check "lock MUTANT_KEEP_SPINNING" lock.pml safety fail -DRMW_UNLOCK -DMUTANT_KEEP_SPINNING
+check "lock MUTANT_LATE_SEQUENCE" lock.pml safety fail -DRMW_UNLOCK -DMUTANT_LATE_SEQUENCE
+check "lock MUTANT_NO_SEQUENCE" lock.pml safety fail -DRMW_UNLOCK -DMUTANT_NO_SEQUENCE
+check "lock MUTANT_WAKE_UNCOUNTED" lock.pml safety fail -DRMW_UNLOCK -DMUTANT_WAKE_UNCOUNTED
+check "lock MUTANT_RMW_RELAXED" lock.pml safety fail -DMUTANT_RMW_RELAXED
+check "lock MUTANT_KEEP_WAKING" lock.pml ltl fail -DRMW_UNLOCK -DMUTANT_KEEP_WAKING
 check "lock MUTANT_NO_BARRIER" lock.pml safety fail -DMUTANT_NO_BARRIER
 check "lock MUTANT_NO_BARRIER" lock.pml ltl fail -DMUTANT_NO_BARRIER
-check "lock MUTANT_RMW_RELAXED" lock.pml safety fail -DMUTANT_RMW_RELAXED
-check "lock MUTANT_KEEP_WAKING" lock.pml ltl fail -DMUTANT_KEEP_WAKING
+check "lock MUTANT_HEIR_UNBOUNDED" lock.pml safety fail -DHANDOFF -DMUTANT_HEIR_UNBOUNDED
 
 # The flat RCU table (formal/rcu_flat.pml).
 check "rcu_flat" rcu_flat.pml safety pass

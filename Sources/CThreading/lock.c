@@ -65,34 +65,23 @@ static void cthr_lock_futex_wake(cthr_atomic_u32_t *word, int32_t count) {
     CTHR_LOCK_COUNT(futex_wakes, 1);
 }
 
-// A thread that finds the lock held looks at the word this many more times before it only yields, as long as nobody
-// sleeps on the lock already (then it queues at once: the woken thread is the one that spins), with
-// `cthr_futex_backoff`'s doubling pauses between looks (1 to 32) and, from the third look, a sched_yield after each.
-// Few looks: a spinner that polls the word takes its cache line away from the holder at every look. On the test VM
-// (2 cores, whose cache-line transfers are cheap or slow depending on where the host places them), `bench locks` at
-// 2 and 4 threads ran at 21 to 29 M ops/s in the slow case with one pause between looks (the first policy), 46 to 56
-// M with doubling pauses alone (which lost a third at 4 threads in the cheap case, spinning where a runnable thread
-// could have used the CPU), and 54 to 77 M with the yields between (level with or ahead of the first policy in the
-// cheap case).
+// The spinner (one thread at a time: a newcomer holding SPINNING, or a woken thread holding WAKING) looks at the word
+// this many times with `cthr_futex_backoff`'s doubling pauses between (1 to 32), yielding the processor after each
+// look from CTHR_LOCK_SPIN_YIELDS_FROM on (a holder preempted while threads outnumber cores then gets a CPU), then
+// yields this many more times, and then sleeps. It polls the word only after a pause, and tries a compare-exchange
+// only when it saw the owner field clear, so it costs the holder few transfers of the line.
 #ifndef CTHR_LOCK_SPINS
 #define CTHR_LOCK_SPINS 10
 #endif
-// The first spin round that also yields.
 #ifndef CTHR_LOCK_SPIN_YIELDS_FROM
-#define CTHR_LOCK_SPIN_YIELDS_FROM 2
+#define CTHR_LOCK_SPIN_YIELDS_FROM 6
 #endif
-// Then yields the processor this many times (same condition), which lets a preempted holder run.
 #ifndef CTHR_LOCK_YIELDS
-#define CTHR_LOCK_YIELDS 8
+#define CTHR_LOCK_YIELDS 2
 #endif
-// A woken thread looks this many times (with the same doubling pauses and yields), then yields this many times,
-// before sleeping again; meanwhile WAKING stays set and unlocks wake nobody else.
-#ifndef CTHR_LOCK_WOKEN_SPINS
-#define CTHR_LOCK_WOKEN_SPINS 10
-#endif
-#ifndef CTHR_LOCK_WOKEN_YIELDS
-#define CTHR_LOCK_WOKEN_YIELDS 8
-#endif
+
+// How long a heir, or a sleeper whose membarrier failed, sleeps before it looks at the lock again.
+#define CTHR_LOCK_UNPAIRED_SLEEP_NS 1000000u
 
 #ifndef MEMBARRIER_CMD_PRIVATE_EXPEDITED
 #define MEMBARRIER_CMD_PRIVATE_EXPEDITED (1 << 3)
@@ -179,9 +168,6 @@ static bool cthr_lock_barrier(void) {
     return false;
 }
 
-// How long a sleeper whose barrier failed sleeps before it looks at the lock again.
-#define CTHR_LOCK_UNPAIRED_SLEEP_NS 1000000u
-
 
 uint32_t cthr_lock_self_slow(void) {
     uint32_t tid = (uint32_t)syscall(SYS_gettid);
@@ -192,27 +178,58 @@ uint32_t cthr_lock_self_slow(void) {
 // Called by an unlock whose load of `waiters` found sleepers and WAKING clear. The read-modify-write orders the
 // release store before it; if WAKING was still clear, the wake is this thread's to send.
 void cthr_lock_wake_one(cthr_lock_t *lock) {
-    uint32_t before = cthr_atomic_u32_fetch_or(&lock->waiters, CTHR_LOCK_WAKING, CTHR_SEQ_CST);
+    // Set WAKING only while waiters are registered (a compare-exchange, not an or: a WAKING set when the last
+    // registered thread has just left would have nobody to answer for it, and unlocks would wake nobody after).
+    uint32_t waiters = cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED);
+    do {
+        // WAKING set: another unlock woke somebody, who has not looked yet. No count: nobody to wake.
+        if ((int32_t)waiters <= 0) return;
+        CTHR_LOCK_COUNT(rmw, 1);
+    } while (!cthr_atomic_u32_compare_exchange_weak(&lock->waiters, &waiters, waiters | CTHR_LOCK_WAKING,
+                                                    CTHR_SEQ_CST, CTHR_RELAXED));
+    cthr_atomic_u32_fetch_add(&lock->sequence, 1, CTHR_SEQ_CST);
     CTHR_LOCK_COUNT(rmw, 1);
-    if ((before & CTHR_LOCK_WAKING) == 0) cthr_lock_futex_wake(&lock->waiters, 1);
+    cthr_atomic_u32_store(&lock->woken_at, (uint32_t)(cthr_clock_now_ns() / 1000u), CTHR_RELAXED);
+    cthr_lock_futex_wake(&lock->sequence, 1);
+}
+
+// Wakes the heir sleeping on the word (see Fairness in the header).
+static void cthr_lock_wake_heir(cthr_lock_t *lock) { cthr_lock_futex_wake(&lock->word, INT_MAX); }
+
+void cthr_lock_released_flagged(cthr_lock_t *lock, uint32_t released) {
+    if ((released & CTHR_LOCK_HANDOFF) != 0) {
+        cthr_lock_wake_heir(lock);
+        return;
+    }
+    // SPINNING: the spinner will look, so no wake-up is owed; but with sleepers registered and none awake, wake one
+    // once a millisecond, so that each in turn can ask for the fair hand-off.
+    if ((int32_t)cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED) <= 0) return;
+    uint32_t now_us = (uint32_t)(cthr_clock_now_ns() / 1000u);
+    if (now_us - cthr_atomic_u32_load(&lock->woken_at, CTHR_RELAXED) < CTHR_LOCK_STARVATION_NS / 1000u) return;
+    cthr_lock_wake_one(lock);
 }
 
 int cthr_lock_init(cthr_lock_t *lock) {
     if (lock == NULL) return EINVAL;
     cthr_atomic_u32_store(&lock->word, 0, CTHR_RELAXED);
     cthr_atomic_u32_store(&lock->waiters, 0, CTHR_RELAXED);
+    cthr_atomic_u32_store(&lock->sequence, 0, CTHR_RELAXED);
+    cthr_atomic_u32_store(&lock->handoff_at, 0, CTHR_RELAXED);
+    cthr_atomic_u32_store(&lock->woken_at, 0, CTHR_RELAXED);
     return 0;
 }
 
-// Takes the lock if its owner field is 0 and it is not reserved for a heir (HANDOFF), keeping the SLOW bit;
-// returns 0, EBUSY or EDEADLK and updates *word.
-static inline int cthr_lock_attempt(cthr_lock_t *lock, uint32_t self, uint32_t *word) {
+// Takes the lock if its owner field is 0 and it is not reserved for a heir (HANDOFF), keeping the SLOW bit and,
+// unless `clear` names it, SPINNING; returns 0, EBUSY or EDEADLK and updates *word. Tries a compare-exchange only on
+// a word it saw free.
+static inline int cthr_lock_attempt(cthr_lock_t *lock, uint32_t self, uint32_t *word, uint32_t clear) {
     for (;;) {
         uint32_t owner = *word & CTHR_LOCK_OWNER_MASK;
         if (cthr_lock_is_self(owner, self)) return EDEADLK;
         if (owner != 0 || (*word & CTHR_LOCK_HANDOFF) != 0) return EBUSY;
         CTHR_LOCK_COUNT(rmw, 1);
-        if (cthr_atomic_u32_compare_exchange_weak(&lock->word, word, *word | self, CTHR_ACQUIRE, CTHR_RELAXED)) {
+        if (cthr_atomic_u32_compare_exchange_weak(&lock->word, word, (*word & ~clear) | self, CTHR_ACQUIRE,
+                                                  CTHR_RELAXED)) {
             return 0;
         }
     }
@@ -221,28 +238,52 @@ static inline int cthr_lock_attempt(cthr_lock_t *lock, uint32_t self, uint32_t *
 int cthr_lock_trylock(cthr_lock_t *lock) {
     if (lock == NULL) return EINVAL;
     uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
-    return cthr_lock_attempt(lock, cthr_lock_self(), &word);
+    return cthr_lock_attempt(lock, cthr_lock_self(), &word, 0);
 }
 
-// Tries to take the lock, with a round of `cthr_futex_backoff` between the tries: `spins` spin rounds (doubling
-// pauses, yielding too from CTHR_LOCK_SPIN_YIELDS_FROM), then `yields` yield rounds, which stop once `deadline_ns` has
-// passed. A newcomer stops as soon as a thread sleeps on the lock
-// (it queues behind it instead of competing with the woken thread). Returns 0, EDEADLK or EBUSY (gave up).
-static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, int spins, int yields, uint64_t deadline_ns,
-                          bool newcomer) {
-    uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
+// The spinner's loop (see "Who spins" in the header): looks at the word after each round of `cthr_futex_backoff`
+// and takes it when free, clearing `clear` (SPINNING for a newcomer that claimed it) in the same compare-exchange.
+// Returns 0, EDEADLK or EBUSY (gave up: the rounds or the deadline ran out).
+static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, uint64_t deadline_ns, uint32_t clear) {
     uint64_t started = cthr_lock_count_clock();
-    int rc;
-    for (int round = 0;; round++) {
-        rc = cthr_lock_attempt(lock, self, &word);
+    int rc = EBUSY;
+    for (int round = 0; cthr_futex_backoff(round, CTHR_LOCK_SPINS, CTHR_LOCK_SPIN_YIELDS_FROM, CTHR_LOCK_YIELDS,
+                                           deadline_ns);
+         round++) {
+        uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
+        rc = cthr_lock_attempt(lock, self, &word, clear);
         if (rc != EBUSY) break;
-        if (newcomer && (cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED) & CTHR_LOCK_WAITER_MASK) != 0) break;
-        if (!cthr_futex_backoff(round, spins, CTHR_LOCK_SPIN_YIELDS_FROM, yields, deadline_ns)) break;
-        word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
     }
     if (started != 0) CTHR_LOCK_COUNT(spin_ns, cthr_clock_now_ns() - started);
     return rc;
 }
+
+// A newcomer that found the lock held: claims SPINNING when nobody spins (SPINNING clear in the word, WAKING clear
+// in `waiters`), or takes the lock if it was freed meanwhile. Returns 0 or EDEADLK (taken or refused), EAGAIN (this
+// thread now holds SPINNING) or EBUSY (somebody else spins or is awake to look: register and sleep).
+static int cthr_lock_claim_spinner(cthr_lock_t *lock, uint32_t self) {
+    uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
+    for (;;) {
+        int rc = cthr_lock_attempt(lock, self, &word, 0);
+        if (rc != EBUSY) return rc;
+        if ((word & (CTHR_LOCK_SPINNING | CTHR_LOCK_HANDOFF)) != 0) return EBUSY;
+        if ((cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED) & CTHR_LOCK_WAKING) != 0) return EBUSY;
+        CTHR_LOCK_COUNT(rmw, 1);
+        if (cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word | CTHR_LOCK_SPINNING, CTHR_RELAXED,
+                                                  CTHR_RELAXED)) {
+            return EAGAIN;
+        }
+    }
+}
+
+// Clears SPINNING, which the calling thread holds (a read-modify-write, so an owner change meanwhile is kept).
+static void cthr_lock_drop_spinner(cthr_lock_t *lock) {
+    cthr_atomic_u32_fetch_and(&lock->word, ~CTHR_LOCK_SPINNING, CTHR_SEQ_CST);
+    CTHR_LOCK_COUNT(rmw, 1);
+}
+
+// Microseconds on the monotonic clock, wrapping (for the hand-off interval).
+static inline uint32_t cthr_lock_now_us(uint64_t now_ns) { return (uint32_t)(now_ns / 1000u); }
 
 // The heir's wait (see Fairness in the header): asks for the lock with HANDOFF and sleeps on the word until the
 // owner's unlock reserves it (owner 0, HANDOFF set), then takes it. Returns 0 (taken), EBUSY (no hand-off: the
@@ -274,6 +315,7 @@ static int cthr_lock_inherit(cthr_lock_t *lock, uint32_t self, uint64_t deadline
             CTHR_LOCK_COUNT(rmw, 1);
             if (cthr_atomic_u32_compare_exchange_strong(&lock->word, &word, (word & ~CTHR_LOCK_HANDOFF) | self,
                                                         CTHR_ACQUIRE, CTHR_RELAXED)) {
+                cthr_atomic_u32_store(&lock->handoff_at, cthr_lock_now_us(cthr_clock_now_ns()), CTHR_RELAXED);
                 cthr_atomic_u64_fetch_add(&cthr_lock_handoff_count, 1, CTHR_RELAXED);
                 CTHR_LOCK_COUNT(handoffs, 1);
                 return 0;
@@ -297,80 +339,116 @@ static int cthr_lock_inherit(cthr_lock_t *lock, uint32_t self, uint64_t deadline
     }
 }
 
-int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
+// Whether a waiter registered at `registered_at` may ask for a hand-off now: it has waited more than
+// CTHR_LOCK_STARVATION_NS, and the lock was not handed over in the last CTHR_LOCK_HANDOFF_INTERVAL_US.
+static bool cthr_lock_may_inherit(cthr_lock_t *lock, uint64_t registered_at) {
+    uint64_t now = cthr_clock_now_ns();
+    if (now - registered_at <= CTHR_LOCK_STARVATION_NS) return false;
+    return cthr_lock_handoff_due(cthr_lock_now_us(now), cthr_atomic_u32_load(&lock->handoff_at, CTHR_RELAXED));
+}
+
+// An unlock's check after a release that found no SPINNING (see `cthr_lock_fast_unlock`): wake a sleeper when some
+// are registered and no woken thread is awake.
+static void cthr_lock_release_check(cthr_lock_t *lock) {
+    if ((int32_t)cthr_atomic_u32_load(&lock->waiters, CTHR_SEQ_CST) > 0) cthr_lock_wake_one(lock);
+}
+
+int cthr_lock_lock_spin(cthr_lock_t *lock, uint64_t deadline_ns) {
     if (lock == NULL) return EINVAL;
     uint32_t self = cthr_lock_self();
     CTHR_LOCK_COUNT(contended, 1);
     CTHR_LOCK_COUNT(rmw, 2);  // the failed fast compare-exchange, and the release
+    int rc = cthr_lock_claim_spinner(lock, self);
+    if (rc != EAGAIN) return rc;
+    rc = cthr_lock_spin(lock, self, deadline_ns, CTHR_LOCK_SPINNING);
+    if (rc != EBUSY) return rc;
+    // Gave up unregistered (the caller may record its wait before sleeping): give SPINNING back and run the check
+    // of the unlocks that skipped their wake-up because this thread spun.
+    cthr_lock_drop_spinner(lock);
+    cthr_lock_release_check(lock);
+    return EBUSY;
+}
 
-    // Phase 1: spin briefly while the holder runs (critical sections are usually short), then yield the
-    // processor a few times, which lets a preempted holder finish when threads outnumber cores; skipped when
-    // threads already sleep on the lock.
-    int result = cthr_lock_spin(lock, self, CTHR_LOCK_SPINS, CTHR_LOCK_YIELDS, deadline_ns, true);
-    if (result != EBUSY) return result;
-
-    // Phase 2: register as a waiter, clearing WAKING (so the next unlock wakes someone), and sleep. Each round:
-    // barrier, re-check the lock, sleep only while `waiters` still holds the value this thread last wrote.
-    uint32_t seen = cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED);
-    do {
-        CTHR_LOCK_COUNT(rmw, 1);
-    } while (!cthr_atomic_u32_compare_exchange_weak(&lock->waiters, &seen, (seen & ~CTHR_LOCK_WAKING) + 1,
-                                                    CTHR_SEQ_CST, CTHR_RELAXED));
-    seen = (seen & ~CTHR_LOCK_WAKING) + 1;
+// The registered part of an acquisition (see "Sleeping" in the header), entered as a newcomer that does not spin
+// (`spinner` false) or that holds SPINNING and gave up its spin (`spinner` true).
+static int cthr_lock_sleep(cthr_lock_t *lock, uint32_t self, uint64_t deadline_ns, bool spinner) {
+    // Steps (0) and (1): the registration (a woken thread that is awake keeps its WAKING); a giving-up spinner then
+    // hands SPINNING back.
+    uint32_t s = cthr_atomic_u32_load(&lock->sequence, CTHR_ACQUIRE);
+    cthr_atomic_u32_fetch_add(&lock->waiters, 1, CTHR_SEQ_CST);
+    CTHR_LOCK_COUNT(rmw, 1);
+    if (spinner) cthr_lock_drop_spinner(lock);
     uint64_t registered_at = cthr_clock_now_ns();
+    int result;
     for (;;) {
         bool paired = cthr_lock_barrier();
         uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_SEQ_CST);
-        result = cthr_lock_attempt(lock, self, &word);
+        result = cthr_lock_attempt(lock, self, &word, 0);
         if (result != EBUSY) break;
         uint64_t until = deadline_ns;
         if (!paired) {
             uint64_t soon = cthr_clock_deadline_after(CTHR_LOCK_UNPAIRED_SLEEP_NS);
             if (soon < until) until = soon;
         }
-        int rc = cthr_lock_futex_wait(&lock->waiters, seen, until);
+        int rc = cthr_lock_futex_wait(&lock->sequence, s, until);
         if (rc == ETIMEDOUT && until == deadline_ns) {
             // One last attempt, so a deadline that passed while the lock became free still succeeds.
             word = cthr_atomic_u32_load(&lock->word, CTHR_SEQ_CST);
-            result = cthr_lock_attempt(lock, self, &word);
+            result = cthr_lock_attempt(lock, self, &word, 0);
             if (result == EBUSY) result = ETIMEDOUT;
             break;
         }
-        // Awake (woken, or `waiters` changed): the WAKING bit may be this thread's, and while it is set unlocks
-        // wake nobody, so this thread now owes the lock a check after every release. Try for a while; then clear
-        // WAKING and check again after the barrier at the top before sleeping.
-        result = cthr_lock_spin(lock, self, CTHR_LOCK_WOKEN_SPINS, CTHR_LOCK_WOKEN_YIELDS, deadline_ns, false);
+        // Awake (woken, or a wake-up came before the sleep): the WAKING bit may be this thread's, and while it is
+        // set unlocks wake nobody, so this thread now owes the lock a look after every release: it is the spinner.
+        result = cthr_lock_spin(lock, self, deadline_ns, 0);
         if (result != EBUSY) break;
-        // Clear WAKING first (this thread gives up its turn as the woken spinner), then, if it has waited too
-        // long, ask for the lock to be handed to it. The barrier and check at the top follow either way.
-        seen = (cthr_atomic_u32_fetch_and(&lock->waiters, ~CTHR_LOCK_WAKING, CTHR_SEQ_CST) & ~CTHR_LOCK_WAKING);
+        // Give up the turn: steps (0) and (1) again (clear WAKING), then, if this thread has waited too long and
+        // the lock's hand-off interval has passed, ask for the lock to be handed to it. The barrier and the look
+        // at the top follow either way.
+        s = cthr_atomic_u32_load(&lock->sequence, CTHR_ACQUIRE);
+        cthr_atomic_u32_fetch_and(&lock->waiters, ~CTHR_LOCK_WAKING, CTHR_SEQ_CST);
         CTHR_LOCK_COUNT(rmw, 1);
-        if (cthr_clock_now_ns() - registered_at > CTHR_LOCK_STARVATION_NS) {
+        if (cthr_lock_may_inherit(lock, registered_at)) {
             result = cthr_lock_inherit(lock, self, deadline_ns);
             if (result != EBUSY) break;
-            // No hand-off: wait again as an ordinary waiter, from a fresh step (1) (WAKING cleared) through the
-            // barrier and check at the top; a wake that came meanwhile is answered by that check.
-            seen = (cthr_atomic_u32_fetch_and(&lock->waiters, ~CTHR_LOCK_WAKING, CTHR_SEQ_CST) & ~CTHR_LOCK_WAKING);
+            // No hand-off: wait again as an ordinary waiter, from fresh steps (0) and (1).
+            s = cthr_atomic_u32_load(&lock->sequence, CTHR_ACQUIRE);
+            cthr_atomic_u32_fetch_and(&lock->waiters, ~CTHR_LOCK_WAKING, CTHR_SEQ_CST);
             CTHR_LOCK_COUNT(rmw, 1);
         }
     }
 
-    // Leave the waiters. With the lock: clear WAKING too (the bit may be this thread's; clearing one that is
-    // another's only costs an extra wake). Without it (timed out): pass on any wake this thread had, so a
-    // sleeper re-checks the lock.
+    // Leave the waiters, clearing WAKING (the bit may be this thread's; clearing one that is another's only costs
+    // an extra wake). Without the lock (timed out), pass on any wake this thread had, so a sleeper looks at the
+    // lock again.
     uint32_t before = cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED);
     uint32_t after;
     do {
         CTHR_LOCK_COUNT(rmw, 1);
-        after = before - 1;
-        if (result == 0) after &= ~CTHR_LOCK_WAKING;
+        after = (before - 1) & ~CTHR_LOCK_WAKING;
     } while (!cthr_atomic_u32_compare_exchange_weak(&lock->waiters, &before, after, CTHR_SEQ_CST, CTHR_RELAXED));
-    if (result != 0 && (after & CTHR_LOCK_WAITER_MASK) != 0) {
-        cthr_atomic_u32_fetch_or(&lock->waiters, CTHR_LOCK_WAKING, CTHR_SEQ_CST);
-        CTHR_LOCK_COUNT(rmw, 1);
-        cthr_lock_futex_wake(&lock->waiters, 1);
-    }
+    if (result != 0 && after != 0) cthr_lock_wake_one(lock);
     return result;
+}
+
+int cthr_lock_lock_sleep(cthr_lock_t *lock, uint64_t deadline_ns) {
+    if (lock == NULL) return EINVAL;
+    return cthr_lock_sleep(lock, cthr_lock_self(), deadline_ns, false);
+}
+
+int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
+    if (lock == NULL) return EINVAL;
+    uint32_t self = cthr_lock_self();
+    CTHR_LOCK_COUNT(contended, 1);
+    CTHR_LOCK_COUNT(rmw, 2);  // the failed fast compare-exchange, and the release
+    int rc = cthr_lock_claim_spinner(lock, self);
+    if (rc != EAGAIN && rc != EBUSY) return rc;
+    bool spinner = rc == EAGAIN;
+    if (spinner) {
+        rc = cthr_lock_spin(lock, self, deadline_ns, CTHR_LOCK_SPINNING);
+        if (rc != EBUSY) return rc;
+    }
+    return cthr_lock_sleep(lock, self, deadline_ns, spinner);
 }
 
 int cthr_lock_unlock_slow(cthr_lock_t *lock) {
@@ -382,35 +460,26 @@ int cthr_lock_unlock_slow(cthr_lock_t *lock) {
     if (owner != self) {
         // A lock the forking thread held, released in the forked child: a HANDOFF in the word asks for a heir of
         // the parent, which the child does not have (or for a heir of the child, which treats a hand-off that does
-        // not come as lost: it goes back to its ordinary wait). Free the word, clearing HANDOFF, and wake whoever
-        // sleeps on the word or on `waiters`.
-        while (!cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word & CTHR_LOCK_SLOW, CTHR_SEQ_CST,
-                                                      CTHR_RELAXED)) {
-        }
-        if ((word & CTHR_LOCK_HANDOFF) != 0) (void)cthr_futex_wake(&lock->word.value, INT_MAX, NULL);
+        // not come as lost: it goes back to its ordinary wait), and a SPINNING may be a parent thread's. Free the
+        // word, clearing both, and wake whoever sleeps on the word or on `sequence`.
+        do {
+            CTHR_LOCK_COUNT(rmw, 1);
+        } while (!cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word & CTHR_LOCK_SLOW, CTHR_SEQ_CST,
+                                                        CTHR_RELAXED));
+        if ((word & CTHR_LOCK_HANDOFF) != 0) cthr_lock_wake_heir(lock);
         cthr_atomic_thread_fence(CTHR_SEQ_CST);
-        if ((int32_t)cthr_atomic_u32_load(&lock->waiters, CTHR_SEQ_CST) > 0) cthr_lock_wake_one(lock);
+        cthr_lock_release_check(lock);
         return 0;
     }
-    do {
-        if ((word & CTHR_LOCK_OWNER_MASK) != self) return EPERM;
-        if ((word & CTHR_LOCK_HANDOFF) != 0) {
-            // A heir asked: reserve the word for it (owner 0, HANDOFF kept) and wake it. The lock is not freed,
-            // so nobody else needs waking; the heir's own unlock is an ordinary one.
-            if (cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word & (CTHR_LOCK_SLOW | CTHR_LOCK_HANDOFF),
-                                                      CTHR_RELEASE, CTHR_RELAXED)) {
-                (void)cthr_futex_wake(&lock->word.value, INT_MAX, NULL);
-                return 0;
-            }
-            continue;
-        }
-        // Only the owner changes the owner and SLOW bits of a held word, but a heir may set HANDOFF meanwhile:
-        // a compare-exchange keeps the SLOW bit; sequentially consistent, it pairs with the sleeper's fence in
-        // either mode.
-    } while (!cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word & CTHR_LOCK_SLOW, CTHR_SEQ_CST,
-                                                    CTHR_RELAXED));
-    cthr_atomic_thread_fence(CTHR_SEQ_CST);
-    if ((int32_t)cthr_atomic_u32_load(&lock->waiters, CTHR_SEQ_CST) > 0) cthr_lock_wake_one(lock);
+    // Only the owner changes the owner and SLOW bits of a held word; a heir may set HANDOFF and a newcomer SPINNING
+    // meanwhile, which the subtraction keeps (so a HANDOFF leaves the word reserved for the heir). Sequentially
+    // consistent, it pairs with the sleeper's fence in either mode.
+    word = cthr_atomic_u32_fetch_sub(&lock->word, owner, CTHR_SEQ_CST);
+    if ((word & (CTHR_LOCK_SPINNING | CTHR_LOCK_HANDOFF)) != 0) {
+        cthr_lock_released_flagged(lock, word);
+        return 0;
+    }
+    cthr_lock_release_check(lock);
     return 0;
 }
 

@@ -7,10 +7,11 @@ import Glibc
 import Testing
 
 /// A free `cthr_lock_t` on the heap (a lock must not move while in use), filled with garbage first so the test sees
-/// that `cthr_lock_init` writes both fields.
+/// that `cthr_lock_init` writes every field.
 private func makeLock() -> SharedCell<cthr_lock_t> {
+    let garbage = cthr_atomic_u32_t(value: 0xFFFF_FFFF)
     let lock = SharedCell(
-        cthr_lock_t(word: cthr_atomic_u32_t(value: 0xFFFF_FFFF), waiters: cthr_atomic_u32_t(value: 0xFFFF_FFFF))
+        cthr_lock_t(word: garbage, waiters: garbage, sequence: garbage, handoff_at: garbage, woken_at: garbage)
     )
     let code = cthr_lock_init(lock.pointer)
     precondition(code == 0, "cthr_lock_init failed: \(code)")
@@ -74,6 +75,9 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(cthr_lock_owner(lock.pointer) == 0)
         #expect(cthr_lock_waiter_count(lock.pointer) == 0)
         #expect(lock.pointer.pointee.waiters.value == 0)
+        #expect(lock.pointer.pointee.sequence.value == 0)
+        #expect(lock.pointer.pointee.handoff_at.value == 0)
+        #expect(lock.pointer.pointee.woken_at.value == 0)
         let cond = makeCond()
         #expect(cond.pointer.pointee.sequence.value == 0)
         #expect(cond.pointer.pointee.sleepers.value == 0)
@@ -217,24 +221,86 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(cthr_lock_load(lock.pointer) == 0)
     }
 
-    /// A heir's request (HANDOFF in the held word) sends the owner's unlock to the slow path, which reserves the
-    /// word for the heir: nobody else takes it, by the fast path, a try or a timed lock.
-    @Test func handOffReservesTheWordForTheHeir() {
+    /// A heir's request (HANDOFF in the held word) makes the owner's unlock, fast or slow, reserve the word for the
+    /// heir (owner 0, HANDOFF kept): nobody else takes it, by the fast path, a try or a timed lock.
+    @Test(arguments: [false, true]) func handOffReservesTheWordForTheHeir(slowUnlock: Bool) {
         let lock = makeLock()
-        let me = cthr_lock_self()
         #expect(cthr_lock_fast_lock(lock.pointer))
         lock.pointer.pointee.word.value |= CTHR_LOCK_HANDOFF  // what a heir's compare-exchange does
-        #expect(!cthr_lock_fast_unlock(lock.pointer))
-        #expect(cthr_lock_load(lock.pointer) == me | CTHR_LOCK_HANDOFF)
-        #expect(cthr_lock_unlock_slow(lock.pointer) == 0)
+        if slowUnlock {
+            #expect(cthr_lock_unlock_slow(lock.pointer) == 0)
+        } else {
+            #expect(cthr_lock_fast_unlock(lock.pointer))
+        }
         #expect(cthr_lock_load(lock.pointer) == CTHR_LOCK_HANDOFF)  // reserved: owner 0, HANDOFF kept
         #expect(cthr_lock_owner(lock.pointer) == 0)
         #expect(!cthr_lock_fast_lock(lock.pointer))
         #expect(cthr_lock_trylock(lock.pointer) == EBUSY)
         #expect(cthr_lock_lock_slow(lock.pointer, 0) == ETIMEDOUT)
+        #expect(cthr_lock_lock_spin(lock.pointer, 0) == EBUSY)
+        #expect(!cthr_lock_fast_unlock(lock.pointer))
         #expect(cthr_lock_unlock_slow(lock.pointer) == EPERM)
         #expect(cthr_lock_load(lock.pointer) == CTHR_LOCK_HANDOFF)
         #expect(cthr_lock_waiter_count(lock.pointer) == 0)
+    }
+
+    /// A newcomer that finds the lock held while nobody spins claims SPINNING (its spin then ends at the deadline and
+    /// it gives the bit back); a thread that finds SPINNING set does not spin but sleeps (counted as a waiter); the
+    /// owner's unlock keeps SPINNING and wakes nobody, since the spinner will look, unless no sleeper was woken for
+    /// a millisecond (then it wakes one, so sleepers cannot starve behind a spinner).
+    @Test func oneSpinnerAtATime() throws {
+        let lock = makeLock()
+        let me = cthr_lock_self()
+        #expect(cthr_lock_fast_lock(lock.pointer))
+        // Held, nobody spins: a spin with a passed deadline claims and gives back SPINNING, and changes nothing else.
+        let outcome = SharedCell<Int32>(-1)
+        let spinner = try #require(spawnVoid { outcome.pointer.pointee = cthr_lock_lock_spin(lock.pointer, 0) })
+        #expect(spinner.joined())
+        #expect(outcome.pointer.pointee == EBUSY)
+        #expect(cthr_lock_load(lock.pointer) == me)
+        // A spinner is there (the bit set as its claim sets it): a newcomer registers and sleeps instead of spinning.
+        lock.pointer.pointee.word.value |= CTHR_LOCK_SPINNING
+        let sleeper = try #require(
+            spawnVoid {
+                let code = cthr_lock_lock_slow(lock.pointer, cthr_clock_deadline_after(generousTimeoutNs))
+                if code == 0 { _ = unlock(lock.pointer) }
+                outcome.pointer.pointee = code
+            }
+        )
+        #expect(eventually { cthr_lock_waiter_count(lock.pointer) == 1 })
+        // The owner's unlock keeps SPINNING and wakes nobody while a sleeper was woken less than 1 ms ago (as if
+        // just now): the sleeper stays registered. (Asserted only when under 1 ms has passed since, measured after
+        // the unlock: a loaded machine may preempt this thread longer, and then the unlock rightly wakes it.)
+        let stamp = UInt32(truncatingIfNeeded: cthr_clock_now_ns() / 1000)
+        lock.pointer.pointee.woken_at.value = stamp
+        let sequence = lock.pointer.pointee.sequence.value
+        #expect(cthr_lock_fast_unlock(lock.pointer))
+        if UInt32(truncatingIfNeeded: cthr_clock_now_ns() / 1000) &- stamp < 900 {
+            #expect(lock.pointer.pointee.sequence.value == sequence)
+            #expect(cthr_lock_waiter_count(lock.pointer) == 1)
+        }
+        // With no sleeper woken for over 1 ms, the same unlock wakes one despite the spinner: it takes the lock
+        // (SPINNING stays: it belongs to the spinner) and leaves.
+        #expect(eventually { cthr_lock_trylock(lock.pointer) == 0 || cthr_lock_waiter_count(lock.pointer) == 0 })
+        if cthr_lock_waiter_count(lock.pointer) == 1 {
+            lock.pointer.pointee.woken_at.value = stamp &- 5_000
+            #expect(cthr_lock_fast_unlock(lock.pointer))
+        }
+        #expect(sleeper.joined())
+        #expect(outcome.pointer.pointee == 0)
+        #expect(cthr_lock_waiter_count(lock.pointer) == 0)
+        #expect(cthr_lock_load(lock.pointer) == CTHR_LOCK_SPINNING)
+        #expect(lock.pointer.pointee.sequence.value != sequence)
+    }
+
+    /// The fair hand-off's rate limit: a lock handed over less than a millisecond ago is not handed over again;
+    /// the clock wraps (microseconds in 32 bits) without blocking hand-offs.
+    @Test func handOffsAreRateLimitedPerLock() {
+        #expect(!cthr_lock_handoff_due(1_000_500, 1_000_000))
+        #expect(cthr_lock_handoff_due(1_001_000, 1_000_000))
+        #expect(cthr_lock_handoff_due(5_000_000, 0))
+        #expect(cthr_lock_handoff_due(200, UInt32.max - 1_000))  // wrapped: 1,201 us later
+        #expect(!cthr_lock_handoff_due(200, UInt32.max - 100))  // wrapped: 301 us later
     }
 
     /// A lock held across fork() by the forking thread belongs to the child's only thread, whose kernel id is new
@@ -295,8 +361,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         cthr_lock_wake_one(lock.pointer)
         #expect(eventually { cthr_lock_load(lock.pointer) & CTHR_LOCK_HANDOFF != 0 })
         #expect(cthr_lock_owner(lock.pointer) == cthr_lock_self())
-        #expect(!cthr_lock_fast_unlock(lock.pointer))
-        #expect(cthr_lock_unlock_slow(lock.pointer) == 0)
+        #expect(cthr_lock_fast_unlock(lock.pointer))  // reserves the word for the heir and wakes it
         #expect(thread.joined())
         #expect(outcome.pointer.pointee.code == 0)
         #expect(outcome.pointer.pointee.owned)

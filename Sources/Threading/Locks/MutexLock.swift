@@ -146,7 +146,13 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
             }
             // The SLOW bit sends every lock operation to the slow path, which uses the pthread mutex.
             self.word = allocateLockState(
-                cthr_lock_t(word: cthr_atomic_u32_t(value: CTHR_LOCK_SLOW), waiters: cthr_atomic_u32_t())
+                cthr_lock_t(
+                    word: cthr_atomic_u32_t(value: CTHR_LOCK_SLOW),
+                    waiters: cthr_atomic_u32_t(),
+                    sequence: cthr_atomic_u32_t(),
+                    handoff_at: cthr_atomic_u32_t(),
+                    woken_at: cthr_atomic_u32_t()
+                )
             )
             self.pthreadMutex = mutex
         } else {
