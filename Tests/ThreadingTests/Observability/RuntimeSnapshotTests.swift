@@ -162,6 +162,31 @@ func snapshotWhen(seconds: Double = 10, _ condition: (RuntimeSnapshot) -> Bool) 
         #expect(median <= .nanoseconds(1_000) && median >= .nanoseconds(750))
         let tail = distribution.percentile(0.99) ?? .zero
         #expect(tail <= .milliseconds(1) && tail >= .microseconds(750))
+        // Out of range reads as the nearest end: below 0 as 0 (the smallest value), above 1 as 1 (the largest).
+        #expect(distribution.percentile(-1) == distribution.percentile(0))
+        #expect(distribution.percentile(-.infinity) == distribution.percentile(0))
+        #expect(distribution.percentile(2) == distribution.percentile(1))
+        #expect(distribution.percentile(.infinity) == distribution.percentile(1))
+        #expect(distribution.percentile(0) ?? .zero < distribution.percentile(1) ?? .zero)
+    }
+
+    /// NaN names no fraction: `percentile(_:)` traps with a message instead of reading it as 0 (the smallest value),
+    /// an empty distribution included.
+    @Test func aNaNPercentileTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let histogram = LatencyHistogram()
+            histogram.record(1_000)
+            _ = histogram.distribution().percentile(.nan)
+        }
+        #expect(
+            exitTestText(result).contains(
+                "Threading: LatencyDistribution.percentile(_:): the fraction is NaN; pass a value between 0 and 1"
+            ),
+            "\(exitTestText(result))"
+        )
+        await #expect(processExitsWith: .failure) {
+            _ = LatencyHistogram().distribution().percentile(-.nan)
+        }
     }
 
     /// A pool that records run times has them in its statistics; one that does not has none.
