@@ -170,6 +170,34 @@ func snapshotWhen(seconds: Double = 10, _ condition: (RuntimeSnapshot) -> Bool) 
         #expect(distribution.percentile(0) ?? .zero < distribution.percentile(1) ?? .zero)
     }
 
+    /// `capture()` from a signal handler that interrupted a capture on the same thread traps with a message that
+    /// says so and points to `RuntimeDump.install`, instead of deadlocking on the runtime's locks or in `malloc`.
+    /// The signal is raised while the thread's "inside capture" flag is set, as it is for the whole of a capture
+    /// (a signal that lands inside a real capture is a matter of timing).
+    @Test func aCaptureFromAHandlerThatInterruptedACaptureTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            startExitTestWatchdog()
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { _ in _ = RuntimeSnapshot.capture() }
+            sigemptyset(&action.sa_mask)
+            // The exit test's thread starts with the user signals blocked: `raise` must reach this thread's handler.
+            var unblock = sigset_t()
+            sigemptyset(&unblock)
+            sigaddset(&unblock, SIGUSR2)
+            guard sigaction(SIGUSR2, &action, nil) == 0, pthread_sigmask(SIG_UNBLOCK, &unblock, nil) == 0 else {
+                exit(10)
+            }
+            _ = RuntimeSnapshot.capture()  // outside a handler: fine, and the flag is clear again after it
+            RuntimeThread.current.pointee.isCapturingSnapshot = true
+            raise(SIGUSR2)
+            exit(11)
+        }
+        let text = exitTestText(result)
+        #expect(text.contains("Threading: RuntimeSnapshot.capture() on thread "), "\(text)")
+        #expect(text.contains("which is already inside capture(): it was called from a signal handler"), "\(text)")
+        #expect(text.contains("use RuntimeDump.install(on:to:)"), "\(text)")
+    }
+
     /// NaN names no fraction: `percentile(_:)` traps with a message instead of reading it as 0 (the smallest value),
     /// an empty distribution included.
     @Test func aNaNPercentileTraps() async {
