@@ -121,6 +121,9 @@ public enum RuntimeDump {
             out += "\nFound \(snapshot.cycles.count) wait cycle(s): these threads wait for each other for ever\n"
             for cycle in snapshot.cycles { out += "\n" + indent(cycle.description) + "\n" }
         }
+        if snapshot.droppedEvents > 0 {
+            out += "\n\(snapshot.droppedEvents) runtime event(s) dropped: the observer did not keep up\n"
+        }
         for pool in snapshot.pools { out += "\n" + formatPool(pool) }
         let busy = snapshot.queues.filter { $0.isRunning || $0.depth > 0 || $0.isSuspended }
         out += "\nqueues: \(snapshot.queues.count) live, \(busy.count) with work or suspended\n"

@@ -39,6 +39,9 @@ public struct RuntimeSnapshot: Sendable, CustomStringConvertible {
     public let heldLocks: [HeldLockSnapshot]
     /// Threads that wait for each other in a cycle (none of their waits can end).
     public let cycles: [WaitCycle]
+    /// The runtime's events dropped so far because the observer did not keep up
+    /// (``RuntimeObservation/droppedEvents``).
+    public let droppedEvents: UInt64
 
     /// Takes a snapshot of the runtime now.
     ///
@@ -91,7 +94,8 @@ public struct RuntimeSnapshot: Sendable, CustomStringConvertible {
             jobQueues: jobQueues,
             threads: waits.threads,
             heldLocks: waits.heldLocks,
-            cycles: waits.cycles
+            cycles: waits.cycles,
+            droppedEvents: RuntimeObservation.droppedEvents
         )
     }
 

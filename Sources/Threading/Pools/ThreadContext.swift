@@ -78,6 +78,9 @@ struct ThreadState: ~Copyable {
     /// Whether the thread is inside ``RuntimeSnapshot/capture()``: a capture that finds it set was entered again on
     /// this thread, from a signal handler that interrupted the first, and traps instead of deadlocking.
     var isCapturingSnapshot = false
+    /// Whether the runtime started this thread (a pool's worker or monitor, the watchdog, the timer, dump and
+    /// event-delivery threads): its reports are handed off to the observer's thread (``RuntimeEventDelivery``).
+    var isRuntimeThread = false
 }
 
 typealias ThreadContext = UnsafeMutablePointer<ThreadState>
