@@ -89,9 +89,8 @@ final class BlockingObserver: RuntimeObserver {
             let first = QueueGate()
             let firstDone = WorkGroup()
             for _ in 0..<units { queue.async(group: firstDone) { _ = first.wait(seconds: 15) } }
-            guard queueTestWait(seconds: 8, { pool.statistics.saturations == 1 && observer.entered.value.load(ordering: .relaxed) == 1 }) else {
-                exit(10)
-            }
+            let entered = { observer.entered.value.load(ordering: .relaxed) }
+            guard queueTestWait(seconds: 8, { pool.statistics.saturations == 1 && entered() == 1 }) else { exit(10) }
             // The observer now blocks, on the delivery thread, in the saturation report.
             first.open()
             guard blockingCall({ firstDone.wait(timeout: .seconds(8)) }) else { exit(11) }
@@ -119,7 +118,7 @@ final class BlockingObserver: RuntimeObserver {
                 }
             }
             guard blockingCall({ filled.wait(timeout: .seconds(8)) }) else { exit(16) }
-            guard RuntimeObservation.droppedEvents == before + 10, observer.entered.value.load(ordering: .relaxed) == 1 else { exit(17) }
+            guard RuntimeObservation.droppedEvents == before + 10, entered() == 1 else { exit(17) }
             let snapshot = RuntimeSnapshot.capture()
             guard snapshot.droppedEvents == before + 10,
                 snapshot.description.contains("\(before + 10) runtime event(s) dropped: the observer did not keep up")
