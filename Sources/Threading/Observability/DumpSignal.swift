@@ -21,9 +21,31 @@ enum SignalDump {
         (-1, [:])
     )
 
+    /// Guarded by `state`'s lock: each installed signal's disposition before the first ``install(on:to:)`` for it,
+    /// restored exactly by ``uninstall(from:)``.
+    nonisolated(unsafe) private static var previous: [CInt: sigaction] = [:]
+
+    /// The synchronous fault signals, by name: the kernel raises them on the instruction that faulted (or `abort()`
+    /// raises `SIGABRT` on the way out), so a handler that returns runs that instruction again, or lets the process go
+    /// on from a point it meant to leave. A dump handler there turns every crash into an endless loop of dumps.
+    static let faultSignalNames: [CInt: String] = [
+        SIGSEGV: "SIGSEGV", SIGBUS: "SIGBUS", SIGILL: "SIGILL", SIGFPE: "SIGFPE", SIGTRAP: "SIGTRAP",
+        SIGABRT: "SIGABRT", SIGSYS: "SIGSYS",
+    ]
+
     static func install(on signal: CInt, to destination: RuntimeDump.Destination) throws(ThreadingError) {
         guard signal > 0 && signal < 65 && signal != SIGKILL && signal != SIGSTOP else {
             throw ThreadingError(code: EINVAL, operation: "RuntimeDump.install(on: \(signal))")
+        }
+        if let name = faultSignalNames[signal] {
+            throw ThreadingError(
+                code: EINVAL,
+                operation: "RuntimeDump.install(on: \(name))",
+                detail: "\(name) is a synchronous fault signal: a handler that returns runs the faulting instruction "
+                    + "again, so every crash would loop for ever writing dumps. A crash-time dump is not offered; "
+                    + "install the dump on a signal nothing else uses (SIGUSR1, SIGUSR2) and leave crashes to the "
+                    + "system's core dump or Swift's backtracer"
+            )
         }
         let failure: ThreadingError? = state.withLock { state in
             if state.readEnd < 0 {
@@ -49,26 +71,35 @@ enum SignalDump {
                 state.readEnd = readEnd
                 writeEnd.store(ends[1], ordering: .sequentiallyConsistent)
             }
+            // Installed under the lock, so that an uninstall on another thread restores the right disposition.
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { received in
+                let saved = errno
+                var byte = UInt8(truncatingIfNeeded: received)
+                _ = Glibc.write(SignalDump.writeEnd.load(ordering: .relaxed), &byte, 1)
+                errno = saved
+            }
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = SA_RESTART
+            var before = sigaction()
+            if sigaction(signal, &action, &before) != 0 {
+                return ThreadingError(code: errno, operation: "RuntimeDump.install(on: \(signal)): sigaction")
+            }
+            // A second install for the signal changes the destination; the disposition to restore stays the first.
+            if previous[signal] == nil { previous[signal] = before }
             state.destinations[signal] = destination
             return nil
         }
         if let failure { throw failure }
-        let handler: @convention(c) (CInt) -> Void = { received in
-            let saved = errno
-            var byte = UInt8(truncatingIfNeeded: received)
-            _ = Glibc.write(SignalDump.writeEnd.load(ordering: .relaxed), &byte, 1)
-            errno = saved
-        }
-        if unsafeBitCast(Glibc.signal(signal, handler), to: Int.self) == -1 {  // SIG_ERR
-            let code = errno
-            state.withLock { _ = $0.destinations.removeValue(forKey: signal) }
-            throw ThreadingError(code: code, operation: "RuntimeDump.install(on: \(signal)): signal")
-        }
     }
 
     static func uninstall(from signal: CInt) {
-        let installed = state.withLock { $0.destinations.removeValue(forKey: signal) != nil }
-        if installed { _ = Glibc.signal(signal, SIG_DFL) }
+        state.withLock { state in
+            guard state.destinations.removeValue(forKey: signal) != nil,
+                var before = previous.removeValue(forKey: signal)
+            else { return }
+            _ = sigaction(signal, &before, nil)
+        }
     }
 
     /// The dump thread: one dump per batch of bytes read (signals that came meanwhile are folded in).

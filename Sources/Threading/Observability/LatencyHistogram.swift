@@ -57,10 +57,17 @@ public struct LatencyDistribution: Sendable, Hashable {
     /// The value below which `fraction` of the recorded values lie (`0.5`: the median, `0.99`: the 99th
     /// percentile), or `nil` when nothing was recorded.
     ///
-    /// - Parameter fraction: Between 0 and 1 (clamped).
+    /// - Parameter fraction: Between 0 and 1. A value below 0 (negative infinity included) reads as 0 and one above
+    ///   1 (infinity included) as 1. NaN is misuse and traps: it names no fraction, and read as 0 it would quietly
+    ///   give the smallest value recorded.
     /// - Returns: The lower bound of the bucket holding that value: exact to within 25%.
     /// - Complexity: O(1) (256 buckets).
     public func percentile(_ fraction: Double) -> Duration? {
+        require(
+            !fraction.isNaN,
+            "Threading: LatencyDistribution.percentile(_:): the fraction is NaN; pass a value between 0 and 1 (0.5 "
+                + "for the median, 0.99 for the 99th percentile)"
+        )
         let total = bucketCounts.reduce(0, &+)
         guard total > 0 else { return nil }
         let clamped = Swift.min(1, Swift.max(0, fraction))

@@ -51,21 +51,31 @@ public enum RuntimeDump {
     /// The signal handler only writes a byte to a pipe (async-signal-safe); a thread of the library
     /// (`threading.dump`, started by the first call) reads it, takes a snapshot and writes the dump. Signals that
     /// come while a dump is written are folded into the next one. Calling it again with another signal adds that
-    /// signal; with the same signal it changes the destination. The handler replaces the signal's previous
-    /// disposition; choose a signal nothing else in the process uses (`SIGUSR1`, `SIGUSR2`; not `SIGQUIT` when
-    /// a core dump is wanted).
+    /// signal; with the same signal it changes the destination. Choose a signal nothing else in the process uses
+    /// (`SIGUSR1`, `SIGUSR2`; not `SIGQUIT` when a core dump is wanted).
+    ///
+    /// A handler the program had installed for `signal` is replaced while the dump is installed (the dump's handler
+    /// does not call it) and comes back, exactly as it was (handler, mask and flags), with ``uninstall(from:)``;
+    /// so does an ignored or default disposition.
+    ///
+    /// The synchronous fault signals (`SIGSEGV`, `SIGBUS`, `SIGILL`, `SIGFPE`, `SIGTRAP`, `SIGABRT`, `SIGSYS`) are
+    /// refused: the kernel raises them on the instruction that faulted (and a Swift trap is a `SIGILL` or a
+    /// `SIGTRAP`), so a handler that returns runs that instruction again and a crash would loop for ever, writing
+    /// dumps. The library offers no crash-time dump: leave crashes to the system's core dump or Swift's backtracer,
+    /// and take a dump on demand with a user signal or ``write(to:)``.
     ///
     /// - Parameters:
     ///   - signal: The signal number (`SIGUSR1`).
     ///   - destination: Where each dump goes.
     /// - Throws: ``ThreadingError`` when the pipe or the thread cannot be made (`EMFILE`, `EAGAIN`), or `signal` is
-    ///   not one a handler can be installed for (`EINVAL`: `SIGKILL`, `SIGSTOP`, out of range).
-    ///   The corresponding C function is `signal`.
+    ///   not one a dump handler can be installed for (`EINVAL`: `SIGKILL`, `SIGSTOP`, out of range, or a synchronous
+    ///   fault signal, whose error names it and says why). The corresponding C function is `sigaction`.
     public static func install(on signal: CInt, to destination: Destination) throws(ThreadingError) {
         try SignalDump.install(on: signal, to: destination)
     }
 
-    /// Restores `signal`'s default disposition, if ``install(on:to:)`` installed a handler for it.
+    /// Restores `signal`'s disposition from before the first ``install(on:to:)`` for it (the program's handler, the
+    /// default or ignored), if the dump is installed for it; otherwise does nothing.
     ///
     /// - Parameter signal: The signal number.
     public static func uninstall(from signal: CInt) {
@@ -110,6 +120,9 @@ public enum RuntimeDump {
         if !snapshot.cycles.isEmpty {
             out += "\nFound \(snapshot.cycles.count) wait cycle(s): these threads wait for each other for ever\n"
             for cycle in snapshot.cycles { out += "\n" + indent(cycle.description) + "\n" }
+        }
+        if snapshot.droppedEvents > 0 {
+            out += "\n\(snapshot.droppedEvents) runtime event(s) dropped: the observer did not keep up\n"
         }
         for pool in snapshot.pools { out += "\n" + formatPool(pool) }
         let busy = snapshot.queues.filter { $0.isRunning || $0.depth > 0 || $0.isSuspended }

@@ -76,9 +76,20 @@ public struct RuntimeEvent: Sendable, CustomStringConvertible {
 
 /// Receives the runtime's events (see ``RuntimeEvent``).
 ///
-/// `observe(_:)` is called on a thread of the runtime (a pool's monitor, the timer thread, a waiting thread), never
-/// while the runtime holds one of its locks, at most a few times a second (every report is rate-limited at its
-/// source). It must return promptly and must not wait for the pool that reports (it may submit work to it).
+/// `observe(_:)` is called never while the runtime holds one of its locks, at most a few times a second (every
+/// report is rate-limited at its source), on one of two threads:
+///
+/// - The reports of the runtime's own threads (a pool's monitor and workers, the stall watchdog, the timer and dump
+///   threads: saturation, stalls, a refused thread) are delivered **off those threads**, in order, by one thread of
+///   the runtime (`threading.events`), through a bounded hand-off: an observer that blocks stops only that thread,
+///   never a pool's monitor. When 256 events wait for it, new ones are dropped and counted
+///   (``RuntimeObservation/droppedEvents``, ``RuntimeSnapshot/droppedEvents``, the dump), and one warning says how
+///   many once the observer returns.
+/// - A report a program's thread makes about its own call (its stalled `sync`, a wait cycle it is part of, a misuse
+///   warning) is delivered on that thread, before the call goes on.
+///
+/// It should return promptly and must not wait for the pool that reports (it may submit work to it). Events still
+/// waiting in the hand-off when the process exits are not delivered.
 public protocol RuntimeObserver: Sendable {
     /// Handles one event.
     func observe(_ event: RuntimeEvent)
@@ -115,7 +126,15 @@ public enum RuntimeObservation {
         set { current.withLock { $0 = newValue } }
     }
 
-    /// Reports an event to the observer (outside every lock of the runtime).
+    /// The events dropped so far because the observer did not keep up: the hand-off that carries the reports of
+    /// the runtime's own threads to the observer holds 256 events, and an event that finds it full is dropped and
+    /// counted here (see ``RuntimeObserver``). Also in ``RuntimeSnapshot/droppedEvents`` and the dump.
+    public static var droppedEvents: UInt64 {
+        RuntimeEventDelivery.shared.dropped.load(ordering: .relaxed)
+    }
+
+    /// Reports an event to the observer (outside every lock of the runtime): handed off when the calling thread is
+    /// one of the runtime's (so that the runtime never waits for the observer), delivered here otherwise.
     static func report(
         _ kind: RuntimeEvent.Kind,
         _ severity: RuntimeEvent.Severity,
@@ -123,6 +142,8 @@ public enum RuntimeObservation {
         _ metadata: [String: String] = [:]
     ) {
         let event = RuntimeEvent(kind: kind, severity: severity, message: message, metadata: metadata)
+        let state = cthr_tsd_get(RuntimeThread.key)?.assumingMemoryBound(to: ThreadState.self)
+        if state?.pointee.isRuntimeThread == true && RuntimeEventDelivery.shared.handOff(event) { return }
         observer.observe(event)
     }
 }

@@ -39,12 +39,35 @@ public struct RuntimeSnapshot: Sendable, CustomStringConvertible {
     public let heldLocks: [HeldLockSnapshot]
     /// Threads that wait for each other in a cycle (none of their waits can end).
     public let cycles: [WaitCycle]
+    /// The runtime's events dropped so far because the observer did not keep up
+    /// (``RuntimeObservation/droppedEvents``).
+    public let droppedEvents: UInt64
 
     /// Takes a snapshot of the runtime now.
+    ///
+    /// Not async-signal-safe: it allocates and takes the runtime's locks, so a call from a signal handler can
+    /// deadlock (in `malloc`, or on a lock the interrupted code holds). To dump the runtime on a signal, use
+    /// ``RuntimeDump/install(on:to:)``: its handler only writes a byte to a pipe, and a thread of the library takes
+    /// the snapshot. A call from a handler that interrupted a capture on the same thread traps with a message
+    /// saying so (on a thread that has used the library before: a queue, a wait, a pool); other calls from a
+    /// handler cannot be detected cheaply and may hang.
     ///
     /// - Returns: The snapshot; ``description`` is its dump as text.
     /// - Complexity: O(pools × threads + queues + jobs); about a microsecond per queue.
     public static func capture() -> RuntimeSnapshot {
+        // The thread's state if it has one (a thread that never used the library has none, and a capture makes
+        // none: it would list the thread in every later snapshot). Without it, a re-entered capture goes undetected.
+        let context = cthr_tsd_get(RuntimeThread.key)?.assumingMemoryBound(to: ThreadState.self)
+        require(
+            context?.pointee.isCapturingSnapshot != true,
+            "Threading: RuntimeSnapshot.capture() on thread \(cthr_thread_id()), which is already inside capture(): "
+                + "it was called from a signal handler that interrupted a capture. capture() is not "
+                + "async-signal-safe (it allocates and takes the runtime's locks); to dump the runtime on a signal, "
+                + "use RuntimeDump.install(on:to:), whose handler only writes a byte and whose thread takes the "
+                + "snapshot"
+        )
+        context?.pointee.isCapturingSnapshot = true
+        defer { context?.pointee.isCapturingSnapshot = false }
         let now = cthr_clock_now_ns()
         let poolCores = RuntimeRegistry.pools()
         let queueCores = RuntimeRegistry.queues()
@@ -71,7 +94,8 @@ public struct RuntimeSnapshot: Sendable, CustomStringConvertible {
             jobQueues: jobQueues,
             threads: waits.threads,
             heldLocks: waits.heldLocks,
-            cycles: waits.cycles
+            cycles: waits.cycles,
+            droppedEvents: RuntimeObservation.droppedEvents
         )
     }
 

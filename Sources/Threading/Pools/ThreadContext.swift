@@ -75,6 +75,12 @@ struct ThreadState: ~Copyable {
     let shard: Int
     /// The thread's wait record (what it is blocked in, for snapshots), registered while the thread lives.
     let waitRecord: ThreadWaitRecord
+    /// Whether the thread is inside ``RuntimeSnapshot/capture()``: a capture that finds it set was entered again on
+    /// this thread, from a signal handler that interrupted the first, and traps instead of deadlocking.
+    var isCapturingSnapshot = false
+    /// Whether the runtime started this thread (a pool's worker or monitor, the watchdog, the timer, dump and
+    /// event-delivery threads): its reports are handed off to the observer's thread (``RuntimeEventDelivery``).
+    var isRuntimeThread = false
 }
 
 typealias ThreadContext = UnsafeMutablePointer<ThreadState>

@@ -12,8 +12,11 @@ extension WorkerPool {
     /// `body` always runs on the pool, never on the caller's actor, whatever it captures (unlike
     /// `withTaskExecutorPreference(pool)`, which does not apply to actor-isolated code: see <doc:Concurrency>). It
     /// runs as one pool task in the lane of the task's priority. `body` is `sending`, not `@Sendable`: it may
-    /// capture non-`Sendable` values the caller gives up and return a non-`Sendable` value; its typed error reaches
-    /// the caller unchanged.
+    /// capture non-`Sendable` values the caller gives up and return a non-`Sendable` value. The error it throws
+    /// reaches the caller unchanged (the same value, of its own type, for `catch let error as MyError`). The call is
+    /// declared untyped `throws` rather than `throws(Failure)` because it can also end with two errors of its own
+    /// that are not the closure's type, `CancellationError` and ``ThreadingError/shutDown``; a typed signature would
+    /// have to wrap all three in one enum, which would change what every `catch` clause matches.
     ///
     /// The pool takes work while it runs, and from its own threads while ``shutdown()-8p8u6`` drains it; otherwise
     /// this throws ``ThreadingError/shutDown`` at once, so a request handler racing a graceful shutdown can answer

@@ -48,10 +48,11 @@ private final class RuntimeThreadStart {
 }
 
 /// The entry point of every runtime thread: makes the thread's context first, which registers the thread for
-/// snapshots (``ThreadRegistry``) at its start rather than on a wait's path, then runs the body.
+/// snapshots (``ThreadRegistry``) at its start rather than on a wait's path, marks it as the runtime's (its reports
+/// are handed off, see ``RuntimeEventDelivery``), then runs the body.
 private let runtimeThreadEntry: cthr_thread_body_t = { raw in
     let start = Unmanaged<RuntimeThreadStart>.fromOpaque(raw!).takeRetainedValue()
-    _ = RuntimeThread.current
+    RuntimeThread.current.pointee.isRuntimeThread = true
     return start.body(start.context)
 }
 

@@ -50,7 +50,7 @@ extension PosixThread where Result == Void {
     }
 
     /// The smallest stack a ``PosixThread`` gets: 64 KiB, or the system's minimum (`PTHREAD_STACK_MIN`) where that is
-    /// larger. Smaller requests are raised to it.
+    /// larger. Smaller positive requests are raised to it; 0 asks for the system default, as `nil` does.
     ///
     /// The system's minimum (16 KiB on Linux x86-64, of which glibc takes the thread-local storage) is sized for C.
     /// A Swift thread needs more before its body does anything: the library registers the thread with the

@@ -56,8 +56,9 @@ public final class PosixThread<Result>: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - name: The thread's name as debuggers and `ps -L` show it (truncated to 15 bytes, Linux's limit).
-    ///   - stackSize: The stack size in bytes; `nil` for the system default. Sizes below ``minimumStackSize`` are
-    ///     raised to it and sizes are rounded up to the page size.
+    ///   - stackSize: The stack size in bytes; `nil` or 0 for the system default (the default `pthread_create`
+    ///     gives, from `RLIMIT_STACK`: 8 MiB on most Linux systems), as for Foundation's `Thread`. A positive size
+    ///     below ``minimumStackSize`` is raised to it, and sizes are rounded up to the page size.
     ///   - body: The work; its result is returned by ``join()-2oeo2``.
     /// - Throws: ``ThreadingError/tryAgain`` when the system refuses a thread (`RLIMIT_NPROC`, memory, or a stack
     ///   it cannot map); ``ThreadingError/invalidArgument`` for a negative or rejected stack size.
@@ -73,7 +74,8 @@ public final class PosixThread<Result>: @unchecked Sendable {
         }
         let box = PosixThreadBox<Result>(body)
         let context = Unmanaged<PosixThreadRunnable>.passRetained(box)  // the thread's reference
-        let requested = stackSize.map { max($0, PosixThread<Void>.minimumStackSize) } ?? 0
+        // 0 asks the system for its default (the C layer's convention too), as `nil` does.
+        let requested = stackSize.map { $0 == 0 ? 0 : max($0, PosixThread<Void>.minimumStackSize) } ?? 0
         var attributes = cthr_thread_attr_t(stack_size: requested, detached: 0, name: nil)
         var thread = pthread_t()
         let code: CInt

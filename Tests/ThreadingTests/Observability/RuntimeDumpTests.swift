@@ -42,6 +42,74 @@ import Testing
         #expect(throws: ThreadingError.invalidArgument) { try RuntimeDump.install(on: 0, to: .standardError) }
     }
 
+    /// The synchronous fault signals are refused with an error that names the signal and says why (a handler that
+    /// returns would rerun the faulting instruction for ever), and their disposition is left as it was.
+    @Test func aFaultSignalIsRefused() {
+        for signal in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGSYS] {
+            let before = dumpTestDisposition(signal)
+            do {
+                try RuntimeDump.install(on: signal, to: .standardError)
+                RuntimeDump.uninstall(from: signal)
+                Issue.record("signal \(signal) was accepted")
+            } catch {
+                #expect(error == .invalidArgument)
+                #expect(error.operation.hasPrefix("RuntimeDump.install(on: SIG"), "\(error)")
+                #expect(error.detail.contains("is a synchronous fault signal"), "\(error)")
+            }
+            #expect(dumpTestDisposition(signal) == before)
+        }
+        let error = #expect(throws: ThreadingError.self) { try RuntimeDump.install(on: SIGSEGV, to: .standardError) }
+        #expect(
+            error?.description
+                == "RuntimeDump.install(on: SIGSEGV): Invalid argument (EINVAL): SIGSEGV is a synchronous fault "
+                + "signal: a handler that returns runs the faulting instruction again, so every crash would loop for "
+                + "ever writing dumps. A crash-time dump is not offered; install the dump on a signal nothing else "
+                + "uses (SIGUSR1, SIGUSR2) and leave crashes to the system's core dump or Swift's backtracer"
+        )
+    }
+
+    /// Over a handler the program installed: while the dump is installed, the signal writes a dump and the
+    /// program's handler is not called (replaced, as the docs say); a second install (a new destination) keeps what
+    /// is restored; `uninstall` brings the program's handler back exactly (handler, flags, mask), and the next
+    /// signal reaches it instead of killing the process. A signal that had the default disposition gets it back.
+    @Test func uninstallRestoresTheProgramsHandler() async {
+        await #expect(processExitsWith: .success) {
+            startExitTestWatchdog()
+            let path = "/tmp/threading-dump-restore-\(getpid()).txt"
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            var program = sigaction()
+            program.__sigaction_handler.sa_handler = { _ in dumpTestProgramHandlerCalls.add(1, ordering: .relaxed) }
+            sigemptyset(&program.sa_mask)
+            sigaddset(&program.sa_mask, SIGUSR1)
+            program.sa_flags = SA_RESTART | SA_NODEFER
+            guard sigaction(SIGUSR2, &program, nil) == 0 else { exit(10) }
+            let installed = dumpTestDisposition(SIGUSR2)
+            let defaultUSR1 = dumpTestDisposition(SIGUSR1)
+            do {
+                try RuntimeDump.install(on: SIGUSR2, to: .standardError)
+                try RuntimeDump.install(on: SIGUSR2, to: .file(path))
+                try RuntimeDump.install(on: SIGUSR1, to: .file(path))
+            } catch { exit(11) }
+            guard dumpTestDisposition(SIGUSR2) != installed else { exit(12) }
+            kill(getpid(), SIGUSR2)
+            let written = queueTestWait(seconds: 10) {
+                (try? String(contentsOfFile: path, encoding: .utf8))?.contains("Threading runtime dump") == true
+            }
+            guard written, dumpTestProgramHandlerCalls.load(ordering: .relaxed) == 0 else { exit(13) }
+            RuntimeDump.uninstall(from: SIGUSR2)
+            RuntimeDump.uninstall(from: SIGUSR1)
+            RuntimeDump.uninstall(from: SIGUSR1)  // not installed any more: nothing happens
+            guard dumpTestDisposition(SIGUSR2) == installed, dumpTestDisposition(SIGUSR1) == defaultUSR1 else {
+                exit(14)
+            }
+            kill(getpid(), SIGUSR2)
+            guard queueTestWait(seconds: 10, { dumpTestProgramHandlerCalls.load(ordering: .relaxed) == 1 }) else {
+                exit(15)
+            }
+            exit(0)
+        }
+    }
+
     /// The signal path, in a child process: `SIGUSR1` makes the dump thread write a dump to standard error.
     @Test func aSignalWritesADump() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
@@ -67,4 +135,20 @@ import Testing
         #expect(text.contains("Threading runtime dump"), "\(text)")
         #expect(text.contains("pool 'dump.signal.pool' (cpu)"), "\(text)")
     }
+}
+
+/// The calls of the program's own handler in `uninstallRestoresTheProgramsHandler` (a C handler captures nothing).
+private let dumpTestProgramHandlerCalls = Atomic<Int>(0)
+
+/// A signal's disposition as comparable facts: the handler's address, the flags and the mask's first word. The flags
+/// leave out `SA_RESTORER` (0x04000000), which glibc's `sigaction` adds to every disposition it sets (the kernel then
+/// reports it for a restored `SIG_DFL` too); it is not the program's choice.
+private func dumpTestDisposition(_ signal: CInt) -> [UInt] {
+    var action = sigaction()
+    guard sigaction(signal, nil, &action) == 0 else { return [] }
+    return [
+        unsafeBitCast(action.__sigaction_handler.sa_handler, to: UInt.self),
+        UInt(bitPattern: Int(action.sa_flags & ~0x0400_0000)),
+        action.sa_mask.__val.0,
+    ]
 }

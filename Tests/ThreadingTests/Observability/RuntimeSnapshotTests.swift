@@ -162,6 +162,59 @@ func snapshotWhen(seconds: Double = 10, _ condition: (RuntimeSnapshot) -> Bool) 
         #expect(median <= .nanoseconds(1_000) && median >= .nanoseconds(750))
         let tail = distribution.percentile(0.99) ?? .zero
         #expect(tail <= .milliseconds(1) && tail >= .microseconds(750))
+        // Out of range reads as the nearest end: below 0 as 0 (the smallest value), above 1 as 1 (the largest).
+        #expect(distribution.percentile(-1) == distribution.percentile(0))
+        #expect(distribution.percentile(-.infinity) == distribution.percentile(0))
+        #expect(distribution.percentile(2) == distribution.percentile(1))
+        #expect(distribution.percentile(.infinity) == distribution.percentile(1))
+        #expect(distribution.percentile(0) ?? .zero < distribution.percentile(1) ?? .zero)
+    }
+
+    /// `capture()` from a signal handler that interrupted a capture on the same thread traps with a message that
+    /// says so and points to `RuntimeDump.install`, instead of deadlocking on the runtime's locks or in `malloc`.
+    /// The signal is raised while the thread's "inside capture" flag is set, as it is for the whole of a capture
+    /// (a signal that lands inside a real capture is a matter of timing).
+    @Test func aCaptureFromAHandlerThatInterruptedACaptureTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            startExitTestWatchdog()
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { _ in _ = RuntimeSnapshot.capture() }
+            sigemptyset(&action.sa_mask)
+            // The exit test's thread starts with the user signals blocked: `raise` must reach this thread's handler.
+            var unblock = sigset_t()
+            sigemptyset(&unblock)
+            sigaddset(&unblock, SIGUSR2)
+            guard sigaction(SIGUSR2, &action, nil) == 0, pthread_sigmask(SIG_UNBLOCK, &unblock, nil) == 0 else {
+                exit(10)
+            }
+            _ = RuntimeSnapshot.capture()  // outside a handler: fine, and the flag is clear again after it
+            RuntimeThread.current.pointee.isCapturingSnapshot = true
+            raise(SIGUSR2)
+            exit(11)
+        }
+        let text = exitTestText(result)
+        #expect(text.contains("Threading: RuntimeSnapshot.capture() on thread "), "\(text)")
+        #expect(text.contains("which is already inside capture(): it was called from a signal handler"), "\(text)")
+        #expect(text.contains("use RuntimeDump.install(on:to:)"), "\(text)")
+    }
+
+    /// NaN names no fraction: `percentile(_:)` traps with a message instead of reading it as 0 (the smallest value),
+    /// an empty distribution included.
+    @Test func aNaNPercentileTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let histogram = LatencyHistogram()
+            histogram.record(1_000)
+            _ = histogram.distribution().percentile(.nan)
+        }
+        #expect(
+            exitTestText(result).contains(
+                "Threading: LatencyDistribution.percentile(_:): the fraction is NaN; pass a value between 0 and 1"
+            ),
+            "\(exitTestText(result))"
+        )
+        await #expect(processExitsWith: .failure) {
+            _ = LatencyHistogram().distribution().percentile(-.nan)
+        }
     }
 
     /// A pool that records run times has them in its statistics; one that does not has none.

@@ -32,6 +32,16 @@ import Testing
         #expect(thread.join() >= PosixThread.minimumStackSize)
     }
 
+    /// A stack size of 0 means the system default, as `nil` does (and as in Foundation's `Thread`), not the minimum.
+    @Test func zeroStackSizeMeansTheSystemDefault() throws {
+        let zero = try PosixThread(stackSize: 0) { (try? PosixThread.currentStackSize()) ?? 0 }
+        let unset = try PosixThread { (try? PosixThread.currentStackSize()) ?? 0 }
+        let zeroSize = zero.join()
+        let defaultSize = unset.join()
+        #expect(zeroSize == defaultSize)
+        #expect(zeroSize > PosixThread.minimumStackSize, "the system default is larger than the minimum")
+    }
+
     /// The smallest stack a thread can ask for still runs Swift code that makes the runtime build a type's
     /// metadata on that thread (a generic type no other code of the process used: its first use is here). On the
     /// system's bare minimum (16 KiB, part of it taken by thread-local storage) that instantiation, which follows the
