@@ -124,7 +124,7 @@ public final class WorkItem: @unchecked Sendable {
             }
         }
         let deadline = timeout.map { monotonicDeadline(after: $0) } ?? .max
-        return WaitRecording.recording(.workItem, on: self) { done.blockingWaitUntilFlagSet(deadline: deadline) }
+        return WaitRecording.recording(.workItem, on: self, deadline: deadline) { done.blockingWaitUntilFlagSet(deadline: deadline) }
     }
 
     /// Submits `work` to `queue` when the item finished (at once if it already has).
