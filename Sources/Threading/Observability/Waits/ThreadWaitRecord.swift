@@ -111,6 +111,8 @@ struct WaitState {
     var since: UInt64
     /// The queues the thread holds while it waits.
     var holds = HeldQueues()
+    /// Whether the wait has a deadline (it ends by itself at the latest then).
+    var timed = false
 }
 
 /// A wait as a snapshot read it, with its target retained.
@@ -120,6 +122,7 @@ struct WaitObservation {
     let ownerAtStart: Int32
     let since: UInt64
     let holds: HeldQueues
+    let timed: Bool
 }
 
 /// A thread's wait record: the wait it is blocked in, if any, written by the thread itself on the slow path of each
@@ -171,7 +174,8 @@ final class ThreadWaitRecord: @unchecked Sendable {
             target: target,
             ownerAtStart: state.ownerAtStart,
             since: state.since,
-            holds: state.holds
+            holds: state.holds,
+            timed: state.timed
         )
     }
 }
@@ -255,7 +259,14 @@ enum WaitRecording {
         now: UInt64 = cthr_clock_now_ns()
     ) -> WaitState? {
         refuseInReadSection(kind, on: target)
-        let state = WaitState(kind: kind, target: target, ownerAtStart: owner, since: now, holds: HeldQueues(context))
+        let state = WaitState(
+            kind: kind,
+            target: target,
+            ownerAtStart: owner,
+            since: now,
+            holds: HeldQueues(context),
+            timed: deadline != .max
+        )
         let previous = context.pointee.waitRecord.begin(state)
         if context.pointee.isMainThread && deadline == .max { MainThreadWait.beginWait(state) }
         return previous
