@@ -27,6 +27,10 @@ final class WorkerActivity: @unchecked Sendable {
     let threadID = Atomic<Int32>(0)
     /// `ForkRegistry.epoch` when it was attached: a forked child skips its parent's workers.
     let epoch: UInt32
+    /// Where the unit or work item it runs came from (``UnitOrigin/file``, as an address; 0: not known).
+    let originFile = Atomic<UInt>(0)
+    /// The rest of that origin (``UnitOrigin/word``).
+    let originWord = Atomic<UInt>(0)
 
     // Sampler state, guarded by the observation lock.
     var sampledProgress: UInt64 = .max
@@ -36,6 +40,8 @@ final class WorkerActivity: @unchecked Sendable {
     var reportedThreshold: UInt64 = 0
     /// ``subject`` when the stall was reported (the end names the same work).
     var reportedSubject: UInt = 0
+    /// ``origin`` when the stall was reported.
+    var reportedOrigin = UnitOrigin.none
 
     init() { epoch = ForkRegistry.epoch.load(ordering: .relaxed) }
 
@@ -43,13 +49,17 @@ final class WorkerActivity: @unchecked Sendable {
     @inline(__always)
     func begin(_ unit: PoolUnit) {
         let address: UInt
+        var origin = UnitOrigin.none
         switch unit {
         case .drain(let core): address = objectAddress(core)
         case .concurrent(let core, _, _): address = objectAddress(core)
         case .claimedBarrier(let core, _): address = objectAddress(core)
-        case .job: address = 0
+        case .job(_, let unitOrigin):
+            address = 0
+            origin = unitOrigin
         }
         subject.store(address, ordering: .relaxed)
+        publish(origin)
         progress.store(progress.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         isRunning.store(true, ordering: .releasing)
     }
@@ -61,10 +71,85 @@ final class WorkerActivity: @unchecked Sendable {
         progress.store(progress.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
     }
 
+    /// Publishes where the work the worker runs now came from (worker thread only): two relaxed stores.
+    @inline(__always)
+    func publish(_ origin: UnitOrigin) {
+        originFile.store(UInt(bitPattern: origin.file), ordering: .relaxed)
+        originWord.store(origin.word, ordering: .relaxed)
+    }
+
+    /// Where the work the worker runs came from, as published (a racy but safe view, as ``subject`` is).
+    var origin: UnitOrigin {
+        UnitOrigin(
+            file: UnsafePointer(bitPattern: originFile.load(ordering: .relaxed)),
+            word: originWord.load(ordering: .relaxed)
+        )
+    }
+
     /// The worker's unit returned (worker thread only).
     @inline(__always)
     func end() {
         isRunning.store(false, ordering: .releasing)
+    }
+}
+
+/// Where a unit of work came from: the `#fileID` and `#line` of the call that made it (a ``WorkerPool/run(fileID:line:_:)``,
+/// a ``WorkItem``), or only what it is (a task that prefers the pool as its executor: Swift tasks carry no creation
+/// site). Made at the call from literals, so it costs nothing but the two words it occupies; the stall report, the
+/// runtime snapshot and the dump name it instead of `a job (no queue)`.
+///
+/// `@unchecked Sendable`: `file` points to a string literal, immutable and never freed.
+struct UnitOrigin: Equatable, @unchecked Sendable {
+    /// What made the unit.
+    enum Kind: UInt8 {
+        case none
+        case run
+        case workItem
+        case task
+    }
+
+    /// The start of a `#fileID` literal (static, NUL-terminated, never freed), or nil.
+    let file: UnsafePointer<UInt8>?
+    /// The line in the low 32 bits, the kind above them.
+    let word: UInt
+
+    static let none = UnitOrigin(file: nil, word: 0)
+    /// A job of a task that prefers the pool as its executor.
+    static let task = UnitOrigin(file: nil, word: UInt(Kind.task.rawValue) << 32)
+
+    init(file: UnsafePointer<UInt8>?, word: UInt) {
+        self.file = file
+        self.word = word
+    }
+
+    /// A unit made by `kind` at `fileID`:`line` (the caller's `#fileID` and `#line`).
+    @inline(__always)
+    init(_ kind: Kind, fileID: StaticString, line: UInt) {
+        file = fileID.hasPointerRepresentation ? fileID.utf8Start : nil
+        word = UInt(truncatingIfNeeded: UInt32(truncatingIfNeeded: line)) | UInt(kind.rawValue) << 32
+    }
+
+    var kind: Kind { Kind(rawValue: UInt8(truncatingIfNeeded: word >> 32)) ?? .none }
+    var line: UInt32 { UInt32(truncatingIfNeeded: word) }
+
+    /// `Handlers/Search.swift:42`, or nil when the origin has no file.
+    var location: String? {
+        guard let file else { return nil }
+        // A `#fileID` literal is NUL-terminated; bounded all the same.
+        var count = 0
+        while count < 1024 && file[count] != 0 { count += 1 }
+        return String(decoding: UnsafeBufferPointer(start: file, count: count), as: UTF8.self) + ":\(line)"
+    }
+
+    /// The work as reports name it: `WorkerPool.run from Handlers/Search.swift:42`, `a task preferring this pool`;
+    /// nil when nothing is known.
+    var description: String? {
+        switch kind {
+        case .none: return nil
+        case .task: return "a task preferring this pool as its executor (Swift tasks carry no creation site)"
+        case .run: return location.map { "WorkerPool.run from \($0)" }
+        case .workItem: return location.map { "WorkItem created at \($0)" }
+        }
     }
 }
 
