@@ -136,7 +136,8 @@ enum MainThreadWait {
                 else { return nil }
                 reported.insert(generation)
                 if reported.count > 16, let oldest = reported.min() { reported.remove(oldest) }
-                return "Threading: stalled wait: the main thread (tid \(waitingThreadID)) \(describe(waiting)) and has been blocked for a second "
+                return
+                    "Threading: stalled wait: the main thread (tid \(waitingThreadID)) \(describe(waiting)) and has been blocked for a second "
                     + "while the main queue '\(MainLoop.shared.core.label)' holds a sync from thread "
                     + "\(syncer.description) that only the main thread can run; the main queue runs only when the main "
                     + "thread returns to it, so if what the main thread waits for needs that sync, neither can go on "

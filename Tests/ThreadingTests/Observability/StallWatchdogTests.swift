@@ -93,7 +93,10 @@ import Testing
             exit(namedStallScenario())
         }
         let text = exitTestText(result)
-        #expect(text.contains("has been running WorkerPool.run from ThreadingTests/StallWatchdogTests.swift:"), "\(text)")
+        #expect(
+            text.contains("has been running WorkerPool.run from ThreadingTests/StallWatchdogTests.swift:"),
+            "\(text)"
+        )
     }
 
     /// A threshold of zero or less is misuse (nil turns the reports off).

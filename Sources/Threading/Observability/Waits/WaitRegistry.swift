@@ -138,9 +138,10 @@ enum WaitRegistry {
         var owner = wait.target.waitOwnerThreadID
         if owner == nil && wait.kind == .sync {
             let queue = objectAddress(wait.target)
-            owner = observed.first { record, other in
-                record.threadID != waiter && other?.holds.contains(queue) == true
-            }?.0.threadID
+            owner =
+                observed.first { record, other in
+                    record.threadID != waiter && other?.holds.contains(queue) == true
+                }?.0.threadID
         }
         return wait.kind.isLock && owner == waiter ? nil : owner
     }
