@@ -99,6 +99,25 @@ import Testing
         )
     }
 
+    /// A unit's origin is one word: the kind, the `#fileID` literal and the line (a line past 16,383 is left out),
+    /// so that a pool unit carrying it stays 32 bytes apart in the run queues.
+    @Test func aUnitOriginPacksTheKindFileAndLineInOneWord() {
+        #expect(
+            UnitOrigin(.run, fileID: "Handlers/Search.swift", line: 42).description
+                == "WorkerPool.run from Handlers/Search.swift:42"
+        )
+        #expect(
+            UnitOrigin(.workItem, fileID: "A/B.swift", line: 16_383).description
+                == "WorkItem created at A/B.swift:16383"
+        )
+        #expect(UnitOrigin(.run, fileID: "A/B.swift", line: 16_384).description == "WorkerPool.run from A/B.swift")
+        #expect(UnitOrigin.task.description?.hasPrefix("a task preferring this pool as its executor") == true)
+        #expect(UnitOrigin.none.description == nil)
+        #expect(RuntimeRegistry.describeSubject(0, origin: .none, in: []) == "a job (no queue)")
+        #expect(MemoryLayout<UnitOrigin>.size == 8)
+        #expect(MemoryLayout<PoolUnit>.stride <= 32)
+    }
+
     /// A threshold of zero or less is misuse (nil turns the reports off).
     @Test func aNonPositiveThresholdTraps() async {
         await #expect(processExitsWith: .failure) {
