@@ -105,7 +105,9 @@ public final class ConditionVariable: @unchecked Sendable {
             cthr_lock_cond_spin(cond, sequence, deadline)
             ? 0
             : BlockingHook.around {
-                WaitRecording.recording(.condition, on: self) { cthr_lock_cond_wait(cond, sequence, deadline) }
+                WaitRecording.recording(.condition, on: self, deadline: deadline) {
+                    cthr_lock_cond_wait(cond, sequence, deadline)
+                }
             }
         lock.lock()
         return code == 0

@@ -115,7 +115,7 @@ public final class Semaphore: @unchecked Sendable {
     func waitSlow(timeout: Duration) -> Bool {
         let deadline = monotonicDeadline(after: timeout)
         let code = BlockingHook.around {
-            WaitRecording.recording(.semaphore, on: self) { cthr_sem_timedwait(sem, deadline) }
+            WaitRecording.recording(.semaphore, on: self, deadline: deadline) { cthr_sem_timedwait(sem, deadline) }
         }
         if code == ETIMEDOUT { return false }
         require(code == 0, "Semaphore.wait(timeout:): cthr_sem_timedwait failed with \(errnoName(code))")

@@ -36,7 +36,7 @@ enum JobWait {
         targets: () -> [Job]
     ) -> Bool {
         if word.isFlagSet { return true }
-        return WaitRecording.recording(.job, on: target) {
+        return WaitRecording.recording(.job, on: target, deadline: timeout == nil ? .max : 0) {
             waitRecorded(word, timeout: timeout, wait: wait(), queue: queue, targets: targets)
         }
     }

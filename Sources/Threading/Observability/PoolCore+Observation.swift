@@ -36,7 +36,7 @@ extension PoolCore {
         guard !runners.isEmpty else { return "" }
         let queues = RuntimeRegistry.queues()
         let parts = runners.map { runner in
-            let work = RuntimeRegistry.describeSubject(runner.subject, in: queues)
+            let work = RuntimeRegistry.describeSubject(runner.subject, origin: runner.origin, in: queues)
             let duration = runner.runningNanoseconds == 0 ? "just started" : formatDuration(runner.runningNanoseconds)
             return "thread \(runner.threadID) (\(work), \(duration))"
         }

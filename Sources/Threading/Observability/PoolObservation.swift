@@ -18,6 +18,11 @@ import Synchronization
 final class PoolObservation: @unchecked Sendable {
     /// The stall threshold of a CPU pool until set (``WorkerPool/stallThreshold``).
     static let defaultStallThresholdNanoseconds: UInt64 = 5_000_000_000
+    /// The stall threshold of a blocking pool until set: a minute. Its units block by design (file and socket I/O,
+    /// foreign locks), so seconds are normal; but a call still blocked after the 60 s that load balancers and
+    /// proxies wait for an answer by default (an AWS ALB's idle timeout, nginx's `proxy_read_timeout`) serves no
+    /// client any more: it is a hang, and is reported.
+    static let defaultBlockingStallThresholdNanoseconds: UInt64 = 60_000_000_000
 
     let lock = RuntimeLock()
     /// The pool's live workers (guarded by `lock`).
@@ -37,7 +42,11 @@ final class PoolObservation: @unchecked Sendable {
     let scheduleDelays = LatencyHistogram()
 
     init(blocking: Bool) {
-        stallThreshold = Atomic(blocking ? 0 : PoolObservation.defaultStallThresholdNanoseconds)
+        stallThreshold = Atomic(
+            blocking
+                ? PoolObservation.defaultBlockingStallThresholdNanoseconds
+                : PoolObservation.defaultStallThresholdNanoseconds
+        )
     }
 
     /// A worker's thread started (on that thread): publishes its id and starts watching it.
@@ -62,6 +71,8 @@ final class PoolObservation: @unchecked Sendable {
         let threadID: Int32
         let subject: UInt
         let runningNanoseconds: UInt64
+        /// Where the unit or item came from (``UnitOrigin``).
+        var origin = UnitOrigin.none
     }
 
     /// A stall that began or ended at a sample, to be reported once the lock is released.
@@ -92,7 +103,8 @@ final class PoolObservation: @unchecked Sendable {
                     let runner = Runner(
                         threadID: activity.threadID.load(ordering: .relaxed),
                         subject: activity.reportedSubject,
-                        runningNanoseconds: now &- activity.since
+                        runningNanoseconds: now &- activity.since,
+                        origin: activity.reportedOrigin
                     )
                     changes.append(
                         StallChange(
@@ -112,11 +124,13 @@ final class PoolObservation: @unchecked Sendable {
             if threshold != 0 && activity.reportedThreshold == 0 && elapsed >= threshold {
                 activity.reportedThreshold = threshold
                 activity.reportedSubject = activity.subject.load(ordering: .relaxed)
+                activity.reportedOrigin = activity.origin
                 stalls.add(1, ordering: .relaxed)
                 let runner = Runner(
                     threadID: activity.threadID.load(ordering: .relaxed),
                     subject: activity.reportedSubject,
-                    runningNanoseconds: elapsed
+                    runningNanoseconds: elapsed,
+                    origin: activity.reportedOrigin
                 )
                 changes.append(
                     StallChange(worker: ObjectIdentifier(activity), began: true, runner: runner, threshold: threshold)
@@ -142,7 +156,8 @@ final class PoolObservation: @unchecked Sendable {
                 Runner(
                     threadID: activity.threadID.load(ordering: .relaxed),
                     subject: activity.subject.load(ordering: .relaxed),
-                    runningNanoseconds: same ? now &- activity.since : 0
+                    runningNanoseconds: same ? now &- activity.since : 0,
+                    origin: activity.origin
                 )
             )
         }

@@ -77,15 +77,22 @@ enum RuntimeRegistry {
         return nil
     }
 
-    /// A readable name for the work a worker runs: `queue 'label'` or `a job` (by the queue core's address, looked
+    /// A readable name for the work a worker runs: `serial queue 'label'`, with where a work item running on it was
+    /// created (`serial queue 'db' (WorkItem created at Handlers/Search.swift:42)`), `WorkerPool.run from
+    /// Handlers/Search.swift:42`, or `a job (no queue)` when nothing is known (by the queue core's address, looked
     /// up among the live queues; call it outside every lock of the runtime).
-    static func describeSubject(_ subject: UInt, in queues: [QueueCore]? = nil) -> String {
-        guard subject != 0 else { return "a job (no queue)" }
+    static func describeSubject(
+        _ subject: UInt,
+        origin: UnitOrigin = .none,
+        in queues: [QueueCore]? = nil
+    ) -> String {
+        guard subject != 0 else { return origin.description ?? "a job (no queue)" }
+        let item = origin.kind == .workItem ? origin.description.map { " (\($0))" } ?? "" : ""
         for queue in queues ?? RuntimeRegistry.queues()
         where objectAddress(queue) == subject {
-            return (queue.isSerial ? "serial queue '" : "concurrent queue '") + queue.label + "'"
+            return (queue.isSerial ? "serial queue '" : "concurrent queue '") + queue.label + "'" + item
         }
-        return "a queue that is gone"
+        return "a queue that is gone" + item
     }
 }
 

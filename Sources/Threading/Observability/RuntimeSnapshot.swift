@@ -107,7 +107,9 @@ public struct RuntimeSnapshot: Sendable, CustomStringConvertible {
 public struct RunnerSnapshot: Sendable, Hashable {
     /// The kernel thread id of the worker.
     public let threadID: Int32
-    /// What it runs: `serial queue 'db'`, `concurrent queue 'io'`, or `a job (no queue)`.
+    /// What it runs: `serial queue 'db'`, `concurrent queue 'io'` (with `(WorkItem created at File.swift:12)` while it
+    /// runs a ``WorkItem``), `WorkerPool.run from Handlers/Search.swift:42` (the caller of ``WorkerPool/run(fileID:line:_:)``),
+    /// `a task preferring this pool as its executor …`, or `a job (no queue)` when nothing more is known.
     public let work: String
     /// The label of the queue whose work it runs, or nil for a plain job.
     public let queueLabel: String?
@@ -159,7 +161,7 @@ public struct PoolSnapshot: Sendable {
 extension RunnerSnapshot {
     init(_ runner: PoolObservation.Runner, queues: [QueueCore]) {
         threadID = runner.threadID
-        work = RuntimeRegistry.describeSubject(runner.subject, in: queues)
+        work = RuntimeRegistry.describeSubject(runner.subject, origin: runner.origin, in: queues)
         queueLabel =
             queues.first { objectAddress($0) == runner.subject }?.label
         runningFor = .nanoseconds(Int64(clamping: runner.runningNanoseconds))

@@ -100,9 +100,15 @@ enum StallWatchdog {
         let runner = change.runner
         let named =
             change.began
-            ? (RuntimeRegistry.describeSubject(runner.subject, in: queues), queueLabel(runner.subject, queues))
+            ? (
+                RuntimeRegistry.describeSubject(runner.subject, origin: runner.origin, in: queues),
+                queueLabel(runner.subject, queues)
+            )
             : reportedWork.removeValue(forKey: change.worker)
-                ?? (RuntimeRegistry.describeSubject(runner.subject, in: queues), queueLabel(runner.subject, queues))
+                ?? (
+                    RuntimeRegistry.describeSubject(runner.subject, origin: runner.origin, in: queues),
+                    queueLabel(runner.subject, queues)
+                )
         if change.began { reportedWork[change.worker] = named }
         let work = named.0
         let duration = formatDuration(runner.runningNanoseconds)

@@ -27,6 +27,8 @@ final class WorkerActivity: @unchecked Sendable {
     let threadID = Atomic<Int32>(0)
     /// `ForkRegistry.epoch` when it was attached: a forked child skips its parent's workers.
     let epoch: UInt32
+    /// Where the unit or work item it runs came from (``UnitOrigin/bits``; 0: not known).
+    let originBits = Atomic<UInt64>(0)
 
     // Sampler state, guarded by the observation lock.
     var sampledProgress: UInt64 = .max
@@ -36,6 +38,8 @@ final class WorkerActivity: @unchecked Sendable {
     var reportedThreshold: UInt64 = 0
     /// ``subject`` when the stall was reported (the end names the same work).
     var reportedSubject: UInt = 0
+    /// ``origin`` when the stall was reported.
+    var reportedOrigin = UnitOrigin.none
 
     init() { epoch = ForkRegistry.epoch.load(ordering: .relaxed) }
 
@@ -43,13 +47,17 @@ final class WorkerActivity: @unchecked Sendable {
     @inline(__always)
     func begin(_ unit: PoolUnit) {
         let address: UInt
+        var origin = UnitOrigin.none
         switch unit {
         case .drain(let core): address = objectAddress(core)
         case .concurrent(let core, _, _): address = objectAddress(core)
         case .claimedBarrier(let core, _): address = objectAddress(core)
-        case .job: address = 0
+        case .job(_, let unitOrigin):
+            address = 0
+            origin = unitOrigin
         }
         subject.store(address, ordering: .relaxed)
+        publish(origin)
         progress.store(progress.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         isRunning.store(true, ordering: .releasing)
     }
@@ -61,10 +69,85 @@ final class WorkerActivity: @unchecked Sendable {
         progress.store(progress.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
     }
 
+    /// Publishes where the work the worker runs now came from (worker thread only): one relaxed store.
+    @inline(__always)
+    func publish(_ origin: UnitOrigin) {
+        originBits.store(origin.bits, ordering: .relaxed)
+    }
+
+    /// Where the work the worker runs came from, as published (a racy but safe view, as ``subject`` is).
+    var origin: UnitOrigin { UnitOrigin(bits: originBits.load(ordering: .relaxed)) }
+
     /// The worker's unit returned (worker thread only).
     @inline(__always)
     func end() {
         isRunning.store(false, ordering: .releasing)
+    }
+}
+
+/// Where a unit of work came from: the `#fileID` and `#line` of the call that made it (a ``WorkerPool/run(fileID:line:_:)``,
+/// a ``WorkItem``), or only what it is (a task that prefers the pool as its executor: Swift tasks carry no creation
+/// site). Made at the call from literals; the stall report, the runtime snapshot and the dump name it instead of
+/// `a job (no queue)`.
+///
+/// One word, so that a ``PoolUnit`` carrying it is no larger than its largest case was (its stride stays 32 bytes):
+/// the address of the `#fileID` literal in the low 48 bits (user-space addresses of Linux's 64-bit targets fit in 47
+/// or 48; a literal above them is not recorded), the line in the next 14 (a line past 16,383 is left out), the kind
+/// in the top 2.
+struct UnitOrigin: Equatable, Sendable {
+    /// What made the unit.
+    enum Kind: UInt64 {
+        case none
+        case run
+        case workItem
+        case task
+    }
+
+    let bits: UInt64
+
+    private static let addressBits: UInt64 = 48
+    private static let lineBits: UInt64 = 14
+
+    static let none = UnitOrigin(bits: 0)
+    /// A job of a task that prefers the pool as its executor.
+    static let task = UnitOrigin(bits: Kind.task.rawValue << 62)
+
+    init(bits: UInt64) { self.bits = bits }
+
+    /// A unit made by `kind` at `fileID`:`line` (the caller's `#fileID` and `#line`).
+    @inline(__always)
+    init(_ kind: Kind, fileID: StaticString, line: UInt) {
+        let address = fileID.hasPointerRepresentation ? UInt64(UInt(bitPattern: fileID.utf8Start)) : 0
+        let file = address >> Self.addressBits == 0 ? address : 0
+        let line = line < 1 << Self.lineBits ? UInt64(line) : 0
+        bits = kind.rawValue << 62 | line << Self.addressBits | file
+    }
+
+    var kind: Kind { Kind(rawValue: bits >> 62) ?? .none }
+    /// The line, 0 when not known.
+    var line: UInt64 { (bits >> Self.addressBits) & (1 << Self.lineBits - 1) }
+    /// The start of the `#fileID` literal (static, NUL-terminated, never freed), or nil.
+    var file: UnsafePointer<UInt8>? { UnsafePointer(bitPattern: UInt(bits & (1 << Self.addressBits - 1))) }
+
+    /// `Handlers/Search.swift:42`, or nil when the origin has no file.
+    var location: String? {
+        guard let file else { return nil }
+        // A `#fileID` literal is NUL-terminated; bounded all the same.
+        var count = 0
+        while count < 1024 && file[count] != 0 { count += 1 }
+        let name = String(decoding: UnsafeBufferPointer(start: file, count: count), as: UTF8.self)
+        return line == 0 ? name : name + ":\(line)"
+    }
+
+    /// The work as reports name it: `WorkerPool.run from Handlers/Search.swift:42`, `a task preferring this pool`;
+    /// nil when nothing is known.
+    var description: String? {
+        switch kind {
+        case .none: return nil
+        case .task: return "a task preferring this pool as its executor (Swift tasks carry no creation site)"
+        case .run: return location.map { "WorkerPool.run from \($0)" }
+        case .workItem: return location.map { "WorkItem created at \($0)" }
+        }
     }
 }
 

@@ -65,7 +65,7 @@ extension PoolCore {
                 if stopped { continue }
             }
             _ = cthr_sleep_ns(PoolCore.monitorTickNanoseconds)
-            let (spawnCount, warning) = state.withLock { synced -> (Int, String?) in
+            let (spawnCount, warning, threads, waiting) = state.withLock { synced -> (Int, String?, Int, Int) in
                 var spawnCount = 0
                 let completed = completedTotal()
                 // Next-slot units count when no unit completed for a tick: their owner is stuck in a wait the pool
@@ -84,10 +84,12 @@ extension PoolCore {
                     synced.extraSlots -= 1
                 }
                 lastCompleted = completed
-                return (spawnCount, checkSaturation(&synced, pending: pending))
+                return (spawnCount, checkSaturation(&synced, pending: pending), synced.threads, pending)
             }
             for _ in 0..<spawnCount { spawn(PoolWorker(poolCore: self)) }
-            if let warning {
+            if warning != nil, let deadlock = deadlockAtCap(threads: threads, pending: waiting) {
+                RuntimeObservation.report(.saturationBegan, .error, deadlock, ["pool": label, "deadlock": "true"])
+            } else if let warning {
                 RuntimeObservation.report(
                     .saturationBegan,
                     .warning,
@@ -99,6 +101,33 @@ extension PoolCore {
     }
 
     // MARK: Saturation
+
+    /// The saturation report as a deadlock, when every one of the pool's `threads` (its cap) runs a unit blocked in a
+    /// wait of the library without a deadline: the units queued on the pool can then start only when one of those
+    /// waits ends, so if the waits need that queued work (a `run` body waiting for another `run` on the same pool),
+    /// none ever ends. Names the pool and each thread's wait; nil when some thread is not in such a wait (it may still
+    /// finish its unit, or its wait ends at its deadline).
+    /// Reads the threads' wait records, outside every lock of the pool.
+    func deadlockAtCap(threads: Int, pending: Int) -> String? {
+        let runners = observation.runners(now: cthr_clock_now_ns())
+        guard threads > 0, runners.count >= threads else { return nil }
+        let ids = Set(runners.map(\.threadID))
+        let waits = ThreadRegistry.withRecords { records in
+            records.filter { ids.contains($0.threadID) }.map { ($0.threadID, $0.observe()) }
+        }
+        guard waits.count == ids.count else { return nil }
+        var lines: [String] = []
+        for (thread, wait) in waits.sorted(by: { $0.0 < $1.0 }) {
+            guard let wait, !wait.timed else { return nil }
+            lines.append("thread \(thread) \(wait.kind.phrase) \(wait.target.waitTargetDescription)")
+        }
+        return "Threading: deadlock: worker pool '\(label)' is at its cap of \(maxThreads) threads and every one of "
+            + "them is blocked in a wait with no deadline while \(pending) unit(s) queued on this same pool wait for a thread: "
+            + lines.joined(separator: "; ") + "; the queued units start only when one of these waits ends, so if "
+            + "the waits need that work (a run body waiting for another run on the same pool) none can ever end. "
+            + "Do not wait inside a unit for work queued on its own pool (await it from async code instead, or run "
+            + "it on another pool), or raise its cap"
+    }
 
     /// Tracks saturation (monitor tick, inside its lock section): work waits while every thread the pool may have is busy. After
     /// the grace period it counts the episode and returns the warning to print, at most one per episode and one per

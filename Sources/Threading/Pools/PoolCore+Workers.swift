@@ -353,7 +353,7 @@ extension PoolCore {
             core.runStarted(item, barrier: barrier, context)
         case .claimedBarrier(let core, let claim):
             if let item = claim.claim() { core.runStarted(item, barrier: true, context) }
-        case .job(let body):
+        case .job(let body, _):
             body()
         }
     }

@@ -11,8 +11,9 @@ enum PoolUnit {
     case concurrent(ConcurrentCore, QueueItem, barrier: Bool)
     /// Run a started barrier of a concurrent queue unless a `sync` caller claimed it first.
     case claimedBarrier(ConcurrentCore, ItemClaim)
-    /// Run a plain closure (timers, `concurrentPerform` helpers, group notifications without a queue).
-    case job(() -> Void)
+    /// Run a plain closure (timers, `concurrentPerform` helpers, group notifications without a queue, `run` bodies,
+    /// preferred tasks' jobs), made where `origin` says.
+    case job(() -> Void, origin: UnitOrigin = .none)
 }
 
 /// A pool thread. `slot`, `local`, `picks`, `rotation`, `nextRuns`, `finishedEarly` and `blocked` are only touched by

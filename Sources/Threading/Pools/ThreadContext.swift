@@ -329,8 +329,8 @@ extension UnsafeMutablePointer where Pointee == ThreadState {
             if round >= 4 { _ = cthr_thread_yield() }
         }
         BlockingHook.willBlock()
-        let record = pointee.waitRecord.beginSync(on: queue)
-        defer { pointee.waitRecord.end(restoring: record) }
+        let record = WaitRecording.begin(.sync, on: queue, context: self)
+        defer { WaitRecording.end(self, restoring: record) }
         while true {
             let state = pointee.parker.load()
             if state == .granted { break }

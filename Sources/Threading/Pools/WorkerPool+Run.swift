@@ -24,19 +24,28 @@ extension WorkerPool {
     /// ``shutdown(timeout:)`` gives up first, resumes the caller with ``ThreadingError/shutDown``: the caller is
     /// never left suspended.
     ///
-    /// - Parameter body: The work.
+    /// The stall report, ``RuntimeSnapshot`` and ``RuntimeDump`` name the unit by where it was called
+    /// (`WorkerPool.run from Handlers/Search.swift:42`), from `fileID` and `line`: leave them to their defaults.
+    ///
+    /// - Parameters:
+    ///   - fileID: The caller's `#fileID` (the default), naming the unit in reports.
+    ///   - line: The caller's `#line` (the default).
+    ///   - body: The work.
     /// - Returns: What `body` returned.
     /// - Throws: What `body` threw; `CancellationError` when the task is cancelled before `body` started (then
     ///   `body` never runs); ``ThreadingError/shutDown`` when the pool was shut down before `body` started. Once
     ///   `body` started, cancellation has no effect on it.
     /// - Complexity: One pool submission (a wake-up when a thread is idle) and one suspension.
     public func run<Result, Failure: Error>(
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
         _ body: sending @escaping () throws(Failure) -> sending Result
     ) async throws -> sending Result {
         let poolCore = self.poolCore
         let lane = QoS(taskPriority: Task.currentPriority).rawValue
         return try await AsyncRunState.run(body, finishing: PoolCore.unitIsFinishing) { work in
-            poolCore.isAccepting(RuntimeThread.current) && poolCore.trySchedule(.job(work), lane: lane)
+            poolCore.isAccepting(RuntimeThread.current)
+                && poolCore.trySchedule(.job(work, origin: UnitOrigin(.run, fileID: fileID, line: line)), lane: lane)
         }
     }
 }

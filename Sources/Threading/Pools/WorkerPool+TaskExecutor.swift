@@ -40,7 +40,7 @@ extension WorkerPool: TaskExecutor {
     /// is never left suspended.
     func submitAccepted(_ job: UnownedJob, lane: Int) {
         let pending = PreferringJob(job, asUnownedTaskExecutor())
-        if !poolCore.trySchedule(.job { pending.run() }, lane: lane) {
+        if !poolCore.trySchedule(.job({ pending.run() }, origin: .task), lane: lane) {
             pending.runElsewhereIfUnrun()
         }
     }

@@ -86,9 +86,13 @@ public final class WorkerPool: Sendable {
     /// How long a worker of the pool may run one unit (a task, a queue item) before the stall watchdog reports it,
     /// or nil when it does not (see the Observing article).
     ///
-    /// Five seconds for a CPU pool, nil (off) for a blocking pool, until set. The watchdog samples the pool's
-    /// workers every fifth of the smallest threshold (10 to 100 ms) and reports a stall once when it sees it
-    /// (``RuntimeEvent/Kind/stallBegan``, naming the pool, the queue and the thread) and once when the unit returns
+    /// Five seconds for a CPU pool, a minute for a blocking pool, until set. A blocking pool's units block by design
+    /// (file and socket I/O), so seconds are normal there; but a call still blocked after the 60 s that load
+    /// balancers and proxies wait for an answer by default (an AWS ALB's idle timeout, nginx's `proxy_read_timeout`)
+    /// serves no client any more: it is a hang. The watchdog samples the pool's workers every fifth of the smallest
+    /// threshold (10 to 100 ms) and reports a stall once when it sees it (``RuntimeEvent/Kind/stallBegan``, naming
+    /// the pool, the thread and the work: the queue, or where a ``run(fileID:line:_:)`` or a ``WorkItem`` was called
+    /// from) and once when the unit returns
     /// (``RuntimeEvent/Kind/stallEnded``); ``WorkerPoolStatistics/stalls`` counts them. Workers pay no clock read
     /// for it. Setting it applies from the next sample on.
     public var stallThreshold: Duration? {

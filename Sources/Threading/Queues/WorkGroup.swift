@@ -171,7 +171,7 @@ public final class WorkGroup: @unchecked Sendable {
     private func waitCount(_ deadline: UInt64) -> Bool {
         BlockingHook.willBlock()
         defer { BlockingHook.didUnblock() }
-        return WaitRecording.recording(.group, on: self) { waitCountRecorded(deadline) }
+        return WaitRecording.recording(.group, on: self, deadline: deadline) { waitCountRecorded(deadline) }
     }
 
     /// ``waitCount(_:)``'s loop, with the wait recorded.

@@ -34,15 +34,29 @@ public final class WorkItem: @unchecked Sendable {
     private weak var submittedQueue: QueueCore?
     /// A futex flag (``FutexWord/isFlagSet``), set when the item finished: what ``wait(timeout:)`` sleeps on.
     private let done = FutexWord.allocate()
+    /// Where the item was created, for the stall report, the snapshot and the dump.
+    let origin: UnitOrigin
 
     /// Creates an item.
     ///
+    /// While it runs on a pool's thread, the stall report, ``RuntimeSnapshot`` and ``RuntimeDump`` name it by
+    /// where it was created (`serial queue 'db' (WorkItem created at Handlers/Search.swift:42)`), from `fileID` and
+    /// `line`: leave them to their defaults.
+    ///
     /// - Parameters:
     ///   - flags: Submission flags.
+    ///   - fileID: The caller's `#fileID` (the default), naming the item in reports.
+    ///   - line: The caller's `#line` (the default).
     ///   - body: The closure.
-    public init(flags: QueueTaskFlags = [], execute body: @escaping @Sendable () -> Void) {
+    public init(
+        flags: QueueTaskFlags = [],
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        execute body: @escaping @Sendable () -> Void
+    ) {
         self.flags = flags
         self.body = body
+        self.origin = UnitOrigin(.workItem, fileID: fileID, line: line)
     }
 
     /// Runs the closure on the calling thread, unless it was cancelled or already ran.
@@ -55,7 +69,11 @@ public final class WorkItem: @unchecked Sendable {
         state = .running
         body = nil
         lock.unlock()
+        // A pool worker publishes where the item came from while it runs (the reports read it).
+        let worker = RuntimeThread.current.pointee.worker
+        worker?._withUnsafeGuaranteedRef { $0.activity.publish(origin) }
         RuntimeThread.running(.item(Unmanaged.passUnretained(self)), work)
+        worker?._withUnsafeGuaranteedRef { $0.activity.publish(.none) }
         finish()
     }
 
@@ -124,7 +142,7 @@ public final class WorkItem: @unchecked Sendable {
             }
         }
         let deadline = timeout.map { monotonicDeadline(after: $0) } ?? .max
-        return WaitRecording.recording(.workItem, on: self) { done.blockingWaitUntilFlagSet(deadline: deadline) }
+        return WaitRecording.recording(.workItem, on: self, deadline: deadline) { done.blockingWaitUntilFlagSet(deadline: deadline) }
     }
 
     /// Submits `work` to `queue` when the item finished (at once if it already has).

@@ -109,12 +109,12 @@ func snapshotWhen(seconds: Double = 10, _ condition: (RuntimeSnapshot) -> Bool) 
         #expect(!RuntimeSnapshot.capture().pools.contains { $0.label == "snap.pool" && !pool.isShutDown })
     }
 
-    /// A blocking pool has no stall threshold until set; a CPU pool has five seconds.
+    /// A blocking pool has a stall threshold of a minute until set; a CPU pool has five seconds.
     @Test func defaultStallThresholds() {
         let cpu = WorkerPool(label: "snap.cpu", threads: 1)
         let blocking = WorkerPool(label: "snap.blocking", threads: 1, kind: .blocking)
         #expect(cpu.stallThreshold == .seconds(5))
-        #expect(blocking.stallThreshold == nil)
+        #expect(blocking.stallThreshold == .seconds(60))
         blocking.stallThreshold = .milliseconds(250)
         #expect(blocking.stallThreshold == .milliseconds(250))
         cpu.stallThreshold = nil

@@ -63,12 +63,16 @@ import Testing
         }
     }
 
-    /// Off for a blocking pool by default: a unit that runs long there is not reported.
-    @Test func aBlockingPoolIsNotWatchedUnlessAsked() async {
+    /// A blocking pool is watched by default, with a threshold of a minute (its units block by design, but a call
+    /// blocked past the minute load balancers wait is a hang): a unit that runs 400 ms there is not reported.
+    @Test func aBlockingPoolIsWatchedWithAOneMinuteDefaultThreshold() async {
         await #expect(processExitsWith: .success) {
             let observer = CollectingObserver()
             RuntimeObservation.observer = observer
             let blocking = WorkerPool(label: "stall.blocking", threads: 1, kind: .blocking)
+            guard blocking.stallThreshold == .seconds(60), WorkerPool.blocking.stallThreshold == .seconds(60),
+                WorkerPool(label: "stall.cpu", threads: 1).stallThreshold == .seconds(5)
+            else { exit(9) }
             let done = WorkGroup()
             SerialQueue(label: "stall.blocking.queue", pool: blocking).async(group: done) {
                 _ = cthr_sleep_ns(400_000_000)
@@ -80,6 +84,38 @@ import Testing
             }
             exit(poolTestShutDown(blocking) ? 0 : 12)
         }
+    }
+
+    /// A stalled `WorkerPool.run` is named by its call site (`#fileID:#line`), in the stall report and in the
+    /// snapshot, and so is a stalled ``WorkItem`` running on a queue, instead of `a job (no queue)`.
+    @Test func aStalledRunAndAStalledWorkItemAreNamedByTheirCallSites() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            exit(namedStallScenario())
+        }
+        let text = exitTestText(result)
+        #expect(
+            text.contains("has been running WorkerPool.run from ThreadingTests/StallWatchdogTests.swift:"),
+            "\(text)"
+        )
+    }
+
+    /// A unit's origin is one word: the kind, the `#fileID` literal and the line (a line past 16,383 is left out),
+    /// so that a pool unit carrying it stays 32 bytes apart in the run queues.
+    @Test func aUnitOriginPacksTheKindFileAndLineInOneWord() {
+        #expect(
+            UnitOrigin(.run, fileID: "Handlers/Search.swift", line: 42).description
+                == "WorkerPool.run from Handlers/Search.swift:42"
+        )
+        #expect(
+            UnitOrigin(.workItem, fileID: "A/B.swift", line: 16_383).description
+                == "WorkItem created at A/B.swift:16383"
+        )
+        #expect(UnitOrigin(.run, fileID: "A/B.swift", line: 16_384).description == "WorkerPool.run from A/B.swift")
+        #expect(UnitOrigin.task.description?.hasPrefix("a task preferring this pool as its executor") == true)
+        #expect(UnitOrigin.none.description == nil)
+        #expect(RuntimeRegistry.describeSubject(0, origin: .none, in: []) == "a job (no queue)")
+        #expect(MemoryLayout<UnitOrigin>.size == 8)
+        #expect(MemoryLayout<PoolUnit>.stride <= 32)
     }
 
     /// A threshold of zero or less is misuse (nil turns the reports off).
@@ -109,4 +145,37 @@ import Testing
             exit(poolTestShutDown(blocked.pool) ? 0 : 13)
         }
     }
+}
+
+/// A `run` and a work item stall on a blocking pool with a 200 ms threshold: both stall reports and the snapshot's
+/// runners name their call sites. Outside the exit test's closure, so that `#fileID` and `#line` are this file's.
+private func namedStallScenario() -> Int32 {
+    let observer = CollectingObserver()
+    RuntimeObservation.observer = observer
+    let pool = WorkerPool(label: "stall.named", threads: 2, kind: .blocking)
+    pool.stallThreshold = .milliseconds(200)
+    let release = Semaphore(value: 0)
+    let runLine = #line + 1
+    Task { try await pool.run { _ = release.wait(timeout: .seconds(10)) } }
+    let itemLine = #line + 1
+    let item = WorkItem { _ = release.wait(timeout: .seconds(10)) }
+    SerialQueue(label: "stall.items", pool: pool).async(execute: item)
+    let run = "WorkerPool.run from ThreadingTests/StallWatchdogTests.swift:\(runLine)"
+    let workItem =
+        "serial queue 'stall.items' (WorkItem created at ThreadingTests/StallWatchdogTests.swift:\(itemLine))"
+    let began = { observer.events(where: "pool", is: "stall.named").filter { $0.kind == .stallBegan } }
+    guard queueTestWait(seconds: 10, { began().count == 2 }) else {
+        faultLog("stall reports: \(observer.events.withLock { $0.map(\.message) })\n")
+        return 10
+    }
+    let works = RuntimeSnapshot.capture().pools.first { $0.label == "stall.named" }?.runners.map(\.work) ?? []
+    for event in began() { faultLog(event.message + "\n") }
+    faultLog("snapshot: \(works)\n")
+    release.signal()
+    release.signal()
+    guard began().contains(where: { $0.message.contains("has been running \(run) for") }),
+        began().contains(where: { $0.message.contains("has been running \(workItem) for") }),
+        Set(works) == [run, workItem]
+    else { return 11 }
+    return poolTestShutDown(pool) ? 0 : 12
 }

@@ -151,6 +151,55 @@ import Testing
         #expect(text.contains("holds MutexLock \"cycle.sync\" and waits in sync on queue 'cycle.queue'"), "\(text)")
         #expect(text.contains("waits to lock MutexLock \"cycle.sync\", held by thread \"cycle-holder\""), "\(text)")
     }
+
+    /// Thread A is inside `ledger.sync { accounts.lock() }`, thread B holds `accounts` and calls `ledger.sync {}`: a
+    /// thread running a `sync` closure holds the queue for the cycle finder as a worker does, so the cycle is
+    /// reported, and B's wait names A as the thread that must act.
+    @Test func aCycleThroughASyncClosureOfAPlainThreadIsReportedOnceAndPrinted() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+            let observer = CollectingObserver()
+            RuntimeObservation.observer = observer
+            let ledger = SerialQueue(label: "ledger")
+            let accounts = MutexLock(name: "accounts")
+            let inSync = Semaphore(value: 0)
+            let held = Semaphore(value: 0)
+            let a = try! PosixThread(name: "cycle-a") {
+                ledger.sync {
+                    inSync.signal()
+                    held.wait()
+                    accounts.lock()
+                }
+            }
+            let b = try! PosixThread(name: "cycle-b") {
+                inSync.wait()
+                accounts.lock()
+                held.signal()
+                ledger.sync {}
+            }
+            // B's sync wait names A (the thread running ledger's sync closure) as its owner.
+            let named = queueTestWait(seconds: 10) {
+                let threadA = a.box.threadID.load(ordering: .acquiring)
+                return RuntimeSnapshot.capture().threads.contains {
+                    $0.waitingFor?.target == "queue 'ledger'" && $0.waitingFor?.ownerThreadID == threadA
+                }
+            }
+            guard named else {
+                print("B's sync wait names no owner")
+                exit(1)
+            }
+            withExtendedLifetime((a, b)) { WaitsExit.expectOneCycleEvent(observer) }
+        }
+        let text = String(decoding: result?.standardOutputContent ?? [], as: UTF8.self)
+        #expect(text.contains("Wait cycle among 2 threads (none of these waits can end):"), "\(text)")
+        #expect(text.contains("waits to lock MutexLock \"accounts\", held by thread \"cycle-b\""), "\(text)")
+        #expect(
+            text.contains(
+                "holds MutexLock \"accounts\" and waits in sync on queue 'ledger', whose running work is on thread "
+                    + "\"cycle-a\""
+            ),
+            "\(text)"
+        )
+    }
 }
 
 /// The end of the cycle tests' child processes.

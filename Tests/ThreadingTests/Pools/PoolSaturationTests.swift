@@ -25,6 +25,45 @@ import Testing
         #expect(!text.contains("'sat.calm'"), "stderr: \(text)")
         #expect(!text.contains("saturation scenario:"), "stderr: \(text)")
     }
+
+    /// Both `run` bodies of a two-thread blocking pool wait (no deadline) for a third `run` queued on the same pool,
+    /// which can never start: the saturation report says it is a deadlock, naming the pool and each thread's wait.
+    @Test func everyThreadAtTheCapWaitingForWorkOfTheSamePoolIsReportedAsADeadlock() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+            startExitTestWatchdog()
+            let observer = CollectingObserver()
+            RuntimeObservation.observer = observer
+            let pool = WorkerPool(label: "sat.cycle", threads: 2, kind: .blocking)
+            let gate = Semaphore(value: 0)
+            for _ in 0..<2 { Task { try await pool.run { gate.wait() } } }
+            Task {
+                try await pool.run {
+                    gate.signal()
+                    gate.signal()
+                }
+            }
+            let deadlocks = { observer.events(where: "deadlock", is: "true") }
+            guard queueTestWait(seconds: 10, { !deadlocks().isEmpty }), let event = deadlocks().first,
+                event.kind == .saturationBegan, event.severity == .error, event.metadata["pool"] == "sat.cycle"
+            else {
+                print("no deadlock event: \(observer.events.withLock { $0.map(\.message) })")
+                exit(1)
+            }
+            print(event.message)
+            exit(0)
+        }
+        let text = String(decoding: result?.standardOutputContent ?? [], as: UTF8.self)
+        #expect(
+            text.contains(
+                "Threading: deadlock: worker pool 'sat.cycle' is at its cap of 2 threads and every one of them is "
+                    + "blocked in a wait with no deadline while 1 unit(s) queued on this same pool wait for a thread: "
+                    + "thread "
+            ),
+            "\(text)"
+        )
+        #expect(text.split(separator: "waits on Semaphore at").count == 3, "two waits named: \(text)")
+        #expect(text.contains("a run body waiting for another run on the same pool"), "\(text)")
+    }
 }
 
 /// Two threads of a two-thread blocking pool block, three tasks wait behind them for 1.5 s (three grace periods):

@@ -51,6 +51,59 @@ import Testing
         #expect(text.contains("blocked in WorkGroup.wait() for the group of the task that thread is running"))
     }
 
+    /// The main thread waits to lock a lock whose holder is blocked in a `sync` onto the main queue: any wait of the
+    /// library whose owner is known, not only a join, is diagnosed (whichever of the two blocks second traps).
+    @Test func mainThreadLockWaitForAThreadInAMainQueueSyncTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            RuntimeThread.designateMainForTesting()
+            startExitTestWatchdog()
+            let books = MutexLock(name: "books")
+            let locked = Semaphore()
+            let worker = try! PosixThread(name: "handler") {
+                books.lock()
+                locked.signal()
+                MainQueue.shared.sync {}
+                books.unlock()
+            }
+            _ = blockingCall { locked.wait(timeout: .seconds(20)) }
+            books.lock()
+            withExtendedLifetime(worker) {}
+        }
+        let text = exitTestText(result)
+        #expect(text.contains("Threading: deadlock: the main thread waits to lock MutexLock \"books\""), "\(text)")
+        #expect(text.contains("which only thread 'handler'"), "\(text)")
+        #expect(text.contains("is blocked in a sync onto the main queue 'threading.main'"), "\(text)")
+    }
+
+    /// The main thread waits on a semaphore (anyone may signal it, so no deadlock is certain) while another thread is
+    /// blocked in a `sync` onto the main queue: after a second one `stalled wait` line names the main thread's wait,
+    /// the main queue and the syncing thread; here a third thread signals after 3 s and everything ends.
+    @Test func mainThreadSemaphoreWaitWhileAThreadSyncsOntoTheMainQueueIsReported() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            RuntimeThread.designateMainForTesting()
+            startExitTestWatchdog()
+            let ready = Semaphore()
+            let worker = try! PosixThread(name: "handler") { MainQueue.shared.sync {} }
+            let rescuer = try! PosixThread {
+                PosixThread.sleep(for: .seconds(3))
+                ready.signal()
+            }
+            blockingCall { ready.wait() }
+            while !MainQueue.drain(until: .now + .milliseconds(5)) {}
+            blockingCall { worker.join() }
+            blockingCall { rescuer.join() }
+            exit(0)
+        }
+        let text = exitTestText(result)
+        #expect(text.contains("Threading: stalled wait: the main thread (tid"), "\(text)")
+        #expect(text.contains("waits on Semaphore at"), "\(text)")
+        #expect(
+            text.contains("while the main queue 'threading.main' holds a sync from thread 'handler'"),
+            "\(text)"
+        )
+        #expect(text.split(separator: "stalled wait", omittingEmptySubsequences: false).count == 2, "one: \(text)")
+    }
+
     /// The same shapes that do complete are left alone: the main thread joins a worker whose main-queue sync it
     /// serves first, and waits with a deadline for a group whose task syncs (the wait times out, then the main queue
     /// runs the sync).

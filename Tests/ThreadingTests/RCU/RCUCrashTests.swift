@@ -19,6 +19,38 @@ import Threading
         #expect(Self.stderr(result).contains("RCU.synchronize() called inside an RCU read section"))
     }
 
+    /// A read section that waits on a semaphore: every blocking wait of the library refuses to wait inside a read
+    /// section (RCU rule 1), naming the rule and the wait.
+    @Test func readSectionWaitingOnASemaphoreTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            startExitTestWatchdog()
+            let value = RCUValue(1)
+            let never = Semaphore(value: 0)
+            value.read { _ in never.wait() }
+        }
+        let text = Self.stderr(result)
+        #expect(text.contains("Threading: a blocking wait inside an RCU read section: thread"), "\(text)")
+        #expect(text.contains("waits on Semaphore at"), "\(text)")
+        #expect(text.contains("a read section must not block (RCU rule 1)"), "\(text)")
+    }
+
+    /// A read section that joins a thread which calls `RCU.synchronize()`: the grace period waits for the section,
+    /// the section for the thread; the join traps instead of hanging.
+    @Test func readSectionJoiningAThreadThatSynchronizesTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            startExitTestWatchdog()
+            let map = RCUMap<Int, Int>()
+            map.set(1, forKey: 1)
+            _ = map.withValue(forKey: 1) { _ in
+                let writer = try! PosixThread(name: "writer") { RCU.synchronize() }
+                writer.join()
+            }
+        }
+        let text = Self.stderr(result)
+        #expect(text.contains("Threading: a blocking wait inside an RCU read section: thread"), "\(text)")
+        #expect(text.contains("waits to join thread \"writer\""), "\(text)")
+    }
+
     @Test func valueSynchronizeInsideReadTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let value = RCUValue(1)

@@ -72,6 +72,32 @@ extension WaitTarget {
     var waitOwnerThreadID: Int32? { nil }
 }
 
+/// The queues a waiting thread holds exclusively (a serial queue whose `sync` closure or item it runs, a barrier), by
+/// address, innermost first: the two innermost, copied from the thread's queue stack when the wait begins, so that a
+/// thread blocked in a `sync` on one of them can name this thread as the one that must act (a thread running a
+/// `sync` closure holds its queue as a worker running the queue's item does). Two words, no allocation.
+struct HeldQueues: Equatable {
+    var innermost: UInt = 0
+    var outer: UInt = 0
+
+    /// Whether `queue` (an address, ``objectAddress(_:)``) is held.
+    func contains(_ queue: UInt) -> Bool { queue != 0 && (innermost == queue || outer == queue) }
+
+    /// The queues the thread with `context` holds exclusively now (its own thread only).
+    init(_ context: ThreadContext) {
+        var index = context.pointee.depth
+        while index > 0 && outer == 0 {
+            index -= 1
+            let frame = context.pointee.frames[index]
+            guard frame.exclusive else { continue }
+            let address = objectAddress(frame.queue)
+            if innermost == 0 { innermost = address } else if address != innermost { outer = address }
+        }
+    }
+
+    init() {}
+}
+
 /// One wait of a thread: what, on what, since when, and the owner it found when it began.
 ///
 /// `target` is not retained: the waiting thread is inside a call on the target (it holds a reference) for as long
@@ -83,6 +109,10 @@ struct WaitState {
     var ownerAtStart: Int32
     /// When the wait began, in nanoseconds of `CLOCK_MONOTONIC`.
     var since: UInt64
+    /// The queues the thread holds while it waits.
+    var holds = HeldQueues()
+    /// Whether the wait has a deadline (it ends by itself at the latest then).
+    var timed = false
 }
 
 /// A wait as a snapshot read it, with its target retained.
@@ -91,6 +121,8 @@ struct WaitObservation {
     let target: any WaitTarget
     let ownerAtStart: Int32
     let since: UInt64
+    let holds: HeldQueues
+    let timed: Bool
 }
 
 /// A thread's wait record: the wait it is blocked in, if any, written by the thread itself on the slow path of each
@@ -124,11 +156,6 @@ final class ThreadWaitRecord: @unchecked Sendable {
         return previous
     }
 
-    /// Records a `sync` wait on `queue` from now; returns the outer wait, for ``end(restoring:)``.
-    func beginSync(on queue: any WaitTarget) -> WaitState? {
-        begin(WaitState(kind: .sync, target: queue, ownerAtStart: 0, since: cthr_clock_now_ns()))
-    }
-
     /// Ends the wait ``begin(_:)`` recorded, restoring what it returned.
     func end(restoring previous: WaitState?) {
         lock.lock()
@@ -142,7 +169,14 @@ final class ThreadWaitRecord: @unchecked Sendable {
         defer { lock.unlock() }
         guard let state else { return nil }
         let target: any WaitTarget = state.target  // retained while the wait cannot end
-        return WaitObservation(kind: state.kind, target: target, ownerAtStart: state.ownerAtStart, since: state.since)
+        return WaitObservation(
+            kind: state.kind,
+            target: target,
+            ownerAtStart: state.ownerAtStart,
+            since: state.since,
+            holds: state.holds,
+            timed: state.timed
+        )
     }
 }
 
@@ -199,21 +233,87 @@ enum ThreadRegistry {
 }
 
 /// The hooks the slow paths of the library's waits call to record what the calling thread waits for.
+///
+/// Every blocking wait of the library goes through ``begin(_:on:owner:deadline:context:)`` and
+/// ``end(_:restoring:)`` (directly, or through ``recording(_:on:deadline:_:)`` and
+/// ``recordingCycleChecked(_:on:owner:deadline:_:)``), on its slow path only, when the thread is about to block.
+/// Beginning a wait:
+/// - refuses it inside an RCU read section (one thread-local read: ``refuseInReadSection(_:on:)``);
+/// - records it, with the queues the thread holds (``HeldQueues``), for snapshots and the wait-cycle finder;
+/// - on the main thread, checks it against the main queue's pending work (``MainThreadWait``).
 enum WaitRecording {
     /// How long a lock or join wait lasts before the waiting thread looks for a wait cycle it is part of (the grace
     /// period of the library's other stalled-wait reports).
     static let cycleGraceNanoseconds: UInt64 = 1_000_000_000
 
+    /// Begins recording a blocking wait of kind `kind` on `target` for the thread with `context` (the calling
+    /// thread); returns the outer wait, for ``end(_:restoring:)``. `owner` is the owner the wait found (a lock's
+    /// holder), 0 when unknown; `deadline` is when the wait gives up (`.max`: never).
+    @inline(__always)
+    static func begin(
+        _ kind: WaitKind,
+        on target: some WaitTarget,
+        owner: Int32 = 0,
+        deadline: UInt64 = .max,
+        context: ThreadContext,
+        now: UInt64 = cthr_clock_now_ns()
+    ) -> WaitState? {
+        refuseInReadSection(kind, on: target)
+        let state = WaitState(
+            kind: kind,
+            target: target,
+            ownerAtStart: owner,
+            since: now,
+            holds: HeldQueues(context),
+            timed: deadline != .max
+        )
+        let previous = context.pointee.waitRecord.begin(state)
+        if context.pointee.isMainThread && deadline == .max { MainThreadWait.beginWait(state) }
+        return previous
+    }
+
+    /// Ends the wait ``begin(_:on:owner:deadline:context:)`` recorded, restoring what it returned.
+    @inline(__always)
+    static func end(_ context: ThreadContext, restoring previous: WaitState?) {
+        if context.pointee.isMainThread { MainThreadWait.endWait() }
+        context.pointee.waitRecord.end(restoring: previous)
+    }
+
+    /// Traps when the calling thread is inside an RCU read section: RCU's first rule, a read section must not block
+    /// (a writer's `RCU.synchronize()` waits for the section to end, so a wait for a lock, a queue or a thread that
+    /// such a writer holds up can never end: the deadlock that `RCU.synchronize()` inside a read section traps on,
+    /// at one remove). One thread-local read (`cthr_rcu_read_ongoing`), on the slow path of the wait only.
+    ///
+    /// The locks call it through ``recordingCycleChecked(_:on:owner:deadline:_:)`` (or ``recording(_:on:deadline:_:)``).
+    @inline(__always)
+    static func refuseInReadSection(_ kind: WaitKind, on target: some WaitTarget) {
+        if cthr_rcu_read_ongoing() != 0 { diagnoseReadSectionWait(kind, target) }
+    }
+
+    @inline(never)
+    private static func diagnoseReadSectionWait(_ kind: WaitKind, _ target: some WaitTarget) -> Never {
+        threadingFatal(
+            "Threading: a blocking wait inside an RCU read section: thread \(RuntimeThread.describeCurrent()) "
+                + "\(kind.phrase) \(target.waitTargetDescription) inside RCUValue.read / RCUMap.withValue; a read "
+                + "section must not block (RCU rule 1): a writer's RCU.synchronize() waits for this section to end, so "
+                + "if what this wait needs is held up behind a grace period (a thread in RCU.synchronize(), a lock its "
+                + "holder keeps while it synchronizes) neither can go on. Copy what you need out of the read section "
+                + "and wait after it. The program stops instead of risking a silent hang."
+        )
+    }
+
     /// Runs `body`, a blocking wait of kind `kind` on `target`, with the wait recorded for the calling thread.
+    /// `deadline` is when the wait gives up (`.max`: never).
     @inline(never)
     static func recording<R, E: Error>(
         _ kind: WaitKind,
         on target: some WaitTarget,
+        deadline: UInt64 = .max,
         _ body: () throws(E) -> R
     ) throws(E) -> R {
-        let record = RuntimeThread.current.pointee.waitRecord
-        let previous = record.begin(WaitState(kind: kind, target: target, ownerAtStart: 0, since: cthr_clock_now_ns()))
-        defer { record.end(restoring: previous) }
+        let context = RuntimeThread.current
+        let previous = begin(kind, on: target, deadline: deadline, context: context)
+        defer { end(context, restoring: previous) }
         return try body()
     }
 
@@ -221,6 +321,9 @@ enum WaitRecording {
     /// errno value, `ETIMEDOUT` when it passed). A wait whose `deadline` lies beyond the grace period first waits
     /// out the grace period; if it has not ended by then, the thread looks for a wait cycle it is part of (reported
     /// once through ``RuntimeObservation``) and waits on until `deadline`.
+    ///
+    /// The locks' slow paths call this (it refuses a wait inside an RCU read section and checks a main-thread wait
+    /// against the main queue, through ``begin(_:on:owner:deadline:context:)``).
     @inline(never)
     static func recordingCycleChecked(
         _ kind: WaitKind,
@@ -229,17 +332,22 @@ enum WaitRecording {
         deadline: UInt64,
         _ wait: (UInt64) -> CInt
     ) -> CInt {
-        let record = RuntimeThread.current.pointee.waitRecord
+        let context = RuntimeThread.current
         let now = cthr_clock_now_ns()
-        let previous = record.begin(
-            WaitState(kind: kind, target: target, ownerAtStart: Int32(bitPattern: owner), since: now)
+        let previous = begin(
+            kind,
+            on: target,
+            owner: Int32(bitPattern: owner),
+            deadline: deadline,
+            context: context,
+            now: now
         )
-        defer { record.end(restoring: previous) }
+        defer { end(context, restoring: previous) }
         let grace = now &+ cycleGraceNanoseconds
         if deadline > grace {
             let code = wait(grace)
             if code != ETIMEDOUT_VALUE { return code }
-            WaitCycleDetector.check(from: record.threadID)
+            WaitCycleDetector.check(from: context.pointee.waitRecord.threadID)
         }
         return wait(deadline)
     }

@@ -40,7 +40,7 @@ enum WaitRegistry {
                 name: threadName(record.threadID),
                 wait: wait,
                 target: wait?.target.waitTargetDescription ?? "",
-                owner: wait.flatMap { owner(of: $0, waitedBy: record.threadID) }
+                owner: wait.flatMap { owner(of: $0, waitedBy: record.threadID, among: observed) }
             )
         }
 
@@ -106,7 +106,7 @@ enum WaitRegistry {
         let cycles = WaitCycleFinder.cycles(edges).filter { cycle in
             let members = cycle.threadIDs.compactMap { byThread[$0] }
             let owners = members.allSatisfy { member in
-                member.wait.flatMap { owner(of: $0, waitedBy: member.threadID) } == member.owner
+                member.wait.flatMap { owner(of: $0, waitedBy: member.threadID, among: observed) } == member.owner
             }
             return owners
                 && members.allSatisfy { thread in
@@ -119,14 +119,30 @@ enum WaitRegistry {
 
     /// The thread that must act for `wait`, the wait of thread `waiter`, to end, read now.
     ///
+    /// A `sync` wait's queue is held by the pool worker running its current work, or else by a thread that runs a
+    /// `sync` closure of it (or an item) and is itself blocked in a wait, which recorded the queues it holds
+    /// (``HeldQueues``): found among `observed`, the waits of this capture. A thread running a `sync` closure that is
+    /// not blocked is not known (it records nothing off the slow path of a wait), and is in no cycle.
+    ///
     /// A lock wait that finds the waiter's own id in the lock names nobody: the library's locks refuse to wait for
     /// a lock the caller holds (a relock traps before it waits), so the id is there for one of two passing reasons.
     /// The waiter has just taken the lock and not yet ended its wait record (a thread preempted there stays in that
     /// state as long as the scheduler likes, so a second reading does not tell it apart); or it is a writer that has
     /// claimed a ``ReadWriteLock`` and waits for its readers to leave, whom the lock does not record. Either would
     /// otherwise read as a cycle of one thread.
-    private static func owner(of wait: WaitObservation, waitedBy waiter: Int32) -> Int32? {
-        let owner = wait.target.waitOwnerThreadID
+    private static func owner(
+        of wait: WaitObservation,
+        waitedBy waiter: Int32,
+        among observed: [(ThreadWaitRecord, WaitObservation?)]
+    ) -> Int32? {
+        var owner = wait.target.waitOwnerThreadID
+        if owner == nil && wait.kind == .sync {
+            let queue = objectAddress(wait.target)
+            owner =
+                observed.first { record, other in
+                    record.threadID != waiter && other?.holds.contains(queue) == true
+                }?.0.threadID
+        }
         return wait.kind.isLock && owner == waiter ? nil : owner
     }
 
