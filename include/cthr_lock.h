@@ -264,7 +264,7 @@ typedef struct cthr_lock_counters {
     uint64_t futex_waits;    // futex waits
     uint64_t futex_eagain;   // futex waits that returned at once (EAGAIN: the value had already changed)
     uint64_t futex_wakes;    // futex wake calls
-    uint64_t spin_ns;        // nanoseconds spent spinning for a lock
+    uint64_t spin_ns;        // CPU time spent spinning for a lock, in nanoseconds (time descheduled in a yield excluded)
     uint64_t handoffs;       // hand-offs this thread received as a heir
 } cthr_lock_counters_t;
 

@@ -46,9 +46,17 @@ void cthr_lock_thread_counters(cthr_lock_counters_t *out) {
 
 void cthr_lock_reset_thread_counters(void) { memset(&cthr_lock_tls_counters, 0, sizeof cthr_lock_tls_counters); }
 
-// The clock, read only while counting (for the spin time).
+// The calling thread's CPU time in nanoseconds (a spinner's cost is the CPU it burns: time spent descheduled in a
+// sched_yield is not spinning).
+static uint64_t cthr_lock_thread_cpu_ns(void) {
+    struct timespec now;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0;
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+// The thread's CPU clock, read only while counting (for the spin time); 0 when not counting.
 static inline uint64_t cthr_lock_count_clock(void) {
-    return cthr_atomic_i32_load(&cthr_lock_counting_on, CTHR_RELAXED) != 0 ? cthr_clock_now_ns() : 0;
+    return cthr_atomic_i32_load(&cthr_lock_counting_on, CTHR_RELAXED) != 0 ? cthr_lock_thread_cpu_ns() | 1u : 0;
 }
 
 // A futex wait on a lock word, counted.
@@ -254,7 +262,7 @@ static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, uint64_t deadline_ns
         rc = cthr_lock_attempt(lock, self, &word, clear);
         if (rc != EBUSY) break;
     }
-    if (started != 0) CTHR_LOCK_COUNT(spin_ns, cthr_clock_now_ns() - started);
+    if (started != 0) CTHR_LOCK_COUNT(spin_ns, cthr_lock_thread_cpu_ns() - (started & ~(uint64_t)1));
     return rc;
 }
 

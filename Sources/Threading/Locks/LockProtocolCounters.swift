@@ -27,7 +27,8 @@ public struct LockProtocolCounters: Sendable, Hashable {
     public var futexWaitsReturnedAtOnce: UInt64
     /// Futex wake calls.
     public var futexWakes: UInt64
-    /// Time spent spinning for a lock, in nanoseconds.
+    /// CPU time spent spinning for a lock, in nanoseconds (time a spinner spent descheduled in a yield is not
+    /// spinning, and is not counted).
     public var spinNanoseconds: UInt64
     /// Fair hand-offs received (the lock passed directly to a thread that had waited too long).
     public var handoffs: UInt64
@@ -40,7 +41,7 @@ public struct LockProtocolCounters: Sendable, Hashable {
     ///   - futexWaits: Futex waits.
     ///   - futexWaitsReturnedAtOnce: Futex waits that returned at once.
     ///   - futexWakes: Futex wake calls.
-    ///   - spinNanoseconds: Time spent spinning.
+    ///   - spinNanoseconds: CPU time spent spinning.
     ///   - handoffs: Fair hand-offs received.
     public init(
         contendedAcquisitions: UInt64 = 0,

@@ -307,13 +307,17 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
             code = acquireCounting(
                 attempt: { cthr_lock_trylock(word) },
                 wait: {
-                    WaitRecording.recordingCycleChecked(
+                    // Spin first, unrecorded (the wait record, the read-section and main-thread checks cost a
+                    // thread-local load, a clock read and the registry's lock); record only a thread about to sleep.
+                    let spun = cthr_lock_lock_spin(word, deadline)
+                    if spun != EBUSY { return spun }
+                    return WaitRecording.recordingCycleChecked(
                         .lock,
                         on: self,
                         owner: cthr_lock_owner(word),
                         deadline: deadline
                     ) {
-                        cthr_lock_lock_slow(word, $0)
+                        cthr_lock_lock_sleep(word, $0)
                     }
                 }
             )

@@ -90,7 +90,7 @@ public enum Locks {
     /// One timed run of lock `L` with the process counting (``LockProtocolCounters/isCounting``), as one line:
     /// `COUNTERS locks: <strategy> T=<n> eagain_per_1k=<x> rmw_per_contended=<x> spinners_mean=<x>
     /// futex_calls_per_contended=<x> handoffs_per_ms=<x> owner_changes_per_1k=<x>`. Per 1,000 acquisitions or per
-    /// contended acquisition as named; `spinners_mean` is the threads' total spinning time over the wall time,
+    /// contended acquisition as named; `spinners_mean` is the threads' total spinning (CPU) time over the wall time,
     /// `handoffs_per_ms` per millisecond of wall time. The owner changes are counted inside the critical section
     /// (the new owner compares itself with the last one), so they are exact.
     public static func countersLine<L: BenchLock>(_ type: L.Type, threads: Int, seconds: Double) -> String {
