@@ -8,7 +8,7 @@
  *
  * Modelled steps, per thread (NTHREADS threads, ROUNDS lock/unlock rounds each; deadlines with -DTIMEOUTS; no
  * SLOW bit):
- *   lock    cthr_lock_fast_lock        one CAS of the whole word 0 -> id
+ *   lock    cthr_lock_fast_lock        one CAS of the whole word 0 -> id, or SPINNING -> SPINNING | id
  *           cthr_lock_lock_slow        cthr_lock_claim_spinner: attempt (take a free word, keeping SPINNING);
  *                                      with SPINNING or HANDOFF set, or WAKING set in `waiters`, go to sleep; else
  *                                      CAS SPINNING into the word (retried if the word changed). The spinner:
@@ -219,11 +219,11 @@ proctype Thread(byte me) {
         got = 0;
         spinner = 0;
         inherited = 0;
-        /* cthr_lock_fast_lock: CAS of the whole word 0 -> me */
+        /* cthr_lock_fast_lock: CAS 0 -> me, or (a word carrying only SPINNING) SPINNING -> SPINNING | me */
         atomic {
             drain(me);
             if
-            :: owner == 0 && !spinning && !handoff -> owner = me; got = 1
+            :: owner == 0 && !handoff -> owner = me; got = 1
             :: else
             fi
         };

@@ -21,8 +21,8 @@
 //
 // Contention, the design. At most one thread spins and every other waiter sleeps on a word that moves only when
 // somebody is woken; an owner change costs a handful of read-modify-writes on the lock's cache line and no system
-// call while the spinner or a woken thread takes the lock; a contended acquisition makes at most one futex wait,
-// and a release at most one futex wake (Linux's mutex with its one optimistic spinner, Go's runtime lock, WebKit's
+// call while the spinner or a woken thread takes the lock; a release makes a futex wake only when sleepers are
+// registered and nobody is awake to take the lock, and only a thread that sleeps makes a futex wait (Linux's mutex with its one optimistic spinner, Go's runtime lock, WebKit's
 // `WTF::Lock`, which stop spinning once a thread sleeps). Who spins:
 //   - a newcomer (a thread that finds the lock held) claims SPINNING if nobody spins (SPINNING clear in the word
 //     and WAKING clear in `waiters`) and spins for a while; otherwise, and when its spin ends without the lock, it
@@ -174,11 +174,18 @@ static inline uint32_t cthr_lock_self(void) {
 // Initializes *lock as free. Returns 0 or EINVAL (NULL).
 int cthr_lock_init(cthr_lock_t *_Nullable lock);
 
-// Takes a free lock with one compare-exchange (acquire). Returns false when the lock is held or its SLOW bit is
-// set: the caller then calls `cthr_lock_lock_slow` (or `cthr_lock_trylock`).
+// Takes a free lock with one compare-exchange (acquire); a free word that carries only SPINNING (a thread spins for
+// the lock, which a running thread may still take) with a second one, which finds the line already in this core's
+// cache. Returns false when the lock is held, reserved for a heir or its SLOW bit is set: the caller then calls
+// `cthr_lock_lock_slow` (or `cthr_lock_trylock`).
 static inline bool cthr_lock_fast_lock(cthr_lock_t *_Nonnull lock) {
+    uint32_t self = cthr_lock_self();
     uint32_t expected = 0;
-    return cthr_atomic_u32_compare_exchange_strong(&lock->word, &expected, cthr_lock_self(), CTHR_ACQUIRE,
+    if (cthr_atomic_u32_compare_exchange_strong(&lock->word, &expected, self, CTHR_ACQUIRE, CTHR_RELAXED)) {
+        return true;
+    }
+    return expected == CTHR_LOCK_SPINNING &&
+           cthr_atomic_u32_compare_exchange_strong(&lock->word, &expected, CTHR_LOCK_SPINNING | self, CTHR_ACQUIRE,
                                                    CTHR_RELAXED);
 }
 
