@@ -75,17 +75,19 @@ static void cthr_lock_futex_wake(cthr_atomic_u32_t *word, int32_t count) {
 
 // The spinner (one thread at a time: a newcomer holding SPINNING, or a woken thread holding WAKING) looks at the word
 // this many times with `cthr_futex_backoff`'s doubling pauses between (1 to 32), yielding the processor after each
-// look from CTHR_LOCK_SPIN_YIELDS_FROM on (a holder preempted while threads outnumber cores then gets a CPU), then
-// yields this many more times, and then sleeps. It polls the word only after a pause, and tries a compare-exchange
-// only when it saw the owner field clear, so it costs the holder few transfers of the line.
+// look from CTHR_LOCK_SPIN_YIELDS_FROM on (a holder preempted while threads outnumber cores then gets a CPU; yielding
+// only after more looks cost a two-thread condition or monitor hand-off on two busy CPUs much of its rate, see
+// BENCHMARKS.md), then yields this many more times, and then sleeps. It polls the word only after a
+// pause, and tries a compare-exchange only when it saw the owner field clear, so it costs the holder few transfers
+// of the line. Only one thread spins, so the yields cost nobody else a CPU.
 #ifndef CTHR_LOCK_SPINS
 #define CTHR_LOCK_SPINS 10
 #endif
 #ifndef CTHR_LOCK_SPIN_YIELDS_FROM
-#define CTHR_LOCK_SPIN_YIELDS_FROM 6
+#define CTHR_LOCK_SPIN_YIELDS_FROM 2
 #endif
 #ifndef CTHR_LOCK_YIELDS
-#define CTHR_LOCK_YIELDS 2
+#define CTHR_LOCK_YIELDS 8
 #endif
 
 // How long a heir, or a sleeper whose membarrier failed, sleeps before it looks at the lock again.
