@@ -400,7 +400,9 @@ static int cthr_lock_sleep(cthr_lock_t *lock, uint32_t self, uint64_t deadline_n
             uint64_t soon = cthr_clock_deadline_after(CTHR_LOCK_UNPAIRED_SLEEP_NS);
             if (soon < until) until = soon;
         }
-        int rc = cthr_lock_futex_wait(&lock->sequence, s, until);
+        // A deadline that has already passed needs no system call to find out.
+        int rc = until != UINT64_MAX && cthr_clock_now_ns() >= until ? ETIMEDOUT
+                                                                     : cthr_lock_futex_wait(&lock->sequence, s, until);
         if (rc == ETIMEDOUT && until == deadline_ns) {
             // One last attempt, so a deadline that passed while the lock became free still succeeds.
             word = cthr_atomic_u32_load(&lock->word, CTHR_SEQ_CST);
