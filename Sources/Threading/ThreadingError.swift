@@ -79,7 +79,7 @@ public struct ThreadingError: Error, Sendable, Hashable, CustomStringConvertible
     /// The corresponding C error is `ENOTSUP`.
     public static let notSupported = ThreadingError(code: ENOTSUP)
 
-    /// The worker pool that would run the work was shut down: it takes no new work (``WorkerPool/run(_:)``,
+    /// The worker pool that would run the work was shut down: it takes no new work (``WorkerPool/run(fileID:line:_:)``,
     /// ``WorkQueue/run(_:)``), or it stopped before the work started (a ``WorkerPool/shutdown(timeout:)`` that gave
     /// up on it).
     ///

@@ -65,7 +65,7 @@ extension PoolCore {
     // is loaded, and all exit after it once the load stops.
 
     /// Called by a unit right before its last act, when that act hands control back to its submitter (a
-    /// ``WorkerPool/run(_:)`` resuming its caller): on a blocking pool's worker, the unit counts as completed and the
+    /// ``WorkerPool/run(fileID:line:_:)`` resuming its caller): on a blocking pool's worker, the unit counts as completed and the
     /// worker as searching from here, not from the unit's end (`workerMain`). The caller's next call often comes
     /// before the worker is back in its loop (on busy cores it may be preempted in between), and would otherwise
     /// count as one call more in flight than there are threads, and make one. Anywhere else (not a worker, a CPU

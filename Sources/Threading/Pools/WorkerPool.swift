@@ -23,7 +23,7 @@ import CThreading
 /// the advice (raise the cap, or use a blocking pool), at most once per episode and once every 10 s, and counts it
 /// in ``WorkerPoolStatistics/saturations``.
 ///
-/// ``run(_:)`` runs a closure on the pool and returns its value to an awaiting task: the way to offload a blocking
+/// ``run(fileID:line:_:)`` runs a closure on the pool and returns its value to an awaiting task: the way to offload a blocking
 /// call from async code.
 ///
 /// ``shutdown()-8p8u6`` stops the pool: it takes no more submissions from other threads, runs every task it accepted,
@@ -31,7 +31,7 @@ import CThreading
 /// submission (`async`) to a queue of a shut-down pool traps with a message naming the pool and the queue, never a
 /// silent drop; code that may race the shutdown uses the forms that answer instead (``WorkQueue/tryAsync(flags:_:)``,
 /// ``WorkQueue/tryAsyncAfter(delay:_:)``, ``QueueTimer/start(queue:delay:repeating:handler:)``,
-/// ``JobQueue/tryAddJob(_:)``, ``run(_:)``): see <doc:Pools>. A pool that is never shut down keeps its threads (they
+/// ``JobQueue/tryAddJob(_:)``, ``run(fileID:line:_:)``): see <doc:Pools>. A pool that is never shut down keeps its threads (they
 /// reference it) until the process exits; the process-wide pools are never shut down, so they take work while the
 /// process exits too.
 ///

@@ -16,7 +16,7 @@ extension WorkQueue {
     /// let rows = try await database.run { connection.query("SELECT 1") }
     /// ```
     ///
-    /// To run a closure on a pool without a queue of its own, use ``WorkerPool/run(_:)``.
+    /// To run a closure on a pool without a queue of its own, use ``WorkerPool/run(fileID:line:_:)``.
     ///
     /// - Parameter body: The work.
     /// - Returns: What `body` returned.
@@ -41,7 +41,7 @@ extension WorkQueue {
     }
 }
 
-/// Whether a ``WorkQueue/run(_:)`` or ``WorkerPool/run(_:)`` body started, or its task was cancelled or the work was
+/// Whether a ``WorkQueue/run(_:)`` or ``WorkerPool/run(fileID:line:_:)`` body started, or its task was cancelled or the work was
 /// refused or dropped first: exactly one wins, and exactly one party resumes the continuation.
 final class AsyncRunState: @unchecked Sendable {
     private enum Phase: UInt8, AtomicRepresentable {
