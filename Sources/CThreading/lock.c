@@ -363,12 +363,17 @@ static void cthr_lock_release_check(cthr_lock_t *lock) {
     if ((int32_t)cthr_atomic_u32_load(&lock->waiters, CTHR_SEQ_CST) > 0) cthr_lock_wake_one(lock);
 }
 
+// The start of a contended acquisition: counts it, then `cthr_lock_claim_spinner`.
+static int cthr_lock_enter(cthr_lock_t *lock, uint32_t self) {
+    CTHR_LOCK_COUNT(contended, 1);
+    CTHR_LOCK_COUNT(rmw, 2);  // the failed fast compare-exchange, and the release
+    return cthr_lock_claim_spinner(lock, self);
+}
+
 int cthr_lock_lock_spin(cthr_lock_t *lock, uint64_t deadline_ns) {
     if (lock == NULL) return EINVAL;
     uint32_t self = cthr_lock_self();
-    CTHR_LOCK_COUNT(contended, 1);
-    CTHR_LOCK_COUNT(rmw, 2);  // the failed fast compare-exchange, and the release
-    int rc = cthr_lock_claim_spinner(lock, self);
+    int rc = cthr_lock_enter(lock, self);
     if (rc != EAGAIN) return rc;
     rc = cthr_lock_spin(lock, self, deadline_ns, CTHR_LOCK_SPINNING);
     if (rc != EBUSY) return rc;
@@ -451,9 +456,7 @@ int cthr_lock_lock_sleep(cthr_lock_t *lock, uint64_t deadline_ns) {
 int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
     if (lock == NULL) return EINVAL;
     uint32_t self = cthr_lock_self();
-    CTHR_LOCK_COUNT(contended, 1);
-    CTHR_LOCK_COUNT(rmw, 2);  // the failed fast compare-exchange, and the release
-    int rc = cthr_lock_claim_spinner(lock, self);
+    int rc = cthr_lock_enter(lock, self);
     if (rc != EAGAIN && rc != EBUSY) return rc;
     bool spinner = rc == EAGAIN;
     if (spinner) {

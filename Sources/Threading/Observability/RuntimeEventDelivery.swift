@@ -57,33 +57,16 @@ final class RuntimeEventDelivery: @unchecked Sendable {
 
     /// Starts the delivery thread unless this process has one; whether it runs.
     private func ensureStarted() -> Bool {
-        let epoch = ForkRegistry.epoch.load(ordering: .relaxed)
-        var seen = startedEpoch.load(ordering: .relaxed)
-        while seen != epoch {
-            let (exchanged, original) = startedEpoch.compareExchange(
-                expected: seen,
-                desired: epoch,
-                ordering: .relaxed
-            )
-            if exchanged {
-                if seen != .max {
-                    // A forked child: the parent's pending events are its own, delivered (or not) there.
-                    let stale = lock.withLock { ring.removeAll() }
-                    _ = stale
-                }
-                let code = spawnDetachedRuntimeThread(named: "threading.events") { _ in
-                    RuntimeEventDelivery.shared.deliveryMain()
-                    return nil
-                }
-                if code != 0 {
-                    startedEpoch.store(seen, ordering: .relaxed)  // the next report tries again
-                    return false
-                }
-                return true
-            }
-            seen = original
+        let dropParentEvents = { (forked: Bool) in
+            // A forked child: the parent's pending events are its own, delivered (or not) there.
+            if forked { _ = self.lock.withLock { self.ring.removeAll() } }  // dropped once the lock is released
         }
-        return true
+        let code = startRuntimeThreadOncePerEpoch(startedEpoch, named: "threading.events", claimed: dropParentEvents) {
+            _ in
+            RuntimeEventDelivery.shared.deliveryMain()
+            return nil
+        }
+        return code == 0  // refused: the next report tries again
     }
 
     /// The delivery thread: takes the events out in order and calls the observer, outside every lock.

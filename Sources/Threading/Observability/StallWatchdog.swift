@@ -24,28 +24,12 @@ enum StallWatchdog {
 
     /// Starts the watchdog thread unless this process has one.
     static func ensureStarted() {
-        let epoch = ForkRegistry.epoch.load(ordering: .relaxed)
-        var seen = startedEpoch.load(ordering: .relaxed)
-        while seen != epoch {
-            let (exchanged, original) = startedEpoch.compareExchange(
-                expected: seen,
-                desired: epoch,
-                ordering: .relaxed
-            )
-            if exchanged {
-                let code = spawnDetachedRuntimeThread(named: "threading.watch") { _ in
-                    StallWatchdog.main()
-                    return nil
-                }
-                if code != 0 {
-                    // Refused: the next worker that starts tries again.
-                    startedEpoch.store(seen, ordering: .relaxed)
-                    reportThreadRefusal(of: "watchdog", code: code, threads: nil)
-                }
-                return
-            }
-            seen = original
+        let code = startRuntimeThreadOncePerEpoch(startedEpoch, named: "threading.watch") { _ in
+            StallWatchdog.main()
+            return nil
         }
+        // Refused: the next worker that starts tries again.
+        if code != 0 { reportThreadRefusal(of: "watchdog", code: code, threads: nil) }
     }
 
     private static func main() {

@@ -72,3 +72,31 @@ func reportThreadRefusal(of what: String, code: CInt, threads: Int?) {
     if let threads { metadata["threads"] = "\(threads)" }
     RuntimeObservation.report(.resourceRefused, .warning, message, metadata)
 }
+
+/// Starts the runtime's one thread of a kind (the stall watchdog, the event delivery) unless this process already
+/// has it: the first caller of each fork epoch claims `startedEpoch` (a thread of the parent does not exist in a
+/// forked child, so the child starts its own), runs `claimed` with whether an earlier epoch had the thread (a forked
+/// child), and spawns it; if the system refuses the thread, the claim is given back so that a later caller tries
+/// again.
+///
+/// - Returns: 0 when the thread runs (started now or before), or the refusal's error code.
+func startRuntimeThreadOncePerEpoch(
+    _ startedEpoch: borrowing Atomic<UInt32>,
+    named name: String,
+    claimed: (_ forked: Bool) -> Void = { _ in },
+    _ body: cthr_thread_body_t
+) -> CInt {
+    let epoch = ForkRegistry.epoch.load(ordering: .relaxed)
+    var seen = startedEpoch.load(ordering: .relaxed)
+    while seen != epoch {
+        let (exchanged, original) = startedEpoch.compareExchange(expected: seen, desired: epoch, ordering: .relaxed)
+        if exchanged {
+            claimed(seen != .max)
+            let code = spawnDetachedRuntimeThread(named: name, body)
+            if code != 0 { startedEpoch.store(seen, ordering: .relaxed) }
+            return code
+        }
+        seen = original
+    }
+    return 0
+}
