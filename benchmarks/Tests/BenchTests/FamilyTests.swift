@@ -6,6 +6,7 @@ import BenchKit
 import Glibc
 import NIOConcurrencyHelpers
 import Testing
+import Threading
 
 /// Broken on purpose: runs the critical section twice, so the counter no longer matches the operations.
 final class DoubleEntryLock: BenchLock, Sendable {
@@ -63,6 +64,18 @@ struct FamilyTests {
         let sample = entry.run(2, 0.01)
         #expect(sample.operations > 0)
         #expect(sample.badOperations == 0)
+    }
+
+    @Test("bench locks --counters: one COUNTERS line in the documented form for each futex-lock strategy only")
+    func locksCountersLines() throws {
+        let counted = Locks.catalog.filter { $0.countersRun != nil }.map(\.id).sorted()
+        #expect(counted == ["lockedvalue", "mutexlock", "recursivelock"])
+        let entry = try #require(Locks.catalog.first { $0.id == "mutexlock" })
+        let line = try #require(entry.countersRun?(2, 0.01))
+        let pattern =
+            #/^COUNTERS locks: mutexlock T=2 eagain_per_1k=[0-9.]+ rmw_per_contended=[0-9.]+ spinners_mean=[0-9.]+ futex_calls_per_contended=[0-9.]+ handoffs_per_ms=[0-9.]+ owner_changes_per_1k=[0-9.]+ contended_per_1k=[0-9.]+$/#
+        #expect(line.wholeMatch(of: pattern) != nil, "\(line)")
+        #expect(!LockProtocolCounters.isCounting)  // the run restores the process's setting
     }
 
     @Test("the locks workload reports its longest batch as the worst wait")
