@@ -281,8 +281,17 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         }
         // With no sleeper woken for over 1 ms, the same unlock wakes one despite the spinner: it takes the lock
         // (SPINNING stays: it belongs to the spinner) and leaves.
-        #expect(eventually { cthr_lock_trylock(lock.pointer) == 0 || cthr_lock_waiter_count(lock.pointer) == 0 })
-        if cthr_lock_waiter_count(lock.pointer) == 1 {
+        // (Either the sleeper is still asleep, and this thread takes the lock back, or a late unlock above woke it
+        // and it has taken the lock and left.)
+        var holding = false
+        #expect(
+            eventually {
+                if cthr_lock_waiter_count(lock.pointer) == 0 { return true }
+                holding = cthr_lock_trylock(lock.pointer) == 0
+                return holding
+            }
+        )
+        if holding {
             lock.pointer.pointee.woken_at.value = stamp &- 5_000
             #expect(cthr_lock_fast_unlock(lock.pointer))
         }

@@ -192,7 +192,7 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
     /// Releases the lock.
     ///
     /// - Precondition: The calling thread holds the lock (traps otherwise).
-    /// - Complexity: One release store and one load when nobody waits.
+    /// - Complexity: A load, one fetch-and-subtract and one more load when nobody waits.
     ///
     /// The corresponding C function is `pthread_mutex_unlock`.
     @inlinable
