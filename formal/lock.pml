@@ -49,6 +49,9 @@
  *                          sleeps on the word, bounded (1 ms), until the unlock reserves the word for it
  *   TIMEOUTS=n             up to n futex waits (in all) end at their deadline while asleep: one last attempt, else
  *                          leave the waiters (clearing WAKING) and, when others remain, cthr_lock_wake_one
+ *   FORKED                 a forked child: the parent's threads left a waiter counted, WAKING set and SPINNING in
+ *                          the word; registrations clear WAKING and an unlock that finds SPINNING runs its check
+ *   MUTANT_FORKED_KEEP     FORKED, but without those two rules (the parent's protocol): must fail
  *   MUTANT_NO_BARRIER      membarrier mode, the sleeper's barrier B removed: must fail (lost wake-up)
  *   MUTANT_RMW_RELAXED     RMW_UNLOCK, but the load of `waiters` may be satisfied before the subtraction is
  *                          visible (C11 allows it for a relaxed load; ARMv8 LDADDL then LDR does it): must fail
@@ -187,12 +190,17 @@ inline release_check() {
     fi
 }
 
-/* cthr_lock_released_flagged with SPINNING: a wake-up only when nobody was woken for 1 ms (any time, here). */
+/* cthr_lock_released_flagged with SPINNING: a wake-up only when nobody was woken for 1 ms (any time, here); in a
+ * forked child, the unlock's ordinary check. */
 inline starved_check() {
+#if defined(FORKED) && !defined(MUTANT_FORKED_KEEP)
+    release_check()
+#else
     if
     :: wcount > 0 && waking == 0 -> wake_one()
     :: skip
     fi
+#endif
 }
 
 /* The store buffer drains on its own, eventually. */
@@ -283,7 +291,11 @@ proctype Thread(byte me) {
 #ifndef MUTANT_LATE_SEQUENCE
         s = sequence;
 #endif
+#if defined(FORKED) && !defined(MUTANT_FORKED_KEEP)
+        atomic { drain(me); wcount++; waking = 0 };  /* a forked child: the registration clears WAKING */
+#else
         atomic { drain(me); wcount++ };
+#endif
 #ifdef MUTANT_LATE_SEQUENCE
         s = sequence;
 #endif
@@ -440,6 +452,13 @@ next_round:
 
 init {
     byte i = 1;
+#ifdef FORKED
+    /* A forked child: a thread of the parent, which does not exist here, stays counted as a waiter with WAKING set
+     * for it, and another left SPINNING in the word. */
+    wcount = 1;
+    waking = 1;
+    spinning = 1;
+#endif
     atomic {
         do
         :: i <= NTHREADS -> run Thread(i); run Drain(i); i++

@@ -141,6 +141,10 @@ check "lock membarrier" lock.pml ltl pass
 check "lock membarrier 2 threads x 2 rounds" lock.pml safety pass -DNTHREADS=2 -DROUNDS=2
 check "lock membarrier, a deadline passes" lock.pml safety pass -DTIMEOUTS=1
 check "lock membarrier, hand-off" lock.pml safety pass -DHANDOFF
+check "lock exchange, forked child" lock.pml safety pass -DRMW_UNLOCK -DFORKED
+check "lock exchange, forked child" lock.pml ltl pass -DRMW_UNLOCK -DFORKED
+check "lock membarrier, forked child" lock.pml safety pass -DFORKED
+check "lock MUTANT_FORKED_KEEP" lock.pml safety fail -DRMW_UNLOCK -DFORKED -DMUTANT_FORKED_KEEP
 check "lock MUTANT_KEEP_SPINNING" lock.pml safety fail -DRMW_UNLOCK -DMUTANT_KEEP_SPINNING
 check "lock MUTANT_LATE_SEQUENCE" lock.pml safety fail -DRMW_UNLOCK -DMUTANT_LATE_SEQUENCE
 check "lock MUTANT_NO_SEQUENCE" lock.pml safety fail -DRMW_UNLOCK -DMUTANT_NO_SEQUENCE

@@ -131,6 +131,13 @@ uint64_t cthr_lock_handoffs(void) {
 static uint32_t cthr_lock_fork_parent_tid = 0;
 static uint32_t cthr_lock_fork_child_tid = 0;
 
+// Whether this process is a forked child (set by the child handler; plain, as the ids above). A child inherits the
+// parent's lock state but not the parent's other threads: a lock's `waiters` may count threads that do not exist
+// here, with WAKING set for one of them, and a word may carry a SPINNING whose spinner does not exist. So in a child
+// a registration clears WAKING (as the lock before the one-spinner rework did: a stale WAKING then lasts until the
+// next registration), and an unlock runs its wake-up check even when it finds SPINNING: more wake-ups, never fewer.
+static bool cthr_lock_forked = false;
+
 // Whether an owner id taken from a lock word is the calling thread (`self`): its own id, or, in a forked child's
 // first thread, the id the forking thread had in the parent.
 static inline bool cthr_lock_is_self(uint32_t owner, uint32_t self) {
@@ -144,6 +151,7 @@ static void cthr_lock_after_fork_in_child(void) {
     cthr_lock_fork_parent_tid = cthr_lock_cached_tid;  // 0 if the forking thread never asked: it owns no lock
     cthr_lock_cached_tid = 0;
     cthr_lock_fork_child_tid = cthr_lock_self();
+    cthr_lock_forked = true;
 #ifdef SYS_membarrier
     if (cthr_atomic_i32_load(&cthr_lock_membarrier_mode, CTHR_RELAXED)) {
         (void)syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
@@ -206,13 +214,20 @@ void cthr_lock_wake_one(cthr_lock_t *lock) {
 // Wakes the heir sleeping on the word (see Fairness in the header).
 static void cthr_lock_wake_heir(cthr_lock_t *lock) { cthr_lock_futex_wake(&lock->word, INT_MAX); }
 
+static void cthr_lock_release_check(cthr_lock_t *lock);
+
 void cthr_lock_released_flagged(cthr_lock_t *lock, uint32_t released) {
     if ((released & CTHR_LOCK_HANDOFF) != 0) {
         cthr_lock_wake_heir(lock);
         return;
     }
     // SPINNING: the spinner will look, so no wake-up is owed; but with sleepers registered and none awake, wake one
-    // once a millisecond, so that each in turn can ask for the fair hand-off.
+    // once a millisecond, so that each in turn can ask for the fair hand-off. (In a forked child the spinner may be
+    // a thread of the parent: the unlock's ordinary check, see `cthr_lock_forked`.)
+    if (cthr_lock_forked) {
+        cthr_lock_release_check(lock);
+        return;
+    }
     if ((int32_t)cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED) <= 0) return;
     uint32_t now_us = (uint32_t)(cthr_clock_now_ns() / 1000u);
     if (now_us - cthr_atomic_u32_load(&lock->woken_at, CTHR_RELAXED) < CTHR_LOCK_STARVATION_NS / 1000u) return;
@@ -390,7 +405,15 @@ static int cthr_lock_sleep(cthr_lock_t *lock, uint32_t self, uint64_t deadline_n
     // Steps (0) and (1): the registration (a woken thread that is awake keeps its WAKING); a giving-up spinner then
     // hands SPINNING back.
     uint32_t s = cthr_atomic_u32_load(&lock->sequence, CTHR_ACQUIRE);
-    cthr_atomic_u32_fetch_add(&lock->waiters, 1, CTHR_SEQ_CST);
+    if (__builtin_expect(cthr_lock_forked, 0)) {
+        // A forked child: also clear a WAKING that may belong to a thread of the parent (see `cthr_lock_forked`).
+        uint32_t seen = cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED);
+        while (!cthr_atomic_u32_compare_exchange_weak(&lock->waiters, &seen, (seen & ~CTHR_LOCK_WAKING) + 1,
+                                                      CTHR_SEQ_CST, CTHR_RELAXED)) {
+        }
+    } else {
+        cthr_atomic_u32_fetch_add(&lock->waiters, 1, CTHR_SEQ_CST);
+    }
     CTHR_LOCK_COUNT(rmw, 1);
     if (spinner) cthr_lock_drop_spinner(lock);
     uint64_t registered_at = cthr_clock_now_ns();
