@@ -195,6 +195,9 @@ uint32_t cthr_lock_self_slow(void) {
 
 // Called by an unlock whose load of `waiters` found sleepers and WAKING clear. The read-modify-write orders the
 // release store before it; if WAKING was still clear, the wake is this thread's to send.
+// Microseconds on the monotonic clock, wrapping (the times of the last wake-up and the last hand-off).
+static inline uint32_t cthr_lock_now_us(uint64_t now_ns) { return (uint32_t)(now_ns / 1000u); }
+
 void cthr_lock_wake_one(cthr_lock_t *lock) {
     // Set WAKING only while waiters are registered (a compare-exchange, not an or: a WAKING set when the last
     // registered thread has just left would have nobody to answer for it, and unlocks would wake nobody after).
@@ -207,7 +210,7 @@ void cthr_lock_wake_one(cthr_lock_t *lock) {
                                                     CTHR_SEQ_CST, CTHR_RELAXED));
     cthr_atomic_u32_fetch_add(&lock->sequence, 1, CTHR_SEQ_CST);
     CTHR_LOCK_COUNT(rmw, 1);
-    cthr_atomic_u32_store(&lock->woken_at, (uint32_t)(cthr_clock_now_ns() / 1000u), CTHR_RELAXED);
+    cthr_atomic_u32_store(&lock->woken_at, cthr_lock_now_us(cthr_clock_now_ns()), CTHR_RELAXED);
     cthr_lock_futex_wake(&lock->sequence, 1);
 }
 
@@ -229,7 +232,7 @@ void cthr_lock_released_flagged(cthr_lock_t *lock, uint32_t released) {
         return;
     }
     if ((int32_t)cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED) <= 0) return;
-    uint32_t now_us = (uint32_t)(cthr_clock_now_ns() / 1000u);
+    uint32_t now_us = cthr_lock_now_us(cthr_clock_now_ns());
     if (now_us - cthr_atomic_u32_load(&lock->woken_at, CTHR_RELAXED) < CTHR_LOCK_STARVATION_NS / 1000u) return;
     cthr_lock_wake_one(lock);
 }
@@ -306,9 +309,6 @@ static void cthr_lock_drop_spinner(cthr_lock_t *lock) {
     cthr_atomic_u32_fetch_and(&lock->word, ~CTHR_LOCK_SPINNING, CTHR_SEQ_CST);
     CTHR_LOCK_COUNT(rmw, 1);
 }
-
-// Microseconds on the monotonic clock, wrapping (for the hand-off interval).
-static inline uint32_t cthr_lock_now_us(uint64_t now_ns) { return (uint32_t)(now_ns / 1000u); }
 
 // The heir's wait (see Fairness in the header): asks for the lock with HANDOFF and sleeps on the word until the
 // owner's unlock reserves it (owner 0, HANDOFF set), then takes it. Returns 0 (taken), EBUSY (no hand-off: the
@@ -399,6 +399,15 @@ int cthr_lock_lock_spin(cthr_lock_t *lock, uint64_t deadline_ns) {
     return EBUSY;
 }
 
+// Steps (0) and (1) of a registered thread that was awake (see "Sleeping" in the header): reads `sequence`, then
+// clears WAKING (which may be this thread's), and returns what it read, the value its next futex wait compares.
+static uint32_t cthr_lock_give_up_turn(cthr_lock_t *lock) {
+    uint32_t s = cthr_atomic_u32_load(&lock->sequence, CTHR_ACQUIRE);
+    cthr_atomic_u32_fetch_and(&lock->waiters, ~CTHR_LOCK_WAKING, CTHR_SEQ_CST);
+    CTHR_LOCK_COUNT(rmw, 1);
+    return s;
+}
+
 // The registered part of an acquisition (see "Sleeping" in the header), entered as a newcomer that does not spin
 // (`spinner` false) or that holds SPINNING and gave up its spin (`spinner` true).
 static int cthr_lock_sleep(cthr_lock_t *lock, uint32_t self, uint64_t deadline_ns, bool spinner) {
@@ -445,16 +454,12 @@ static int cthr_lock_sleep(cthr_lock_t *lock, uint32_t self, uint64_t deadline_n
         // Give up the turn: steps (0) and (1) again (clear WAKING), then, if this thread has waited too long and
         // the lock's hand-off interval has passed, ask for the lock to be handed to it. The barrier and the look
         // at the top follow either way.
-        s = cthr_atomic_u32_load(&lock->sequence, CTHR_ACQUIRE);
-        cthr_atomic_u32_fetch_and(&lock->waiters, ~CTHR_LOCK_WAKING, CTHR_SEQ_CST);
-        CTHR_LOCK_COUNT(rmw, 1);
+        s = cthr_lock_give_up_turn(lock);
         if (cthr_lock_may_inherit(lock, registered_at)) {
             result = cthr_lock_inherit(lock, self, deadline_ns);
             if (result != EBUSY) break;
             // No hand-off: wait again as an ordinary waiter, from fresh steps (0) and (1).
-            s = cthr_atomic_u32_load(&lock->sequence, CTHR_ACQUIRE);
-            cthr_atomic_u32_fetch_and(&lock->waiters, ~CTHR_LOCK_WAKING, CTHR_SEQ_CST);
-            CTHR_LOCK_COUNT(rmw, 1);
+            s = cthr_lock_give_up_turn(lock);
         }
     }
 

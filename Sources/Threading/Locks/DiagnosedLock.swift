@@ -82,3 +82,17 @@ extension DiagnosedLock {
         threadingFatal("\(describe()): \(operation) failed with \(errnoName(code))")
     }
 }
+
+extension DiagnosedLock where Self: WaitTarget {
+    /// The contended acquisition of the futex lock `lock` (the one under ``MutexLock`` and ``RecursiveLock``), until
+    /// `deadline`: spins first, unrecorded (the wait record, the read-section and main-thread checks cost a
+    /// thread-local load, a clock read and the registry's lock), and records the wait only for a thread about to
+    /// sleep. Returns `cthr_lock_lock_slow`'s codes.
+    func waitForFutexLock(_ lock: UnsafeMutablePointer<cthr_lock_t>, deadline: UInt64) -> CInt {
+        let spun = cthr_lock_lock_spin(lock, deadline)
+        if spun != EBUSY { return spun }
+        return WaitRecording.recordingCycleChecked(.lock, on: self, owner: cthr_lock_owner(lock), deadline: deadline) {
+            cthr_lock_lock_sleep(lock, $0)
+        }
+    }
+}

@@ -306,20 +306,7 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
         } else {
             code = acquireCounting(
                 attempt: { cthr_lock_trylock(word) },
-                wait: {
-                    // Spin first, unrecorded (the wait record, the read-section and main-thread checks cost a
-                    // thread-local load, a clock read and the registry's lock); record only a thread about to sleep.
-                    let spun = cthr_lock_lock_spin(word, deadline)
-                    if spun != EBUSY { return spun }
-                    return WaitRecording.recordingCycleChecked(
-                        .lock,
-                        on: self,
-                        owner: cthr_lock_owner(word),
-                        deadline: deadline
-                    ) {
-                        cthr_lock_lock_sleep(word, $0)
-                    }
-                }
+                wait: { waitForFutexLock(word, deadline: deadline) }
             )
         }
         switch code {

@@ -158,17 +158,7 @@ public final class RecursiveLock: DiagnosedLock, @unchecked Sendable {
             wait: {
                 // Held by the caller (the fast path refused a flagged word): one more level, no wait.
                 if cthr_lock_owner(futexLock) == cthr_lock_self() { return cthr_rlock_lock_slow(word, deadline) }
-                // Spin first, unrecorded; record only a thread about to sleep (as MutexLock does).
-                let spun = cthr_lock_lock_spin(futexLock, deadline)
-                if spun != EBUSY { return spun }
-                return WaitRecording.recordingCycleChecked(
-                    .lock,
-                    on: self,
-                    owner: cthr_lock_owner(futexLock),
-                    deadline: deadline
-                ) {
-                    cthr_lock_lock_sleep(futexLock, $0)
-                }
+                return waitForFutexLock(futexLock, deadline: deadline)
             }
         )
         switch code {
