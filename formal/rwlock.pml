@@ -21,7 +21,9 @@
  *       cthr_rwlock_fast_wrlock: CAS the word from 0 to WRITER|BLOCK, and nothing else.
  *       cthr_rwlock_write_acquire: phase 1, the claim: CAS WRITER on, BIASED off and REBIAS on when it was set
  *       (preferring writers also BLOCK on); a claimed word is waited out (the write_seq sleep is not modelled: a
- *       guard). Phase 2, the drain, each round: load the word; unless the stripes were already seen drained (or
+ *       guard; nor is `writers`, the cthr_lock_t that a writer finding the word claimed takes first so that only one
+ *       such writer waits for the claim at a time: it only thins out who tries the claim, and formal/lock.pml checks
+ *       it). Phase 2, the drain, each round: load the word; unless the stripes were already seen drained (or
  *       REBIAS is off: nothing to scan), scan them (one load per stripe), drained when every stripe reads 0; then,
  *       drained and count 0: CAS the loaded value to BLOCK on, HANDOVER and DRAIN_WAIT off: owned; drained, count
  *       not 0 and neither BLOCK nor HANDOVER: CAS HANDOVER on; otherwise the sleep step: load drain_seq, set

@@ -17,7 +17,14 @@
 // a lock the thread already reads touches no shared memory at all, whatever the preference.
 //
 // Writers. A writer claims the write side (WRITER, with its id) and revokes the bias in the same compare-exchange
-// (BIASED cleared, REBIAS remembered), so readers arriving from then on use the central count. Preferring writers,
+// (BIASED cleared, REBIAS remembered), so readers arriving from then on use the central count. A writer that finds
+// the write side claimed does not fight for it with the others: it takes `writers`, a `cthr_lock_t`, and only that
+// lock's holder waits for the claim (spinning, then asleep on `write_seq`) and releases `writers` once it has
+// claimed. So contended writers get the futex lock's protocol (at most one spinner, the others asleep on a word that
+// does not churn, the rate-limited fair hand-off between them), and the state word's line is fought over by the
+// claimant, the holder of `writers` and a writer arriving on the inlined path, whatever the number of writers. (In a
+// forked child, a `writers` held at the fork by a thread of the parent stays held, as any lock such a thread held:
+// the child's writers then get the write side only when they find it unclaimed.) Preferring writers,
 // the claim also sets BLOCK and new readers wait. Preferring readers, new readers keep coming in: the writer first
 // waits until every stripe has been seen at zero (the stripe readers that came in before the claim; no later one
 // stays, the bias being off), then, while central readers remain, sets HANDOVER: the reader whose release brings
@@ -35,10 +42,10 @@
 // count that is not zero while the word is 0 belongs to a reader on its way out, never to a holder.
 //
 // Sleeping. Three futex words, each a sequence number: `read_seq` (readers waiting for BLOCK to clear),
-// `write_seq` (writers waiting for the claim) and `drain_seq` (the claiming writer waiting for readers to leave).
-// A sleeper reads the sequence, sets its flag in the word (READ_WAITERS, WRITE_WAITERS, DRAIN_WAIT) with a
+// `write_seq` (the holder of `writers` waiting for the claim) and `drain_seq` (the claiming writer waiting for
+// readers to leave). A sleeper reads the sequence, sets its flag in the word (READ_WAITERS, WRITE_WAITERS, DRAIN_WAIT) with a
 // read-modify-write that also re-checks the condition, and sleeps while the sequence is unchanged; whoever changes
-// the condition and finds the flag bumps the sequence and wakes (all readers, one writer, the drainer).
+// the condition and finds the flag bumps the sequence and wakes (all readers, the holder of `writers`, the drainer).
 #ifndef CTHREADING_RWLOCK_H
 #define CTHREADING_RWLOCK_H
 
@@ -78,11 +85,17 @@ typedef struct cthr_rwlock {
     cthr_atomic_u32_t slow;        // nonzero: every inlined fast path fails (statistics are being counted)
     uint32_t kind;                 // a cthr_rwlock_kind_t
     cthr_atomic_u32_t read_seq;           // futex: readers waiting
-    cthr_atomic_u32_t write_seq;   // futex: writers waiting for the claim
+    cthr_atomic_u32_t write_seq;   // futex: the holder of `writers` waiting for the claim
     cthr_atomic_u32_t drain_seq;   // futex: the claiming writer waiting for readers to leave
     uint32_t stripe_mask;          // stripes - 1
     cthr_atomic_u32_t *_Nullable stripes;  // stripe i's count is stripes[i * CTHR_RWLOCK_STRIPE_STRIDE]
+    uint8_t line_padding[24];      // puts `writers` 64 bytes in: a line of its own in a lock allocated on a line
+    cthr_lock_t writers;           // the queue of writers that found the write side claimed (see Writers)
 } cthr_rwlock_t;
+
+#ifndef __cplusplus
+_Static_assert(__builtin_offsetof(cthr_rwlock_t, writers) == 64, "`writers` starts the lock's second 64-byte line");
+#endif
 
 // Read holds are tracked per thread, in every build, in a small thread-local table of the locks the thread holds
 // for reading with a count each (no shared counter: readers on different cores write nothing in common). With it,

@@ -243,41 +243,44 @@ static void cthr_rwlock_release_write(cthr_rwlock_t *lock) {
     if ((state & CTHR_RWLOCK_WRITE_WAITERS) != 0) cthr_rwlock_bump_and_wake(&lock->write_seq, 1);
 }
 
-// The write side: claim, then wait for the readers to leave. `try_only`: one attempt, nothing changed on failure.
-static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, bool try_only) {
-    if (lock == NULL) return EINVAL;
-    uint32_t self = cthr_lock_self();
-    uint64_t mine = ((uint64_t)self << CTHR_RWLOCK_OWNER_SHIFT) | CTHR_RWLOCK_WRITER;
-    if (cthr_rwlock_slot(lock) >= 0) return EDEADLK;  // an upgrade would wait for itself
-    bool prefer_writers = lock->kind == CTHR_RWLOCK_PREFER_WRITER;
-    bool slept = false;
-
-    // Phase 1: claim the write side.
-    uint64_t state;
-    for (int round = 0;; round++) {
-        state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
-        if ((state & CTHR_RWLOCK_WRITER) == 0) {
-            if (try_only && (state & CTHR_RWLOCK_COUNT_MASK) != 0) return EBUSY;
-            // Revoke the bias (readers from now on use the central count) and, preferring writers, block new readers.
-            uint64_t next = (state | mine) & ~CTHR_RWLOCK_BIASED;
-            if ((state & CTHR_RWLOCK_BIASED) != 0) next |= CTHR_RWLOCK_REBIAS;
-            if (prefer_writers || try_only) next |= CTHR_RWLOCK_BLOCK;
-            if (slept) next |= CTHR_RWLOCK_WRITE_WAITERS;  // others may sleep behind this writer's wake-up
-            if (cthr_atomic_u64_compare_exchange_strong(&lock->state, &state, next, CTHR_SEQ_CST, CTHR_RELAXED)) {
-                state = next;
-                break;
-            }
-            continue;
+// One attempt at the claim of the write side: revokes the bias (readers from now on use the central count) and,
+// preferring writers or trying only, blocks new readers. Returns 0 (claimed; *state is the claimed word), EBUSY
+// (another writer claims it, or `try_only` and readers hold it) or EDEADLK (the caller claims it).
+static int cthr_rwlock_claim(cthr_rwlock_t *lock, uint64_t mine, bool block, bool try_only, uint64_t *state) {
+    for (;;) {
+        uint64_t seen = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
+        if ((seen & CTHR_RWLOCK_WRITER) != 0) {
+            return cthr_rwlock_owner_of(seen) == (uint32_t)(mine >> CTHR_RWLOCK_OWNER_SHIFT) ? EDEADLK : EBUSY;
         }
-        if (cthr_rwlock_owner_of(state) == self) return EDEADLK;
-        if (try_only) return EBUSY;
+        if (try_only && (seen & CTHR_RWLOCK_COUNT_MASK) != 0) return EBUSY;
+        uint64_t next = (seen | mine) & ~CTHR_RWLOCK_BIASED;
+        if ((seen & CTHR_RWLOCK_BIASED) != 0) next |= CTHR_RWLOCK_REBIAS;
+        if (block) next |= CTHR_RWLOCK_BLOCK;
+        if (cthr_atomic_u64_compare_exchange_strong(&lock->state, &seen, next, CTHR_SEQ_CST, CTHR_RELAXED)) {
+            *state = next;
+            return 0;
+        }
+    }
+}
+
+// The claim of a writer that found the write side claimed: takes `writers`, a `cthr_lock_t`, so that only its holder
+// waits here for the claim (spinning, then asleep on `write_seq`), claims, and releases `writers`. Returns 0
+// (claimed; *state is the claimed word) or ETIMEDOUT.
+static int cthr_rwlock_claim_queued(cthr_rwlock_t *lock, uint64_t mine, bool block, uint64_t deadline_ns,
+                                    uint64_t *state) {
+    // EDEADLK cannot come back: this thread holds `writers` only in here.
+    int rc = cthr_lock_lock_slow(&lock->writers, deadline_ns);
+    if (rc != 0) return rc;
+    for (int round = 0;; round++) {
+        rc = cthr_rwlock_claim(lock, mine, block, false, state);
+        if (rc != EBUSY) break;  // claimed (EDEADLK cannot happen: the caller's first attempt saw another claim)
         if (round < CTHR_RWLOCK_SPINS) {
             cthr_cpu_relax();
             continue;
         }
         if (deadline_ns != UINT64_MAX && cthr_clock_now_ns() >= deadline_ns) {
-            if (slept && (state & CTHR_RWLOCK_WRITE_WAITERS) != 0) cthr_rwlock_bump_and_wake(&lock->write_seq, 1);
-            return ETIMEDOUT;
+            rc = ETIMEDOUT;
+            break;
         }
         if (round < CTHR_RWLOCK_SPINS + CTHR_RWLOCK_YIELDS) {
             sched_yield();
@@ -288,9 +291,25 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
             EAGAIN) {
             continue;
         }
-        slept = true;
         round = CTHR_RWLOCK_SPINS + CTHR_RWLOCK_YIELDS;  // awake: look again, then sleep again if still claimed
     }
+    if (!cthr_lock_fast_unlock(&lock->writers)) (void)cthr_lock_unlock_slow(&lock->writers);
+    return rc;
+}
+
+// The write side: claim, then wait for the readers to leave. `try_only`: one attempt, nothing changed on failure.
+static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, bool try_only) {
+    if (lock == NULL) return EINVAL;
+    uint32_t self = cthr_lock_self();
+    uint64_t mine = ((uint64_t)self << CTHR_RWLOCK_OWNER_SHIFT) | CTHR_RWLOCK_WRITER;
+    if (cthr_rwlock_slot(lock) >= 0) return EDEADLK;  // an upgrade would wait for itself
+    bool prefer_writers = lock->kind == CTHR_RWLOCK_PREFER_WRITER;
+
+    // Phase 1: claim the write side (see Writers in the header: a writer that finds it claimed queues on `writers`).
+    uint64_t state;
+    int rc = cthr_rwlock_claim(lock, mine, prefer_writers || try_only, try_only, &state);
+    if (rc == EBUSY && !try_only) rc = cthr_rwlock_claim_queued(lock, mine, prefer_writers, deadline_ns, &state);
+    if (rc != 0) return rc;
 
     // Phase 2: wait for the readers to leave. First the stripe readers that came in before the claim revoked the bias
     // (a later one sees BIASED cleared after its increment and leaves: Dekker's pairing), once: every stripe seen at

@@ -302,6 +302,36 @@ private func startStripeReader(_ lock: SharedCell<cthr_rwlock_t>) throws -> (Tes
         #expect(cthr_rwlock_destroy(lock.pointer) == 0)
     }
 
+    /// Writers that find the write side claimed queue on the lock's `writers` futex lock: one of them holds it and
+    /// waits for the claim, the others sleep registered on it (not spinning on the state word); each then gets the
+    /// write side in turn, and the queue is left free.
+    @Test(arguments: [readerPreferring, writerPreferring])
+    func writersThatFindTheClaimTakenQueueOnOneLock(kind: Int32) throws {
+        let lock = makeLock(kind)
+        #expect(cthr_rwlock_wrlock(lock.pointer) == 0)
+        let queued = 4
+        let writers = try (0..<queued).map { _ in try startWriter(lock) }
+        let offset = try #require(MemoryLayout<cthr_rwlock_t>.offset(of: \.writers))
+        let writersLock = (UnsafeMutableRawPointer(lock.pointer) + offset).assumingMemoryBound(to: cthr_lock_t.self)
+        // Every queued writer but the holder of `writers` registers as a sleeper there.
+        let end = cthr_clock_deadline_after(generousTimeoutNs)
+        while cthr_lock_waiter_count(writersLock) != UInt32(queued - 1) && cthr_clock_now_ns() < end {
+            _ = cthr_sleep_ns(100_000)
+        }
+        #expect(cthr_lock_waiter_count(writersLock) == UInt32(queued - 1))
+        #expect(cthr_lock_owner(writersLock) != 0)
+        #expect(cthr_rwlock_writer(lock.pointer) == cthr_lock_self())  // still this thread's
+        #expect(cthr_rwlock_unlock(lock.pointer) == 0)
+        for writer in writers {
+            #expect(writer.thread.joined())
+            #expect(writer.result.pointer.pointee == 0)
+        }
+        #expect(cthr_lock_load(writersLock) == 0)
+        #expect(cthr_lock_waiter_count(writersLock) == 0)
+        #expect(cthr_rwlock_load(lock.pointer) == 0)
+        #expect(cthr_rwlock_destroy(lock.pointer) == 0)
+    }
+
     @Test func badArgumentsReturnEINVAL() {
         let lock = SharedCell(cthr_rwlock_t())
         #expect(cthr_rwlock_init(nil, readerPreferring) == EINVAL)
