@@ -16,19 +16,20 @@
  *                                      CAS; giving up: cthr_lock_sleep(spinner). With -DSPLIT the spinner gives up
  *                                      unregistered first (cthr_lock_lock_spin: clear SPINNING, then the unlock's
  *                                      check), then enters cthr_lock_sleep as a non-spinner (cthr_lock_lock_sleep).
- *           cthr_lock_sleep            (0) s = `sequence`; (1) register (count + 1, WAKING kept); a spinner then
- *                                      clears SPINNING; (2) barrier B (membarrier: a fence on every thread);
- *                                      (3) seq_cst load of the word + attempt; (4) futex wait on `sequence` while
- *                                      it equals s. Awake: SPINS attempts; then (0) s = `sequence`, WAKING cleared
- *                                      (1), back to (2). With the lock: leave the waiters (count - 1, WAKING
+ *           cthr_lock_sleep            (1) register (count + 1, WAKING kept), reading s = `sequence` in the
+ *                                      same step (the two halves of `sleepers`); a spinner then clears SPINNING;
+ *                                      (2) barrier B (membarrier: a fence on every thread); (3) seq_cst load of
+ *                                      the word + attempt; (4) futex wait on `sequence` while it equals s. Awake:
+ *                                      SPINS attempts; then (1) WAKING cleared, reading s = `sequence` in the same
+ *                                      step, back to (2). With the lock: leave the waiters (count - 1, WAKING
  *                                      cleared).
  *   unlock  cthr_lock_fast_unlock      exchange mode (the default): one fetch-and-subtract of the id, keeping
  *                                      SPINNING and HANDOFF (a locked instruction); with HANDOFF the heir is woken
  *                                      and nothing more; with SPINNING nothing more, or (nobody woken for 1 ms) the
  *                                      check below; else a load of `waiters` and,
  *                                      when it is positive (count > 0, WAKING clear), cthr_lock_wake_one: a CAS
- *                                      that sets WAKING while the count is nonzero and, if it did, `sequence` + 1
- *                                      and a futex wake of one sleeper. Membarrier mode: a word holding exactly the id is released by a
+ *                                      that sets WAKING while the count is nonzero and adds one to `sequence` in
+ *                                      the same step and, if it did, a futex wake of one sleeper. Membarrier mode: a word holding exactly the id is released by a
  *                                      plain store of 0 (which may overwrite a SPINNING or HANDOFF set after the
  *                                      load), then the same load of `waiters`; any other word by the subtraction.
  *
@@ -57,8 +58,8 @@
  *                          visible (C11 allows it for a relaxed load; ARMv8 LDADDL then LDR does it): must fail
  *   MUTANT_KEEP_WAKING     a woken thread that gives up does not clear WAKING: must fail (unlocks wake nobody)
  *   MUTANT_KEEP_SPINNING   the spinner takes the lock without clearing SPINNING: must fail (unlocks wake nobody)
- *   MUTANT_LATE_SEQUENCE   step (0) after step (1) (the sequence read after the registration): must fail (a
- *                          wake-up issued between them is slept through)
+ *   MUTANT_LATE_SEQUENCE   the registration's s read in a step of its own after it: must fail (a wake-up issued
+ *                          between them is slept through)
  *   MUTANT_NO_SEQUENCE     cthr_lock_wake_one does not move `sequence`: must fail (a registered thread that has
  *                          not slept yet sleeps through the wake-up meant for it)
  *   MUTANT_WAKE_UNCOUNTED  cthr_lock_wake_one sets WAKING with fetch_or, whatever the count: must fail (a WAKING set
@@ -89,9 +90,9 @@
 byte owner = 0;              /* the word's owner field in memory (0 = free) */
 bit spinning = 0;            /* the word's SPINNING bit */
 bit handoff = 0;             /* the word's HANDOFF bit */
-byte wcount = 0;             /* `waiters`: the count of registered waiters */
-bit waking = 0;              /* `waiters`: the WAKING bit */
-byte sequence = 0;           /* `sequence`: moved by each wake-up */
+byte wcount = 0;             /* `sleepers`, its low half `waiters`: the count of registered waiters */
+bit waking = 0;              /* `sleepers`, its low half `waiters`: the WAKING bit */
+byte sequence = 0;           /* `sleepers`, its high half `sequence`: moved by each wake-up */
 bit asleep[NTHREADS + 1];    /* futex sleepers on `sequence` */
 bit buffered[NTHREADS + 1];  /* thread t's store buffer holds `word = 0` */
 byte inside = 0;             /* threads in the critical section */
@@ -158,26 +159,27 @@ inline attempt(clear) {
     }
 }
 
-/* cthr_lock_wake_one: CAS WAKING in while the count is nonzero (MUTANT_WAKE_UNCOUNTED: fetch_or, whatever the
- * count); if this thread set it, sequence + 1 and wake one sleeper. */
+/* cthr_lock_wake_one: CAS WAKING in while the count is nonzero, sequence + 1 in the same step (MUTANT_WAKE_UNCOUNTED:
+ * whatever the count); if this thread set it, wake one sleeper. */
+#ifdef MUTANT_NO_SEQUENCE
+#define MOVE_SEQUENCE skip
+#else
+#define MOVE_SEQUENCE sequence++
+#endif
 inline wake_one() {
     atomic {
         drain(me);
 #ifdef MUTANT_WAKE_UNCOUNTED
-        before = waking; waking = 1
+        before = waking; waking = 1; MOVE_SEQUENCE
 #else
         if
-        :: wcount > 0 && !waking -> before = 0; waking = 1
+        :: wcount > 0 && !waking -> before = 0; waking = 1; MOVE_SEQUENCE
         :: else -> before = 1
         fi
 #endif
     };
     if
-    :: before == 0 ->
-#ifndef MUTANT_NO_SEQUENCE
-        atomic { drain(me); sequence++ };
-#endif
-        futex_wake_one()
+    :: before == 0 -> futex_wake_one()
     :: else
     fi
 }
@@ -287,14 +289,16 @@ proctype Thread(byte me) {
 #endif
         :: else
         fi;
-        /* cthr_lock_sleep: (0) and (1) */
-#ifndef MUTANT_LATE_SEQUENCE
-        s = sequence;
+        /* cthr_lock_sleep: (1), the registration, which reads s in the same step */
+#ifdef MUTANT_LATE_SEQUENCE
+#define READ_S skip
+#else
+#define READ_S s = sequence
 #endif
 #if defined(FORKED) && !defined(MUTANT_FORKED_KEEP)
-        atomic { drain(me); wcount++; waking = 0 };  /* a forked child: the registration clears WAKING */
+        atomic { drain(me); wcount++; waking = 0; READ_S };  /* a forked child: the registration clears WAKING */
 #else
-        atomic { drain(me); wcount++ };
+        atomic { drain(me); wcount++; READ_S };
 #endif
 #ifdef MUTANT_LATE_SEQUENCE
         s = sequence;
@@ -354,10 +358,10 @@ sleep_step:
             :: else
             fi
         od;
-        /* give up: (0) s = sequence, (1) clear WAKING, back to the barrier */
-        s = sequence;
+        /* give up: (1) clear WAKING, reading s in the same step, back to the barrier */
         atomic {
             drain(me);
+            s = sequence;
 #ifndef MUTANT_KEEP_WAKING
             waking = 0
 #endif
@@ -395,9 +399,8 @@ sleep_step:
             :: got -> goto leave
             :: else
             fi;
-            /* no hand-off: fresh steps (0) and (1), then the barrier and check */
-            s = sequence;
-            atomic { drain(me); waking = 0 }
+            /* no hand-off: a fresh step (1), then the barrier and check */
+            atomic { drain(me); s = sequence; waking = 0 }
         :: else
         fi;
 #endif

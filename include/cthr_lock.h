@@ -47,17 +47,18 @@
 // critical section per thread ahead of it; the hand-off passes the lock without freeing it, so the other waiters
 // are not affected, and the heir's own unlock is an ordinary one.
 //
-// Sleeping. A waiter registers in `waiters` (a count) and sleeps on `sequence`, a futex word that only a wake-up
-// moves: registrations, departures and the WAKING bit change `waiters`, never `sequence`, so a futex wait returns at
-// once only when a wake-up was issued between the look at the lock and the sleep. The top bit of `waiters`, WAKING,
-// means "a woken thread is awake and will look at the lock again": an unlock that finds neither SPINNING in the
-// word it released nor WAKING in `waiters`, and a nonzero count, sets WAKING with a compare-exchange that requires
-// the count still nonzero and, if it set it, adds one to `sequence` and wakes one sleeper. An unlock that finds
-// either does nothing more (no system call).
+// Sleeping. A waiter registers in `waiters` (a count) and sleeps on `sequence`, a futex word (the two are the halves of
+// one 64-bit word, `sleepers`) that only a wake-up moves: registrations, departures and the WAKING bit change
+// `waiters`, never `sequence`, so a futex wait returns at once only when a wake-up was issued between the look at the
+// lock and the sleep. The top bit of `waiters`, WAKING, means "a woken thread is awake and will look at the lock
+// again": an unlock that finds neither SPINNING in the word it released nor WAKING in `waiters`, and a nonzero count,
+// sets WAKING with a compare-exchange that requires the count still nonzero and adds one to `sequence` in the same step
+// (the two share a word, `sleepers`), and, if it set it, wakes one sleeper. An unlock that finds either does nothing
+// more (no system call).
 //
-// The sleep step, for a registered thread: (0) load `sequence` as `s`; (1) a read-modify-write of `waiters` (the
-// registration, count + 1, or the clear of WAKING after a wake-up); (2) the barrier B; (3) load the word and take
-// the lock if free; (4) futex-wait on `sequence` while it still equals `s`.
+// The sleep step, for a registered thread: (1) a read-modify-write of `waiters` (the registration, count + 1, or the
+// clear of WAKING after a wake-up), which reads `sequence` as `s` in the same step (one word); (2) the barrier B;
+// (3) load the word and take the lock if free; (4) futex-wait on `sequence` while it still equals `s`.
 //
 // Why no wake-up is lost. The unlock is a release S of the owner field and, after it, a load R of `waiters`. The
 // sleeper needs: if its step (3) saw the lock held, R reads its step-(1) value or a later one. Two ways to get it:
@@ -74,16 +75,16 @@
 //     with the core count and reaches other processes. Only for a process that has measured it.
 // Either way, take a sleeper X whose step (3) saw the lock held, and the unlock S that frees it.
 //   - If S's word has SPINNING, the spinner answers: it takes the lock (after S), or gives up and, registered, runs
-//     steps (0) to (3) with its clear of SPINNING between (1) and (2); that clear comes after S in the word's order,
+//     steps (1) to (3) with its clear of SPINNING between (1) and (2); that clear comes after S in the word's order,
 //     so its step (3) sees the lock free or held by a later owner, whose unlock reads SPINNING clear and, its R
 //     coming after the spinner's step (1), counts X and the spinner (a spinner that gives up unregistered clears
 //     SPINNING and runs the unlock's check itself).
 //   - Otherwise R reads X's step-(1) value or a later one, so a nonzero count. If R finds WAKING clear, the unlock
 //     sets it (or finds that another did) at a point P; else let P be R. Let W be the setting of WAKING that P
-//     reads. W was made while the count was nonzero, so a registered thread existed then; whoever set W moved
-//     `sequence` and woke one sleeper, so some thread answers for W: the sleeper it woke, or every registered
-//     thread that was awake then (one about to sleep loaded its `s` before its step (1), so before W and the
-//     move: its futex wait returns at once; one awake after a wake-up owes a look anyway). An answering thread
+//     reads. W was made while the count was nonzero, so a registered thread existed then; W moved `sequence` in
+//     the same step and its maker woke one sleeper, so some thread answers for W: the sleeper it woke, or every
+//     registered thread that was awake then (one about to sleep read its `s` in its step (1), so before W: its
+//     futex wait returns at once; one awake after a wake-up owes a look anyway). An answering thread
 //     takes the lock, which it leaves clearing WAKING, or clears WAKING in a step (1) after P and looks at the lock
 //     in its step (3): by the pairing above, with that thread in X's place, it sees the lock free (or held by a
 //     later owner, whose unlock comes after the clear and finds WAKING clear and X counted).
@@ -120,10 +121,13 @@ extern "C" {
 // A lock: initialise it with `cthr_lock_init`, or with all fields zero (a free lock). Must not move while in use.
 typedef struct cthr_lock {
     cthr_atomic_u32_t word;        // owner id | SPINNING | SLOW | HANDOFF
-    cthr_atomic_u32_t waiters;     // threads registered to sleep (count) | WAKING
-    cthr_atomic_u32_t sequence;    // the futex sleepers wait on: moved by each wake-up, by nothing else
-    cthr_atomic_u32_t handoff_at;  // when the lock was last handed to a heir (microseconds, wrapping)
     cthr_atomic_u32_t woken_at;    // when an unlock last woke a sleeper (microseconds, wrapping)
+    // `waiters` and `sequence` in one word: the low half is `waiters`, the threads registered to sleep (count) |
+    // WAKING; the high half is `sequence`, the futex sleepers wait on, moved by each wake-up and by nothing else.
+    // One word, so a wake-up sets WAKING and moves the sequence in one read-modify-write, and a registration reads
+    // the sequence its sleep compares in the read-modify-write that counts it.
+    cthr_atomic_u64_t sleepers;
+    cthr_atomic_u32_t handoff_at;  // when the lock was last handed to a heir (microseconds, wrapping)
 } cthr_lock_t;
 
 // Nonzero when the process opted in to the membarrier unlock (see the header comment); read by the inline unlock.
@@ -145,7 +149,7 @@ uint64_t cthr_lock_membarrier_calls(void);
 uint64_t cthr_lock_handoffs(void);
 
 // Called by an unlock after releasing, when its load of `waiters` found sleepers and WAKING clear: sets WAKING and,
-// unless another unlock set it first, moves `sequence` and wakes one sleeper.
+// moving `sequence` in the same step and, unless another unlock set it first, wakes one sleeper.
 void cthr_lock_wake_one(cthr_lock_t *_Nonnull lock);
 
 // Whether a lock last handed over at `last_us` may be handed over again at `now_us` (microseconds on the monotonic
@@ -211,8 +215,8 @@ static inline bool cthr_lock_fast_unlock(cthr_lock_t *_Nonnull lock) {
             return true;
         }
     }
-    // Positive: waiters registered and WAKING clear (WAKING is the sign bit).
-    if ((int32_t)cthr_atomic_u32_load(&lock->waiters, CTHR_SEQ_CST) > 0) cthr_lock_wake_one(lock);
+    // Positive: waiters registered and WAKING clear (WAKING is the sign bit of the low half, `waiters`).
+    if ((int32_t)(uint32_t)cthr_atomic_u64_load(&lock->sleepers, CTHR_SEQ_CST) > 0) cthr_lock_wake_one(lock);
     return true;
 }
 

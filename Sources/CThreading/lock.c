@@ -60,17 +60,32 @@ static inline uint64_t cthr_lock_count_clock(void) {
 }
 
 // A futex wait on a lock word, counted.
-static int cthr_lock_futex_wait(cthr_atomic_u32_t *word, uint32_t expected, uint64_t deadline_ns) {
-    int rc = cthr_futex_wait(&word->value, expected, deadline_ns);
+static int cthr_lock_futex_wait(uint32_t *word, uint32_t expected, uint64_t deadline_ns) {
+    int rc = cthr_futex_wait(word, expected, deadline_ns);
     CTHR_LOCK_COUNT(futex_waits, 1);
     if (rc == EAGAIN) CTHR_LOCK_COUNT(futex_eagain, 1);
     return rc;
 }
 
 // A futex wake on a lock word, counted.
-static void cthr_lock_futex_wake(cthr_atomic_u32_t *word, int32_t count) {
-    (void)cthr_futex_wake(&word->value, count, NULL);
+static void cthr_lock_futex_wake(uint32_t *word, int32_t count) {
+    (void)cthr_futex_wake(word, count, NULL);
     CTHR_LOCK_COUNT(futex_wakes, 1);
+}
+
+// `sleepers`: its low half (the count and WAKING, as a 32-bit value) and its high half (the sequence).
+static inline uint32_t cthr_lock_count_half(uint64_t sleepers) { return (uint32_t)sleepers; }
+static inline uint32_t cthr_lock_sequence_half(uint64_t sleepers) { return (uint32_t)(sleepers >> 32); }
+#define CTHR_LOCK_SEQUENCE_ONE (1ull << 32)
+
+// The address of the sequence, the high half of `sleepers`: the futex word sleepers wait on. The kernel reads these
+// four bytes; the process only ever changes them with read-modify-writes of the whole 64-bit word.
+static inline uint32_t *cthr_lock_sequence_word(cthr_lock_t *lock) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return (uint32_t *)&lock->sleepers.value + 1;
+#else
+    return (uint32_t *)&lock->sleepers.value;
+#endif
 }
 
 // The spinner (one thread at a time: a newcomer holding SPINNING, or a woken thread holding WAKING) looks at the word
@@ -200,22 +215,22 @@ static inline uint32_t cthr_lock_now_us(uint64_t now_ns) { return (uint32_t)(now
 
 void cthr_lock_wake_one(cthr_lock_t *lock) {
     // Set WAKING only while waiters are registered (a compare-exchange, not an or: a WAKING set when the last
-    // registered thread has just left would have nobody to answer for it, and unlocks would wake nobody after).
-    uint32_t waiters = cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED);
+    // registered thread has just left would have nobody to answer for it, and unlocks would wake nobody after),
+    // moving the sequence in the same read-modify-write.
+    uint64_t sleepers = cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED);
     do {
         // WAKING set: another unlock woke somebody, who has not looked yet. No count: nobody to wake.
-        if ((int32_t)waiters <= 0) return;
+        if ((int32_t)cthr_lock_count_half(sleepers) <= 0) return;
         CTHR_LOCK_COUNT(rmw, 1);
-    } while (!cthr_atomic_u32_compare_exchange_weak(&lock->waiters, &waiters, waiters | CTHR_LOCK_WAKING,
+    } while (!cthr_atomic_u64_compare_exchange_weak(&lock->sleepers, &sleepers,
+                                                    (sleepers | CTHR_LOCK_WAKING) + CTHR_LOCK_SEQUENCE_ONE,
                                                     CTHR_SEQ_CST, CTHR_RELAXED));
-    cthr_atomic_u32_fetch_add(&lock->sequence, 1, CTHR_SEQ_CST);
-    CTHR_LOCK_COUNT(rmw, 1);
     cthr_atomic_u32_store(&lock->woken_at, cthr_lock_now_us(cthr_clock_now_ns()), CTHR_RELAXED);
-    cthr_lock_futex_wake(&lock->sequence, 1);
+    cthr_lock_futex_wake(cthr_lock_sequence_word(lock), 1);
 }
 
 // Wakes the heir sleeping on the word (see Fairness in the header).
-static void cthr_lock_wake_heir(cthr_lock_t *lock) { cthr_lock_futex_wake(&lock->word, INT_MAX); }
+static void cthr_lock_wake_heir(cthr_lock_t *lock) { cthr_lock_futex_wake(&lock->word.value, INT_MAX); }
 
 static void cthr_lock_release_check(cthr_lock_t *lock);
 
@@ -231,7 +246,7 @@ void cthr_lock_released_flagged(cthr_lock_t *lock, uint32_t released) {
         cthr_lock_release_check(lock);
         return;
     }
-    if ((int32_t)cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED) <= 0) return;
+    if ((int32_t)cthr_lock_count_half(cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED)) <= 0) return;
     uint32_t now_us = cthr_lock_now_us(cthr_clock_now_ns());
     if (now_us - cthr_atomic_u32_load(&lock->woken_at, CTHR_RELAXED) < CTHR_LOCK_STARVATION_NS / 1000u) return;
     cthr_lock_wake_one(lock);
@@ -240,8 +255,7 @@ void cthr_lock_released_flagged(cthr_lock_t *lock, uint32_t released) {
 int cthr_lock_init(cthr_lock_t *lock) {
     if (lock == NULL) return EINVAL;
     cthr_atomic_u32_store(&lock->word, 0, CTHR_RELAXED);
-    cthr_atomic_u32_store(&lock->waiters, 0, CTHR_RELAXED);
-    cthr_atomic_u32_store(&lock->sequence, 0, CTHR_RELAXED);
+    cthr_atomic_u64_store(&lock->sleepers, 0, CTHR_RELAXED);
     cthr_atomic_u32_store(&lock->handoff_at, 0, CTHR_RELAXED);
     cthr_atomic_u32_store(&lock->woken_at, 0, CTHR_RELAXED);
     return 0;
@@ -295,7 +309,7 @@ static int cthr_lock_claim_spinner(cthr_lock_t *lock, uint32_t self) {
         int rc = cthr_lock_attempt(lock, self, &word, 0);
         if (rc != EBUSY) return rc;
         if ((word & (CTHR_LOCK_SPINNING | CTHR_LOCK_HANDOFF)) != 0) return EBUSY;
-        if ((cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED) & CTHR_LOCK_WAKING) != 0) return EBUSY;
+        if ((cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED) & CTHR_LOCK_WAKING) != 0) return EBUSY;
         CTHR_LOCK_COUNT(rmw, 1);
         if (cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word | CTHR_LOCK_SPINNING, CTHR_RELAXED,
                                                   CTHR_RELAXED)) {
@@ -359,7 +373,7 @@ static int cthr_lock_inherit(cthr_lock_t *lock, uint32_t self, uint64_t deadline
         }
         uint64_t until = now + CTHR_LOCK_UNPAIRED_SLEEP_NS;
         if (until > deadline_ns) until = deadline_ns;
-        (void)cthr_lock_futex_wait(&lock->word, word, until);
+        (void)cthr_lock_futex_wait(&lock->word.value, word, until);
         word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
     }
 }
@@ -375,7 +389,9 @@ static bool cthr_lock_may_inherit(cthr_lock_t *lock, uint64_t registered_at) {
 // An unlock's check after a release that found no SPINNING (see `cthr_lock_fast_unlock`): wake a sleeper when some
 // are registered and no woken thread is awake.
 static void cthr_lock_release_check(cthr_lock_t *lock) {
-    if ((int32_t)cthr_atomic_u32_load(&lock->waiters, CTHR_SEQ_CST) > 0) cthr_lock_wake_one(lock);
+    if ((int32_t)cthr_lock_count_half(cthr_atomic_u64_load(&lock->sleepers, CTHR_SEQ_CST)) > 0) {
+        cthr_lock_wake_one(lock);
+    }
 }
 
 // The start of a contended acquisition: counts it, then `cthr_lock_claim_spinner`.
@@ -399,30 +415,31 @@ int cthr_lock_lock_spin(cthr_lock_t *lock, uint64_t deadline_ns) {
     return EBUSY;
 }
 
-// Steps (0) and (1) of a registered thread that was awake (see "Sleeping" in the header): reads `sequence`, then
-// clears WAKING (which may be this thread's), and returns what it read, the value its next futex wait compares.
+// Step (1) of a registered thread that was awake (see "Sleeping" in the header): clears WAKING (which may be this
+// thread's) and returns the sequence it saw there, the value its next futex wait compares.
 static uint32_t cthr_lock_give_up_turn(cthr_lock_t *lock) {
-    uint32_t s = cthr_atomic_u32_load(&lock->sequence, CTHR_ACQUIRE);
-    cthr_atomic_u32_fetch_and(&lock->waiters, ~CTHR_LOCK_WAKING, CTHR_SEQ_CST);
+    uint64_t before = cthr_atomic_u64_fetch_and(&lock->sleepers, ~(uint64_t)CTHR_LOCK_WAKING, CTHR_SEQ_CST);
     CTHR_LOCK_COUNT(rmw, 1);
-    return s;
+    return cthr_lock_sequence_half(before);
 }
 
 // The registered part of an acquisition (see "Sleeping" in the header), entered as a newcomer that does not spin
 // (`spinner` false) or that holds SPINNING and gave up its spin (`spinner` true).
 static int cthr_lock_sleep(cthr_lock_t *lock, uint32_t self, uint64_t deadline_ns, bool spinner) {
-    // Steps (0) and (1): the registration (a woken thread that is awake keeps its WAKING); a giving-up spinner then
-    // hands SPINNING back.
-    uint32_t s = cthr_atomic_u32_load(&lock->sequence, CTHR_ACQUIRE);
+    // Step (1): the registration (a woken thread that is awake keeps its WAKING), which reads the sequence its futex
+    // wait compares in the same read-modify-write; a giving-up spinner then hands SPINNING back.
+    uint64_t seen;
     if (__builtin_expect(cthr_lock_forked, 0)) {
         // A forked child: also clear a WAKING that may belong to a thread of the parent (see `cthr_lock_forked`).
-        uint32_t seen = cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED);
-        while (!cthr_atomic_u32_compare_exchange_weak(&lock->waiters, &seen, (seen & ~CTHR_LOCK_WAKING) + 1,
-                                                      CTHR_SEQ_CST, CTHR_RELAXED)) {
+        seen = cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED);
+        while (!cthr_atomic_u64_compare_exchange_weak(&lock->sleepers, &seen,
+                                                      (seen & ~(uint64_t)CTHR_LOCK_WAKING) + 1, CTHR_SEQ_CST,
+                                                      CTHR_RELAXED)) {
         }
     } else {
-        cthr_atomic_u32_fetch_add(&lock->waiters, 1, CTHR_SEQ_CST);
+        seen = cthr_atomic_u64_fetch_add(&lock->sleepers, 1, CTHR_SEQ_CST);
     }
+    uint32_t s = cthr_lock_sequence_half(seen);
     CTHR_LOCK_COUNT(rmw, 1);
     if (spinner) cthr_lock_drop_spinner(lock);
     uint64_t registered_at = cthr_clock_now_ns();
@@ -438,8 +455,9 @@ static int cthr_lock_sleep(cthr_lock_t *lock, uint32_t self, uint64_t deadline_n
             if (soon < until) until = soon;
         }
         // A deadline that has already passed needs no system call to find out.
-        int rc = until != UINT64_MAX && cthr_clock_now_ns() >= until ? ETIMEDOUT
-                                                                     : cthr_lock_futex_wait(&lock->sequence, s, until);
+        int rc = until != UINT64_MAX && cthr_clock_now_ns() >= until
+                     ? ETIMEDOUT
+                     : cthr_lock_futex_wait(cthr_lock_sequence_word(lock), s, until);
         if (rc == ETIMEDOUT && until == deadline_ns) {
             // One last attempt, so a deadline that passed while the lock became free still succeeds.
             word = cthr_atomic_u32_load(&lock->word, CTHR_SEQ_CST);
@@ -451,14 +469,14 @@ static int cthr_lock_sleep(cthr_lock_t *lock, uint32_t self, uint64_t deadline_n
         // set unlocks wake nobody, so this thread now owes the lock a look after every release: it is the spinner.
         result = cthr_lock_spin(lock, self, deadline_ns, 0);
         if (result != EBUSY) break;
-        // Give up the turn: steps (0) and (1) again (clear WAKING), then, if this thread has waited too long and
-        // the lock's hand-off interval has passed, ask for the lock to be handed to it. The barrier and the look
-        // at the top follow either way.
+        // Give up the turn: step (1) again (clear WAKING, read the sequence), then, if this thread has waited too
+        // long and the lock's hand-off interval has passed, ask for the lock to be handed to it. The barrier and the
+        // look at the top follow either way.
         s = cthr_lock_give_up_turn(lock);
         if (cthr_lock_may_inherit(lock, registered_at)) {
             result = cthr_lock_inherit(lock, self, deadline_ns);
             if (result != EBUSY) break;
-            // No hand-off: wait again as an ordinary waiter, from fresh steps (0) and (1).
+            // No hand-off: wait again as an ordinary waiter, from a fresh step (1).
             s = cthr_lock_give_up_turn(lock);
         }
     }
@@ -466,13 +484,13 @@ static int cthr_lock_sleep(cthr_lock_t *lock, uint32_t self, uint64_t deadline_n
     // Leave the waiters, clearing WAKING (the bit may be this thread's; clearing one that is another's only costs
     // an extra wake). Without the lock (timed out), pass on any wake this thread had, so a sleeper looks at the
     // lock again.
-    uint32_t before = cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED);
-    uint32_t after;
+    uint64_t before = cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED);
+    uint64_t after;
     do {
         CTHR_LOCK_COUNT(rmw, 1);
-        after = (before - 1) & ~CTHR_LOCK_WAKING;
-    } while (!cthr_atomic_u32_compare_exchange_weak(&lock->waiters, &before, after, CTHR_SEQ_CST, CTHR_RELAXED));
-    if (result != 0 && after != 0) cthr_lock_wake_one(lock);
+        after = (before - 1) & ~(uint64_t)CTHR_LOCK_WAKING;  // the count is at least 1: no borrow from the sequence
+    } while (!cthr_atomic_u64_compare_exchange_weak(&lock->sleepers, &before, after, CTHR_SEQ_CST, CTHR_RELAXED));
+    if (result != 0 && cthr_lock_count_half(after) != 0) cthr_lock_wake_one(lock);
     return result;
 }
 
@@ -543,7 +561,7 @@ uint32_t cthr_lock_load(const cthr_lock_t *lock) {
 
 uint32_t cthr_lock_waiter_count(const cthr_lock_t *lock) {
     if (lock == NULL) return 0;
-    return cthr_atomic_u32_load(&lock->waiters, CTHR_RELAXED) & CTHR_LOCK_WAITER_MASK;
+    return cthr_lock_count_half(cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED)) & CTHR_LOCK_WAITER_MASK;
 }
 
 int cthr_lock_set_slow(cthr_lock_t *lock, bool on) {

@@ -11,11 +11,16 @@ import Testing
 private func makeLock() -> SharedCell<cthr_lock_t> {
     let garbage = cthr_atomic_u32_t(value: 0xFFFF_FFFF)
     let lock = SharedCell(
-        cthr_lock_t(word: garbage, waiters: garbage, sequence: garbage, handoff_at: garbage, woken_at: garbage)
+        cthr_lock_t(word: garbage, woken_at: garbage, sleepers: cthr_atomic_u64_t(value: .max), handoff_at: garbage)
     )
     let code = cthr_lock_init(lock.pointer)
     precondition(code == 0, "cthr_lock_init failed: \(code)")
     return lock
+}
+
+/// The lock's `sequence`, the high half of its `sleepers` word (the futex its sleepers wait on).
+private func sequenceOf(_ lock: SharedCell<cthr_lock_t>) -> UInt32 {
+    UInt32(truncatingIfNeeded: lock.pointer.pointee.sleepers.value >> 32)
 }
 
 /// A `cthr_lock_cond_t` on the heap, initialized.
@@ -74,8 +79,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(cthr_lock_load(lock.pointer) == 0)
         #expect(cthr_lock_owner(lock.pointer) == 0)
         #expect(cthr_lock_waiter_count(lock.pointer) == 0)
-        #expect(lock.pointer.pointee.waiters.value == 0)
-        #expect(lock.pointer.pointee.sequence.value == 0)
+        #expect(lock.pointer.pointee.sleepers.value == 0)
         #expect(lock.pointer.pointee.handoff_at.value == 0)
         #expect(lock.pointer.pointee.woken_at.value == 0)
         let cond = makeCond()
@@ -273,10 +277,10 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         // the unlock: a loaded machine may preempt this thread longer, and then the unlock rightly wakes it.)
         let stamp = UInt32(truncatingIfNeeded: cthr_clock_now_ns() / 1000)
         lock.pointer.pointee.woken_at.value = stamp
-        let sequence = lock.pointer.pointee.sequence.value
+        let sequence = sequenceOf(lock)
         #expect(cthr_lock_fast_unlock(lock.pointer))
         if UInt32(truncatingIfNeeded: cthr_clock_now_ns() / 1000) &- stamp < 900 {
-            #expect(lock.pointer.pointee.sequence.value == sequence)
+            #expect(sequenceOf(lock) == sequence)
             #expect(cthr_lock_waiter_count(lock.pointer) == 1)
         }
         // With no sleeper woken for over 1 ms, the same unlock wakes one despite the spinner: it takes the lock
@@ -299,7 +303,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(outcome.pointer.pointee == 0)
         #expect(cthr_lock_waiter_count(lock.pointer) == 0)
         #expect(cthr_lock_load(lock.pointer) == CTHR_LOCK_SPINNING)
-        #expect(lock.pointer.pointee.sequence.value != sequence)
+        #expect(sequenceOf(lock) != sequence)
     }
 
     /// The fair hand-off's rate limit: a lock handed over less than a millisecond ago is not handed over again;

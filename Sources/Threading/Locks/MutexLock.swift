@@ -148,10 +148,9 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
             self.word = allocateLockState(
                 cthr_lock_t(
                     word: cthr_atomic_u32_t(value: CTHR_LOCK_SLOW),
-                    waiters: cthr_atomic_u32_t(),
-                    sequence: cthr_atomic_u32_t(),
-                    handoff_at: cthr_atomic_u32_t(),
-                    woken_at: cthr_atomic_u32_t()
+                    woken_at: cthr_atomic_u32_t(),
+                    sleepers: cthr_atomic_u64_t(),
+                    handoff_at: cthr_atomic_u32_t()
                 )
             )
             self.pthreadMutex = mutex

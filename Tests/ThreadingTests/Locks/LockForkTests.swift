@@ -16,7 +16,7 @@ import Testing
     func aForkedChildsWaiterIsWokenDespiteTheParentsLeftovers() {
         let lock = MutexLock()
         let status = faultRunForked(seconds: 60) {
-            lock.word.pointee.waiters.value = 1 | CTHR_LOCK_WAKING
+            lock.word.pointee.sleepers.value = UInt64(1 | CTHR_LOCK_WAKING)  // `waiters`, the low half
             lock.word.pointee.word.value = CTHR_LOCK_SPINNING
             lock.lock()
             // The C lock itself, one wait until a far deadline (`MutexLock` waits in slices, which would hide a
