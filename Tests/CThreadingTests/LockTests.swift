@@ -18,9 +18,12 @@ private func makeLock() -> SharedCell<cthr_lock_t> {
     return lock
 }
 
-/// The lock's `sequence`, the high half of its `sleepers` word (the futex its sleepers wait on).
+/// The lock's `sequence`, the high half of its `sleepers` word (the futex its sleepers wait on): an atomic load, as
+/// registrations change the other half meanwhile.
 private func sequenceOf(_ lock: SharedCell<cthr_lock_t>) -> UInt32 {
-    UInt32(truncatingIfNeeded: lock.pointer.pointee.sleepers.value >> 32)
+    let offset = MemoryLayout<cthr_lock_t>.offset(of: \.sleepers)!
+    let sleepers = (UnsafeMutableRawPointer(lock.pointer) + offset).assumingMemoryBound(to: cthr_atomic_u64_t.self)
+    return UInt32(truncatingIfNeeded: cthr_atomic_u64_load(sleepers, CTHR_RELAXED) >> 32)
 }
 
 /// A `cthr_lock_cond_t` on the heap, initialized.
