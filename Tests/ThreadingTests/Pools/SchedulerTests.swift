@@ -192,7 +192,7 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
         expectFewPoolLockAcquisitions(before: before, after: after, tasks: total, ticks: ticks, kind: "local")
     }
 
-    /// Submissions from outside the pool go to an shared shard: while the pool's one worker is busy, 10,000 of
+    /// Submissions from outside the pool go to a shared shard: while the pool's one worker is busy, 10,000 of
     /// them take the pool lock only for the monitor's ticks and the odd park. (A blocking pool of one thread: the
     /// monitor cannot add one.)
     @Test func sharedSubmissionsTakeNoPoolLockWhileWorkersAreBusy() {
