@@ -18,7 +18,7 @@ import ServiceLifecycle
 /// <!-- sample-context
 /// import Logging
 /// import ServiceLifecycle
-/// 
+///
 /// /// Stands in for the HTTP server (Hummingbird's `Application` is a `Service`).
 /// struct HTTPServer: Service { func run() async throws { try? await gracefulShutdown() } }
 /// let logger = Logger(label: "server")

@@ -282,4 +282,3 @@ import Testing
         #expect(ran.value == 0)
     }
 }
-

@@ -9,7 +9,6 @@ import Testing
 
 @testable import Threading
 
-
 /// Expects the pool lock taken at most twice per monitor tick (10 ms) plus once per hundred of `tasks` (the odd park
 /// and wake when a loaded machine preempts a worker) between the two snapshots. The old pool took it twice per task.
 private func expectFewPoolLockAcquisitions(
