@@ -58,7 +58,8 @@ release: deps
 docs: deps
 	./scripts/build-docs.sh
 
-# Compiles every ```swift block of README.md and the DocC articles against the library, in Swift 6 mode.
+# Compiles every ```swift block of README.md, the DocC articles and the doc comments against the library, in Swift 6
+# mode.
 samples: deps
 	./scripts/check-samples.py
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # SPDX-FileCopyrightText: 2026 The Threading authors
-"""Compiles every ```swift block of README.md and the DocC articles against the library, in Swift 6 mode.
+"""Compiles every ```swift block of README.md, the DocC articles and the doc comments of Sources/Threading against
+the library, in Swift 6 mode.
 
 `make samples` runs it; CI too. Each block becomes one module of a scratch package in .build/samples/ that depends
 on this checkout by path: its `import` lines go to the top of the file, the rest becomes the body of a function
@@ -13,7 +14,8 @@ GitHub nor DocC renders:
     struct Pixels { ... }
     -->
 
-Context goes at file scope, before the function. The advice of every `noasync` message in the sources (the form it
+Context goes at file scope, before the function. A sample in a doc comment (`/// ```swift`) is read the same way
+with the `/// ` taken off each line, its context from a `/// <!-- sample-context` comment right above it. The advice of every `noasync` message in the sources (the form it
 gives for top-level code, else its one code span) is compiled the same way, as top-level code of one `main.swift`.
 A block whose first line is `// main.swift` is top-level code: it
 becomes the `main.swift` of an executable target as written, so it checks what compiles there (top-level code
@@ -31,11 +33,25 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRATCH = os.path.join(ROOT, ".build", "samples")
 FILES = ["README.md"] + sorted(glob.glob("Sources/Threading/Threading.docc/*.md"))
+# The doc comments' samples: what Xcode's quick help and the DocC symbol pages show.
+SOURCES = sorted(glob.glob("Sources/Threading/**/*.swift", recursive=True))
+
+
+DOC_COMMENT = re.compile(r"^\s*/// ?")
+
+
+def source_lines(path):
+    """The lines of `path` as a reader sees them: a Markdown file as it is; a Swift file's doc comments with the
+    `/// ` taken off (every other line blank, so that no code of the file reads as a fence)."""
+    lines = open(os.path.join(ROOT, path), encoding="utf-8").read().split("\n")
+    if not path.endswith(".swift"):
+        return lines
+    return [DOC_COMMENT.sub("", line, count=1) if DOC_COMMENT.match(line) else "" for line in lines]
 
 
 def blocks(path):
     """Yields (line of the first code line, code, context) for each ```swift block of `path`."""
-    lines = open(os.path.join(ROOT, path), encoding="utf-8").read().split("\n")
+    lines = source_lines(path)
     index = 0
     while index < len(lines):
         if lines[index].strip() == "```swift":
@@ -62,9 +78,10 @@ def swift_module(path, line, code, context):
     imports = ["import Threading"]
     body = []
     for text in code:
-        if re.match(r"^\s*import \w+\s*$", text):
-            if text.strip() not in imports:
-                imports.append(text.strip())
+        imported = re.match(r"^\s*(import \w+)\s*(//.*)?$", text)
+        if imported:
+            if imported.group(1) not in imports:
+                imports.append(imported.group(1))
             body.append("")  # keep the line numbers
         else:
             body.append(text)
@@ -136,7 +153,7 @@ def main():
     shutil.rmtree(os.path.join(SCRATCH, "Sources"), ignore_errors=True)
     os.makedirs(SCRATCH, exist_ok=True)
     targets, manifests, count = [], [], 0
-    for path in FILES:
+    for path in FILES + SOURCES:
         for line, code, context in blocks(path):
             count += 1
             if code and code[0].strip() == "// Package.swift":
@@ -188,7 +205,8 @@ def main():
         if check.returncode != 0:
             print(f"{path}:{line}: the manifest fragment does not compile\n{check.stderr}", file=sys.stderr)
             failed = True
-    print(f"check-samples: {count} samples ({len(targets)} Swift, {len(manifests)} manifest) from {len(FILES)} files: "
+    print(f"check-samples: {count} samples ({len(targets)} Swift, {len(manifests)} manifest) from {len(FILES)} "
+          f"documents and the doc comments of {len(SOURCES)} source files: "
           + ("FAILED" if failed else "all compile"))
     return 1 if failed else 0
 

@@ -19,6 +19,10 @@ import Musl
 /// always wait in a loop on a predicate guarded by the lock (or use ``Monitor``, which does this for you).
 ///
 /// ```swift
+/// let lock = MutexLock()
+/// let condition = ConditionVariable()
+/// var queue: [Int] = []  // guarded by `lock`; a producer appends under it, then calls `condition.signal()`
+///
 /// lock.lock()
 /// while queue.isEmpty { condition.wait(lock) }
 /// let item = queue.removeFirst()

@@ -21,10 +21,11 @@ import Musl
 ///
 /// ```swift
 /// let buffer = Monitor([Int]())
-/// // producer
-/// buffer.withLock(when: { $0.count < 10 }) { $0.append(item) }
-/// // consumer
+/// // producer: waits while the buffer is full
+/// buffer.withLock(when: { $0.count < 10 }) { $0.append(42) }
+/// // consumer: waits while it is empty
 /// let item = buffer.withLock(when: { !$0.isEmpty }) { $0.removeFirst() }
+/// print(item)
 /// ```
 ///
 /// The try forms (``withLockIfAvailable(_:)``, ``withLockIfAvailable(when:_:)``, what `NSConditionLock`'s

@@ -16,6 +16,9 @@ import Musl
 /// body can be a Swift closure. Completion happens-before every return from ``run(_:)-7nlk2``: what the body wrote is
 /// visible to all callers.
 ///
+/// <!-- sample-context
+/// func loadConfiguration() {}
+/// -->
 /// ```swift
 /// let setup = Once()
 /// setup.run { loadConfiguration() }

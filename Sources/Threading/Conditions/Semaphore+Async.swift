@@ -16,6 +16,7 @@ extension Semaphore {
     /// let slots = Semaphore(value: 4)
     /// try await slots.wait()
     /// defer { slots.signal() }
+    /// print("one of at most 4 tasks here")
     /// ```
     ///
     /// - Throws: `CancellationError` when the task is cancelled before it got a unit (cancelled while waiting, or

@@ -23,6 +23,7 @@ import Musl
 /// let slots = Semaphore(value: 2)
 /// slots.wait()
 /// defer { slots.signal() }
+/// print("one of at most 2 threads here")
 /// ```
 ///
 /// Traps: a negative initial value or one above ``maximumValue`` (a programming error, like

@@ -13,6 +13,8 @@ import Logging
 /// made, so the logger sees at most what standard error saw. Set it with ``RuntimeObservation/log(to:levels:)``:
 ///
 /// ```swift
+/// import Logging
+///
 /// RuntimeObservation.log(to: Logger(label: "threading"))
 /// ```
 ///
@@ -64,6 +66,8 @@ extension RuntimeObservation {
     /// `LoggingSupport`): sets ``observer`` to a ``LoggingObserver``.
     ///
     /// ```swift
+    /// import Logging
+    ///
     /// RuntimeObservation.log(to: Logger(label: "threading"))
     /// ```
     ///

@@ -22,6 +22,7 @@ import ServiceLifecycle
 /// `ServiceLifecycleSupport` too, it is a `Service` for a `ServiceGroup` (it stops at graceful shutdown):
 ///
 /// ```swift
+/// let ingest = WorkerPool(label: "ingest")
 /// let metrics = WorkerPoolMetrics(pools: [.shared, .blocking, ingest])
 /// metrics.start()
 /// ```

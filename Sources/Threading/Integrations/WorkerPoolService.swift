@@ -15,6 +15,15 @@ import ServiceLifecycle
 /// order of its list, each after the one after it returned: list the pool **before** the HTTP server, so the server
 /// stops taking requests first and the pool then drains what they submitted:
 ///
+/// <!-- sample-context
+/// import Logging
+/// import ServiceLifecycle
+///
+/// /// Stands in for the HTTP server (Hummingbird's `Application` is a `Service`).
+/// struct HTTPServer: Service { func run() async throws { try? await gracefulShutdown() } }
+/// let logger = Logger(label: "server")
+/// let httpServer = HTTPServer()
+/// -->
 /// ```swift
 /// let pool = WorkerPool(label: "render")
 /// let group = ServiceGroup(

@@ -8,6 +8,11 @@
 /// until ``finish()`` or ``finish(throwing:)`` is called from any thread. An error thrown by the body itself ends
 /// the job at once.
 ///
+/// <!-- sample-context
+/// struct Network: Sendable { func get(_ url: String, _ reply: @escaping @Sendable (Int) -> Void) { reply(200) } }
+/// let network = Network()
+/// let url = "https://example.com"
+/// -->
 /// ```swift
 /// let fetch = AsyncJob(name: "fetch") { job in
 ///     network.get(url) { reply in

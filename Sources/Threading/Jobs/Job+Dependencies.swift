@@ -114,11 +114,15 @@ extension Job {
 
     /// The output of the first dependency that produces an `Output`, for use in a dependent's body.
     ///
+    /// <!-- sample-context
+    /// struct Image: Sendable { init(decoding bytes: [UInt8]) throws {} }
+    /// let load = ResultJob<[UInt8]>(name: "load") { _ in [] }
+    /// -->
     /// ```swift
     /// let decode = ResultJob<Image>(name: "decode") { job in
-    ///     try Image(decoding: job.input(Data.self))
+    ///     try Image(decoding: job.input([UInt8].self))
     /// }
-    /// try decode.addDependency(load)  // load: ResultJob<Data>
+    /// try decode.addDependency(load)  // load: ResultJob<[UInt8]>
     /// ```
     ///
     /// - Parameter type: The output type to look for.

@@ -6,6 +6,9 @@ import CThreading
 /// Runs ``Job``s on the pool's shared worker pool once their dependencies ended, in the manner of
 /// Foundation's `OperationQueue` and named so it never clashes with it.
 ///
+/// <!-- sample-context
+/// func loadBytes() -> [UInt8] { [] }
+/// -->
 /// ```swift
 /// let queue = JobQueue(name: "images", maxConcurrentJobs: 2)
 /// let load = ResultJob<[UInt8]>(name: "load") { _ in loadBytes() }

@@ -3,11 +3,16 @@
 
 /// A ``Job`` that produces a value its dependents read in a typed way.
 ///
+/// <!-- sample-context
+/// func readFile() throws -> [UInt8] { [] }
+/// struct Image: Sendable { init(decoding bytes: [UInt8]) throws {} }
+/// let queue = JobQueue(name: "images")
+/// -->
 /// ```swift
 /// let load = ResultJob<[UInt8]>(name: "load") { _ in try readFile() }
 /// let decode = ResultJob<Image>(name: "decode") { job in try Image(decoding: job.input([UInt8].self)) }
 /// try decode.addDependency(load)
-/// queue.addJobs([load, decode])
+/// queue.addJobs([load, decode], waitUntilFinished: false)
 /// ```
 ///
 /// A synchronous result job returns its output from its body; an

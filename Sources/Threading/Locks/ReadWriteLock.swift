@@ -26,6 +26,11 @@ import Musl
 /// hold it already holds (nested reads never wait), except beyond eight distinct locks read at once by one thread,
 /// where the extra holds are counted centrally and a nested one waits behind a waiting writer (preferring writers).
 ///
+/// <!-- sample-context
+/// nonisolated(unsafe) var table: [String: Int] = [:]  // guarded by `rw`
+/// let path = "/users"
+/// let handler = 1
+/// -->
 /// ```swift
 /// let rw = ReadWriteLock(name: "routes")
 /// let route = rw.withReadLock { table[path] }

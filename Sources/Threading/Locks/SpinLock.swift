@@ -20,6 +20,7 @@ import Musl
 ///
 /// ```swift
 /// let spin = SpinLock(name: "counter")
+/// var counter = 0  // guarded by `spin`
 /// spin.withLock { counter += 1 }
 /// ```
 ///

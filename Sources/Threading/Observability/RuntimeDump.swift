@@ -26,7 +26,10 @@ import Musl
 /// ```
 ///
 /// ```swift
-/// RuntimeDump.write(to: .standardError)
+/// import Glibc  // SIGUSR1
+/// import Threading
+///
+/// try RuntimeDump.write(to: .standardError)
 /// try RuntimeDump.install(on: SIGUSR1, to: .file("/tmp/threading.dump"))  // then `kill -USR1 <pid>`
 /// ```
 public enum RuntimeDump {

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// A pool has two kinds (see ``PoolCore``): shared shards, which any thread submits to and the pool's workers take
 /// from, and one local queue per worker slot, which only the worker in that slot submits to (bounded: when full, the
-/// unit goes to an shared shard instead) and which idle workers steal from. No lock is shared by all producers
+/// unit goes to a shared shard instead) and which idle workers steal from. No lock is shared by all producers
 /// and workers: a producer takes its shard's lock, a worker its local queue's, a thief its victim's.
 ///
 /// The hints (``countHint``, ``laneMaskHint``) are atomics written under the lock and read without it: workers use
@@ -47,7 +47,7 @@ final class PoolRunQueue: @unchecked Sendable {
     private var mask: UInt32 = 0
     /// Set when the pool stopped: pushes are refused from then on (guarded by `lock`).
     private var closed = false
-    /// The most units the queue holds (`Int.max` for an shared shard).
+    /// The most units the queue holds (`Int.max` for a shared shard).
     let capacity: Int
 
     /// Units queued now (written under the lock, read without it).

@@ -5,6 +5,10 @@ extension WorkerPool {
     /// Runs `body` on a thread of this pool and suspends the task (never blocking its thread) until it returned;
     /// returns its result. The way to offload a blocking call from async code.
     ///
+    /// <!-- sample-context
+    /// func readWholeFile(_ path: String) throws -> [UInt8] { [] }
+    /// let path = "/etc/hostname"
+    /// -->
     /// ```swift
     /// let data = try await WorkerPool.blocking.run { try readWholeFile(path) }
     /// ```

@@ -3,6 +3,10 @@
 
 /// A worker pool is a task executor (SE-0417): tasks that prefer it run their nonisolated code on its threads.
 ///
+/// <!-- sample-context
+/// func readWholeFile(_ path: String) -> [UInt8] { [] }
+/// let path = "/etc/hostname"
+/// -->
 /// ```swift
 /// let bytes = await withTaskExecutorPreference(WorkerPool.blocking) {
 ///     readWholeFile(path)  // blocking I/O: a blocking-pool thread, never a cooperative one

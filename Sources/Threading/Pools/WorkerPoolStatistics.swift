@@ -14,7 +14,7 @@ public struct WorkerPoolStatistics: Sendable, Hashable {
     public let peakThreads: Int
     /// Workers running work now (not blocked).
     public let running: Int
-    /// Workers blocked in an pool wait (`sync`, `WorkGroup.wait`, `WorkItem.wait`, a blocking region).
+    /// Workers blocked in a wait the pool sees (`sync`, `WorkGroup.wait`, `WorkItem.wait`, a blocking region).
     public let blocked: Int
     /// Units waiting for a worker.
     public let pending: Int

@@ -221,6 +221,11 @@ public final class WorkGroup: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// The notifications registered and not yet fired, inline ones (async waits) included: once it counts a task's
+    /// `await wait()`, that task's continuation is installed, so a cancellation from then on resumes a suspended
+    /// wait. Read under the group's lock; for tests.
+    var registeredNotificationCount: Int { lock.withLock { notifications.count } }
+
     private static func enqueue(_ core: QueueCore?, _ work: @escaping @Sendable () -> Void) {
         if let core {
             core.enqueueFiring(.task(work))

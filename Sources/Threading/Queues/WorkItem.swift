@@ -180,6 +180,11 @@ public final class WorkItem: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// The notifications registered and not yet fired, inline ones (async waits) included: once it counts a task's
+    /// `await wait()`, that task's continuation is installed, so a cancellation from then on resumes a suspended
+    /// wait. Read under the item's lock; for tests.
+    var registeredNotificationCount: Int { lock.withLock { notifications.count } }
+
     /// The item's name in diagnostics (it has no label): `WorkItem 0x…`.
     var diagnosticName: String { "WorkItem \(Unmanaged.passUnretained(self).toOpaque())" }
 

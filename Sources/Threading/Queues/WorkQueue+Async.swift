@@ -12,7 +12,12 @@ extension WorkQueue {
     /// the main thread). `body` is `sending`, not `@Sendable`: it may capture non-`Sendable` values the caller
     /// gives up, and it may return a non-`Sendable` value to the caller.
     ///
+    /// <!-- sample-context
+    /// final class Connection { func query(_ sql: String) -> [String] { [] } }  // not Sendable
+    /// let database = SerialQueue(label: "database")
+    /// -->
     /// ```swift
+    /// let connection = Connection()  // not `Sendable`: the closure takes it over
     /// let rows = try await database.run { connection.query("SELECT 1") }
     /// ```
     ///

@@ -54,8 +54,18 @@ extension WorkQueue {
     /// up first, is counted in its ``WorkerPool/ShutdownResult/tasksNotRun``: it is never lost without a count.
     /// The check and the queuing are one step with respect to the shutdown, so no answer is stale.
     ///
+    /// <!-- sample-context
+    /// struct Request: Sendable {}
+    /// enum Status { case ok, serviceUnavailable }
+    /// struct AuditLog: Sendable { func record(_ request: Request) {} }
+    /// let queue = SerialQueue(label: "audit")
+    /// let audit = AuditLog()
+    /// -->
     /// ```swift
-    /// guard queue.tryAsync({ audit.record(request) }) else { return .serviceUnavailable }
+    /// func handle(_ request: Request) -> Status {
+    ///     guard queue.tryAsync({ audit.record(request) }) else { return .serviceUnavailable }
+    ///     return .ok
+    /// }
     /// ```
     ///
     /// - Parameters:

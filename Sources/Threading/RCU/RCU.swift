@@ -72,6 +72,11 @@ public enum RCU {
     /// never waits: it queues the callback and returns, also inside a read section. ``barrier()-4zb2m`` waits until every
     /// callback queued before it has run.
     ///
+    /// <!-- sample-context
+    /// final class FileTable: Sendable { func closeFiles() {} }
+    /// let table = RCUValue(FileTable())
+    /// let newTable = FileTable()
+    /// -->
     /// ```swift
     /// let old = table.exchange(newTable)
     /// RCU.callAfterGracePeriod { old.closeFiles() }  // no reader of `table` can still be using `old`

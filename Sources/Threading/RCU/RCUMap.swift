@@ -32,6 +32,7 @@ import CThreading
 /// cache.set(1, forKey: "a")
 /// let a = cache.get("a")                               // 1, lock-free
 /// cache.update("hits") { old in (old ?? 0) + 1 }      // atomic per key
+/// print(a ?? 0)
 /// ```
 ///
 /// **Writers.** Every write (``set(_:forKey:)``, ``remove(_:)``, ``update(_:_:)``) takes the writer lock of the

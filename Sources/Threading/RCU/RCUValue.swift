@@ -12,9 +12,17 @@ import CThreading
 /// ``compareExchange(expected:desired:)``; the old value is released after a grace period (liburcu's `call_rcu`), never while a reader can still see it.
 ///
 /// ```swift
-/// let config = RCUValue(Config.default)
-/// let limit = config.read { $0.limit }          // readers: no lock
-/// config.update { old in old.with(limit: 10) }    // writers: copy, modify, publish
+/// struct Config: Sendable {
+///     var limit = 100
+/// }
+///
+/// let config = RCUValue(Config())
+/// let limit = config.read { $0.limit }  // readers: no lock
+/// config.update { old in                 // writers: copy, modify, publish
+///     var new = old
+///     new.limit = limit / 2
+///     return new
+/// }
 /// ```
 ///
 /// Threads are registered with liburcu automatically on first use and unregistered when they exit. The rules of
@@ -139,6 +147,7 @@ public final class RCUValue<Value: Sendable>: @unchecked Sendable {
     /// ```swift
     /// let leader = RCUValue("none")
     /// let (won, previous) = leader.compareExchange(expected: "none", desired: "worker-3")
+    /// print(won ? "worker-3 leads" : "\(previous) leads")
     /// ```
     ///
     /// - Parameters:
@@ -162,9 +171,14 @@ public final class RCUValue<Value: Sendable>: @unchecked Sendable {
     /// means. Pass `===` to compare class values by identity (the pointer comparison of `rcu_cmpxchg_pointer`).
     ///
     /// ```swift
+    /// final class Session: Sendable {
+    ///     let generation: Int
+    ///     init(generation: Int = 0) { self.generation = generation }
+    /// }
+    ///
     /// let session = RCUValue(Session())
     /// let seen = session.load()
-    /// session.compareExchange(expected: seen, desired: Session(renewing: seen), by: ===)
+    /// session.compareExchange(expected: seen, desired: Session(generation: seen.generation + 1), by: ===)
     /// ```
     ///
     /// - Parameters:

@@ -10,7 +10,7 @@ import Glibc
 import Musl
 #endif
 
-/// An pool object with state that a forked child must not inherit: queue cores, job queue cores and pools.
+/// A runtime object with state that a forked child must not inherit: queue cores, job queue cores and pools.
 ///
 /// The three calls happen inside `pthread_atfork` handlers, in the order ``ForkRegistry`` gives them. `forkPrepare`
 /// takes the object's lock (so the child's copy is consistent), `forkParent` gives it back, and `forkChild` runs in
@@ -54,7 +54,7 @@ protocol ForkParticipant: AnyObject {
 /// the timer lock and the pools' pool locks, oldest pool first. The registry holds its objects weakly and a
 /// deinitializer never takes the registry lock (dead entries are swept when objects register), so a thread that
 /// frees a queue while holding one of those locks cannot deadlock with a fork; only creation takes the registry
-/// lock, and nothing is created under an pool lock.
+/// lock, and nothing is created under a pool lock.
 enum ForkRegistry {
     /// What a registered object is, which decides where its lock comes in the prepare handler's order.
     enum Kind {

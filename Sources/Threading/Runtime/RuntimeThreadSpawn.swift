@@ -16,7 +16,7 @@ func spawnDetachedRuntimeThread(
     spawnRuntimeThread(named: name, context: context, detached: true, body)
 }
 
-/// Starts an pool thread as ``spawnDetachedRuntimeThread(named:context:_:)`` does, joinable unless `detached`: a
+/// Starts a runtime thread as ``spawnDetachedRuntimeThread(named:context:_:)`` does, joinable unless `detached`: a
 /// pool's worker and monitor threads are joined by `shutdown` or detach themselves when they exit otherwise.
 func spawnRuntimeThread(
     named name: String,

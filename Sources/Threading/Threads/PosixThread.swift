@@ -16,6 +16,7 @@ import Musl
 /// ```swift
 /// let worker = try PosixThread(name: "worker") { (1...100).reduce(0, +) }
 /// let sum = worker.join()  // 5050
+/// print(sum)
 /// ```
 ///
 /// The handle is a class so that handles can be kept in arrays and passed around (a non-copyable handle, which

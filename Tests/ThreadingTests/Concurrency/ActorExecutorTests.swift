@@ -24,7 +24,7 @@ import Testing
         // Actor and queue are gone (the last reference to the actor may go on another thread: wait for it); the
         // core is kept, marked released (the runtime could still hold its unowned executor).
         #expect(
-            queueTestWait(seconds: 20) {
+            waitUntil(seconds: 20) {
                 (core?.executorState.load(ordering: .relaxed) ?? 0) & SerialExecutorState.released != 0
             }
         )
@@ -32,7 +32,7 @@ import Testing
         for index in 0..<ReleasedExecutorQuarantine.capacity {
             _ = SerialQueue(label: "conc.released.\(index)").asUnownedSerialExecutor()
         }
-        #expect(queueTestWait(seconds: 20) { core == nil })
+        #expect(waitUntil(seconds: 20) { core == nil })
     }
 
     /// The pattern the Concurrency article shows: the actor keeps its queue in a `nonisolated let`.

@@ -9,15 +9,6 @@ import Testing
 /// How the async waits are resumed: a semaphore's unit goes straight to a suspended task, a group or an item resumes
 /// its waiter from the thread that ends it.
 @Suite(.serialized) struct AsyncWaitHandOffTests {
-    /// Waits until `condition` holds (polling, with a deadline).
-    private func eventually(_ condition: @Sendable () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw DeadlineExceeded() }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-    }
-
     /// A signal hands its unit to the suspended task, not to a thread blocked in the synchronous wait at the same
     /// time; the next signal goes to the thread. Nothing is left in the semaphore.
     @Test func aSignalGoesToTheWaitingTaskBeforeABlockedThread() async throws {
@@ -27,9 +18,9 @@ import Testing
             let got = semaphore.wait(timeout: .seconds(20))
             threadGotUnit.withLock { $0 = got }
         }
-        try await eventually { cthr_sem_waiter_count(semaphore.sem) == 1 }
+        try #require(await suspendUntil { cthr_sem_waiter_count(semaphore.sem) == 1 })
         let task = Task { try await semaphore.wait() }
-        try await eventually { semaphore.asyncWaiters.count.load(ordering: .relaxed) == 1 }
+        try #require(await suspendUntil { semaphore.asyncWaiters.count.load(ordering: .relaxed) == 1 })
         semaphore.signal()
         // The task has the unit: it completes although the thread waited first.
         try await withDeadline { try await task.value }
@@ -60,8 +51,8 @@ import Testing
             try await group.wait()
             resumed.withLock { $0 = true }
         }
-        // Let the task register (a wait that starts after the leave returns at once, which is fine too).
-        try await Task.sleep(for: .milliseconds(20))
+        // The task's wait is registered with the group before the leave, so the leave is what resumes it.
+        try #require(await suspendUntil { group.registeredNotificationCount == 1 })
         let leaver = try PosixThread { group.leave() }
         await leaver.join()
         try await withDeadline { try await task.value }
@@ -72,7 +63,8 @@ import Testing
     @Test func itemWaitIsResumedByTheCancellingThread() async throws {
         let item = WorkItem {}
         let task = Task { try await item.wait() }
-        try await Task.sleep(for: .milliseconds(20))
+        // The task's wait is registered with the item before the cancel, so the cancel is what resumes it.
+        try #require(await suspendUntil { item.registeredNotificationCount == 1 })
         item.cancel()
         try await withDeadline { try await task.value }
         #expect(item.isCancelled)

@@ -7,15 +7,6 @@ import Testing
 
 /// The async forms of the waits: they complete, they suspend instead of blocking, and cancellation ends them.
 @Suite(.serialized) struct AsyncWaitTests {
-    /// Waits until `condition` holds (polling, with a deadline).
-    private func eventually(_ condition: @Sendable () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw DeadlineExceeded() }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-    }
-
     @Test func runReturnsTheBodysResultFromTheQueue() async throws {
         let queue = SerialQueue(label: "conc.run")
         let (value, onQueue) = try await withDeadline { try await queue.run { (42, queue.isCurrent) } }
@@ -47,14 +38,16 @@ import Testing
         await #expect(throws: Failure.self) { try await queue.run { throw Failure() } }
     }
 
+    /// The task is cancelled while its body waits in the suspended queue: its continuation is installed (the body
+    /// is queued only after that), so the cancellation resumes the suspended task and the body never runs.
     @Test func runCancelledBeforeTheBodyStartsNeverRunsIt() async throws {
         let queue = SerialQueue(label: "conc.run.cancel")
         let ran = LockedValue(false)
         queue.suspend()
-        let task = Task { try await queue.run { ran.withLock { $0 = true } } }
-        try await Task.sleep(for: .milliseconds(10))
-        task.cancel()
-        let outcome = try await withDeadline { await task.result }
+        let waiter = WatchedTask { try await queue.run { ran.withLock { $0 = true } } }
+        try #require(await suspendUntil { queue.queueCore.pendingTaskCount == 1 })
+        waiter.cancel()
+        let outcome = try #require(await waiter.result(), "the cancelled run did not end")
         #expect(throws: CancellationError.self) { try outcome.get() }
         queue.resume()
         _ = try await withDeadline { try await queue.run { 0 } }
@@ -77,7 +70,7 @@ import Testing
                     }
                 }
                 var done = 0
-                try? await self.eventually { waiting.withLock { $0 } == count }
+                _ = await suspendUntil { waiting.withLock { $0 } == count }
                 for _ in 0..<count { semaphore.signal() }
                 while (try? await group.next()) != nil { done += 1 }
                 return done
@@ -97,10 +90,10 @@ import Testing
 
     @Test func cancelledSemaphoreWaitThrowsAndTakesNoUnit() async throws {
         let semaphore = Semaphore(value: 0)
-        let task = Task { try await semaphore.wait() }
-        try await eventually { semaphore.asyncWaiters.count.load(ordering: .relaxed) == 1 }
-        task.cancel()
-        let outcome = try await withDeadline { await task.result }
+        let waiter = WatchedTask { try await semaphore.wait() }
+        try #require(await suspendUntil { semaphore.asyncWaiters.count.load(ordering: .relaxed) == 1 })
+        waiter.cancel()
+        let outcome = try #require(await waiter.result(), "the cancelled wait did not end")
         #expect(throws: CancellationError.self) { try outcome.get() }
         #expect(semaphore.asyncWaiters.count.load(ordering: .relaxed) == 0)
         semaphore.signal()
@@ -129,7 +122,7 @@ import Testing
                     semaphore.signal()
                 }
             )
-            try await eventually { semaphore.asyncWaiters.count.load(ordering: .relaxed) == index + 1 }
+            try #require(await suspendUntil { semaphore.asyncWaiters.count.load(ordering: .relaxed) == index + 1 })
         }
         semaphore.signal()
         let started = tasks
@@ -146,15 +139,18 @@ import Testing
         try await withDeadline { try await group.wait() }
     }
 
+    /// Cancelled once its wait is registered with the group (so suspended, not refused on entry): it throws, and
+    /// the group's later leave resumes nobody twice.
     @Test func cancelledGroupWaitThrows() async throws {
         let group = WorkGroup()
         group.enter()
-        let task = Task { try await group.wait() }
-        try await Task.sleep(for: .milliseconds(5))
-        task.cancel()
-        let outcome = try await withDeadline { await task.result }
+        let waiter = WatchedTask { try await group.wait() }
+        try #require(await suspendUntil { group.registeredNotificationCount == 1 })
+        waiter.cancel()
+        let outcome = try #require(await waiter.result(), "the cancelled wait did not end")
         #expect(throws: CancellationError.self) { try outcome.get() }
         group.leave()
+        #expect(group.registeredNotificationCount == 0)
     }
 
     @Test func workItemWaitAndCancellation() async throws {
@@ -163,11 +159,13 @@ import Testing
         queue.async(execute: item)
         try await withDeadline { try await item.wait() }
         let held = WorkItem {}
-        let task = Task { try await held.wait() }
-        try await Task.sleep(for: .milliseconds(5))
-        task.cancel()
-        let outcome = try await withDeadline { await task.result }
+        let waiter = WatchedTask { try await held.wait() }
+        // Cancelled once the wait is registered with the item: the suspended wait is the one cancelled.
+        try #require(await suspendUntil { held.registeredNotificationCount == 1 })
+        waiter.cancel()
+        let outcome = try #require(await waiter.result(), "the cancelled wait did not end")
         #expect(throws: CancellationError.self) { try outcome.get() }
+        #expect(!held.isCancelled)  // the task's cancellation leaves the item alone
     }
 
     @Test func jobWaitResultAndCancellation() async throws {
@@ -176,11 +174,13 @@ import Testing
         queue.addJob(job)
         #expect(try await withDeadline { try await job.value } == 42)
         let pending = Job(name: "never")
-        let task = Task { try await pending.waitUntilFinished() }
-        try await Task.sleep(for: .milliseconds(5))
-        task.cancel()
-        let outcome = try await withDeadline { await task.result }
+        let waiter = WatchedTask { try await pending.waitUntilFinished() }
+        // Cancelled once the wait is registered as the job's completion handler: the suspended wait is cancelled.
+        try #require(await suspendUntil { JobGraph.lock.withLock { pending.completionHandlers.count } == 1 })
+        waiter.cancel()
+        let outcome = try #require(await waiter.result(), "the cancelled wait did not end")
         #expect(throws: CancellationError.self) { try outcome.get() }
+        #expect(!pending.isCancelled)  // the task's cancellation leaves the job alone
     }
 
     @Test func joinOnceAndRCUWaitsComplete() async throws {

@@ -97,7 +97,7 @@ struct ConditionTests {
         }
         // Until the waiter parks on its predicate it may hold the lock (taking it, checking the predicate), and a
         // try form then rightly fails: wait for it to park, so the lock is free below.
-        #expect(Torture.waitUntil(seconds: 20) { stage.withLock { _ in stage.waiters.count } == 1 })
+        #expect(waitUntil(seconds: 20) { stage.withLock { _ in stage.waiters.count } == 1 })
         #expect(stage.withLockIfAvailable(when: { $0 == 5 }, { _ in true }) == nil)
         #expect(stage.withLockIfAvailable { $0 = 1 } != nil)
         let moved = stage.withLockIfAvailable(
@@ -155,7 +155,7 @@ struct ConditionTests {
     func monitorReusesItsWaiter() throws {
         let stage = Monitor(0, name: "stage")
         let first = try PosixThread { stage.withLock(when: { $0 == 1 }, timeout: testDeadline) { $0 = 10 } }
-        #expect(Torture.waitUntil(seconds: 20) { stage.withLock { _ in stage.waiters.count } == 1 })
+        #expect(waitUntil(seconds: 20) { stage.withLock { _ in stage.waiters.count } == 1 })
         stage.withLock { $0 = 1 }
         #expect(first.join() != nil)
         let spare = try #require(stage.withLock { _ in stage.spareWaiter })
@@ -163,7 +163,7 @@ struct ConditionTests {
         // false, and waits on.
         spare.condition.signal()
         let second = try PosixThread { stage.withLock(when: { $0 == 2 }, timeout: testDeadline) { $0 = 20 } }
-        #expect(Torture.waitUntil(seconds: 20) { stage.withLock { _ in stage.waiters.first === spare } })
+        #expect(waitUntil(seconds: 20) { stage.withLock { _ in stage.waiters.first === spare } })
         spare.condition.signal()  // spurious for the current wait: the state is still 10
         stage.withLock { $0 = 2 }
         #expect(second.join() != nil)

@@ -66,7 +66,7 @@ import Testing
             else { exit(2) }
             let queue = ConcurrentQueue(label: "log.saturated.work", pool: pool)
             for _ in 0..<4 { queue.async {} }
-            let logged = queueTestWait(seconds: 20) {
+            let logged = waitUntil(seconds: 20) {
                 handler.entries.contains { $0.metadata["event"] == "pool.saturation.began" }
             }
             gate.open()

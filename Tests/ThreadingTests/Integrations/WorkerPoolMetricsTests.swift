@@ -71,7 +71,7 @@ import ServiceLifecycleTestKit
         for _ in 0..<20 { queue.async(group: done) { usleep(1_000) } }
         #expect(done.wait(timeout: .seconds(20)))
         // A unit's run time is recorded when it returns, just after its task left the group.
-        #expect(queueTestWait { (workerPool.statistics.runTimes?.count ?? 0) >= 20 })
+        #expect(waitUntil { (workerPool.statistics.runTimes?.count ?? 0) >= 20 })
         poller.poll()
         let first = try #require(workerPool.statistics.runTimes).count
         let timer = try metrics.expectTimer("threading.pool.task.duration", pool(label))
@@ -81,7 +81,7 @@ import ServiceLifecycleTestKit
         #expect(timer.values.filter { $0 >= 750_000 }.count >= 20)
         for _ in 0..<5 { queue.async(group: done) {} }
         #expect(done.wait(timeout: .seconds(20)))
-        #expect(queueTestWait { (workerPool.statistics.runTimes?.count ?? 0) >= first + 5 })
+        #expect(waitUntil { (workerPool.statistics.runTimes?.count ?? 0) >= first + 5 })
         poller.poll()
         let second = try #require(workerPool.statistics.runTimes).count
         #expect(timer.values.count == second)
@@ -168,7 +168,7 @@ import ServiceLifecycleTestKit
         func polls() -> Int {
             (try? metrics.expectGauge("threading.pool.thread.limit", pool(label)).values.count) ?? 0
         }
-        #expect(queueTestWait(seconds: 20) { polls() >= 3 })
+        #expect(waitUntil(seconds: 20) { polls() >= 3 })
         poller.stop()
         let afterStop = polls()
         _ = cthr_sleep_ns(100_000_000)  // ten intervals: a poller still running would have polled again
@@ -183,7 +183,7 @@ import ServiceLifecycleTestKit
         let poller = WorkerPoolMetrics(pools: [.shared], interval: .milliseconds(10), factory: metrics)
         let task = Task { await poller.run() }
         let label = WorkerPool.shared.label
-        let polled = await withDeadlineWait {
+        let polled = await suspendUntil {
             ((try? metrics.expectGauge("threading.pool.thread.limit", self.pool(label)).values.count) ?? 0) >= 2
         }
         #expect(polled)
@@ -203,7 +203,7 @@ import ServiceLifecycleTestKit
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await service.run() }
                     // The first poll happens at once; the hour-long sleep then ends with the graceful shutdown.
-                    let polled = await withDeadlineWait {
+                    let polled = await suspendUntil {
                         ((try? metrics.expectGauge("threading.pool.thread.limit", self.pool(label)).values.count)
                             ?? 0) >= 1
                     }

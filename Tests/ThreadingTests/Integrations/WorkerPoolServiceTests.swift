@@ -113,7 +113,7 @@ import Testing
             try await withDeadline {
                 try await withThrowingTaskGroup(of: Void.self) { tasks in
                     tasks.addTask { try await group.run() }
-                    #expect(await withDeadlineWait { server.started.load(ordering: .acquiring) })
+                    #expect(await suspendUntil { server.started.load(ordering: .acquiring) })
                     trigger.triggerGracefulShutdown()
                     try await tasks.waitForAll()
                 }

@@ -11,7 +11,7 @@ struct JobDependencyTests {
     @Test("a cancelled dependency still lets its dependent run")
     func cancelledDependency() throws {
         let queue = JobQueue(name: "cancelled-dependency")
-        let log = JobLog()
+        let log = TestLog()
         let first = ResultJob<Int>(name: "first") { _ in 1 }
         let second = Job(name: "second") { job in
             // The dependency's outcome is visible: cancelled.
@@ -32,7 +32,7 @@ struct JobDependencyTests {
     @Test("a job added before its dependency on a width-1 queue does not deadlock")
     func dependentFirstOnSerialQueue() throws {
         let queue = JobQueue(name: "serial", maxConcurrentJobs: 1)
-        let log = JobLog()
+        let log = TestLog()
         let dependency = Job(name: "dependency") { _ in log.append(1) }
         let dependent = Job(name: "dependent") { _ in log.append(2) }
         try dependent.addDependency(dependency)
@@ -46,7 +46,7 @@ struct JobDependencyTests {
     func acrossQueues() throws {
         let first = JobQueue(name: "a")
         let second = JobQueue(name: "b", maxConcurrentJobs: 1)
-        let log = JobLog()
+        let log = TestLog()
         let load = Job(name: "load") { _ in log.append(1) }
         let use = Job(name: "use") { _ in log.append(2) }
         try use.addDependency(load)

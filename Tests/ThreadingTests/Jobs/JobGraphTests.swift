@@ -31,7 +31,7 @@ struct JobGraphTests {
     @Test("cancelling the middle of a chain lets the end run after the start")
     func cancelMiddle() throws {
         let queue = JobQueue(name: "chain", maxConcurrentJobs: 1)
-        let log = JobLog()
+        let log = TestLog()
         let a = Job(name: "a") { _ in log.append(1) }
         let b = Job(name: "b") { _ in log.append(2) }
         let c = Job(name: "c") { _ in log.append(3) }
@@ -125,6 +125,6 @@ struct JobGraphTests {
         for queue in queues { #expect(queue.waitUntilAllFinished(timeout: .seconds(20))) }
         #expect(finished.withLock { $0.count } == 60)
         #expect(violations.load(ordering: .relaxed) == 0)
-        #expect(jobTestWait { weakJob == nil })
+        #expect(waitUntil { weakJob == nil })
     }
 }

@@ -11,7 +11,7 @@ struct JobQueueTests {
     @Test("a suspended width-1 queue runs [1...5] in FIFO order after resume")
     func fifoAfterResume() {
         let queue = JobQueue(name: "fifo", maxConcurrentJobs: 1)
-        let log = JobLog()
+        let log = TestLog()
         queue.suspend()
         for value in 1...5 { queue.addJob { _ in log.append(value) } }
         #expect(queue.jobCount == 5)
@@ -25,7 +25,7 @@ struct JobQueueTests {
     @Test("priorities: veryHigh first, giving [5, 4, 3, 2, 1]")
     func priorities() {
         let queue = JobQueue(name: "priorities", maxConcurrentJobs: 1)
-        let log = JobLog()
+        let log = TestLog()
         queue.suspend()
         for (value, priority) in zip(1...5, Job.Priority.allCases) {
             queue.addJob(priority: priority) { _ in log.append(value) }
@@ -74,7 +74,7 @@ struct JobQueueTests {
     @Test("cancelAll while suspended: nothing runs and the queue empties")
     func cancelWhileSuspended() {
         let queue = JobQueue(name: "cancel-suspended", maxConcurrentJobs: 1)
-        let log = JobLog()
+        let log = TestLog()
         queue.suspend()
         let jobs = (1...5).map { value in queue.addJob { _ in log.append(value) } }
         queue.cancelAll()
@@ -88,7 +88,7 @@ struct JobQueueTests {
     @Test("addJobs(waitUntilFinished: true) returns after all ended")
     func addJobsWaits() {
         let queue = JobQueue(name: "add-wait")
-        let log = JobLog()
+        let log = TestLog()
         let jobs = (1...4).map { value in Job { _ in log.append(value) } }
         queue.addJobs(jobs, waitUntilFinished: true)
         #expect(log.values.sorted() == [1, 2, 3, 4])
@@ -126,7 +126,7 @@ struct JobQueueTests {
         arguments: [1, 2]
     )
     func releasingASuspendedQueueRunsItsJobs(width: Int) {
-        let log = JobLog()
+        let log = TestLog()
         let jobs: [Job]
         do {
             let queue = JobQueue(name: "suspended.released.\(width)", maxConcurrentJobs: width)
@@ -151,7 +151,7 @@ struct JobQueueTests {
         weak var weakCore: JobQueueCore?
         weak var weakJob: Job?
         let gate = Semaphore()
-        let log = JobLog()
+        let log = TestLog()
         do {
             let queue = JobQueue(name: "suspended.freed", maxConcurrentJobs: 1)
             queue.suspend()
@@ -165,16 +165,16 @@ struct JobQueueTests {
         #expect(weakHandle == nil)
         // The core holds the job and lives on to run it.
         #expect(weakCore != nil)
-        #expect(jobTestWait { weakJob?.isExecuting == true })
+        #expect(waitUntil { weakJob?.isExecuting == true })
         gate.signal()
-        #expect(jobTestWait { weakCore == nil && weakJob == nil })
+        #expect(waitUntil { weakCore == nil && weakJob == nil })
         #expect(log.values == [1])
     }
 
     @Test("Job.queue is the caller's queue while it is held, then a new handle that also resumes on release")
     func jobQueueHandle() throws {
         let gate = Semaphore()
-        let log = JobLog()
+        let log = TestLog()
         let held: Job
         weak var weakHandle: JobQueue?
         do {
@@ -204,7 +204,7 @@ struct JobQueueTests {
     @Test("addOperations(_:waitUntilFinished:): normal, low, veryHigh, veryLow at once on width 1 run veryHigh first")
     func batchAddLetsPriorityDecide() throws {
         let queue = JobQueue(name: "batch", maxConcurrentJobs: 1)
-        let log = JobLog()
+        let log = TestLog()
         let priorities: [Job.Priority] = [.normal, .low, .veryHigh, .veryLow]
         let jobs = priorities.enumerated().map { index, priority in
             Job(name: "batch-\(index)", priority: priority) { _ in log.append(index) }

@@ -9,10 +9,10 @@ import Testing
 
 /// A subclass with its own `main`, as an `Operation` subclass such as a `DataLoadOperation` has.
 final class CountingJob: Job, @unchecked Sendable {
-    let log: JobLog
+    let log: TestLog
     let value: Int
 
-    init(_ value: Int, log: JobLog) {
+    init(_ value: Int, log: TestLog) {
         self.value = value
         self.log = log
         super.init(name: "count-\(value)")
@@ -28,7 +28,7 @@ final class CountingJob: Job, @unchecked Sendable {
 struct JobTests {
     @Test("a closure job runs once and ends finished, observed in order")
     func closureJobStates() {
-        let log = JobLog()
+        let log = TestLog()
         let states = LockedValue<[Job.State]>([])
         let job = Job(name: "closure") { _ in log.append(1) }
         #expect(job.state == .ready)
@@ -68,7 +68,7 @@ struct JobTests {
 
     @Test("a subclass runs its own main on a queue")
     func subclassJob() {
-        let log = JobLog()
+        let log = TestLog()
         let queue = JobQueue(name: "subclass")
         let job = CountingJob(7, log: log)
         queue.addJob(job)
@@ -79,7 +79,7 @@ struct JobTests {
 
     @Test("a job cancelled before it starts never runs and ends at once")
     func cancelBeforeStart() {
-        let log = JobLog()
+        let log = TestLog()
         let job = Job { _ in log.append(1) }
         let handled = Atomic<Int>(0)
         job.addCompletionHandler { job in
@@ -127,7 +127,7 @@ struct JobTests {
     @Test("an asynchronous job holds its slot until it calls finish")
     func asyncJob() {
         let queue = JobQueue(name: "async", maxConcurrentJobs: 1)
-        let log = JobLog()
+        let log = TestLog()
         let helper = SerialQueue(label: "async.helper")
         let release = Semaphore()
         let load = AsyncJob(name: "load") { job in
@@ -139,7 +139,7 @@ struct JobTests {
         }
         let next = Job(name: "next") { _ in log.append(2) }
         queue.addJobs([load, next], waitUntilFinished: false)
-        #expect(jobTestWait { load.isExecuting })
+        #expect(waitUntil { load.isExecuting })
         // The body returned, yet the job still executes and holds the only slot.
         #expect(next.isReady && !next.isFinished)
         release.signal()
@@ -184,6 +184,6 @@ struct JobTests {
         #expect(weakQueue == nil)
         #expect(weakCore != nil)
         gate.signal()
-        #expect(jobTestWait { weakCore == nil && weakJob == nil })
+        #expect(waitUntil { weakCore == nil && weakJob == nil })
     }
 }

@@ -11,9 +11,9 @@ import Testing
 /// try-in-a-loop, timed-in-a-loop, nested, closure-based), counting refused tries and timeouts.
 struct TortureLock: Sendable, CustomStringConvertible {
     let description: String
-    let exclusive: @Sendable (inout TortureRandom, TortureCounter, () -> Void) -> Void
+    let exclusive: @Sendable (inout TortureRandom, TestCounter, () -> Void) -> Void
     /// Shared (read) sections, for reader-writer locks; nil for exclusive-only locks.
-    let shared: (@Sendable (inout TortureRandom, TortureCounter, () -> Void) -> Void)?
+    let shared: (@Sendable (inout TortureRandom, TestCounter, () -> Void) -> Void)?
 
     static let names = [
         "MutexLock.normal", "MutexLock.errorChecking", "MutexLock.priorityInheriting", "RecursiveLock",
@@ -253,8 +253,8 @@ extension TortureTests {
             let readersInside = Atomic<Int>(0)
             let guarded = Shared(0)
             let violations = TortureViolations()
-            let refused = TortureCounter()
-            let sharedSections = TortureCounter()
+            let refused = TestCounter()
+            let sharedSections = TestCounter()
             let progress = (0..<Self.threads).map { _ in TortureCell() }
             let minimumShareAtFirstFinish = Atomic<Int>(-1)
             let ok = runTogether(Self.threads) { index in
@@ -330,7 +330,7 @@ extension TortureTests {
             let sleepers = 6
             let lock = MutexLock(name: "wake chain")
             let guarded = Shared(0)
-            let timeouts = TortureCounter()
+            let timeouts = TestCounter()
             var random = TortureRandom(seed: seed)
             var stalled = 0
             for round in 0..<rounds {
@@ -394,7 +394,7 @@ extension TortureTests {
             let quota = Torture.size(400, long: 40_000)
             let lock = try MutexLock(kind: kind, name: "oversubscribed")
             let guarded = Shared(0)
-            let refused = TortureCounter()
+            let refused = TestCounter()
             let ok = runTogether(threads) { index in
                 var random = TortureRandom(seed: seed &+ UInt64(index))
                 for _ in 0..<quota {
@@ -445,7 +445,7 @@ extension TortureTests {
             let semaphore = Semaphore()
             let posted = Atomic<Int>(0)
             let taken = Atomic<Int>(0)
-            let timeouts = TortureCounter()
+            let timeouts = TestCounter()
             let violations = TortureViolations()
             let payload = Shared(0)
             let payloadLock = MutexLock(name: "payload")
@@ -501,7 +501,7 @@ extension TortureTests {
                 var random = TortureRandom(seed: seed &+ UInt64(round))
                 let semaphore = Semaphore()
                 let takenTokens = Semaphore()
-                let timeouts = TortureCounter()
+                let timeouts = TestCounter()
                 let timedSleepers = random.below(sleepers)
                 let ok = runTogether(sleepers + 1) { index in
                     if index == sleepers {
@@ -545,8 +545,8 @@ extension TortureTests {
             let condition = ConditionVariable()
             let turns = Monitor(0, name: "turns")
             let passed = Shared(0)  // guarded by `lock` (ConditionVariable) or by the monitor (the monitor's state)
-            let timeouts = TortureCounter()
-            let stalled = TortureCounter()
+            let timeouts = TestCounter()
+            let stalled = TestCounter()
             let deadline = cthr_clock_now_ns() + UInt64(testDeadline.components.seconds) * 1_000_000_000
             let ok = runTogether(threads) { me in
                 var random = TortureRandom(seed: seed &+ UInt64(me))

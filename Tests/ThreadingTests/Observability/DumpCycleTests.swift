@@ -36,7 +36,7 @@ struct DumpCycleTests {
             }
             _ = holder
             var found: RuntimeSnapshot?
-            _ = queueTestWait(seconds: 10, pollNs: 20_000_000) {
+            _ = waitUntil(seconds: 10, every: 20_000_000) {
                 let snapshot = RuntimeSnapshot.capture()
                 if !snapshot.cycles.isEmpty { found = snapshot }
                 return found != nil
@@ -68,7 +68,7 @@ struct DumpCycleTests {
             }
             ready.open()
             var found: RuntimeSnapshot?
-            _ = queueTestWait(seconds: 10, pollNs: 20_000_000) {
+            _ = waitUntil(seconds: 10, every: 20_000_000) {
                 let snapshot = RuntimeSnapshot.capture()
                 if !snapshot.cycles.isEmpty { found = snapshot }
                 return found != nil

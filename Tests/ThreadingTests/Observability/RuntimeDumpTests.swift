@@ -92,7 +92,7 @@ import Testing
             } catch { exit(11) }
             guard dumpTestDisposition(SIGUSR2) != installed else { exit(12) }
             kill(getpid(), SIGUSR2)
-            let written = queueTestWait(seconds: 10) {
+            let written = waitUntil(seconds: 10) {
                 (try? String(contentsOfFile: path, encoding: .utf8))?.contains("Threading runtime dump") == true
             }
             guard written, dumpTestProgramHandlerCalls.load(ordering: .relaxed) == 0 else { exit(13) }
@@ -115,7 +115,7 @@ import Testing
             }
             guard differs == 0 else { exit(20 + differs) }
             kill(getpid(), SIGUSR2)
-            guard queueTestWait(seconds: 10, { dumpTestProgramHandlerCalls.load(ordering: .relaxed) == 1 }) else {
+            guard waitUntil(seconds: 10, { dumpTestProgramHandlerCalls.load(ordering: .relaxed) == 1 }) else {
                 exit(15)
             }
             exit(0)
@@ -135,7 +135,7 @@ import Testing
             _ = SerialQueue(label: "dump.signal.queue", pool: pool)
             kill(getpid(), SIGUSR1)
             kill(getpid(), SIGUSR2)
-            let written = queueTestWait(seconds: 10) {
+            let written = waitUntil(seconds: 10) {
                 (try? String(contentsOfFile: path, encoding: .utf8))?.contains("pool 'dump.signal.pool'") == true
             }
             try? FileManager.default.removeItem(atPath: path)

@@ -22,11 +22,11 @@ final class CollectingObserver: RuntimeObserver {
 /// An observer whose `observe` blocks until `release` opens (at most 30 s), then collects the event.
 final class BlockingObserver: RuntimeObserver {
     let release = QueueGate()
-    let entered = RunCounter()
+    let entered = TestCounter()
     let events = LockedValue<[RuntimeEvent]>([])
 
     func observe(_ event: RuntimeEvent) {
-        entered.value.add(1, ordering: .relaxed)
+        entered.add()
         _ = release.wait(seconds: 30)
         events.withLock { $0.append(event) }
     }
@@ -89,22 +89,22 @@ final class BlockingObserver: RuntimeObserver {
             let first = QueueGate()
             let firstDone = WorkGroup()
             for _ in 0..<units { queue.async(group: firstDone) { _ = first.wait(seconds: 15) } }
-            let entered = { observer.entered.value.load(ordering: .relaxed) }
-            guard queueTestWait(seconds: 8, { pool.statistics.saturations == 1 && entered() == 1 }) else { exit(10) }
+            let entered = { observer.entered.value }
+            guard waitUntil(seconds: 8, { pool.statistics.saturations == 1 && entered() == 1 }) else { exit(10) }
             // The observer now blocks, on the delivery thread, in the saturation report.
             first.open()
             guard blockingCall({ firstDone.wait(timeout: .seconds(8)) }) else { exit(11) }
             // The monitor gives the extra slots back (it sleeps once nothing is pending), and the extra threads
             // leave after their idle timeout (2 s).
-            guard queueTestWait(seconds: 5, { pool.poolCore.state.withLock { $0.extraSlots } == 0 }) else {
+            guard waitUntil(seconds: 5, { pool.poolCore.state.withLock { $0.extraSlots } == 0 }) else {
                 exit(12)
             }
-            guard queueTestWait(seconds: 6, { pool.statistics.threads <= 2 }) else { exit(22) }
+            guard waitUntil(seconds: 6, { pool.statistics.threads <= 2 }) else { exit(22) }
             // A second saturation is compensated again (up to the cap) and counted.
             let second = QueueGate()
             let secondDone = WorkGroup()
             for _ in 0..<units { queue.async(group: secondDone) { _ = second.wait(seconds: 15) } }
-            guard queueTestWait(seconds: 8, { pool.statistics.saturations == 2 }) else { exit(13) }
+            guard waitUntil(seconds: 8, { pool.statistics.saturations == 2 }) else { exit(13) }
             guard pool.statistics.threads == pool.maxThreads else { exit(14) }
             second.open()
             guard blockingCall({ secondDone.wait(timeout: .seconds(8)) }) else { exit(15) }
@@ -125,7 +125,7 @@ final class BlockingObserver: RuntimeObserver {
             else { exit(18) }
             // Released: the held events arrive in order, then the drop report.
             observer.release.open()
-            let arrived = queueTestWait(seconds: 8) {
+            let arrived = waitUntil(seconds: 8) {
                 observer.events.withLock { $0.contains { $0.message.contains("runtime event(s) were dropped") } }
             }
             guard arrived else { exit(19) }

@@ -11,7 +11,7 @@ import Testing
 /// Polls fresh snapshots (every 10 ms, at most `seconds`) until `condition` holds for one; returns it, or nil.
 func snapshotWhen(seconds: Double = 10, _ condition: (RuntimeSnapshot) -> Bool) -> RuntimeSnapshot? {
     var found: RuntimeSnapshot?
-    _ = queueTestWait(seconds: seconds, pollNs: 10_000_000) {
+    _ = waitUntil(seconds: seconds, every: 10_000_000) {
         let snapshot = RuntimeSnapshot.capture()
         if condition(snapshot) { found = snapshot }
         return found != nil
@@ -101,7 +101,7 @@ func snapshotWhen(seconds: Double = 10, _ condition: (RuntimeSnapshot) -> Bool) 
         first.cancel()
         second.cancel()
         #expect(jobs.waitUntilAllFinished(timeout: .seconds(10)))
-        #expect(queueTestWait { serial.core.pendingTaskCount == 0 && suspended.core.pendingTaskCount == 0 })
+        #expect(waitUntil { serial.core.pendingTaskCount == 0 && suspended.core.pendingTaskCount == 0 })
         // Once the item returned, the queue shows no runner.
         let idle = snapshotWhen { $0.queues.first { $0.label == "snap.serial" }?.isRunning == false }
         #expect(idle != nil)
@@ -227,7 +227,7 @@ func snapshotWhen(seconds: Double = 10, _ condition: (RuntimeSnapshot) -> Bool) 
         for _ in 0..<20 { queue.async(group: group) { _ = cthr_sleep_ns(2_000_000) } }
         #expect(group.wait(timeout: .seconds(10)))
         // A unit's time is recorded when it returns, just after its task left the group.
-        #expect(queueTestWait { (pool.statistics.runTimes?.count ?? 0) >= 20 })
+        #expect(waitUntil { (pool.statistics.runTimes?.count ?? 0) >= 20 })
         let distribution = pool.statistics.runTimes
         #expect((distribution?.count ?? 0) >= 20)
         let median = distribution?.percentile(0.5) ?? .zero
@@ -249,7 +249,7 @@ func snapshotWhen(seconds: Double = 10, _ condition: (RuntimeSnapshot) -> Bool) 
         #expect(pool.queuedLanes == [.userInteractive, .utility])
         #expect(RuntimeDump.format(RuntimeSnapshot.capture()).contains("5 queued [userInteractive 2, utility 3]"))
         blocked.gate.open()
-        #expect(queueTestWait { blocked.pool.statistics.pending == 0 })
+        #expect(waitUntil { blocked.pool.statistics.pending == 0 })
         #expect(RuntimeSnapshot.capture().pools.first { $0.label == "snap.lanes" }?.queuedByLane == [:])
         #expect(poolTestShutDown(blocked.pool))
     }
@@ -317,7 +317,7 @@ func snapshotWhen(seconds: Double = 10, _ condition: (RuntimeSnapshot) -> Bool) 
             for _ in 0..<600 { queue.async(group: group) {} }
         }
         #expect(group.wait(timeout: .seconds(10)))
-        #expect(queueTestWait { pool.statistics.scheduleDelays?.count == 601 })
+        #expect(waitUntil { pool.statistics.scheduleDelays?.count == 601 })
         #expect(pool.statistics.scheduleDelays?.count == 601)
         #expect(poolTestShutDown(pool))
     }

@@ -16,7 +16,7 @@ extension TortureTests {
             let rounds = Torture.size(60, long: 600)
             let stop = Atomic<Bool>(false)
             let snapshots = Atomic<Int>(0)
-            let life = QueueLifeCounter()
+            let life = LiveCounter()
             let snapshotter = try! PosixThread(name: "snapshotter") {
                 while !stop.load(ordering: .relaxed) {
                     let snapshot = RuntimeSnapshot.capture()
@@ -32,7 +32,7 @@ extension TortureTests {
                 let group = WorkGroup()
                 let count = Int.random(in: 4...24, using: &random)
                 for index in 0..<count {
-                    let tracked = QueueTracked(life, id: index)
+                    let tracked = Tracked(life, id: index)
                     if index % 3 == 0 {
                         let queue = ConcurrentQueue(label: "torture.snap.c.\(round).\(index)", pool: pool)
                         queue.async(group: group) { lock.withLock { _ = tracked.id } }
@@ -51,14 +51,14 @@ extension TortureTests {
             }
             stop.store(true, ordering: .relaxed)
             snapshotter.join()
-            let released = Torture.waitUntil(seconds: 10) { life.live.load(ordering: .relaxed) == 0 }
+            let released = waitUntil(seconds: 10) { life.live.value == 0 }
             Torture.report(
                 "snapshot",
                 seed: seed,
                 ["rounds": rounds, "snapshots": snapshots.load(ordering: .relaxed)]
             )
             #expect(completed == rounds)
-            #expect(released, "\(life.live.load(ordering: .relaxed)) closures never released")
+            #expect(released, "\(life.live.value) closures never released")
             #expect(snapshots.load(ordering: .relaxed) > 0)
         }
     }

@@ -34,7 +34,7 @@ import Testing
             for _ in 0..<100 { busy.async(group: done) { _ = cthr_sleep_ns(5_000_000) } }  // 0.5 s in all
             guard blockingCall({ done.wait(timeout: .seconds(10)) }) else { exit(10) }
             // The end is seen at the next sample (at most 40 ms later at this threshold).
-            guard queueTestWait(seconds: 5, { observer.events(where: "pool", is: "stall.pool").count >= 2 }) else {
+            guard waitUntil(seconds: 5, { observer.events(where: "pool", is: "stall.pool").count >= 2 }) else {
                 exit(11)
             }
             _ = cthr_sleep_ns(300_000_000)  // nothing more comes
@@ -134,7 +134,7 @@ import Testing
             guard let blocked = poolTestBlockedPool(label: "stall.saturated") else { exit(10) }
             SerialQueue(label: "stall.saturated.waiting", pool: blocked.pool).async {}
             guard
-                queueTestWait(seconds: 10, { !observer.events(where: "pool", is: "stall.saturated").isEmpty })
+                waitUntil(seconds: 10, { !observer.events(where: "pool", is: "stall.saturated").isEmpty })
             else { exit(11) }
             let event = observer.events(where: "pool", is: "stall.saturated")[0]
             guard event.kind == .saturationBegan,
@@ -164,7 +164,7 @@ private func namedStallScenario() -> Int32 {
     let workItem =
         "serial queue 'stall.items' (WorkItem created at ThreadingTests/StallWatchdogTests.swift:\(itemLine))"
     let began = { observer.events(where: "pool", is: "stall.named").filter { $0.kind == .stallBegan } }
-    guard queueTestWait(seconds: 10, { began().count == 2 }) else {
+    guard waitUntil(seconds: 10, { began().count == 2 }) else {
         faultLog("stall reports: \(observer.events.withLock { $0.map(\.message) })\n")
         return 10
     }

@@ -177,7 +177,7 @@ import Testing
                 ledger.sync {}
             }
             // B's sync wait names A (the thread running ledger's sync closure) as its owner.
-            let named = queueTestWait(seconds: 10) {
+            let named = waitUntil(seconds: 10) {
                 let threadA = a.box.threadID.load(ordering: .acquiring)
                 return RuntimeSnapshot.capture().threads.contains {
                     $0.waitingFor?.target == "queue 'ledger'" && $0.waitingFor?.ownerThreadID == threadA
@@ -209,7 +209,7 @@ enum WaitsExit {
     /// otherwise.
     static func expectOneCycleEvent(_ observer: CollectingObserver) -> Never {
         let cycles = { observer.events.withLock { $0.filter { $0.kind == .waitCycle } } }
-        guard queueTestWait(seconds: 10, { !cycles().isEmpty }) else {
+        guard waitUntil(seconds: 10, { !cycles().isEmpty }) else {
             print("no wait-cycle event")
             exit(1)
         }

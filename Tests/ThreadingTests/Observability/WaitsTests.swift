@@ -16,7 +16,7 @@ enum WaitsTestSupport {
         where condition: (ThreadSnapshot) -> Bool = { _ in true }
     ) -> ThreadSnapshot? {
         var found: ThreadSnapshot?
-        _ = queueTestWait {
+        _ = waitUntil {
             found = WaitRegistry.capture().threads.first { $0.threadID == threadID }
             return found.map(condition) ?? false
         }
@@ -35,7 +35,7 @@ enum WaitsTestSupport {
             id.value.store(cthr_thread_id(), ordering: .releasing)
             body()
         }
-        #expect(queueTestWait { id.value.load(ordering: .acquiring) != 0 })
+        #expect(waitUntil { id.value.load(ordering: .acquiring) != 0 })
         return (thread, id.value.load(ordering: .acquiring))
     }
 }
@@ -58,7 +58,7 @@ final class ThreadIDCell: Sendable {
         #expect(snapshot?.heldLocks == [])
         flag.set()
         thread.join()
-        #expect(queueTestWait { !WaitRegistry.capture().threads.contains { $0.threadID == id } })
+        #expect(waitUntil { !WaitRegistry.capture().threads.contains { $0.threadID == id } })
     }
 
     /// A thread blocked on a semaphore shows a `semaphore` wait with no owner and a growing wait time.

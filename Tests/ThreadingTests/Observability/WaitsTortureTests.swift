@@ -64,7 +64,7 @@ import Testing
         #expect(cycles.isEmpty, "\(cycles.joined(separator: "\n"))")
         #expect(NamedLockRegistry.count(containing: "\"torture.") == 0)
         let gone = spawned.withLock { Set($0) }
-        #expect(queueTestWait { WaitRegistry.capture().threads.allSatisfy { !gone.contains($0.threadID) } })
+        #expect(waitUntil { WaitRegistry.capture().threads.allSatisfy { !gone.contains($0.threadID) } })
         Torture.report(
             "waits",
             seed: 0,

@@ -63,7 +63,7 @@ import Testing
             }
         }
         #expect(waiting.wait())
-        #expect(queueTestWait { pool.statistics.blocked == 1 }, "\(wait) did not declare its wait")
+        #expect(waitUntil { pool.statistics.blocked == 1 }, "\(wait) did not declare its wait")
         // The one running slot is free: another task runs now.
         let other = QueueGate()
         SerialQueue(label: "blk.other", pool: pool).async { other.open() }
@@ -116,10 +116,10 @@ import Testing
                 writeBehind.async { written.add(1, ordering: .relaxed) }
             }
         }
-        #expect(queueTestWait(seconds: 20) { blockedHandlers.load(ordering: .relaxed) == connections })
+        #expect(waitUntil(seconds: 20) { blockedHandlers.load(ordering: .relaxed) == connections })
         // With every handler blocked, the timer keeps firing (three more times), and no request was served yet.
         let blockedSince = cthr_clock_now_ns()
-        #expect(queueTestWait(seconds: 20) { firings.withLock { $0.filter { $0 >= blockedSince }.count } >= 3 })
+        #expect(waitUntil(seconds: 20) { firings.withLock { $0.filter { $0 >= blockedSince }.count } >= 3 })
         #expect(served.load(ordering: .relaxed) == 0)
         for connection in pipes {
             var request: UInt8 = 1
@@ -127,7 +127,7 @@ import Testing
         }
         #expect(done.wait(timeout: .seconds(30)))
         #expect(served.load(ordering: .relaxed) == connections)
-        #expect(queueTestWait(seconds: 20) { written.load(ordering: .relaxed) == connections })
+        #expect(waitUntil(seconds: 20) { written.load(ordering: .relaxed) == connections })
         timer.cancel()
         for connection in pipes {
             close(connection.read)
@@ -214,7 +214,7 @@ import Testing
             let value = try await pool.run { call }
             #expect(value == call)
         }
-        let settled = await withDeadlineWait(seconds: 10) {
+        let settled = await suspendUntil(seconds: 10) {
             core.completedTotal() == 200 && core.spinning.load(ordering: .sequentiallyConsistent) == 0
                 && pool.statistics.running == 0
         }
@@ -239,13 +239,13 @@ import Testing
                 while !released.load(ordering: .acquiring) { usleep(500) }
             }
         }
-        #expect(queueTestWait(seconds: 10) { started.load(ordering: .relaxed) == 3 })
+        #expect(waitUntil(seconds: 10) { started.load(ordering: .relaxed) == 3 })
         let core = pool.poolCore
         #expect(pool.statistics.threads == 3)
         #expect(!core.unitsInFlight(outnumber: 3))
         #expect(core.unitsInFlight(outnumber: 2))
         queue.async(group: done) { started.add(1, ordering: .relaxed) }
-        #expect(queueTestWait(seconds: 10) { started.load(ordering: .relaxed) == 4 }, "the fourth call got no thread")
+        #expect(waitUntil(seconds: 10) { started.load(ordering: .relaxed) == 4 }, "the fourth call got no thread")
         #expect(pool.statistics.peakThreads == 4)
         released.store(true, ordering: .releasing)
         #expect(done.wait(timeout: .seconds(10)))
@@ -284,7 +284,7 @@ import Testing
         }
         #expect(done.wait(timeout: .seconds(20)))
         #expect(pool.statistics.peakThreads >= 2)
-        #expect(queueTestWait(seconds: 10) { pool.statistics.threads == 0 }, "idle threads did not exit")
+        #expect(waitUntil(seconds: 10) { pool.statistics.threads == 0 }, "idle threads did not exit")
         #expect(poolTestShutDown(pool))
     }
 }

@@ -24,7 +24,7 @@ import Testing
         #expect(serial.tryAsyncAfter(delay: .zero) { ran.add(1, ordering: .relaxed) })
         let timer = QueueTimer.start(queue: serial, delay: .zero) { ran.add(1, ordering: .relaxed) }
         #expect(timer != nil)
-        #expect(queueTestWait { ran.load(ordering: .relaxed) == 6 })
+        #expect(waitUntil { ran.load(ordering: .relaxed) == 6 })
         #expect(poolTestShutDown(pool))
 
         #expect(!serial.tryAsync { ran.add(1, ordering: .relaxed) })
@@ -60,7 +60,7 @@ import Testing
         }
         #expect(started.wait())
         let stopper = try PosixThread { poolTestShutDown(pool) }
-        #expect(queueTestWait { pool.isShutDown })
+        #expect(waitUntil { pool.isShutDown })
         #expect(!queue.tryAsync { ran.add(1, ordering: .relaxed) })
         gate.open()
         #expect(stopper.join())
@@ -92,7 +92,7 @@ import Testing
         #expect(result.busyThreads == 1)
         #expect(!result.isComplete)
         release.open()
-        #expect(queueTestWait { pool.statistics.threads == 0 })
+        #expect(waitUntil { pool.statistics.threads == 0 })
         #expect(started.load(ordering: .relaxed) == 1)
     }
 
@@ -117,7 +117,7 @@ import Testing
         #expect(result.tasksNotRun == 6)
         #expect(result.busyThreads == 1)
         release.open()
-        #expect(queueTestWait { pool.statistics.threads == 0 })
+        #expect(waitUntil { pool.statistics.threads == 0 })
         #expect(started.load(ordering: .relaxed) == 1)
     }
 
@@ -151,7 +151,7 @@ import Testing
         let value = queue.sync { 7 }
         #expect(value == 7)
         gate.open()
-        #expect(queueTestWait { pool.statistics.threads == 0 })
+        #expect(waitUntil { pool.statistics.threads == 0 })
         #expect(ran.load(ordering: .relaxed) == 0)
     }
 
@@ -170,7 +170,7 @@ import Testing
         #expect(result.tasksNotRun == 3)
         #expect(group.wait(timeout: .seconds(20)))
         gate.open()
-        #expect(queueTestWait { pool.statistics.threads == 0 })
+        #expect(waitUntil { pool.statistics.threads == 0 })
         #expect(ran.load(ordering: .relaxed) == 0)
     }
 
@@ -236,15 +236,15 @@ import Testing
     /// Cancelled before the body starts: `CancellationError`, and the body never runs.
     @Test func cancellationBeforeTheStartThrows() async throws {
         guard let (pool, gate) = poolTestBlockedPool(label: "run.cancel") else { return }
-        let ran = RunCounter()
+        let ran = TestCounter()
         let task = Task(executorPreference: WorkerPool.shared) {
-            try await pool.run { ran.value.add(1, ordering: .relaxed) }
+            try await pool.run { ran.add() }
         }
         task.cancel()
         await #expect(throws: CancellationError.self) { try await withDeadline { try await task.value } }
         gate.open()
         #expect(poolTestShutDown(pool))
-        #expect(ran.value.load(ordering: .relaxed) == 0)
+        #expect(ran.value == 0)
     }
 
     /// After the shutdown: `ThreadingError.shutDown` at once; from a pool thread while it drains: runs.
@@ -261,29 +261,24 @@ import Testing
     @Test func runsDroppedByAnExpiredShutdownResumeWithAnError() async throws {
         guard let (pool, gate) = poolTestBlockedPool(label: "run.expired") else { return }
         let queue = SerialQueue(label: "run.expired.queue", pool: pool)
-        let ran = RunCounter()
+        let ran = TestCounter()
         // The tasks prefer the shared pool: sync tests running beside this one may hold every cooperative thread.
         let pooled = (0..<3).map { _ in
-            Task(executorPreference: WorkerPool.shared) { try await pool.run { ran.value.add(1, ordering: .relaxed) } }
+            Task(executorPreference: WorkerPool.shared) { try await pool.run { ran.add() } }
         }
         let queued = (0..<2).map { _ in
-            Task(executorPreference: WorkerPool.shared) { try await queue.run { ran.value.add(1, ordering: .relaxed) } }
+            Task(executorPreference: WorkerPool.shared) { try await queue.run { ran.add() } }
         }
         // Three runs and the queue's drain in the pool, and both of the queue's items in the queue (the drain is
         // scheduled with the first item, so the pool's count alone does not show the second).
-        #expect(queueTestWait { pool.statistics.pending >= 4 && queue.core.pendingTaskCount == 2 })
+        #expect(waitUntil { pool.statistics.pending >= 4 && queue.core.pendingTaskCount == 2 })
         let result = await pool.shutdownGracefully(timeout: .milliseconds(20))
         #expect(result.tasksNotRun == 5)
         for task in pooled + queued {
             await #expect(throws: ThreadingError.shutDown) { try await withDeadline { try await task.value } }
         }
         gate.open()
-        #expect(queueTestWait { pool.statistics.threads == 0 })
-        #expect(ran.value.load(ordering: .relaxed) == 0)
+        #expect(waitUntil { pool.statistics.threads == 0 })
+        #expect(ran.value == 0)
     }
-}
-
-/// A counter that escaping closures and tasks share.
-final class RunCounter: Sendable {
-    let value = Atomic<Int>(0)
 }

@@ -43,7 +43,7 @@ private func poolForkScenario() -> Int32 {
         return 0
     }
     gate.open()
-    guard queueTestWait({ ran.load(ordering: .relaxed) == 3 }) else {
+    guard waitUntil({ ran.load(ordering: .relaxed) == 3 }) else {
         faultLog("pool fork: the parent's tasks did not run\n")
         return 3
     }

@@ -43,7 +43,7 @@ import Testing
                 }
             }
             let deadlocks = { observer.events(where: "deadlock", is: "true") }
-            guard queueTestWait(seconds: 10, { !deadlocks().isEmpty }), let event = deadlocks().first,
+            guard waitUntil(seconds: 10, { !deadlocks().isEmpty }), let event = deadlocks().first,
                 event.kind == .saturationBegan, event.severity == .error, event.metadata["pool"] == "sat.cycle"
             else {
                 print("no deadlock event: \(observer.events.withLock { $0.map(\.message) })")
@@ -83,7 +83,7 @@ private func poolSaturationScenario() -> Int32 {
         }
     }
     for _ in 0..<200 { calmQueue.async(group: finished) {} }
-    guard queueTestWait({ started.load(ordering: .relaxed) == 2 }) else {
+    guard waitUntil({ started.load(ordering: .relaxed) == 2 }) else {
         faultLog("saturation scenario: the pool did not start its two tasks\n")
         return 1
     }

@@ -9,16 +9,6 @@ import Testing
 
 @testable import Threading
 
-/// A counter a submitted closure bumps (one closure context, allocated once and retained per submission).
-private final class SchedulerTestCounter: Sendable {
-    let value = Atomic<Int>(0)
-}
-
-/// Waits (at most 10 s) until `condition` holds, polling every 20 µs (the allocation test waits 1,100 times).
-private func schedulerTestWait(_ condition: () -> Bool) -> Bool {
-    queueTestWait(pollNs: 20_000, condition)
-}
-
 /// Expects the pool lock taken at most twice per monitor tick (10 ms) plus once per hundred of `tasks` (the odd park
 /// and wake when a loaded machine preempts a worker) between the two snapshots. The old pool took it twice per task.
 private func expectFewPoolLockAcquisitions(
@@ -68,7 +58,7 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
         }
     }
     #expect(started.wait(timeout: .seconds(30)))
-    #expect(schedulerTestWait { pool.poolCore.parkedWorkers == pool.poolCore.liveThreads })
+    #expect(waitUntil(every: 20_000) { pool.poolCore.parkedWorkers == pool.poolCore.liveThreads })
 }
 
 /// The scheduler of a worker pool (see ``PoolCore``): local queues, injection, wake-ups, the pool lock's share of
@@ -84,10 +74,10 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
         guard cthr_test_allocations_counted() != 0 else { return }
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let pool = WorkerPool(label: "sched.alloc", threads: 2)
-            let counter = SchedulerTestCounter()
+            let counter = TestCounter()
             let body: @Sendable () -> Void = {
                 cthr_test_count_this_thread()
-                counter.value.add(1, ordering: .relaxed)
+                counter.add()
             }
             cthr_test_count_this_thread()
             let poolCore = pool.poolCore
@@ -95,8 +85,8 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
             func round(_ index: Int) -> Bool {
                 for _ in 0..<10 { poolCore.schedule(.job(body), lane: QoS.default.rawValue) }
                 let expected = (index + 1) * 10
-                return schedulerTestWait {
-                    counter.value.load(ordering: .relaxed) == expected && poolCore.parkedWorkers == poolCore.liveThreads
+                return waitUntil(every: 20_000) {
+                    counter.value == expected && poolCore.parkedWorkers == poolCore.liveThreads
                 }
             }
             // Warm-up: the threads, the rings, the idle list and the monitor reach their high-water marks.
@@ -149,7 +139,7 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
         let ran = WorkGroup()
         queue.async(group: ran) {}
         #expect(ran.wait(timeout: .seconds(10)))
-        #expect(schedulerTestWait { pool.poolCore.parkedWorkers == pool.poolCore.liveThreads })
+        #expect(waitUntil(every: 20_000) { pool.poolCore.parkedWorkers == pool.poolCore.liveThreads })
         let after = pool.statistics
         #expect(after.wakeUps - before.wakeUps == 1)
         #expect(after.submitted - before.submitted == 1)
@@ -192,15 +182,15 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
         expectFewPoolLockAcquisitions(before: before, after: after, tasks: total, ticks: ticks, kind: "local")
     }
 
-    /// Submissions from outside the pool go to an shared shard: while the pool's one worker is busy, 10,000 of
+    /// Submissions from outside the pool go to a shared shard: while the pool's one worker is busy, 10,000 of
     /// them take the pool lock only for the monitor's ticks and the odd park. (A blocking pool of one thread: the
     /// monitor cannot add one.)
     @Test func sharedSubmissionsTakeNoPoolLockWhileWorkersAreBusy() {
         let pool = WorkerPool(label: "sched.inject", threads: 1, kind: .blocking)
         defer { poolTestShutDown(pool) }
         let busy = BusyWorker(pool)
-        let counter = SchedulerTestCounter()
-        let body: @Sendable () -> Void = { counter.value.add(1, ordering: .relaxed) }
+        let counter = TestCounter()
+        let body: @Sendable () -> Void = { counter.add() }
         let before = pool.statistics
         let start = cthr_clock_now_ns()
         let total = 10_000
@@ -208,7 +198,7 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
         let after = pool.statistics
         let ticks = Int((cthr_clock_now_ns() - start) / PoolCore.monitorTickNanoseconds) + 1
         busy.release()
-        #expect(schedulerTestWait { counter.value.load(ordering: .relaxed) == total })
+        #expect(waitUntil(every: 20_000) { counter.value == total })
         #expect(after.submitted - before.submitted == total)
         expectFewPoolLockAcquisitions(before: before, after: after, tasks: total, ticks: ticks, kind: "injected")
     }
@@ -218,8 +208,8 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
     @Test func idleWorkersStealFromLocalQueues() {
         let pool = WorkerPool(label: "sched.steal", threads: 2)
         defer { poolTestShutDown(pool) }
-        let counter = SchedulerTestCounter()
-        let body: @Sendable () -> Void = { counter.value.add(1, ordering: .relaxed) }
+        let counter = TestCounter()
+        let body: @Sendable () -> Void = { counter.add() }
         let poolCore = pool.poolCore
         let total = 100
         let done = Atomic<Bool>(false)
@@ -227,13 +217,13 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
             for _ in 0..<total { poolCore.schedule(.job(body), lane: QoS.default.rawValue) }
             // Busy until the other worker ran all of them (a foreign wait: the pool does not know it blocks).
             let deadline = cthr_clock_now_ns() + 10_000_000_000
-            while counter.value.load(ordering: .relaxed) < total && cthr_clock_now_ns() < deadline {
+            while counter.value < total && cthr_clock_now_ns() < deadline {
                 _ = cthr_thread_yield()
             }
             done.store(true, ordering: .releasing)
         }
-        #expect(schedulerTestWait { done.load(ordering: .acquiring) })
-        #expect(counter.value.load(ordering: .relaxed) == total)
+        #expect(waitUntil(every: 20_000) { done.load(ordering: .acquiring) })
+        #expect(counter.value == total)
         let statistics = pool.statistics
         #expect(statistics.localSubmissions >= total)
         #expect(statistics.steals >= total)
@@ -308,7 +298,7 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
             )
         }
         #expect(ran.wait(timeout: .seconds(10)))
-        #expect(schedulerTestWait { pool.poolCore.parkedWorkers == pool.poolCore.liveThreads })
+        #expect(waitUntil(every: 20_000) { pool.poolCore.parkedWorkers == pool.poolCore.liveThreads })
         let (submitter, runner) = threads.withLock { $0 }
         #expect(submitter == runner)
         #expect(pool.statistics.wakeUps - wakeUpsBefore.load(ordering: .relaxed) == 0)
@@ -335,7 +325,7 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
             poolCore.schedule(.job(link), lane: QoS.default.rawValue)
         }
         poolCore.schedule(.job(link), lane: QoS.default.rawValue)
-        #expect(schedulerTestWait { links.load(ordering: .relaxed) >= 1000 })
+        #expect(waitUntil(every: 20_000) { links.load(ordering: .relaxed) >= 1000 })
         let linksAt = Atomic<Int>(-1)
         let before = links.load(ordering: .relaxed)
         poolCore.schedule(

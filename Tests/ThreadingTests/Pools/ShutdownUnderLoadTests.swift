@@ -151,7 +151,7 @@ final class ServerUnderShutdown: @unchecked Sendable {
         }
         go.open()
         // Let requests flow, then shut down in the middle of them.
-        #expect(queueTestWait { self.acceptedCount.load(ordering: .relaxed) >= 200 })
+        #expect(waitUntil { self.acceptedCount.load(ordering: .relaxed) >= 200 })
         var figures = Figures()
         // Accepted and not finished, as near the shutdown as two loads get (finished first: a task may finish before
         // its client counts the acceptance, so the difference is a lower bound, clamped at zero).
@@ -165,11 +165,11 @@ final class ServerUnderShutdown: @unchecked Sendable {
         #expect(tasksDone.wait(seconds: 30), "the client tasks did not end")
         // Tasks a timed shutdown left running exit when they return.
         #expect(
-            queueTestWait(seconds: 30) {
+            waitUntil(seconds: 30) {
                 self.finished.load(ordering: .relaxed) == self.started.load(ordering: .relaxed)
             }
         )
-        #expect(queueTestWait(seconds: 30) { self.pool.statistics.threads == 0 })
+        #expect(waitUntil(seconds: 30) { self.pool.statistics.threads == 0 })
         let used = Swift.min(nextID.load(ordering: .relaxed), Self.capacity)
         for id in 0..<used {
             let answer = answers[id].load(ordering: .relaxed)
@@ -194,7 +194,7 @@ final class ServerUnderShutdown: @unchecked Sendable {
         // A delayed firing that came due after the shutdown began is dropped and counted by the timer thread, which
         // may not have fired it yet: wait for the count (the firings' deadlines have passed).
         let expected = figures.acceptedNotRun + figures.delayedNotRun - figures.tasksNotRun
-        _ = queueTestWait { self.pool.statistics.cancelledFirings >= expected }
+        _ = waitUntil { self.pool.statistics.cancelledFirings >= expected }
         figures.cancelledFirings = pool.statistics.cancelledFirings
         figures.threadsLeft = poolTestThreadCount(named: label)
         #expect(figures.refused > 0, "no request met the shutdown: \(figures)")

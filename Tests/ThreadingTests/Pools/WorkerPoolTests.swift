@@ -67,7 +67,7 @@ import Testing
         let first = SerialQueue(label: "wp.follow.1", pool: pool)
         let second = SerialQueue(label: "wp.follow.2", pool: pool)
         let gate = QueueGate()
-        let log = QueueLog()
+        let log = TestLog()
         first.async {
             _ = gate.wait()
             second.async { log.append(2) }
@@ -95,7 +95,7 @@ import Testing
         #expect(result.busyThreads == 1)
         gate.open()
         // The busy thread exits once its task returned; the queued tasks never run.
-        #expect(queueTestWait { poolTestThreadCount(named: "wp.timed") == 0 })
+        #expect(waitUntil { poolTestThreadCount(named: "wp.timed") == 0 })
         #expect(ran.load(ordering: .relaxed) == 0)
     }
 
@@ -147,7 +147,7 @@ import Testing
                 _ = gate.wait(seconds: 30)
             }
         }
-        #expect(queueTestWait { blocked.load(ordering: .relaxed) == 2 })
+        #expect(waitUntil { blocked.load(ordering: .relaxed) == 2 })
         #expect(saturated.statistics.pending > 0)
         let ran = QueueGate()
         let queue = SerialQueue(label: "wp.other.q", pool: other)
@@ -171,7 +171,7 @@ import Testing
         let ran = Atomic<Bool>(false)
         queue.asyncAfter(delay: .milliseconds(100)) { ran.store(true, ordering: .relaxed) }
         #expect(poolTestShutDown(pool))
-        #expect(queueTestWait { pool.statistics.cancelledFirings == 1 })
+        #expect(waitUntil { pool.statistics.cancelledFirings == 1 })
         let ranAnyway = ran.load(ordering: .relaxed)
         #expect(!ranAnyway)
     }

@@ -47,14 +47,14 @@ extension TortureTests {
                         }
                     }
                 }
-                let all = Torture.waitUntil(seconds: 20) {
+                let all = waitUntil(seconds: 20) {
                     done.load(ordering: .relaxed) == submitted.load(ordering: .relaxed)
                 }
                 #expect(
                     ok && all,
                     "\(mix), width \(width): \(done.load(ordering: .relaxed)) of \(submitted.load(ordering: .relaxed)) ran"
                 )
-                _ = Torture.waitUntil(seconds: 0.02) { false }  // nothing may run twice either
+                _ = waitUntil(seconds: 0.02) { false }  // nothing may run twice either
                 #expect(done.load(ordering: .relaxed) == submitted.load(ordering: .relaxed))
                 ran += done.load(ordering: .relaxed)
                 lost += submitted.load(ordering: .relaxed) - done.load(ordering: .relaxed)

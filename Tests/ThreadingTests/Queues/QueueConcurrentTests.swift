@@ -50,7 +50,7 @@ import Testing
                 group.leave()
             }
         }
-        #expect(queueTestWait { arrived.load(ordering: .relaxed) == threads })
+        #expect(waitUntil { arrived.load(ordering: .relaxed) == threads })
         go.open()
         #expect(group.wait(timeout: .seconds(60)))
         queue.sync(flags: .barrier) {}
@@ -62,7 +62,7 @@ import Testing
     /// that arrives while the barrier waits runs after the barrier (it does not slip in past it).
     @Test(arguments: [true, false]) func barrierWaitsForAReaderInsideAndLaterReadersWaitForIt(syncBarrier: Bool) {
         let queue = ConcurrentQueue(label: "concurrent.drain")
-        let log = QueueLog()
+        let log = TestLog()
         let readerInside = QueueGate()
         let releaseReader = QueueGate()
         let done = WorkGroup()
@@ -90,7 +90,7 @@ import Testing
         }
         // The barrier is registered (owning the queue, or pending) and waits for the reader: a new reader must queue
         // behind it.
-        #expect(queueTestWait { queue.core.word.load() & (QueueState.owned | QueueState.hasItems) != 0 })
+        #expect(waitUntil { queue.core.word.load() & (QueueState.owned | QueueState.hasItems) != 0 })
         done.enter()
         queueTestDetached {
             queue.sync { log.append(3) }
@@ -112,7 +112,7 @@ import Testing
         for _ in 0..<3 {
             queue.async(group: group) {
                 inside.add(1, ordering: .relaxed)
-                if queueTestWait(seconds: 10, { inside.load(ordering: .relaxed) >= 3 }) {
+                if waitUntil(seconds: 10, { inside.load(ordering: .relaxed) >= 3 }) {
                     sawCompany.add(1, ordering: .relaxed)
                 }
             }
@@ -148,15 +148,15 @@ import Testing
 
     /// Barrier closures are released once they ran, also when a waiting reader ran them.
     @Test func barrierClosuresAreReleasedAfterTheyRun() {
-        let counter = QueueLifeCounter()
+        let counter = LiveCounter()
         let queue = ConcurrentQueue(label: "concurrent.release")
         for round in 0..<50 {
-            let tracked = QueueTracked(counter, id: round)
+            let tracked = Tracked(counter, id: round)
             queue.async(flags: .barrier) { _ = tracked.id }
             _ = queue.sync { round }
         }
         queue.sync(flags: .barrier) {}
-        #expect(queueTestWait { counter.live.load(ordering: .relaxed) == 0 })
+        #expect(waitUntil { counter.live.value == 0 })
     }
 
     @Test func widthLimitsConcurrency() {
@@ -178,7 +178,7 @@ import Testing
 
     @Test func suspendHoldsConcurrentWork() {
         let queue = ConcurrentQueue(label: "concurrent.suspend")
-        let log = QueueLog()
+        let log = TestLog()
         queue.suspend()
         queue.async { log.append(1) }
         queue.async(flags: .barrier) { log.append(2) }
@@ -193,7 +193,7 @@ import Testing
     /// submission order, and a `sync` reader queued behind them returns only after all of them ran.
     @Test func queuedBarriersRunAloneInOrderBeforeALaterReader() {
         let queue = ConcurrentQueue(label: "concurrent.barrier.chain")
-        let log = QueueLog()
+        let log = TestLog()
         let inside = Atomic<Int>(0)
         let overlaps = Atomic<Int>(0)
         let count = 40
@@ -216,7 +216,7 @@ import Testing
     /// would otherwise run right after it on the same thread.
     @Test func barrierThatSuspendsItsQueueHoldsTheNextBarriers() {
         let queue = ConcurrentQueue(label: "concurrent.barrier.chain.suspend")
-        let log = QueueLog()
+        let log = TestLog()
         let first = QueueGate()
         queue.suspend()
         queue.async(flags: .barrier) {
@@ -279,7 +279,7 @@ import Testing
                 group.leave()
             }
         }
-        #expect(queueTestWait { arrived.load(ordering: .relaxed) == threads })
+        #expect(waitUntil { arrived.load(ordering: .relaxed) == threads })
         go.open()
         #expect(group.wait(timeout: .seconds(60)))
         queue.sync(flags: .barrier) {}
@@ -300,7 +300,7 @@ import Testing
 
     /// Dropping the last handle of a suspended concurrent queue resumes it, so its held work (barrier included) runs.
     @Test func releasingASuspendedConcurrentQueueRunsItsWork() {
-        let log = QueueLog()
+        let log = TestLog()
         do {
             let queue = ConcurrentQueue(label: "concurrent.suspended.released")
             queue.suspend()
@@ -315,7 +315,7 @@ import Testing
 
     /// Every index runs exactly once, also when every pool worker is busy (the caller takes part).
     @Test func concurrentPerformCoversEveryIndexOnce() {
-        let log = QueueLog()
+        let log = TestLog()
         ConcurrentQueue.concurrentPerform(iterations: 1_000) { index in
             log.append(index)
         }
@@ -329,7 +329,7 @@ import Testing
         let cores = WorkerPoolStatistics.current.cores
         for _ in 0..<cores {
             ConcurrentQueue.global().async(group: busy) {
-                _ = queueTestWait(seconds: 20) { release.load(ordering: .relaxed) }
+                _ = waitUntil(seconds: 20) { release.load(ordering: .relaxed) }
             }
         }
         let sum = Atomic<Int>(0)

@@ -69,7 +69,7 @@ import Glibc
         for queue in queues {
             queue.async(group: finished) {
                 arrived.add(1, ordering: .relaxed)
-                if queueTestWait(seconds: 20, { arrived.load(ordering: .relaxed) == count }) {
+                if waitUntil(seconds: 20, { arrived.load(ordering: .relaxed) == count }) {
                     succeeded.add(1, ordering: .relaxed)
                 }
             }
@@ -89,7 +89,7 @@ import Glibc
             queue.async(group: finished) { _ = gate.wait(seconds: 20) }
         }
         // The 64 waits are declared, so the pool grows to its cap (40 threads for 2) and no further.
-        #expect(queueTestWait { pool.statistics.threads == pool.maxThreads })
+        #expect(waitUntil { pool.statistics.threads == pool.maxThreads })
         _ = cthr_sleep_ns(50_000_000)
         let statistics = pool.statistics
         #expect(statistics.peakThreads == pool.maxThreads)
@@ -110,10 +110,10 @@ import Glibc
                 _ = gate.wait(seconds: 20)
             }
         }
-        #expect(queueTestWait { pool.statistics.threads >= 8 })
+        #expect(waitUntil { pool.statistics.threads >= 8 })
         gate.open()
         #expect(finished.wait(timeout: .seconds(20)))
-        #expect(queueTestWait(seconds: 15) { pool.statistics.threads <= pool.threadCount })
+        #expect(waitUntil(seconds: 15) { pool.statistics.threads <= pool.threadCount })
     }
 
     /// A lower lane is served even while a higher lane is flooded (aging).
@@ -200,7 +200,7 @@ import Glibc
     @Test func groupIsReusableAndNotifies() {
         let group = WorkGroup()
         let queue = SerialQueue(label: "poolCore.group.reuse")
-        let log = QueueLog()
+        let log = TestLog()
         for round in 0..<3 {
             for index in 0..<10 {
                 queue.async(group: group) { log.append(round * 100 + index) }
@@ -221,7 +221,7 @@ import Glibc
 
     @Test func workItemCancelledBeforeStartNeverRuns() {
         let queue = SerialQueue(label: "poolCore.item.cancel")
-        let log = QueueLog()
+        let log = TestLog()
         queue.suspend()
         let item = WorkItem { log.append(1) }
         queue.async(execute: item)
@@ -253,7 +253,7 @@ import Glibc
 
     @Test func workItemWaitAndNotify() {
         let queue = ConcurrentQueue(label: "poolCore.item.notify")
-        let log = QueueLog()
+        let log = TestLog()
         let item = WorkItem {
             _ = cthr_sleep_ns(10_000_000)
             log.append(1)
@@ -276,25 +276,25 @@ import Glibc
     // MARK: Specifics
 
     @Test func specificsAreReleasedWhenReplacedClearedOrTheQueueDies() {
-        let counter = QueueLifeCounter()
-        let key = QueueKey<QueueTracked>()
+        let counter = LiveCounter()
+        let key = QueueKey<Tracked>()
         do {
             let queue = SerialQueue(label: "poolCore.specific")
-            queue.setSpecific(key, QueueTracked(counter, id: 1))
+            queue.setSpecific(key, Tracked(counter, id: 1))
             #expect(queue.getSpecific(key)?.id == 1)
-            #expect(counter.deinits.load(ordering: .relaxed) == 0)
-            queue.setSpecific(key, QueueTracked(counter, id: 2))  // replaces: releases 1
-            #expect(counter.deinits.load(ordering: .relaxed) == 1)
+            #expect(counter.deinits.value == 0)
+            queue.setSpecific(key, Tracked(counter, id: 2))  // replaces: releases 1
+            #expect(counter.deinits.value == 1)
             #expect(queue.getSpecific(key)?.id == 2)
             queue.setSpecific(key, nil)  // clears: releases 2
-            #expect(counter.deinits.load(ordering: .relaxed) == 2)
+            #expect(counter.deinits.value == 2)
             #expect(queue.getSpecific(key) == nil)
-            queue.setSpecific(key, QueueTracked(counter, id: 3))
-            #expect(counter.deinits.load(ordering: .relaxed) == 2)
+            queue.setSpecific(key, Tracked(counter, id: 3))
+            #expect(counter.deinits.value == 2)
         }
         // The queue died: releases 3.
-        #expect(queueTestWait { counter.deinits.load(ordering: .relaxed) == 3 })
-        #expect(counter.live.load(ordering: .relaxed) == 0)
+        #expect(waitUntil { counter.deinits.value == 3 })
+        #expect(counter.live.value == 0)
     }
 
     @Test func currentSpecificIsLookedUpThroughTargets() {

@@ -10,7 +10,7 @@ import Testing
 @Suite(.serialized) struct QueueOrderingTests {
     @Test func serialSync() {
         let queue = SerialQueue(label: "order.serial.sync")
-        let log = QueueLog()
+        let log = TestLog()
         queue.sync { log.append(1) }
         log.append(2)
         queue.sync { log.append(3) }
@@ -20,7 +20,7 @@ import Testing
 
     @Test func serialAsync() {
         let queue = SerialQueue(label: "order.serial.async")
-        let log = QueueLog()
+        let log = TestLog()
         queue.async { log.append(1) }
         log.append(2)
         queue.async { log.append(3) }
@@ -33,7 +33,7 @@ import Testing
 
     @Test func serialAsyncInSync() {
         let queue = SerialQueue(label: "order.serial.asyncInSync")
-        let log = QueueLog()
+        let log = TestLog()
         log.append(1)
         queue.sync {
             log.append(2)
@@ -51,7 +51,7 @@ import Testing
 
     @Test func concurrentSync() {
         let queue = ConcurrentQueue(label: "order.concurrent.sync")
-        let log = QueueLog()
+        let log = TestLog()
         queue.sync { log.append(1) }
         log.append(2)
         queue.sync { log.append(3) }
@@ -61,7 +61,7 @@ import Testing
 
     @Test func concurrentAsync() {
         let queue = ConcurrentQueue(label: "order.concurrent.async")
-        let log = QueueLog()
+        let log = TestLog()
         queue.async { log.append(1) }
         log.append(2)
         queue.async { log.append(3) }
@@ -77,7 +77,7 @@ import Testing
 
     @Test func concurrentSyncInAsync() {
         let queue = ConcurrentQueue(label: "order.concurrent.syncInAsync")
-        let log = QueueLog()
+        let log = TestLog()
         log.append(1)
         queue.async {
             log.append(2)
@@ -93,7 +93,7 @@ import Testing
 
     @Test func concurrentAsyncInSync() {
         let queue = ConcurrentQueue(label: "order.concurrent.asyncInSync")
-        let log = QueueLog()
+        let log = TestLog()
         log.append(1)
         queue.sync {
             log.append(2)
@@ -111,7 +111,7 @@ import Testing
     /// Swift Testing parks the process's real main thread in `dispatch_main`, so the test runs on a thread the
     /// pool is told to treat as the main thread (the only test hook of the pool).
     @Test func mainThreadIsNotMainQueue() {
-        let results = QueueLog()
+        let results = TestLog()
         queueTestOnDesignatedMainThread {
             let key = QueueKey<String>()
             MainQueue.shared.setSpecific(key, "main")
@@ -134,8 +134,8 @@ import Testing
     /// behind the main queue's earlier work instead of jumping ahead of it; from another thread it hands the action
     /// to the main queue.
     @Test func mainQueueSchedulerRunsInlineOnlyOnBehalfOfTheMainQueue() {
-        let log = QueueLog()
-        let ranInlineOutsideTheMainQueue = QueueLog()
+        let log = TestLog()
+        let ranInlineOutsideTheMainQueue = TestLog()
         queueTestOnDesignatedMainThread {
             let scheduler = MainQueueScheduler.instance
             MainQueue.shared.async { log.append(1) }
@@ -163,7 +163,7 @@ import Testing
     /// Main-queue tasks run on the main thread, where the current queue is the main queue (and the specific set on
     /// it is visible, also from a queue that targets it); `sync` from another thread runs on the main thread.
     @Test func mainQueueTasksRunOnMainThread() {
-        let log = QueueLog()
+        let log = TestLog()
         queueTestOnDesignatedMainThread {
             let key = QueueKey<String>()
             MainQueue.shared.setSpecific(key, "main")
@@ -196,7 +196,7 @@ import Testing
     /// `sync` on the main thread onto a queue that targets the main queue, with async work pending on it: the main
     /// thread runs the earlier work, then the closure (nobody else may run it).
     @Test func mainThreadSyncOntoChildOfMainQueueRunsEarlierWork() {
-        let log = QueueLog()
+        let log = TestLog()
         let done = QueueGate()
         queueTestDetached {
             RuntimeThread.designateMainForTesting()

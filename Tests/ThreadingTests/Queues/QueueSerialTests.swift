@@ -19,7 +19,7 @@ import Testing
 
     @Test func syncIsFIFOAfterEarlierAsyncWork() {
         let queue = SerialQueue(label: "serial.sync.fifo")
-        let log = QueueLog()
+        let log = TestLog()
         queue.async {
             _ = cthr_sleep_ns(20_000_000)
             log.append(1)
@@ -32,7 +32,7 @@ import Testing
     /// Sync callers that find async work ahead of them keep FIFO order whoever runs that work.
     @Test func syncAfterAsyncBurstsKeepsOrder() {
         let queue = SerialQueue(label: "serial.sync.bursts")
-        let log = QueueLog()
+        let log = TestLog()
         var expected: [Int] = []
         for round in 0..<200 {
             queue.async { log.append(round * 2) }
@@ -55,7 +55,7 @@ import Testing
         let queueCount = 64
         let total = 10_000
         let queues = (0..<queueCount).map { SerialQueue(label: "serial.fifo.\($0)") }
-        let logs = (0..<queueCount).map { _ in QueueLog() }
+        let logs = (0..<queueCount).map { _ in TestLog() }
         let group = WorkGroup()
         for task in 0..<total {
             let index = task % queueCount
@@ -135,7 +135,7 @@ import Testing
                 group.leave()
             }
         }
-        #expect(queueTestWait { arrived.load(ordering: .relaxed) == threads })
+        #expect(waitUntil { arrived.load(ordering: .relaxed) == threads })
         go.open()
         #expect(group.wait(timeout: .seconds(60)))
         #expect(overlaps.load(ordering: .relaxed) == 0)
@@ -146,7 +146,7 @@ import Testing
     @Test func suspendHoldsTasksUntilResume() {
         let held = SerialQueue(label: "serial.suspended")
         let other = SerialQueue(label: "serial.other")
-        let log = QueueLog()
+        let log = TestLog()
         held.suspend()
         held.suspend()
         held.async { log.append(1) }
@@ -167,7 +167,7 @@ import Testing
     /// Dropping the last handle of a suspended queue resumes it: the held tasks run, in order, and a queue that
     /// targets it is not stranded (nobody could call `resume()` any more).
     @Test func releasingASuspendedQueueRunsItsWork() {
-        let log = QueueLog()
+        let log = TestLog()
         let child: SerialQueue
         do {
             let parent = SerialQueue(label: "serial.suspended.released")
@@ -188,7 +188,7 @@ import Testing
     /// A sync onto a suspended queue waits for the resume.
     @Test func syncWaitsForResume() {
         let queue = SerialQueue(label: "serial.suspended.sync")
-        let log = QueueLog()
+        let log = TestLog()
         queue.suspend()
         let finished = QueueGate()
         queueTestDetached {
@@ -204,23 +204,23 @@ import Testing
 
     /// The closure of a task is released once it ran.
     @Test func closureIsReleasedAfterItRuns() {
-        let counter = QueueLifeCounter()
+        let counter = LiveCounter()
         let queue = SerialQueue(label: "serial.release")
         let ran = QueueGate()
         do {
-            let tracked = QueueTracked(counter)
+            let tracked = Tracked(counter)
             queue.async {
                 _ = tracked.id
                 ran.open()
             }
         }
         #expect(ran.wait())
-        #expect(queueTestWait { counter.live.load(ordering: .relaxed) == 0 })
+        #expect(waitUntil { counter.live.value == 0 })
     }
 
     /// A queue released with pending tasks still runs them all.
     @Test func releasedQueueRunsPendingTasks() {
-        let log = QueueLog()
+        let log = TestLog()
         weak var weakQueue: SerialQueue?
         do {
             let queue = SerialQueue(label: "serial.released")
@@ -273,7 +273,7 @@ import Testing
 
     @Test func asyncAfterWithCancelledItemNeverRuns() {
         let queue = SerialQueue(label: "serial.after.cancel")
-        let log = QueueLog()
+        let log = TestLog()
         let item = WorkItem { log.append(1) }
         queue.asyncAfter(deadline: .now + .milliseconds(30), execute: item)
         item.cancel()
@@ -290,7 +290,7 @@ import Testing
         let timer = QueueTimer(queue: queue, delay: .milliseconds(5), repeating: .milliseconds(5)) {
             fired.add(1, ordering: .relaxed)
         }
-        #expect(queueTestWait { fired.load(ordering: .relaxed) >= 3 })
+        #expect(waitUntil { fired.load(ordering: .relaxed) >= 3 })
         timer.cancel()
         #expect(timer.isCancelled)
         queue.sync {}

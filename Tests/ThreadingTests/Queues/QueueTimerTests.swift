@@ -37,7 +37,7 @@ import Testing
         let saw = markerSaw.load(ordering: .relaxed)
         #expect(saw <= 1, "\(saw) firings were queued behind the busy task")
         // Not stalled by the coalescing: it fires again once its last firing ran.
-        #expect(queueTestWait(seconds: 20) { fired.load(ordering: .relaxed) >= saw + 3 })
+        #expect(waitUntil(seconds: 20) { fired.load(ordering: .relaxed) >= saw + 3 })
         timer.cancel()
     }
 
@@ -55,7 +55,7 @@ import Testing
             running.subtract(1, ordering: .relaxed)
             fired.add(1, ordering: .relaxed)
         }
-        #expect(queueTestWait(seconds: 20) { fired.load(ordering: .relaxed) >= 5 })
+        #expect(waitUntil(seconds: 20) { fired.load(ordering: .relaxed) >= 5 })
         timer.cancel()
         #expect(mostAtOnce.load(ordering: .relaxed) == 1)
     }
@@ -114,7 +114,7 @@ import Testing
         let timer = QueueTimer(queue: queue, delay: .milliseconds(200), repeating: .milliseconds(1)) {
             kept.add(1, ordering: .relaxed)
         }
-        #expect(queueTestWait(seconds: 20) { kept.load(ordering: .relaxed) >= 3 })
+        #expect(waitUntil(seconds: 20) { kept.load(ordering: .relaxed) >= 3 })
         timer.cancel()
         queue.sync {}
         #expect(dropped.load(ordering: .relaxed) == 0)

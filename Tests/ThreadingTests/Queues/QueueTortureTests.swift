@@ -113,11 +113,11 @@ extension TortureTests {
             let queueList = queues
             let totalIDs = Self.drivers * opsPerDriver
             let runs = (0..<totalIDs).map { _ in TortureCell() }
-            let submitted = TortureCounter()
-            let completed = TortureCounter()
-            let suspensions = TortureCounter()
-            let timerFirings = TortureCounter()
-            let opCounts = (0..<8).map { _ in TortureCounter() }
+            let submitted = TestCounter()
+            let completed = TestCounter()
+            let suspensions = TestCounter()
+            let timerFirings = TestCounter()
+            let opCounts = (0..<8).map { _ in TestCounter() }
             let group = WorkGroup()
 
             /// The body of every tracked task: runs-once, exclusivity, width, FIFO and specific checks.
@@ -256,7 +256,7 @@ extension TortureTests {
                 for timer in timers { timer.cancel() }
             }
             #expect(ok)
-            let allRan = Torture.waitUntil(seconds: 30) { completed.value == totalIDs }
+            let allRan = waitUntil(seconds: 30) { completed.value == totalIDs }
             let stuck = queueList.filter {
                 $0.submitted.value.load(ordering: .relaxed) != $0.completed.value.load(ordering: .relaxed)
             }.map {

@@ -371,7 +371,7 @@ final class RCUMapPage: Sendable {
     }
 
     @Test func replacedAndRemovedEntriesAreReleasedAfterGracePeriod() {
-        let live = RCUTestSupport.Counter()
+        let live = TestCounter()
         var map: RCUMap<Int, RCUTracked>? = RCUMap()
         for generation in 0..<100 {
             map!.set(RCUTracked(generation, live: live), forKey: generation % 10)
@@ -390,7 +390,7 @@ final class RCUMapPage: Sendable {
     /// A map whose last reference goes away in a deferred release (an old value of an RCUValue) is destroyed on the
     /// call_rcu thread and still releases every entry.
     @Test func mapDroppedInsideDeferredReleaseReleasesEntries() {
-        let live = RCUTestSupport.Counter()
+        let live = TestCounter()
         let holder = RCUValue(RCUMap<Int, RCUTracked>())
         holder.read { map in
             for key in 0..<10 { map.set(RCUTracked(key, live: live), forKey: key) }
@@ -446,9 +446,9 @@ final class RCUMapPage: Sendable {
         let writers = 2
         let map = RCUMap<Key, Value>()
         let line = RCUTestSupport.StartLine()
-        let writersDone = RCUTestSupport.Counter()
-        let wrongValues = RCUTestSupport.Counter()
-        let hits = RCUTestSupport.Counter()
+        let writersDone = TestCounter()
+        let wrongValues = TestCounter()
+        let hits = TestCounter()
 
         let readerThreads = (0..<2).map { seed in
             RCUTestSupport.start {

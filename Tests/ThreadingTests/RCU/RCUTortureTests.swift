@@ -11,7 +11,7 @@ import Testing
 ///
 /// `Sendable`: every mutable field is an `Atomic`; the rest is immutable.
 final class TortureRecord: Sendable {
-    static let live = Atomic<Int>(0)
+    static let live = TestCounter()
     static let poisoned: UInt64 = 0xDEAD_BEEF_DEAD_BEEF
 
     let generation: Int
@@ -22,12 +22,12 @@ final class TortureRecord: Sendable {
     init(generation: Int) {
         self.generation = generation
         self.payload = generation &* 0x5851_F42D
-        TortureRecord.live.add(1, ordering: .relaxed)
+        TortureRecord.live.add()
     }
 
     deinit {
         poison.store(TortureRecord.poisoned, ordering: .sequentiallyConsistent)
-        TortureRecord.live.subtract(1, ordering: .sequentiallyConsistent)
+        TortureRecord.live.add(-1)
     }
 
     /// Checks the record as a reader sees it; returns a description of what is wrong, if any. The age is checked
@@ -73,11 +73,11 @@ extension TortureTests {
         @Test func rcuValueTorture() {
             let seed = Torture.seed()
             let updatesPerWriter = Torture.size(300, long: 20_000)
-            let liveBefore = TortureRecord.live.load(ordering: .sequentiallyConsistent)
+            let liveBefore = TortureRecord.live.value
             let violations = TortureViolations()
-            let reads = TortureCounter()
-            let updates = TortureCounter()
-            let gracePeriods = TortureCounter()
+            let reads = TestCounter()
+            let updates = TestCounter()
+            let gracePeriods = TestCounter()
             let writersLeft = Atomic<Int>(Self.writers)
             do {
                 let value = RCUValue(TortureRecord(generation: 0))
@@ -126,11 +126,11 @@ extension TortureTests {
                 #expect(ok)
                 #expect(value.load().generation == Self.writers * updatesPerWriter)
                 RCU.barrier()
-                let liveHeld = TortureRecord.live.load(ordering: .sequentiallyConsistent) - liveBefore
+                let liveHeld = TortureRecord.live.value - liveBefore
                 #expect(liveHeld == 1, "records still alive besides the current one: \(liveHeld - 1)")
             }
             RCU.barrier()
-            let liveAfter = TortureRecord.live.load(ordering: .sequentiallyConsistent) - liveBefore
+            let liveAfter = TortureRecord.live.value - liveBefore
             #expect(liveAfter == 0, "records never reclaimed: \(liveAfter)")
             #expect(violations.count == 0, "\(violations.messages)")
             Torture.report(
@@ -147,12 +147,12 @@ extension TortureTests {
             let seed = Torture.seed()
             let keys = 16
             let opsPerWriter = Torture.size(300, long: 20_000)
-            let liveBefore = TortureRecord.live.load(ordering: .sequentiallyConsistent)
+            let liveBefore = TortureRecord.live.value
             let violations = TortureViolations()
-            let reads = TortureCounter()
-            let writes = TortureCounter()
-            let removals = TortureCounter()
-            let gracePeriods = TortureCounter()
+            let reads = TestCounter()
+            let writes = TestCounter()
+            let removals = TestCounter()
+            let gracePeriods = TestCounter()
             let generations = Atomic<Int>(0)
             let writersLeft = Atomic<Int>(Self.writers)
             do {
@@ -220,11 +220,11 @@ extension TortureTests {
                 }
                 #expect(ok)
                 RCU.barrier()
-                let liveHeld = TortureRecord.live.load(ordering: .sequentiallyConsistent) - liveBefore
+                let liveHeld = TortureRecord.live.value - liveBefore
                 #expect(liveHeld == map.count, "records alive: \(liveHeld), in the map: \(map.count)")
             }
             RCU.barrier()
-            let liveAfter = TortureRecord.live.load(ordering: .sequentiallyConsistent) - liveBefore
+            let liveAfter = TortureRecord.live.value - liveBefore
             #expect(liveAfter == 0, "records never reclaimed: \(liveAfter)")
             #expect(violations.count == 0, "\(violations.messages)")
             Torture.report(
@@ -245,9 +245,9 @@ extension TortureTests {
             let keys = 64
             let opsPerWriter = Torture.size(2_000, long: 200_000)
             let violations = TortureViolations()
-            let reads = TortureCounter()
-            let writes = TortureCounter()
-            let removals = TortureCounter()
+            let reads = TestCounter()
+            let writes = TestCounter()
+            let removals = TestCounter()
             let generations = Atomic<Int>(0)
             let writersLeft = Atomic<Int>(Self.writers)
             // A value encodes its key and a generation that grows per key: generation * 1_024 + key.

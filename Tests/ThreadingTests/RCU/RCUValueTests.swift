@@ -13,10 +13,10 @@ final class RCUTracked: Sendable {
     static let deadMark = 0xDEAD_DEAD
 
     let generation: Int
-    let live: RCUTestSupport.Counter
+    let live: TestCounter
     private let mark = Atomic<Int>(RCUTracked.aliveMark)
 
-    init(_ generation: Int, live: RCUTestSupport.Counter) {
+    init(_ generation: Int, live: TestCounter) {
         self.generation = generation
         self.live = live
         live.add()
@@ -116,7 +116,7 @@ final class RCUTracked: Sendable {
     /// `rcu_cmpxchg_pointer` compares pointers: for class values, `compareExchange(expected:desired:by: ===)`
     /// compares identity, and an equal but distinct object does not match.
     @Test func compareExchangeByIdentityForClassValues() {
-        let live = RCUTestSupport.Counter()
+        let live = TestCounter()
         let first = RCUTracked(1, live: live)
         let value = RCUValue(first)
         let lookalike = RCUTracked(1, live: live)
@@ -137,11 +137,11 @@ final class RCUTracked: Sendable {
         let reader = RCUTestSupport.start {
             value.read { old in
                 inside.set()
-                RCUTestSupport.waitUntil(within: 20) { leave.isSet }
+                #expect(waitUntil(seconds: 20) { leave.isSet })
                 sawOld.set(old == 1)
             }
         }
-        RCUTestSupport.waitUntil(within: 20) { inside.isSet }
+        #expect(waitUntil(seconds: 20) { inside.isSet })
         value.store(2)
         let ran = RCUTestSupport.Flag()
         let ranWhileReading = RCUTestSupport.Flag()
@@ -164,9 +164,9 @@ final class RCUTracked: Sendable {
     /// A callback may be queued from inside a read section (it never waits), and what it captured is released
     /// once it ran.
     @Test func callbackQueuedInAReadSectionRunsAndIsReleased() {
-        let live = RCUTestSupport.Counter()
+        let live = TestCounter()
         let value = RCUValue(0)
-        let ran = RCUTestSupport.Counter()
+        let ran = TestCounter()
         do {
             let captured = RCUTracked(1, live: live)
             value.read { _ in
@@ -179,7 +179,7 @@ final class RCUTracked: Sendable {
     }
 
     @Test func oldValuesAreReleasedAfterGracePeriod() {
-        let live = RCUTestSupport.Counter()
+        let live = TestCounter()
         var value: RCUValue<RCUTracked>? = RCUValue(RCUTracked(0, live: live))
         for generation in 1...100 {
             value!.store(RCUTracked(generation, live: live))
@@ -208,7 +208,7 @@ final class RCUTracked: Sendable {
     }
 
     @Test func explicitRegistrationReportsState() {
-        let results = RCUTestSupport.Counter()
+        let results = TestCounter()
         let thread = RCUTestSupport.start {
             if RCU.registerCurrentThread() { results.add(1) }
             if !RCU.registerCurrentThread() { results.add(10) }
@@ -241,13 +241,13 @@ final class RCUTracked: Sendable {
         #else
         let swaps = 10_000
         #endif
-        let live = RCUTestSupport.Counter()
+        let live = TestCounter()
         let value = RCUValue(RCUTracked(0, live: live))
         let line = RCUTestSupport.StartLine()
         let writerDone = RCUTestSupport.Flag()
-        let deadSeen = RCUTestSupport.Counter()
-        let backwardsSeen = RCUTestSupport.Counter()
-        let reads = RCUTestSupport.Counter()
+        let deadSeen = TestCounter()
+        let backwardsSeen = TestCounter()
+        let reads = TestCounter()
 
         let readers = (0..<2).map { _ in
             RCUTestSupport.start {

@@ -49,7 +49,7 @@ import Testing
         serial.async(group: work) { status.store(faultRunForked { 0 }, ordering: .relaxed) }
         serial.async(group: work) {}
         // The parent's work runs once the forking task is back.
-        #expect(queueTestWait(seconds: 120) { status.load(ordering: .relaxed) >= 0 })
+        #expect(waitUntil(seconds: 120) { status.load(ordering: .relaxed) >= 0 })
         gate.open()
         #expect(work.wait(timeout: .seconds(30)))
         #expect(jobs.waitUntilAllFinished(timeout: .seconds(30)))

@@ -49,7 +49,7 @@ import Testing
             serial.async { gate.pass() }
             let timer = QueueTimer(queue: serial, delay: .zero, repeating: .milliseconds(1)) {}
             // The firing is due at once and queues behind the held task: then the entry is out of the heap.
-            guard queueTestWait({ serial.queueCore.pendingTaskCount >= 1 }) else { exit(2) }
+            guard waitUntil({ serial.queueCore.pendingTaskCount >= 1 }) else { exit(2) }
             let status = faultRunForked { timer.isCancelled ? 0 : 1 }
             gate.open()
             timer.cancel()

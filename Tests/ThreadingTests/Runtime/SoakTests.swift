@@ -97,7 +97,7 @@ extension TortureTests {
         static func run() -> Int32 {
             let seed = Torture.seed()
             var random = TortureRandom(seed: seed)
-            let operations = TortureCounter()
+            let operations = TestCounter()
             var failures: [String] = []
             // Five equal stretches with a checkpoint after each; the first is the warm-up (the pool, the allocator,
             // liburcu and the pool's buffers reach their high-water marks there), the bounds apply from its end on.
@@ -147,7 +147,7 @@ extension TortureTests {
         /// Lets deferred work finish (RCU callbacks, queue tasks), then reads the memory figures.
         static func checkpoint() -> SoakMemory {
             flushDeferredReleases()
-            _ = Torture.waitUntil(seconds: 5) { WorkerPoolStatistics.current.pending == 0 }
+            _ = waitUntil(seconds: 5) { WorkerPoolStatistics.current.pending == 0 }
             return SoakMemory.now()
         }
 
@@ -159,7 +159,7 @@ extension TortureTests {
 
         /// One round: 200 queue tasks over serial and concurrent queues, lock sections, RCU updates and reads, a
         /// small job DAG and a short-lived thread; everything ends before the round returns. Returns what failed.
-        static func round(_ random: inout TortureRandom, _ operations: TortureCounter) -> [String] {
+        static func round(_ random: inout TortureRandom, _ operations: TestCounter) -> [String] {
             let serial = SerialQueue(label: "soak.serial")
             let concurrent = ConcurrentQueue(label: "soak.concurrent", width: 2)
             let group = WorkGroup()

@@ -39,16 +39,6 @@ func withDeadline<Result: Sendable>(
     }
 }
 
-/// Polls `condition` every millisecond, without blocking the task's thread, until it holds or `seconds` passed.
-func withDeadlineWait(seconds: Int = 20, _ condition: @Sendable () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while !condition() {
-        if ContinuousClock.now >= deadline { return condition() }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return true
-}
-
 /// An actor whose executor is a serial queue.
 actor QueueActor {
     let queue: SerialQueue
@@ -70,5 +60,29 @@ actor QueueActor {
     func increment() -> Int {
         counter += 1
         return counter
+    }
+}
+
+/// A task whose end a test can wait for with a deadline: a wait the code under test never ends fails the test
+/// (``result(within:)`` answers nil) instead of hanging it, which awaiting `task.result` alone would.
+final class WatchedTask<Success: Sendable>: Sendable {
+    let task: Task<Success, any Error>
+    private let ended: TestCounter
+
+    init(_ operation: @escaping @Sendable () async throws -> Success) {
+        let ended = TestCounter()
+        self.ended = ended
+        task = Task {
+            defer { ended.add() }
+            return try await operation()
+        }
+    }
+
+    func cancel() { task.cancel() }
+
+    /// The task's result once it ended, or nil when it has not ended within `seconds`.
+    func result(within seconds: Double = 20) async -> Result<Success, any Error>? {
+        guard await suspendUntil(seconds: seconds, { self.ended.value == 1 }) else { return nil }
+        return await task.result
     }
 }

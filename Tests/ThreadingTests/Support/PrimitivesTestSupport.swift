@@ -63,17 +63,6 @@ func runTogether(
     return true
 }
 
-/// Counts live instances, to check that values are released (and released only once).
-final class Tracked: @unchecked Sendable {
-    static let live = LockedValue(0)
-    let id: Int
-    init(_ id: Int) {
-        self.id = id
-        Tracked.live.withLock { $0 += 1 }
-    }
-    deinit { Tracked.live.withLock { $0 -= 1 } }
-}
-
 /// Signals `released` from its `deinit`: a release that happens on another thread can be waited for with a deadline.
 final class ReleaseProbe: Sendable {
     let released: Semaphore

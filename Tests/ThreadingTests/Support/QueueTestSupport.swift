@@ -8,54 +8,6 @@ import Testing
 
 @testable import Threading
 
-/// An append-only log shared by threads ("print" of the ordering scenarios).
-final class QueueLog: Sendable {
-    private let entries = QueueTestLocked<[Int]>([])
-
-    func append(_ value: Int) { entries.withLock { $0.append(value) } }
-
-    var values: [Int] { entries.withLock { $0 } }
-
-    var count: Int { entries.withLock { $0.count } }
-
-    /// Waits until `count` entries are logged or `seconds` passed; returns whether they were.
-    func wait(for count: Int, seconds: Double = 10) -> Bool {
-        queueTestWait(seconds: seconds) { self.count >= count }
-    }
-}
-
-/// Polls `condition` every `pollNs` (a millisecond by default) until it holds or `seconds` passed.
-func queueTestWait(seconds: Double = 10, pollNs: UInt64 = 1_000_000, _ condition: () -> Bool) -> Bool {
-    let deadline = cthr_clock_now_ns() + UInt64(seconds * 1_000_000_000)
-    while !condition() {
-        if cthr_clock_now_ns() >= deadline { return condition() }
-        _ = cthr_sleep_ns(pollNs)
-    }
-    return true
-}
-
-/// Counts live instances (to check that closures and specific values are released).
-final class QueueLifeCounter: Sendable {
-    let live = Atomic<Int>(0)
-    let deinits = Atomic<Int>(0)
-}
-
-final class QueueTracked: Sendable {
-    let counter: QueueLifeCounter
-    let id: Int
-
-    init(_ counter: QueueLifeCounter, id: Int = 0) {
-        self.counter = counter
-        self.id = id
-        counter.live.add(1, ordering: .relaxed)
-    }
-
-    deinit {
-        counter.live.subtract(1, ordering: .relaxed)
-        counter.deinits.add(1, ordering: .relaxed)
-    }
-}
-
 /// A one-shot gate threads wait on (with a deadline) until it opens.
 final class QueueGate: Sendable {
     private let group = WorkGroup()

@@ -15,26 +15,22 @@ enum RCUTestSupport {
         var isSet: Bool { storage.load(ordering: .sequentiallyConsistent) }
     }
 
-    /// A counter shared between threads.
-    final class Counter: Sendable {
-        private let storage = Atomic<Int>(0)
-        @discardableResult
-        func add(_ delta: Int = 1) -> Int { storage.add(delta, ordering: .sequentiallyConsistent).newValue }
-        var value: Int { storage.load(ordering: .sequentiallyConsistent) }
-    }
-
     /// Lets racing threads start together: each calls ``arriveAndWait()``; the test calls ``go(expecting:)``.
     final class StartLine: Sendable {
-        private let arrived = Counter()
+        private let arrived = TestCounter()
         private let started = Flag()
 
         func arriveAndWait() {
             arrived.add()
-            RCUTestSupport.waitUntil { started.isSet }
+            if !waitUntil(seconds: 60, every: 50_000, { started.isSet }) {
+                Issue.record("the start line never opened")
+            }
         }
 
         func go(expecting count: Int) {
-            RCUTestSupport.waitUntil { arrived.value == count }
+            if !waitUntil(seconds: 60, every: 50_000, { arrived.value == count }) {
+                Issue.record("\(arrived.value) of \(count) threads arrived at the start line")
+            }
             started.set()
         }
     }
@@ -70,22 +66,10 @@ enum RCUTestSupport {
 
     /// Joins a thread, failing the test (and leaving the thread) if it has not finished within `seconds`.
     static func join(_ started: Started, within seconds: Double = 60) {
-        if waitUntil(within: seconds, { started.finished.isSet }) {
+        if waitUntil(seconds: seconds, every: 50_000, { started.finished.isSet }) {
             pthread_join(started.thread, nil)
+        } else {
+            Issue.record("a thread did not finish within \(seconds) s")
         }
-    }
-
-    /// Waits until `condition` holds, recording an issue after `seconds`.
-    @discardableResult
-    static func waitUntil(within seconds: Double = 60, _ condition: () -> Bool) -> Bool {
-        let deadline = cthr_clock_deadline_after(UInt64(seconds * 1e9))
-        while !condition() {
-            if cthr_clock_now_ns() > deadline {
-                Issue.record("condition not reached within \(seconds) s")
-                return false
-            }
-            _ = cthr_sleep_ns(50_000)
-        }
-        return true
     }
 }

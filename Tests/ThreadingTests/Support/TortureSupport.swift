@@ -40,16 +40,6 @@ enum Torture {
         print("torture \(name): seed=\(seed) \(isLong ? "long" : "short") \(text)")
     }
 
-    /// Polls `condition` (yielding 1 ms between polls) until it holds or `seconds` passed.
-    static func waitUntil(seconds: Double = 60, _ condition: () -> Bool) -> Bool {
-        let deadline = cthr_clock_now_ns() + UInt64(seconds * 1_000_000_000)
-        while !condition() {
-            if cthr_clock_now_ns() >= deadline { return condition() }
-            _ = cthr_sleep_ns(1_000_000)
-        }
-        return true
-    }
-
     /// Busy work of about `units` small steps (a hold time inside a critical section or read section).
     @inline(never)
     static func spin(_ units: Int) {
@@ -74,13 +64,6 @@ struct TortureRandom: RandomNumberGenerator, Sendable {
     mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
     /// True with probability `percent` / 100.
     mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-}
-
-/// A thread-safe counter for figures and violations.
-final class TortureCounter: Sendable {
-    private let storage = Atomic<Int>(0)
-    func add(_ delta: Int = 1) { storage.add(delta, ordering: .relaxed) }
-    var value: Int { storage.load(ordering: .sequentiallyConsistent) }
 }
 
 /// One atomic integer in a class, so arrays of them can be built (`Atomic` itself is not copyable).

@@ -69,16 +69,16 @@ struct ThreadTests {
 
     @Test("a joined thread keeps nothing its body captured alive, though its handle lives on")
     func joinReleasesWhatTheBodyCaptured() throws {
-        let before = Tracked.live.withLock { $0 }
+        let counter = LiveCounter()
         let weak = WeakBox<Tracked>()
-        var captured: Tracked? = Tracked(1)
+        var captured: Tracked? = Tracked(counter, id: 1)
         weak.object = captured
         let thread = try PosixThread { [captured] in captured!.id }
         captured = nil
         #expect(thread.join() == 1)
         // The handle is still alive here; what the body captured is not.
         #expect(weak.object == nil)
-        #expect(Tracked.live.withLock { $0 } == before)
+        #expect(counter.live.value == 0)
         withExtendedLifetime(thread) {}
     }
 
@@ -179,23 +179,24 @@ struct ThreadTests {
     func releasedAtExit() throws {
         let local = try ThreadLocal<Tracked?> { nil }
         let weak = WeakBox<Tracked>()
-        let before = Tracked.live.withLock { $0 }
+        let counter = LiveCounter()
         let thread = try PosixThread {
-            let object = Tracked(1)
+            let object = Tracked(counter, id: 1)
             weak.object = object
             local.value = object
         }
         thread.join()
         #expect(weak.object == nil)
-        #expect(Tracked.live.withLock { $0 } == before)
+        #expect(counter.live.value == 0)
     }
 
     @Test("ThreadLocal releases the old value when it is replaced, and the default is lazy")
     func releasedOnReplace() throws {
+        let counter = LiveCounter()
         let made = LockedValue(0)
         let local = try ThreadLocal { () -> Tracked in
             made.withLock { $0 += 1 }
-            return Tracked(0)
+            return Tracked(counter, id: 0)
         }
         let weak = WeakBox<Tracked>()
         #expect(!local.hasValue)
@@ -203,7 +204,7 @@ struct ThreadTests {
         weak.object = local.value
         #expect(made.withLock { $0 } == 1)
         #expect(weak.object != nil)
-        local.value = Tracked(2)
+        local.value = Tracked(counter, id: 2)
         #expect(weak.object == nil)
         #expect(local.value.id == 2)
         weak.object = local.value
@@ -251,14 +252,14 @@ struct ThreadTests {
 
     @Test("dropping a ThreadLocal releases the values of threads that are still running, once")
     func releasedOnDrop() throws {
-        let before = Tracked.live.withLock { $0 }
+        let counter = LiveCounter()
         let weak = WeakBox<Tracked>()
         let stored = Semaphore()
         let finish = Semaphore()
         var local: ThreadLocal<Tracked?>? = try ThreadLocal { nil }
         let keep = Shared(local)
         @Sendable func store() {
-            let object = Tracked(3)
+            let object = Tracked(counter, id: 3)
             weak.object = object
             keep.value!.value = object
         }
@@ -274,14 +275,14 @@ struct ThreadTests {
         #expect(weak.object == nil)
         finish.signal()
         thread.join()  // the thread exits after the drop: nothing is released twice
-        #expect(Tracked.live.withLock { $0 } == before)
+        #expect(counter.live.value == 0)
     }
 
     @Test("many threads and ThreadLocals: every value is released exactly once")
     func churn() throws {
-        let before = Tracked.live.withLock { $0 }
+        let counter = LiveCounter()
         for round in 0..<5 {
-            let local = try ThreadLocal { Tracked(round) }
+            let local = try ThreadLocal { Tracked(counter, id: round) }
             let release = Semaphore()
             let threads = try (0..<4).map { _ in
                 try PosixThread {
@@ -301,7 +302,7 @@ struct ThreadTests {
             }
         }
         // This thread's values for dropped ThreadLocals were released by the drops.
-        #expect(Tracked.live.withLock { $0 } == before)
+        #expect(counter.live.value == 0)
     }
 
     @Test("more live ThreadLocals than the per-thread cache has slots: every thread reads its own value of each")
@@ -364,25 +365,27 @@ struct ThreadTests {
         final class Reentrant: @unchecked Sendable {
             let other: ThreadLocal<Tracked?>
             let weak: WeakBox<Tracked>
-            init(other: ThreadLocal<Tracked?>, weak: WeakBox<Tracked>) {
+            let counter: LiveCounter
+            init(other: ThreadLocal<Tracked?>, weak: WeakBox<Tracked>, counter: LiveCounter) {
                 self.other = other
                 self.weak = weak
+                self.counter = counter
             }
             deinit {
-                let object = Tracked(9)
+                let object = Tracked(counter, id: 9)
                 weak.object = object
                 other.value = object  // a new value during thread exit: released in the next destructor round
             }
         }
-        let before = Tracked.live.withLock { $0 }
+        let counter = LiveCounter()
         let first = try ThreadLocal<Reentrant?> { nil }
         let second = try ThreadLocal<Tracked?> { nil }
         let weak = WeakBox<Tracked>()
         let thread = try PosixThread {
-            first.value = Reentrant(other: second, weak: weak)
+            first.value = Reentrant(other: second, weak: weak, counter: counter)
         }
         thread.join()
         #expect(weak.object == nil)
-        #expect(Tracked.live.withLock { $0 } == before)
+        #expect(counter.live.value == 0)
     }
 }

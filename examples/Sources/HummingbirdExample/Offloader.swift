@@ -76,24 +76,23 @@ public final class Offloader: Sendable {
     }
 
     /// The Threading side of the server's `ServiceGroup`, to be listed **before** the HTTP server (a group shuts its
-    /// services down in the reverse order of its list, so the server stops taking requests first):
+    /// services down in the reverse order of its list, each after the one behind it returned, so the server stops
+    /// taking requests first):
     ///
-    /// - the pool ``make(mode:threads:)`` created, as a `WorkerPoolService`: at graceful shutdown it drains the calls
-    ///   the server accepted (at most 10 s) and logs the outcome;
     /// - a `WorkerPoolMetrics` poller exporting the process-wide pools and that pool to the metrics backend the
-    ///   process bootstrapped (`MetricsSystem.bootstrap`; none: nothing is recorded).
+    ///   process bootstrapped (`MetricsSystem.bootstrap`; none: nothing is recorded), first, so that it stops last
+    ///   and its last poll exports what the drain did;
+    /// - the pool ``make(mode:threads:)`` created, as a `WorkerPoolService`: at graceful shutdown it drains the calls
+    ///   the server accepted (at most 10 s) and logs the outcome.
     ///
     /// - Parameter logger: Where the pool service reports its shutdown.
     /// - Returns: The services, in the order to list them.
     public func services(logger: Logger) -> [any Service] {
-        var pools: [WorkerPool] = [.shared, .blocking]
-        var services: [any Service] = []
-        if let workerPool {
-            pools.append(workerPool)
-            services.append(WorkerPoolService(workerPool, logger: logger))
-        }
-        services.append(WorkerPoolMetrics(pools: pools))
-        return services
+        guard let workerPool else { return [WorkerPoolMetrics(pools: [.shared, .blocking])] }
+        return [
+            WorkerPoolMetrics(pools: [.shared, .blocking, workerPool]),
+            WorkerPoolService(workerPool, logger: logger),
+        ]
     }
 
     /// Stops the pools ``make(mode:threads:)`` created that are still running (the process-wide ones are never

@@ -140,9 +140,9 @@ public func makeRouter(options: ServerOptions, offloader: Offloader) -> Router<B
 
 /// Runs the example server until SIGTERM or SIGINT, set up as a service adopts Threading: the runtime's reports
 /// (saturation, stalls, wait cycles) go to the server's logger; the pools (``Offloader/make(mode:threads:)``) and
-/// their metrics poller run in one `ServiceGroup` with the HTTP server, listed before it, so that on SIGTERM the
-/// server stops taking requests first, then the pool drains the calls it accepted. `onBound` gets the bound port
-/// (the server prints it).
+/// their metrics poller run in one `ServiceGroup` with the HTTP server, listed before it (the poller first), so that
+/// on SIGTERM the server stops taking requests first, then the pool drains the calls it accepted, then the poller
+/// exports the final counts. `onBound` gets the bound port (the server prints it).
 ///
 /// - Parameters:
 ///   - options: Where to listen and how to offload.

@@ -65,17 +65,18 @@ import Threading
         try await offloader.shutdown()
     }
 
-    /// The pool a mode creates runs as a service beside a metrics poller; at the group's graceful shutdown it stops
-    /// after the call it accepted ran, and the poller returns.
+    /// The pool a mode creates runs as a service beside a metrics poller, listed after it (so the poller stops last
+    /// and its last poll follows the drain); at the group's graceful shutdown the pool stops after the call it
+    /// accepted ran, and the poller returns.
     @Test func thePoolAndItsMetricsRunInTheServiceGroup() async throws {
         let offloader = Offloader.make(mode: .threadingPool, threads: 2)
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         let services = offloader.services(logger: logger)
         #expect(services.count == 2)
-        let poolService = try #require(services.first as? WorkerPoolService)
+        #expect(services.first is WorkerPoolMetrics)
+        let poolService = try #require(services.last as? WorkerPoolService)
         #expect(poolService.pool.label == "hb.pool")
         #expect(poolService.pool.recordsScheduleDelays)
-        #expect(services.last is WorkerPoolMetrics)
         let group = ServiceGroup(services: services, logger: logger)
         let running = Task { try await group.run() }
         #expect(try await offloader.run { blockingCall(microseconds: 1_000) } == 1_000)
