@@ -59,7 +59,8 @@ extension PoolCore {
     // resumes its caller (`unitIsFinishing`): the caller's next call can come before the worker is back in its loop.
     // (Measured in the example server, 64 clients each keeping one 2 ms call in flight on 2 busy cores: without the
     // two rules the pool made 0 to 5 threads in 5 s, for units that a finishing worker took moments later.) A
-    // searcher that takes a unit while more wait passes the wake-up on. Its workers spin only while searching, only
+    // searcher that takes a unit passes the wake-up on for the units no other searcher covers
+    // (`passBlockingWakeUpOn`). Its workers spin only while searching, only
     // after a short call (`shortCallNanoseconds`) or a wake-up, and stop as soon as a yield gives the CPU away (busy
     // cores); its idle list is first in, first out: workers take turns, so none idles for the timeout while the pool
     // is loaded, and all exit after it once the load stops.

@@ -157,7 +157,7 @@ extension PoolCore {
         // end of each unit, until it takes a unit or is back on the idle list (see `PoolCore+Blocking.swift`).
         var counted = isBlocking
         // A blocking pool's worker: when its last unit started, and whether it was short (see `shortCallNanoseconds`;
-        // true also for a new thread, which has run no unit yet; false after a wake-up, see below).
+        // true also for a new thread, which has run no unit yet). It holds across a park: see below.
         var unitStarted: UInt64 = 0
         var searchAfterUnit = true
         while true {
@@ -202,12 +202,14 @@ extension PoolCore {
                 // `spinForWork`), so it takes no turns from the threads that feed the pool. After a long call it
                 // parks at once: the caller's next call is not imminent, and any other call wakes an idle worker
                 // (measured in the example server, 64 clients each keeping one 2 ms call in flight on 2 busy cores:
-                // the searches after each call took a third of the pool's CPU, CPU the event loops wanted). A worker
-                // woken for a unit that another searcher took first parks again at once, as a thread of
-                // `NIOThreadPool` woken for nothing waits again: nothing says a call is imminent (the same server:
-                // a search after each such wake-up was a `sched_yield` and a context switch for every tenth call).
+                // the searches after each call took a third of the pool's CPU, CPU the event loops wanted). The rule
+                // holds across a park: a worker woken for a unit that another searcher took first searches only if
+                // its last call was short. After a long one it parks again at once, as a thread of `NIOThreadPool`
+                // woken for nothing waits again (the same server: a search after each such wake-up was a
+                // `sched_yield` and a context switch for every tenth call); after a short one the next short call
+                // is likely imminent (`bench actors`, offload with 2 tasks: half its lead over `NIOThreadPool` went
+                // when no woken worker searched).
                 if counted && searchAfterUnit && spinForWork() { continue }
-                searchAfterUnit = false
                 guard let woken = park(worker, context, counted: counted) else { return }
                 counted = woken
                 continue
