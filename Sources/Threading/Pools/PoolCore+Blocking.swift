@@ -59,7 +59,8 @@ extension PoolCore {
     // resumes its caller (`unitIsFinishing`): the caller's next call can come before the worker is back in its loop.
     // (Measured in the example server, 64 clients each keeping one 2 ms call in flight on 2 busy cores: without the
     // two rules the pool made 0 to 5 threads in 5 s, for units that a finishing worker took moments later.) A
-    // searcher that takes a unit while more wait passes the wake-up on. Its workers spin only while searching, only
+    // searcher that takes a unit passes the wake-up on for the units no other searcher covers
+    // (`passBlockingWakeUpOn`). Its workers spin only while searching, only
     // after a short call (`shortCallNanoseconds`) or a wake-up, and stop as soon as a yield gives the CPU away (busy
     // cores); its idle list is first in, first out: workers take turns, so none idles for the timeout while the pool
     // is loaded, and all exit after it once the load stops.
@@ -77,6 +78,20 @@ extension PoolCore {
         worker.finishedEarly = true
         local.completed.wrappingAdd(1, ordering: .sequentiallyConsistent)
         worker.poolCore.spinning.add(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// A blocking pool's worker that stopped searching (it took a unit) passes the wake-up on when units wait that no
+    /// other searching worker covers: a submitter that saw it searching and no idle worker woke nobody. Units that
+    /// another searcher covers (a worker a submitter woke for its unit, which may not have run yet) get no second
+    /// worker: woken for nothing, that worker found the unit gone, searched with yields and parked again, two context
+    /// switches and a search per call (measured in the example server, 64 clients each keeping one 2 ms call in
+    /// flight on 2 busy cores: a third of the pool's wake-ups were such). The test is the one a parking worker and a
+    /// submitter make: sequentially consistent counts, so a unit pushed before a searcher left is covered by it, and a
+    /// searcher that leaves afterwards looks again (`park`) or passes the wake-up on itself.
+    @inline(__always)
+    func passBlockingWakeUpOn() {
+        guard hasWork() else { return }
+        if pendingTotal() > spinning.load(ordering: .sequentiallyConsistent) { notify() }
     }
 
     /// Whether more units are in flight (submitted, not completed: queued or running) than the pool has threads. The
@@ -108,14 +123,16 @@ extension PoolCore {
     /// outnumber the searching workers, room for a new thread (counted searching too). Returns the worker to wake and
     /// the threads to create.
     func dispatchBlocking(_ synced: inout PoolSynced) -> (wake: PoolWorker?, spawnCount: Int) {
-        let pending = pendingTotal()
-        guard pending > 0 && synced.running < synced.limit else { return (nil, 0) }
+        // `hasWork` stops at the first run queue with a unit (usually the shard just pushed to); the count, which
+        // reads every run queue, only when a thread may have to be made.
+        guard synced.running < synced.limit && hasWork() else { return (nil, 0) }
         if let worker = synced.idle.popLast() {
             worker.parker.store(PoolCore.wokenSearching)
             spinning.add(1, ordering: .sequentiallyConsistent)
             synced.running += 1
             return (worker, 0)
         }
+        let pending = pendingTotal()
         let searching = spinning.load(ordering: .sequentiallyConsistent)
         // Searchers cover the first units; the rest get a thread each, unless every unit in flight has one
         // already: then a running unit finishes first (a steady load makes no thread, see `unitIsFinishing`).

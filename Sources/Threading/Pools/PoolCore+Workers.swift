@@ -157,16 +157,17 @@ extension PoolCore {
         // end of each unit, until it takes a unit or is back on the idle list (see `PoolCore+Blocking.swift`).
         var counted = isBlocking
         // A blocking pool's worker: when its last unit started, and whether it was short (see `shortCallNanoseconds`;
-        // true also after a wake-up, when the worker has not run a unit since).
+        // true also for a new thread, which has run no unit yet). It holds across a park: see below.
         var unitStarted: UInt64 = 0
         var searchAfterUnit = true
         while true {
             if let unit = nextUnit(worker, local) ?? findWork(worker, local) {
                 if counted {
                     // As for a spinner below: a submitter that saw this worker counted pushed before the decrement.
+                    // Passed on only for units no other searcher covers (see `passBlockingWakeUpOn`).
                     counted = false
                     spinning.subtract(1, ordering: .sequentiallyConsistent)
-                    if hasWork() { notify() }
+                    passBlockingWakeUpOn()
                 } else if searching {
                     // Sequentially consistent: a submitter that saw this worker spinning pushed before it stopped,
                     // so its unit is seen here.
@@ -201,9 +202,14 @@ extension PoolCore {
                 // `spinForWork`), so it takes no turns from the threads that feed the pool. After a long call it
                 // parks at once: the caller's next call is not imminent, and any other call wakes an idle worker
                 // (measured in the example server, 64 clients each keeping one 2 ms call in flight on 2 busy cores:
-                // the searches after each call took a third of the pool's CPU, CPU the event loops wanted).
+                // the searches after each call took a third of the pool's CPU, CPU the event loops wanted). The rule
+                // holds across a park: a worker woken for a unit that another searcher took first searches only if
+                // its last call was short. After a long one it parks again at once, as a thread of `NIOThreadPool`
+                // woken for nothing waits again (the same server: a search after each such wake-up was a
+                // `sched_yield` and a context switch for every tenth call); after a short one the next short call
+                // is likely imminent (`bench actors`, offload with 2 tasks: half its lead over `NIOThreadPool` went
+                // when no woken worker searched).
                 if counted && searchAfterUnit && spinForWork() { continue }
-                searchAfterUnit = true
                 guard let woken = park(worker, context, counted: counted) else { return }
                 counted = woken
                 continue
@@ -309,8 +315,12 @@ extension PoolCore {
         while worker.parker.load() == 0 {
             if !worker.parker.wait(expected: 0, deadline: deadline) { break }
         }
+        // Woken: the waker took it off the idle list and gave it a running slot, under the pool lock, before it
+        // stored the value (a release store, read here with an acquire load): nothing is left to do under the lock,
+        // but for a CPU pool's worker woken for work, which leaves the `wokenPending` count under it.
+        let wokenValue = worker.parker.load()
+        if wokenValue != 0 && wokenValue != PoolCore.wokenForWork { return wokenValue == PoolCore.wokenSearching }
         let woken: Bool? = state.withLock { synced in
-            // Woken: the waker took it off the idle list and gave it a running slot.
             let value = worker.parker.load()
             if value == PoolCore.wokenForWork { wokenPending.subtract(1, ordering: .relaxed) }
             if value != 0 { return value == PoolCore.wokenSearching }

@@ -24,8 +24,9 @@ import Musl
 ///   blocks in one of the pool's waits first moves it to the local queue; a thief that found nothing else takes it;
 ///   the monitor counts it as pending work (a worker stuck in a wait the pool cannot see does not strand it).
 /// - **Shared shards.** Other threads push to one of ``shardCount`` run queues (a power of two, the cores rounded
-///   up, at most 16), chosen by the thread's number (`ThreadState.shard`): producers are spread round-robin
-///   and two producers share a shard's lock only when there are more producers than shards.
+///   up, at most 16; for a blocking pool the CPUs if fewer than its cap), chosen by the thread's number
+///   (`ThreadState.shard`): producers are spread round-robin and two producers share a shard's lock only when there
+///   are more producers than shards.
 /// - **Picking.** A worker takes the unit of the highest lane it sees on its local queue and on the shards (the
 ///   hints, read without locks). Every ``QoS/agingLimit`` + 1 picks it takes a fairness turn instead: the next
 ///   source in rotation (its local queue, then each shard) that has work, whatever the lanes. Inside one run queue
@@ -160,8 +161,12 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
         cores = Swift.min(PoolCore.threadLimit, Swift.max(1, threads ?? Int(cthr_cpu_effective_count())))
         maxThreads = blocking ? cores : Swift.min(PoolCore.threadLimit, Swift.max(40, 4 * cores + 32))
         keptThreads = blocking ? 0 : cores
+        // Shards spread the submitting threads, whose number the CPUs bound, not the pool's threads: a blocking
+        // pool's `cores` is its cap (512 for the process-wide one), which would give every scan for work (each
+        // submission's and each worker's, several per call) 16 shards to read where the CPUs keep few in use.
+        let spread = blocking ? Swift.min(cores, Int(cthr_cpu_effective_count())) : cores
         var shardCount = 1
-        while shardCount < Swift.min(cores, 16) { shardCount *= 2 }
+        while shardCount < Swift.min(spread, 16) { shardCount *= 2 }
         let observation = PoolObservation(blocking: blocking)
         self.observation = observation
         shards = PoolSlots(filledWith: shardCount, observation: observation)

@@ -252,6 +252,61 @@ import Testing
         #expect(poolTestShutDown(pool))
     }
 
+    /// A blocking pool's worker that takes a unit passes a wake-up on only for units that no other searching worker
+    /// covers: with two workers idle, a unit queued while another worker counts as searching wakes nobody (that
+    /// searcher takes it, as a worker a submitter woke for it would), and the same unit with no searcher wakes one
+    /// idle worker, which runs it.
+    @Test func aWakeUpIsPassedOnOnlyForUnitsNoSearcherCovers() throws {
+        let pool = WorkerPool(label: "blk.passon", threads: 4, kind: .blocking)
+        let core = pool.poolCore
+        let queue = ConcurrentQueue(label: "blk.passon.calls", pool: pool)
+        let warm = WorkGroup()
+        for _ in 0..<2 { queue.async(group: warm) { usleep(20_000) } }
+        #expect(warm.wait(timeout: .seconds(10)))
+        #expect(queueTestWait(seconds: 10) { core.parkedWorkers == 2 }, "parked: \(core.parkedWorkers)")
+        // A searcher that covers the unit (counted as a woken or finishing worker is), then the unit, queued in a
+        // shard as a submitter that saw that searcher leaves it: without a wake-up.
+        core.spinning.add(1, ordering: .sequentiallyConsistent)
+        let ran = Atomic<Bool>(false)
+        let pushed = core.shards.borrow(0) { shard in
+            shard.push(.job { ran.store(true, ordering: .releasing) }, lane: QoS.default.rawValue)
+        }
+        guard case .pushed = pushed else {
+            Issue.record("the shard refused the unit")
+            return
+        }
+        let wakeUpsBefore = core.wakeUps.load(ordering: .relaxed)
+        core.passBlockingWakeUpOn()
+        let wakeUpsCovered = core.wakeUps.load(ordering: .relaxed)
+        let ranCovered = ran.load(ordering: .acquiring)
+        #expect(wakeUpsCovered == wakeUpsBefore, "a second worker woken for a covered unit")
+        #expect(core.parkedWorkers == 2)
+        #expect(!ranCovered)
+        // The searcher went away without taking it: the next worker to take a unit wakes one for it.
+        core.spinning.subtract(1, ordering: .sequentiallyConsistent)
+        core.passBlockingWakeUpOn()
+        let wakeUpsUncovered = core.wakeUps.load(ordering: .relaxed)
+        #expect(wakeUpsUncovered == wakeUpsBefore + 1)
+        #expect(queueTestWait(seconds: 10) { ran.load(ordering: .acquiring) }, "the unit did not run")
+        #expect(poolTestShutDown(pool))
+    }
+
+    /// Shards spread the threads that submit, which the CPUs bound: a blocking pool of 512 threads has as many as a
+    /// CPU pool sized to the CPUs (a power of two, at most 16), not 16 for its 512 threads; a CPU pool of 64 threads
+    /// keeps 16.
+    @Test func aBlockingPoolHasShardsForItsCPUsNotForItsThreads() {
+        var expected = 1
+        while expected < min(Int(cthr_cpu_effective_count()), 16) { expected *= 2 }
+        let blocking = WorkerPool(label: "blk.shards", threads: 512, kind: .blocking)
+        let single = WorkerPool(label: "blk.shards.one", threads: 1, kind: .blocking)
+        let cpu = WorkerPool(label: "blk.shards.cpu", threads: 64)
+        #expect(blocking.poolCore.shardCount == expected)
+        #expect(single.poolCore.shardCount == 1)
+        #expect(cpu.poolCore.shardCount == 16)
+        #expect(WorkerPool.blocking.poolCore.shardCount == expected)
+        for pool in [blocking, single, cpu] { #expect(poolTestShutDown(pool)) }
+    }
+
     /// The ids of this process's threads whose name is `name` (`/proc/self/task/<id>/comm`).
     func poolThreadIDs(named name: String) -> Set<Int> {
         guard let directory = opendir("/proc/self/task") else { return [] }

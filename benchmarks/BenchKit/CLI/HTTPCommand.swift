@@ -15,8 +15,9 @@ public struct HTTPCommand: ParsableCommand {
             (or --server PATH, or $\(HTTPBench.serverEnvironment)). Per round, each offload mode in turn: the server
             starts on an ephemeral port, 64 keep-alive connections send GET /blocking (a 2 ms sleep) in a closed
             loop while GET /health is probed every 5 ms; after the warm-up, the measured phase gives req/s, p50 and
-            p99 of /blocking, p99 of /health, and the server's peak threads and threads created while measured
-            (/proc/<pid>/task). Ratios against nio-sized (NIOThreadPool(N)) and nio-singleton.
+            p99 of /blocking, p99 of /health, the server's CPU time per request (the whole process, /proc/<pid>/stat,
+            and its offload threads' share, their schedstat), and the server's peak threads and threads created
+            while measured (/proc/<pid>/task). Ratios against nio-sized (NIOThreadPool(N)) and nio-singleton.
             Defaults: --threads 64 (connections) --seconds 5 --warmup 2 --repeat 3 (rounds), every mode (about
             2 minutes). --quick: --seconds 1 --warmup 0.5 --repeat 1, threading-blocking and nio-sized (under 30 s).
             Files: bench-results/http/ (bench-results/quick/http/ with --quick).
@@ -119,6 +120,10 @@ extension HTTPBench {
                     progress.cellDone(
                         "http round \(round) \(mode.id): \(compactRate(measurement.requestsPerSecond)) req/s, "
                             + "health p99 \(measurement.healthP99Ns / 1_000) us, "
+                            + String(format: "cpu %.1f us/req", measurement.cpuNsPerRequest / 1e3)
+                            + (measurement.offloadCpuNsPerRequest.map {
+                                String(format: " (offload threads %.1f)", $0 / 1e3)
+                            } ?? "") + ", "
                             + "\(measurement.threadsCreated) threads created"
                             + (measurement.createdThreadNames.isEmpty
                                 ? "" : " (\(measurement.createdThreadNames.joined(separator: ", ")))")

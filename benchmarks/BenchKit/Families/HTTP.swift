@@ -17,8 +17,9 @@ import Threading
 /// thread sends `GET /health` on a connection of its own every few milliseconds. After the warm-up, the measured
 /// phase gives requests per second and the latency of `/blocking` (p50, p99), the latency of `/health` under that
 /// load (p99), and from `/proc/<pid>/task` of the child the most threads it had and the threads it created during the
-/// measured phase (thread ids not seen before it began, sampled every 5 ms). The server is then stopped (SIGTERM,
-/// SIGKILL after 5 s).
+/// measured phase (thread ids not seen before it began, sampled every 5 ms), and the server's CPU time per request
+/// over the measured phase: the whole process's (`/proc/<pid>/stat`, user and system) and its offload threads' share
+/// (the threads named as the mode's pool names them, `/proc/<pid>/task/<tid>/schedstat`: see ``ProcessCPU``). The server is then stopped (SIGTERM, SIGKILL after 5 s).
 public enum HTTPBench {
     /// One way of offloading the blocking call: the server's `--offload` value.
     public struct Mode: Sendable, Equatable {
@@ -28,14 +29,22 @@ public enum HTTPBench {
         public var name: String
         /// Ours (Threading) or a peer.
         public var kind: StrategyKind
+        /// How the threads the mode offloads to are named (a prefix of `/proc/<pid>/task/<tid>/comm`, which the
+        /// system cuts to 15 bytes); nil for a mode with no threads of its own (no offload, `Task.detached`).
+        public var offloadThreadPrefix: String? = nil
     }
 
     /// Every mode the server knows, ours first; the ratios are taken against `nio-sized` and `nio-singleton`.
     public static let catalog: [Mode] = [
-        Mode(id: "threading-blocking", name: "WorkerPool.blocking.run", kind: .ours),
-        Mode(id: "threading-pool", name: "WorkerPool(N) task executor", kind: .ours),
-        Mode(id: "nio-sized", name: "NIOThreadPool(N)", kind: .peer),
-        Mode(id: "nio-singleton", name: "NIOThreadPool.singleton", kind: .peer),
+        Mode(
+            id: "threading-blocking",
+            name: "WorkerPool.blocking.run",
+            kind: .ours,
+            offloadThreadPrefix: "threading.block"
+        ),
+        Mode(id: "threading-pool", name: "WorkerPool(N) task executor", kind: .ours, offloadThreadPrefix: "hb.pool"),
+        Mode(id: "nio-sized", name: "NIOThreadPool(N)", kind: .peer, offloadThreadPrefix: "TP-#"),
+        Mode(id: "nio-singleton", name: "NIOThreadPool.singleton", kind: .peer, offloadThreadPrefix: "TP-#"),
         Mode(id: "inline", name: "inline (no offload)", kind: .peer),
         Mode(id: "detached", name: "Task.detached", kind: .peer),
     ]
@@ -87,6 +96,21 @@ public enum HTTPBench {
         public var createdThreadNames: [String] = []
         /// Answers that were not `200`, and connections that failed.
         public var errors: Int
+        /// The server process's CPU time (user and system, all its threads) over the measured phase, nanoseconds
+        /// (0 when `/proc` could not be read).
+        public var cpuNanoseconds: UInt64 = 0
+        /// The part of ``cpuNanoseconds`` spent by the mode's offload threads (``Mode/offloadThreadPrefix``); nil
+        /// for a mode with none.
+        public var offloadCpuNanoseconds: UInt64? = nil
+
+        /// The server's CPU time per `/blocking` answer, nanoseconds (0 when not measured).
+        public var cpuNsPerRequest: Double { requests > 0 ? Double(cpuNanoseconds) / Double(requests) : 0 }
+
+        /// The offload threads' CPU time per `/blocking` answer, nanoseconds.
+        public var offloadCpuNsPerRequest: Double? {
+            guard let offloadCpuNanoseconds, requests > 0 else { return nil }
+            return Double(offloadCpuNanoseconds) / Double(requests)
+        }
     }
 
     // MARK: Finding the server
@@ -166,7 +190,8 @@ public enum HTTPBench {
         case .failure(let failure): return .failure(failure)
         }
         defer { child.stop() }
-        return load(port: child.port, pid: child.pid, settings: settings)
+        let prefix = catalog.first { $0.id == mode }?.offloadThreadPrefix
+        return load(port: child.port, pid: child.pid, settings: settings, offloadThreadPrefix: prefix)
     }
 
     /// Why a run produced no measurement.
@@ -175,8 +200,15 @@ public enum HTTPBench {
         public var description: String
     }
 
-    /// Loads a server already listening on `127.0.0.1:port` (process `pid`, whose threads are sampled).
-    static func load(port: UInt16, pid: pid_t, settings: Settings) -> Result<Measurement, RunFailure> {
+    /// Loads a server already listening on `127.0.0.1:port` (process `pid`, whose threads are sampled, and whose CPU
+    /// time, and that of its threads named with `offloadThreadPrefix`, is read when the measured phase begins and
+    /// ends).
+    static func load(
+        port: UInt16,
+        pid: pid_t,
+        settings: Settings,
+        offloadThreadPrefix: String? = nil
+    ) -> Result<Measurement, RunFailure> {
         let phase = LoadPhase()
         let census = ThreadSampler(pid: pid)
         let clientThreads = min(2, settings.connections)
@@ -198,11 +230,15 @@ public enum HTTPBench {
             let sampler = try PosixThread(name: "bench.http.census") { census.run(phase: phase) }
             sleepSeconds(settings.warmupSeconds)
             census.markSteady()
+            let cpuBefore = ProcessCPU.process(pid)
+            let offloadBefore = offloadThreadPrefix.map { ProcessCPU.threads(of: pid, namedWith: $0) }
             let started = monotonicNanoseconds()
             phase.set(.measuring)
             sleepSeconds(settings.seconds)
             phase.set(.stopped)
             let measured = Double(monotonicNanoseconds() &- started) / 1e9
+            let cpuAfter = ProcessCPU.process(pid)
+            let offloadAfter = offloadThreadPrefix.map { ProcessCPU.threads(of: pid, namedWith: $0) }
             var latency = LatencySampler.makeHistogram()
             var requests = 0
             var errors = 0
@@ -229,7 +265,9 @@ public enum HTTPBench {
                     peakThreads: threads.peak,
                     threadsCreated: threads.created.count,
                     createdThreadNames: threads.created.sorted(),
-                    errors: errors
+                    errors: errors,
+                    cpuNanoseconds: ProcessCPU.elapsed(from: cpuBefore, to: cpuAfter),
+                    offloadCpuNanoseconds: offloadAfter.map { ProcessCPU.elapsed(from: offloadBefore ?? [:], to: $0) }
                 )
             )
         } catch {
@@ -375,7 +413,7 @@ public enum HTTPBench {
             kind: mode.kind,
             threads: connections,
             opsPerSecond: median(measurements.map(\.requestsPerSecond)) ?? 0,
-            cpuNsPerOp: 0,
+            cpuNsPerOp: median(measurements.map(\.cpuNsPerRequest)) ?? 0,
             p50Ns: median(measurements.map(\.p50Ns)) ?? 0,
             p99Ns: median(measurements.map(\.p99Ns)) ?? 0,
             fairness: 0,
@@ -392,14 +430,16 @@ public enum HTTPBench {
                 threadsCreatedPerRound: measurements.map(\.threadsCreated),
                 createdThreadNames: measurements.flatMap(\.createdThreadNames).reduce(into: [:]) {
                     $0[$1, default: 0] += 1
-                }
+                },
+                offloadCpuNsPerRequest: median(measurements.compactMap(\.offloadCpuNsPerRequest))
             )
         }
         return cell
     }
 
-    /// Fills each cell's ratios against `nio-sized` and `nio-singleton` (requests per second, and `/health` p99:
-    /// above 1 is a longer wait than the peer's) and makes the study's summary line.
+    /// Fills each cell's ratios against `nio-sized` and `nio-singleton` (requests per second; `/health` p99 and the
+    /// server's CPU time per request: above 1 is a longer wait, more CPU, than the peer's) and makes the study's
+    /// summary line.
     public static func withRatios(_ study: StudyResult) -> StudyResult {
         var study = study
         let sized = study.results.first { $0.id == "nio-sized" && $0.valid }
@@ -411,6 +451,9 @@ public enum HTTPBench {
                 figures.throughputVsNIOSized = cell.opsPerSecond / sized.opsPerSecond
                 if let peer = sized.http, peer.healthP99Ns > 0 {
                     figures.healthP99VsNIOSized = Double(figures.healthP99Ns) / Double(peer.healthP99Ns)
+                }
+                if sized.cpuNsPerOp > 0 && cell.cpuNsPerOp > 0 {
+                    figures.cpuPerRequestVsNIOSized = cell.cpuNsPerOp / sized.cpuNsPerOp
                 }
             }
             if let singleton, singleton.opsPerSecond > 0 {
@@ -425,6 +468,9 @@ public enum HTTPBench {
             if let ratio = figures.throughputVsNIOSized { text += " \(formatRatio(ratio)) nio-sized req/s" }
             if let ratio = figures.throughputVsNIOSingleton { text += ", \(formatRatio(ratio)) nio-singleton req/s" }
             if let ratio = figures.healthP99VsNIOSized { text += ", health p99 \(formatRatio(ratio)) nio-sized's" }
+            if let ratio = figures.cpuPerRequestVsNIOSized {
+                text += ", cpu per request \(formatRatio(ratio)) nio-sized's"
+            }
             text += ", \(figures.threadsCreated) threads created while measured (peak \(figures.peakThreads))"
             if !figures.createdThreadNames.isEmpty { text += " [\(Self.describe(figures.createdThreadNames))]" }
             parts.append(text)
@@ -606,6 +652,69 @@ final class ThreadSampler: Sendable {
             if let id = Int(name) { ids.append(id) }
         }
         return ids
+    }
+}
+
+/// CPU time from `/proc`, in nanoseconds: a process's from `/proc/<pid>/stat` (user plus system, all its threads,
+/// the ones that exited included), and a thread's from `/proc/<pid>/task/<tid>/schedstat` (its time on a CPU, user and
+/// system, counted in nanoseconds by the scheduler).
+///
+/// A `stat` file counts clock ticks (`sysconf(_SC_CLK_TCK)`, usually 10 ms each), each figure rounded down: for a
+/// whole process loaded for seconds that is exact to a fraction of a percent, but a pool thread that runs a few
+/// microseconds per call has 0 or 1 tick after seconds, and 64 of them each lose up to a tick. So the threads' share
+/// reads `schedstat`, and falls back to `stat` only where the kernel has no `schedstat` (`CONFIG_SCHED_INFO` off).
+enum ProcessCPU {
+    static let nanosecondsPerTick = UInt64(1_000_000_000 / max(1, sysconf(Int32(_SC_CLK_TCK))))
+
+    /// User plus system time from the text of a `stat` file, nanoseconds; nil when it is not one. The fields are
+    /// counted after the last `)`, which ends the command name (a name may hold spaces and parentheses): `utime` and
+    /// `stime` are the file's fields 14 and 15, the 12th and 13th after the name.
+    static func cpuNanoseconds(stat text: String) -> UInt64? {
+        guard let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count > 12, let user = UInt64(fields[11]), let system = UInt64(fields[12]) else { return nil }
+        return (user &+ system) &* nanosecondsPerTick
+    }
+
+    /// The CPU time process `pid` used so far, nanoseconds (0 when it is gone).
+    static func process(_ pid: pid_t) -> UInt64 {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return 0 }
+        return cpuNanoseconds(stat: text) ?? 0
+    }
+
+    /// The time on a CPU from the text of a `schedstat` file (its first field, nanoseconds); nil when it is not one.
+    static func cpuNanoseconds(schedstat text: String) -> UInt64? {
+        text.split(separator: " ", maxSplits: 1).first.flatMap { UInt64($0) }
+    }
+
+    /// The CPU time so far of thread `tid` of `pid`, nanoseconds; nil when it is gone.
+    static func thread(_ tid: Int, of pid: pid_t) -> UInt64? {
+        let folder = "/proc/\(pid)/task/\(tid)/"
+        if let text = try? String(contentsOfFile: folder + "schedstat", encoding: .utf8) {
+            return cpuNanoseconds(schedstat: text)
+        }
+        return (try? String(contentsOfFile: folder + "stat", encoding: .utf8)).flatMap { cpuNanoseconds(stat: $0) }
+    }
+
+    /// The CPU time so far of each thread of `pid` whose name starts with `prefix`, by thread id.
+    static func threads(of pid: pid_t, namedWith prefix: String) -> [Int: UInt64] {
+        var times: [Int: UInt64] = [:]
+        for tid in ThreadSampler.threadIDs(of: pid) {
+            guard let name = ThreadSampler.threadName(of: pid, thread: tid), name.hasPrefix(prefix),
+                let time = thread(tid, of: pid)
+            else { continue }
+            times[tid] = time
+        }
+        return times
+    }
+
+    /// The CPU time used between two readings of a process.
+    static func elapsed(from before: UInt64, to after: UInt64) -> UInt64 { after >= before ? after - before : 0 }
+
+    /// The CPU time the threads of `after` used since `before` (a thread absent from `before` was made since: all its
+    /// time counts; a thread that exited in between is not counted).
+    static func elapsed(from before: [Int: UInt64], to after: [Int: UInt64]) -> UInt64 {
+        after.reduce(0) { sum, entry in sum &+ elapsed(from: before[entry.key] ?? 0, to: entry.value) }
     }
 }
 

@@ -10,6 +10,7 @@ public enum CSVWriter {
         "study", "family", "strategy", "id", "kind", "threads", "ops_per_s", "cpu_ns_per_op", "p50_ns", "p99_ns",
         "max_ns", "fairness", "bad_ops", "valid", "outcome", "ratio_to_best_peer", "health_p99_ns",
         "server_peak_threads", "threads_created", "vs_nio_sized", "vs_nio_singleton", "health_p99_vs_nio_sized",
+        "offload_cpu_ns_per_op", "cpu_vs_nio_sized",
         "queues", "blocked_at_once", "tasks_completed",
         "baseline_threads", "peak_threads", "pool_peak_threads", "thread_cap",
     ]
@@ -46,12 +47,14 @@ public enum CSVWriter {
 
     /// The `http` family's columns (before the census's): empty in every other family.
     static func httpFields(_ figures: HTTPFigures?) -> [String] {
-        guard let figures else { return Array(repeating: "", count: 6) }
+        guard let figures else { return Array(repeating: "", count: 8) }
         func ratio(_ value: Double?) -> String { value.map { String(format: "%.4f", $0) } ?? "" }
         return [
             String(figures.healthP99Ns), String(figures.peakThreads), String(figures.threadsCreated),
             ratio(figures.throughputVsNIOSized), ratio(figures.throughputVsNIOSingleton),
             ratio(figures.healthP99VsNIOSized),
+            figures.offloadCpuNsPerRequest.map { String(format: "%.1f", $0) } ?? "",
+            ratio(figures.cpuPerRequestVsNIOSized),
         ]
     }
 

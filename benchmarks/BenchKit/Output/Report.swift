@@ -100,6 +100,13 @@ public struct HTTPFigures: Codable, Sendable, Equatable {
     public var throughputVsNIOSingleton: Double?
     /// `/health` p99 over `NIOThreadPool(N)`'s: above 1 is a longer wait (nil when it did not run).
     public var healthP99VsNIOSized: Double?
+    /// The offload threads' share of the server's CPU time per `/blocking` answer (median over the rounds),
+    /// nanoseconds: the threads named as the mode's pool names its threads (nil for a mode with no offload threads,
+    /// and in reports written before it was measured). The whole process's figure is the cell's `cpuNsPerOp`.
+    public var offloadCpuNsPerRequest: Double?
+    /// The whole server process's CPU time per request over `NIOThreadPool(N)`'s: above 1 costs more (nil when it did
+    /// not run).
+    public var cpuPerRequestVsNIOSized: Double?
 
     /// Creates the figures; the ratios are filled in once every mode ran.
     public init(
@@ -107,13 +114,15 @@ public struct HTTPFigures: Codable, Sendable, Equatable {
         peakThreads: Int,
         threadsCreated: Int,
         threadsCreatedPerRound: [Int],
-        createdThreadNames: [String: Int] = [:]
+        createdThreadNames: [String: Int] = [:],
+        offloadCpuNsPerRequest: Double? = nil
     ) {
         self.healthP99Ns = healthP99Ns
         self.peakThreads = peakThreads
         self.threadsCreated = threadsCreated
         self.threadsCreatedPerRound = threadsCreatedPerRound
         self.createdThreadNames = createdThreadNames
+        self.offloadCpuNsPerRequest = offloadCpuNsPerRequest
     }
 }
 

@@ -104,22 +104,23 @@ public enum TextTable {
         return out
     }
 
-    /// The `http` family: one row per offload mode, with the `/health` latency, the server's threads and the ratios
-    /// against `NIOThreadPool(N)` and `NIOThreadPool.singleton`.
+    /// The `http` family: one row per offload mode, with the `/health` latency, the server's CPU time per request
+    /// (the whole process, and its offload threads' share), the server's threads and the ratios against
+    /// `NIOThreadPool(N)` and `NIOThreadPool.singleton`.
     static func renderHTTP(_ study: StudyResult) -> String {
         let nameWidth = max(24, (study.results.map(\.strategy.count).max() ?? 0) + 1)
         let header = [
             "strategy", "kind", "req/s", "vs nio-sized", "vs singleton", "p50 us", "p99 us", "health p99 us",
-            "health vs sized", "peak thr", "new thr", "validation",
+            "health vs sized", "cpu us/req", "offload us/req", "cpu vs sized", "peak thr", "new thr", "validation",
         ]
-        let widths = [nameWidth, 6, 9, 13, 13, 8, 9, 14, 16, 9, 8]
+        let widths = [nameWidth, 6, 9, 13, 13, 8, 9, 14, 16, 11, 15, 13, 9, 8]
         var out = censusRow(header, widths: widths)
         func ratio(_ value: Double?) -> String { value.map { String(format: "%.2fx", $0) } ?? "-" }
         func micros(_ nanoseconds: UInt64) -> String { String(format: "%.0f", Double(nanoseconds) / 1e3) }
         for cell in study.results {
             guard let figures = cell.http else {
                 out += censusRow(
-                    [cell.strategy, cell.kind.rawValue] + Array(repeating: "-", count: 9) + [cell.outcome],
+                    [cell.strategy, cell.kind.rawValue] + Array(repeating: "-", count: 12) + [cell.outcome],
                     widths: widths
                 )
                 continue
@@ -129,7 +130,10 @@ public enum TextTable {
                     cell.strategy, cell.kind.rawValue, compactRate(cell.opsPerSecond),
                     ratio(figures.throughputVsNIOSized), ratio(figures.throughputVsNIOSingleton), micros(cell.p50Ns),
                     micros(cell.p99Ns), micros(figures.healthP99Ns), ratio(figures.healthP99VsNIOSized),
-                    String(figures.peakThreads), String(figures.threadsCreated), cell.outcome,
+                    cell.cpuNsPerOp > 0 ? String(format: "%.1f", cell.cpuNsPerOp / 1e3) : "-",
+                    figures.offloadCpuNsPerRequest.map { String(format: "%.1f", $0 / 1e3) } ?? "-",
+                    ratio(figures.cpuPerRequestVsNIOSized), String(figures.peakThreads), String(figures.threadsCreated),
+                    cell.outcome,
                 ],
                 widths: widths
             )

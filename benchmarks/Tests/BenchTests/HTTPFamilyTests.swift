@@ -89,7 +89,15 @@ struct HTTPFamilyTests {
     }
 
     @Test func ratiosAgainstTheNIOPoolsAndTheWriters() throws {
-        func measurement(_ rate: Double, health: UInt64, created: [String]) -> HTTPBench.Measurement {
+        // CPU per request: 100 us for ours, 125 us for the NIO pools; the offload threads 20 us.
+        func measurement(
+            _ rate: Double,
+            health: UInt64,
+            created: [String],
+            cpuPerRequest: UInt64
+        )
+            -> HTTPBench.Measurement
+        {
             HTTPBench.Measurement(
                 requestsPerSecond: rate,
                 requests: Int(rate),
@@ -100,19 +108,27 @@ struct HTTPFamilyTests {
                 peakThreads: 70,
                 threadsCreated: created.count,
                 createdThreadNames: created,
-                errors: 0
+                errors: 0,
+                cpuNanoseconds: UInt64(rate) * cpuPerRequest,
+                offloadCpuNanoseconds: UInt64(rate) * 20_000
             )
         }
         let modes = HTTPBench.catalog.filter { ["threading-blocking", "nio-sized", "nio-singleton"].contains($0.id) }
         let rates: [String: Double] = ["threading-blocking": 3_000, "nio-sized": 2_000, "nio-singleton": 1_000]
+        let cpu: [String: UInt64] = ["threading-blocking": 100_000, "nio-sized": 125_000, "nio-singleton": 125_000]
         let cells = modes.map { mode in
             HTTPBench.cell(
                 mode: mode,
                 connections: 64,
                 measurements: [
-                    measurement(rates[mode.id]!, health: 1_000_000, created: []),
-                    measurement(rates[mode.id]! + 10, health: 2_000_000, created: ["pool.blocking"]),
-                    measurement(rates[mode.id]! - 10, health: 500_000, created: []),
+                    measurement(rates[mode.id]!, health: 1_000_000, created: [], cpuPerRequest: cpu[mode.id]!),
+                    measurement(
+                        rates[mode.id]! + 10,
+                        health: 2_000_000,
+                        created: ["pool.blocking"],
+                        cpuPerRequest: cpu[mode.id]!
+                    ),
+                    measurement(rates[mode.id]! - 10, health: 500_000, created: [], cpuPerRequest: cpu[mode.id]!),
                 ],
                 failures: []
             )
@@ -140,10 +156,18 @@ struct HTTPFamilyTests {
         #expect(figures.createdThreadNames == ["pool.blocking": 1])
         #expect(study.summary.contains("1.50x nio-sized"))
         #expect(study.summary.contains("[pool.blocking x1]"))
+        #expect(ours.cpuNsPerOp == 100_000)
+        #expect(figures.offloadCpuNsPerRequest == 20_000)
+        #expect(figures.cpuPerRequestVsNIOSized == 0.8)
+        #expect(study.summary.contains(", cpu per request 0.80x nio-sized's"))
         let report = Reporter.report([study])
         let table = TextTable.render(report)
         #expect(table.contains("health p99 us"))
         #expect(table.contains("1.50x"))
+        #expect(table.contains("cpu us/req"))
+        #expect(table.contains("offload us/req"))
+        let oursRow = try #require(table.split(separator: "\n").first { $0.contains("WorkerPool.blocking.run") })
+        #expect(oursRow.contains(" 100.0 ") && oursRow.contains(" 20.0 ") && oursRow.contains(" 0.80x "))
         let csv = CSVWriter.render(report).split(separator: "\n")
         #expect(csv.count == 4)
         for line in csv {
@@ -151,6 +175,41 @@ struct HTTPFamilyTests {
         }
         let decoded = try JSONDecoder().decode(BenchReport.self, from: Data(try JSONWriter.render(report).utf8))
         #expect(decoded.studies.first?.results.first?.http == study.results.first?.http)
+    }
+
+    /// The CPU time of a `stat` file: `utime` plus `stime` (fields 14 and 15), counted after the command name
+    /// whatever it holds; of a `schedstat` file, its first field; and the CPU a process and its named threads used,
+    /// read from `/proc`.
+    @Test func cpuTimeIsReadFromProc() throws {
+        let tick = ProcessCPU.nanosecondsPerTick
+        let line = "4242 (a (weird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 40 0 0 20 0 3 0 100 0 0"
+        #expect(ProcessCPU.cpuNanoseconds(stat: line) == 290 * tick)
+        #expect(ProcessCPU.cpuNanoseconds(stat: "4242 (short) S 1 2") == nil)
+        #expect(ProcessCPU.cpuNanoseconds(stat: "garbage") == nil)
+        #expect(ProcessCPU.cpuNanoseconds(schedstat: "834204 2347380 1\n") == 834_204)
+        #expect(ProcessCPU.cpuNanoseconds(schedstat: "") == nil)
+        #expect(ProcessCPU.elapsed(from: [1: 10, 2: 5], to: [1: 30, 3: 7]) == 27)
+        #expect(ProcessCPU.elapsed(from: 50, to: 20) == 0)
+        // A thread of this process named for the test burns 60 ms of its own CPU time (at most 10 s of wall time on
+        // busy cores): the process counts it to a tick or two, the thread (its `schedstat`) exactly.
+        let before = ProcessCPU.process(getpid())
+        let burner = try PosixThread(name: "bench.cpu.burn") {
+            func threadCPU() -> UInt64 {
+                var now = timespec()
+                clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+                return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+            }
+            let start = threadCPU()
+            let deadline = monotonicNanoseconds() &+ 10_000_000_000
+            while threadCPU() &- start < 60_000_000 && monotonicNanoseconds() < deadline {}
+            return (threadCPU() &- start, ProcessCPU.threads(of: getpid(), namedWith: "bench.cpu.b"))
+        }
+        let (burnt, threads) = burner.join()
+        try #require(burnt >= 60_000_000, "the burner got no CPU for 10 s")
+        let after = ProcessCPU.process(getpid())
+        #expect(threads.count == 1)
+        #expect((threads.values.first ?? 0) >= 60_000_000)
+        #expect(after >= before + 40_000_000)
     }
 
     /// A mode whose rounds failed is invalid and says why.
