@@ -263,7 +263,7 @@ import Testing
         let warm = WorkGroup()
         for _ in 0..<2 { queue.async(group: warm) { usleep(20_000) } }
         #expect(warm.wait(timeout: .seconds(10)))
-        #expect(queueTestWait(seconds: 10) { core.parkedWorkers == 2 }, "parked: \(core.parkedWorkers)")
+        #expect(waitUntil(seconds: 10) { core.parkedWorkers == 2 }, "parked: \(core.parkedWorkers)")
         // A searcher that covers the unit (counted as a woken or finishing worker is), then the unit, queued in a
         // shard as a submitter that saw that searcher leaves it: without a wake-up.
         core.spinning.add(1, ordering: .sequentiallyConsistent)
@@ -287,7 +287,7 @@ import Testing
         core.passBlockingWakeUpOn()
         let wakeUpsUncovered = core.wakeUps.load(ordering: .relaxed)
         #expect(wakeUpsUncovered == wakeUpsBefore + 1)
-        #expect(queueTestWait(seconds: 10) { ran.load(ordering: .acquiring) }, "the unit did not run")
+        #expect(waitUntil(seconds: 10) { ran.load(ordering: .acquiring) }, "the unit did not run")
         #expect(poolTestShutDown(pool))
     }
 
