@@ -141,6 +141,29 @@ final class PoolObservation: @unchecked Sendable {
         return changes
     }
 
+    /// The local run queues, holding units, of the workers that have run the same unit since the previous call (the
+    /// pool monitor's tick, 10 ms): those units wait behind a worker that may be stuck in a call the pool cannot
+    /// see, and other workers take them only when they have nothing else (see `PoolCore+Rescue.swift`).
+    func localQueuesOfStuckWorkers() -> [PoolRunQueue] {
+        let epoch = ForkRegistry.epoch.load(ordering: .relaxed)
+        var stuck: [PoolRunQueue] = []
+        lock.lock()
+        for worker in workers {
+            let activity = worker.activity
+            guard activity.epoch == epoch else { continue }
+            let progress = activity.progress.load(ordering: .relaxed)
+            if progress == activity.monitorProgress && activity.isRunning.load(ordering: .acquiring),
+                let local = worker.local,
+                local.countHint.load(ordering: .relaxed) > 0 || local.nextHint.load(ordering: .relaxed)
+            {
+                stuck.append(local)
+            }
+            activity.monitorProgress = progress
+        }
+        lock.unlock()
+        return stuck
+    }
+
     /// The workers running a unit at the last sample, longest-running first (a racy but safe view: to one tick).
     func runners(now: UInt64) -> [Runner] {
         let epoch = ForkRegistry.epoch.load(ordering: .relaxed)

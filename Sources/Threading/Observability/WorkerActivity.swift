@@ -40,6 +40,8 @@ final class WorkerActivity: @unchecked Sendable {
     var reportedSubject: UInt = 0
     /// ``origin`` when the stall was reported.
     var reportedOrigin = UnitOrigin.none
+    /// ``progress`` at the pool monitor's last look (see ``PoolObservation/localQueuesOfStuckWorkers()``).
+    var monitorProgress: UInt64 = .max
 
     init() { epoch = ForkRegistry.epoch.load(ordering: .relaxed) }
 

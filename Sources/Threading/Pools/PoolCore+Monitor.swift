@@ -65,6 +65,7 @@ extension PoolCore {
                 if stopped { continue }
             }
             _ = cthr_sleep_ns(PoolCore.monitorTickNanoseconds)
+            rescueStrandedUnits()
             let (spawnCount, warning, threads, waiting) = state.withLock { synced -> (Int, String?, Int, Int) in
                 var spawnCount = 0
                 let completed = completedTotal()
