@@ -9,8 +9,8 @@
 //   swift-nio's takeover sets) still see the global enqueues, but on 6.3 `Task.sleep` never reaches the delay or
 //   deadline hooks (it asks the default executor, a `SchedulingExecutor`, directly: 0 hook calls for 2 sleeps in
 //   the experiment), so delayed jobs would stay on Dispatch's timers; and the hooks' types are C function pointers
-//   with the Swift calling convention that Swift can only pun (swift-nio itself enables its takeover for compilers
-//   before 6.1 only).
+//   with the Swift calling convention that Swift can only pun (swift-nio 2.101 sets only the immediate hook, for
+//   the compilers it tested).
 #if compiler(>=6.3)
 @_spi(ExperimentalCustomExecutors) @_spi(ExperimentalScheduling) import _Concurrency
 #endif
@@ -58,7 +58,8 @@ extension WorkerPool {
     /// library follows).
     ///
     /// - Throws: ``ThreadingError/busy`` when the global executor was installed already (by this method, or by other
-    ///   code that replaced the default executor); ``ThreadingError/notSupported`` when the compiler or the Concurrency
+    ///   code that replaced the default executor or set the runtime's global-enqueue hook, as swift-nio's
+    ///   `unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()` does); ``ThreadingError/notSupported`` when the compiler or the Concurrency
     ///   runtime lacks the executor factory (Swift before 6.3).
     /// - Complexity: O(1); afterwards each job costs one pool submission (no allocation beyond the run queues' rings).
     public static func installAsGlobalConcurrentExecutor() throws(ThreadingError) {
@@ -77,6 +78,17 @@ extension WorkerPool {
                 code: ThreadingError.busy.code,
                 operation: operation,
                 detail: "WorkerPool.shared is Swift Concurrency's global executor already"
+            )
+        }
+        // A takeover through the runtime's hook (swift-nio's) would get the immediate jobs before any executor.
+        if let hook = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "swift_task_enqueueGlobal_hook"),
+            hook.load(as: UnsafeRawPointer?.self) != nil
+        {
+            GlobalPoolExecutor.installed.store(false, ordering: .releasing)
+            throw ThreadingError(
+                code: ThreadingError.busy.code,
+                operation: operation,
+                detail: "another takeover set swift_task_enqueueGlobal_hook (swift-nio's?) already"
             )
         }
         guard Task.defaultExecutor === PlatformExecutorFactory.defaultExecutor else {
