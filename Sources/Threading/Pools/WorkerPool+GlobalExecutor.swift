@@ -11,11 +11,13 @@
 //   the experiment), so delayed jobs would stay on Dispatch's timers; and the hooks' types are C function pointers
 //   with the Swift calling convention that Swift can only pun (swift-nio 2.101 sets only the immediate hook, for
 //   the compilers it tested).
+
+import CThreading
+import Synchronization
+
 #if compiler(>=6.3)
 @_spi(ExperimentalCustomExecutors) @_spi(ExperimentalScheduling) import _Concurrency
 #endif
-import CThreading
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -72,8 +74,8 @@ extension WorkerPool {
                 detail: "this Swift Concurrency runtime has no executor factory (swift_createExecutors)"
             )
         }
-        guard GlobalPoolExecutor.installed.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
-        else {
+        let claimed = GlobalPoolExecutor.installed.compareExchange(expected: false, desired: true, ordering: .acquiring)
+        guard claimed.exchanged else {
             throw ThreadingError(
                 code: ThreadingError.busy.code,
                 operation: operation,

@@ -247,7 +247,10 @@ import Testing
         }
         let text = exitTestText(result)
         #expect(text.contains("stall: worker pool 'threading.pool'"), "\(text)")
-        #expect(text.contains("has been running a Swift task of priority low on the global concurrent executor"), "\(text)")
+        #expect(
+            text.contains("has been running a Swift task of priority low on the global concurrent executor"),
+            "\(text)"
+        )
     }
 
     /// `exit` from a task while tasks run, sleep and wait in the pool: the process exits with that status.
