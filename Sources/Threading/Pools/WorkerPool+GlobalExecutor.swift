@@ -140,6 +140,10 @@ final class GlobalPoolExecutor: TaskExecutor, @unchecked Sendable {
     /// Whether the takeover was installed (once per process; never undone).
     static let installed = Atomic<Bool>(false)
 
+    /// Delayed jobs handed to the timer thread so far (`Task.sleep`, deadlines): the tests check that delays reach
+    /// the library's timer.
+    static let delayedJobs = Atomic<UInt64>(0)
+
     /// The executor jobs run on, made once.
     static let unowned = UnownedTaskExecutor(ordinary: shared)
 
@@ -172,6 +176,7 @@ final class GlobalPoolExecutor: TaskExecutor, @unchecked Sendable {
             schedule(job, priority: ExecutorJob(job).priority.rawValue)
             return
         }
+        GlobalPoolExecutor.delayedJobs.wrappingAdd(1, ordering: .relaxed)
         let now = cthr_clock_now_ns()
         let (deadline, overflow) = now.addingReportingOverflow(nanoseconds)
         let entry = TimerEntry(deadline: overflow ? .max : deadline, interval: 0) {

@@ -62,14 +62,19 @@ import Testing
             await runInstalled {
                 let clock = ContinuousClock()
                 let start = clock.now
+                let timed = { GlobalPoolExecutor.delayedJobs.load(ordering: .relaxed) }
+                let before = timed()
                 try? await Task.sleep(for: .milliseconds(50))
                 let elapsed = clock.now - start
                 guard elapsed >= .milliseconds(50) else { return "slept only \(elapsed)" }
                 guard isOnPool(.shared) else { return "resumed off the pool after Task.sleep(for:)" }
+                guard timed() == before + 1 else { return "Task.sleep(for:) did not wait on the library's timer" }
                 try? await Task.sleep(nanoseconds: 10_000_000)
                 guard isOnPool(.shared) else { return "resumed off the pool after Task.sleep(nanoseconds:)" }
+                guard timed() == before + 2 else { return "Task.sleep(nanoseconds:) did not wait on our timer" }
                 try? await Task.sleep(until: .now + .milliseconds(10), clock: .suspending)
                 guard isOnPool(.shared) else { return "resumed off the pool after a SuspendingClock sleep" }
+                guard timed() == before + 3 else { return "a SuspendingClock sleep did not wait on our timer" }
                 return nil
             }
         }
