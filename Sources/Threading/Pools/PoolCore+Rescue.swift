@@ -28,3 +28,22 @@ extension PoolCore {
         }
     }
 }
+
+/// Blocked workers the monitor's progress check misses.
+///
+/// The monitor grants an extra slot when no unit finished for a tick. A pool whose units each block briefly (a 2 ms
+/// synchronous call in every request handler) keeps finishing units, so that check never fires, and the pool serves
+/// `cores / block time` units per second while its CPUs idle. So while the pool is saturated (work pending, every
+/// slot busy) the monitor also counts the workers whose threads sleep in the kernel inside a unit and raises the
+/// extra slots to that count (less the workers blocked in the pool's own waits, which gave their slot up already).
+extension PoolCore {
+    /// The workers asleep inside units, sampled only when a CPU pool is saturated (0 otherwise): the only time the
+    /// monitor acts on it, and one `/proc` read per running worker is paid only then.
+    func sleepingWorkersWhileSaturated() -> Int {
+        guard !isBlocking,
+            hints.running.load(ordering: .relaxed) >= hints.limit.load(ordering: .relaxed),
+            pendingTotal() > 0
+        else { return 0 }
+        return observation.workersSleepingInUnits()
+    }
+}
