@@ -218,6 +218,27 @@ import Testing
         expectQuiet(result)
     }
 
+    /// Many tasks that each block briefly (2 ms in `usleep`, a synchronous call in every request handler) keep
+    /// finishing units, yet the pool adds workers for the sleeping ones: 100 such tasks per pool slot take well under
+    /// the `100 × 2 ms` that the slots alone would need.
+    @Test func tasksThatBlockBrieflyAndOftenAreCompensated() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            await runInstalled {
+                let count = 100 * WorkerPool.shared.threadCount
+                let clock = ContinuousClock()
+                let start = clock.now
+                await withTaskGroup(of: Void.self) { group in
+                    for _ in 0..<count { group.addTask { usleep(2_000) } }
+                }
+                let elapsed = clock.now - start
+                let threads = WorkerPool.shared.statistics.peakThreads
+                return elapsed < .milliseconds(120)
+                    ? nil : "\(count) tasks of 2 ms took \(elapsed) (peak \(threads) threads; uncompensated: 200 ms)"
+            }
+        }
+        expectQuiet(result)
+    }
+
     /// The control: on the runtime's default executor, as many blocked tasks as it has threads stop a short task
     /// until they return (what the takeover fixes).
     @Test func withoutTheTakeoverABlockedTaskStarvesTheOthers() async {
