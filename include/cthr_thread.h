@@ -73,6 +73,11 @@ pid_t cthr_thread_id(void);
 // keeps its parent's id and a child whose first two threads both initialise a global can hang for ever.
 size_t cthr_fork_reset_thread_id_caches(void);
 
+// Whether thread `tid` of this process sleeps in the kernel now: sets *sleeping to whether /proc/self/task/<tid>/stat
+// says S (interruptible sleep) or D (uninterruptible, disk); false for any other state (running, runnable). Returns 0,
+// or an errno value (ENOENT: no such thread; EIO: an unreadable line). One open, read and close.
+int cthr_thread_is_sleeping(pid_t tid, bool *_Nullable sleeping);
+
 // Gives up the processor (sched_yield). Returns 0.
 int cthr_thread_yield(void);
 

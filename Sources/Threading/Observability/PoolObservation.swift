@@ -141,6 +141,51 @@ final class PoolObservation: @unchecked Sendable {
         return changes
     }
 
+    /// How many of the pool's workers are inside a unit while their thread sleeps in the kernel now (`S` or `D` in
+    /// `/proc/self/task/<tid>/stat`): blocked in a call (a pool wait, or one the pool cannot see, such as `usleep` or a
+    /// synchronous driver). A runnable thread the system has not scheduled is not counted, so a loaded machine does
+    /// not read as blocked work. One `/proc` read per running worker, outside every lock.
+    func workersSleepingInUnits() -> Int {
+        let epoch = ForkRegistry.epoch.load(ordering: .relaxed)
+        var threads: [Int32] = []
+        lock.lock()
+        for worker in workers {
+            let activity = worker.activity
+            guard activity.epoch == epoch, activity.isRunning.load(ordering: .acquiring) else { continue }
+            threads.append(activity.threadID.load(ordering: .relaxed))
+        }
+        lock.unlock()
+        var sleeping = 0
+        for thread in threads where thread != 0 {
+            var asleep = false
+            if cthr_thread_is_sleeping(thread, &asleep) == 0 && asleep { sleeping += 1 }
+        }
+        return sleeping
+    }
+
+    /// The local run queues, holding units, of the workers that have run the same unit since the previous call (the
+    /// pool monitor's tick, 10 ms): those units wait behind a worker that may be stuck in a call the pool cannot
+    /// see, and other workers take them only when they have nothing else (see `PoolCore+Rescue.swift`).
+    func localQueuesOfStuckWorkers() -> [PoolRunQueue] {
+        let epoch = ForkRegistry.epoch.load(ordering: .relaxed)
+        var stuck: [PoolRunQueue] = []
+        lock.lock()
+        for worker in workers {
+            let activity = worker.activity
+            guard activity.epoch == epoch else { continue }
+            let progress = activity.progress.load(ordering: .relaxed)
+            if progress == activity.monitorProgress && activity.isRunning.load(ordering: .acquiring),
+                let local = worker.local,
+                local.countHint.load(ordering: .relaxed) > 0 || local.nextHint.load(ordering: .relaxed)
+            {
+                stuck.append(local)
+            }
+            activity.monitorProgress = progress
+        }
+        lock.unlock()
+        return stuck
+    }
+
     /// The workers running a unit at the last sample, longest-running first (a racy but safe view: to one tick).
     func runners(now: UInt64) -> [Runner] {
         let epoch = ForkRegistry.epoch.load(ordering: .relaxed)

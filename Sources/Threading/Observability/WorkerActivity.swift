@@ -40,6 +40,8 @@ final class WorkerActivity: @unchecked Sendable {
     var reportedSubject: UInt = 0
     /// ``origin`` when the stall was reported.
     var reportedOrigin = UnitOrigin.none
+    /// ``progress`` at the pool monitor's last look (see ``PoolObservation/localQueuesOfStuckWorkers()``).
+    var monitorProgress: UInt64 = .max
 
     init() { epoch = ForkRegistry.epoch.load(ordering: .relaxed) }
 
@@ -53,6 +55,9 @@ final class WorkerActivity: @unchecked Sendable {
         case .concurrent(let core, _, _): address = objectAddress(core)
         case .claimedBarrier(let core, _): address = objectAddress(core)
         case .job(_, let unitOrigin):
+            address = 0
+            origin = unitOrigin
+        case .globalTask(_, let unitOrigin):
             address = 0
             origin = unitOrigin
         }
@@ -112,6 +117,17 @@ struct UnitOrigin: Equatable, Sendable {
     /// A job of a task that prefers the pool as its executor.
     static let task = UnitOrigin(bits: Kind.task.rawValue << 62)
 
+    /// A job of a task of `priority` (its raw value) on the global concurrent executor
+    /// (``WorkerPool/installAsGlobalConcurrentExecutor()``): the kind ``Kind/task`` with the priority in the low
+    /// byte and ``globalTaskBit`` set (a task has no creation site, so the address bits are free).
+    @inline(__always)
+    static func globalTask(priority: UInt8) -> UnitOrigin {
+        UnitOrigin(bits: Kind.task.rawValue << 62 | globalTaskBit | UInt64(priority))
+    }
+
+    /// Set in the origin of a job of the global concurrent executor (see ``globalTask(priority:)``).
+    private static let globalTaskBit: UInt64 = 1 << 8
+
     init(bits: UInt64) { self.bits = bits }
 
     /// A unit made by `kind` at `fileID`:`line` (the caller's `#fileID` and `#line`).
@@ -129,6 +145,20 @@ struct UnitOrigin: Equatable, Sendable {
     /// The start of the `#fileID` literal (static, NUL-terminated, never freed), or nil.
     var file: UnsafePointer<UInt8>? { UnsafePointer(bitPattern: UInt(bits & (1 << Self.addressBits - 1))) }
 
+    /// A task priority as reports name it: `high`, `medium`, `low`, `background`, `userInteractive`, or its raw
+    /// value (`unspecified` for 0).
+    static func priorityName(_ raw: UInt8) -> String {
+        switch raw {
+        case 0: "unspecified"
+        case TaskPriority.high.rawValue: "high"
+        case TaskPriority.medium.rawValue: "medium"
+        case TaskPriority.low.rawValue: "low"
+        case TaskPriority.background.rawValue: "background"
+        case 0x21: "userInteractive"
+        default: "\(raw)"
+        }
+    }
+
     /// `Handlers/Search.swift:42`, or nil when the origin has no file.
     var location: String? {
         guard let file else { return nil }
@@ -144,7 +174,12 @@ struct UnitOrigin: Equatable, Sendable {
     var description: String? {
         switch kind {
         case .none: return nil
-        case .task: return "a task preferring this pool as its executor (Swift tasks carry no creation site)"
+        case .task:
+            if bits & Self.globalTaskBit != 0 {
+                return "a Swift task of priority \(Self.priorityName(UInt8(truncatingIfNeeded: bits)))"
+                    + " on the global concurrent executor (Swift tasks carry no creation site)"
+            }
+            return "a task preferring this pool as its executor (Swift tasks carry no creation site)"
         case .run: return location.map { "WorkerPool.run from \($0)" }
         case .workItem: return location.map { "WorkItem created at \($0)" }
         }

@@ -65,6 +65,8 @@ extension PoolCore {
                 if stopped { continue }
             }
             _ = cthr_sleep_ns(PoolCore.monitorTickNanoseconds)
+            rescueStrandedUnits()
+            let sleepers = sleepingWorkersWhileSaturated()
             let (spawnCount, warning, threads, waiting) = state.withLock { synced -> (Int, String?, Int, Int) in
                 var spawnCount = 0
                 let completed = completedTotal()
@@ -75,10 +77,13 @@ extension PoolCore {
                 if pending > 0 && synced.running < synced.limit {
                     spawnCount += dispatch(&synced, allowSpawn: true, pending: pending)
                 }
-                if pending > 0 && synced.running >= synced.limit && completed == lastCompleted
-                    && synced.threads < maxThreads
+                // Workers asleep inside units that gave no slot up (`sleepers` less the pool's visible waits):
+                // blocked in calls the pool cannot see, even while others still complete units.
+                let unseen = Swift.max(0, sleepers - synced.blocked)
+                if pending > 0 && synced.running >= synced.limit
+                    && (completed == lastCompleted || synced.extraSlots < unseen) && synced.threads < maxThreads
                 {
-                    synced.extraSlots += 1
+                    synced.extraSlots = Swift.max(synced.extraSlots + 1, unseen)
                     spawnCount += dispatch(&synced, allowSpawn: true, pending: pending)
                 } else if pending == 0 && synced.extraSlots > 0 {
                     synced.extraSlots -= 1

@@ -365,6 +365,8 @@ extension PoolCore {
             if let item = claim.claim() { core.runStarted(item, barrier: true, context) }
         case .job(let body, _):
             body()
+        case .globalTask(let job, _):
+            GlobalPoolExecutor.run(job)
         }
     }
 }

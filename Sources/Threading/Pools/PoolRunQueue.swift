@@ -211,6 +211,30 @@ final class PoolRunQueue: @unchecked Sendable {
         return unit
     }
 
+    /// Removes the units of a worker stuck in one unit, for the shared shards (the monitor's rescue, see
+    /// `PoolCore+Rescue.swift`): the next slot's unit first, then up to `limit` units in all, highest lanes first,
+    /// each with its lane and submission stamp (0: none).
+    func removeStranded(limit: Int) -> [(unit: PoolUnit, lane: Int, submittedAt: UInt64)] {
+        var removed: [(unit: PoolUnit, lane: Int, submittedAt: UInt64)] = []
+        lock.lock()
+        if let unit = lanes[Self.nextRing].popFirst() {
+            removed.append((unit, nextLane, poppedStamp(ring: Self.nextRing)))
+            nextHint.store(false, ordering: .relaxed)
+        }
+        while count > 0 && removed.count < limit {
+            let lane = mask.trailingZeroBitCount
+            let unit = lanes[lane].popFirst()!
+            removed.append((unit, lane, poppedStamp(ring: lane)))
+            skips[lane] = 0
+            if lanes[lane].isEmpty { mask &= ~(1 << UInt32(lane)) }
+            count -= 1
+        }
+        laneMaskHint.store(mask, ordering: .relaxed)
+        countHint.store(count, ordering: .sequentiallyConsistent)
+        lock.unlock()
+        return removed
+    }
+
     /// Removes the next unit: the highest non-empty lane, except that a lane passed over more than
     /// ``QoS/agingLimit`` times is served first.
     @inline(__always)

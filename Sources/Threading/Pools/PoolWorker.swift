@@ -14,6 +14,9 @@ enum PoolUnit {
     /// Run a plain closure (timers, `concurrentPerform` helpers, group notifications without a queue, `run` bodies,
     /// preferred tasks' jobs), made where `origin` says.
     case job(() -> Void, origin: UnitOrigin = .none)
+    /// Run a job of Swift Concurrency's global executor once this pool took it over
+    /// (``WorkerPool/installAsGlobalConcurrentExecutor()``): the job itself, no closure around it.
+    case globalTask(UnownedJob, origin: UnitOrigin)
 }
 
 /// A pool thread. `slot`, `local`, `picks`, `rotation`, `nextRuns`, `finishedEarly` and `blocked` are only touched by

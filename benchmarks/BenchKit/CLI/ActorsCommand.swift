@@ -14,9 +14,11 @@ public struct ActorsCommand: ParsableCommand {
         abstract: "Actors on SerialQueue vs default actors, a DispatchQueue adapter and NIO event loops (ping-pong, "
             + "1/2/8 pairs); blocking-call offload; await semaphore/group latency.",
         discussion: """
-            Defaults: --threads 1,2,8 (actor pairs for ping-pong; concurrent tasks for offload) --seconds 0.2
+            Defaults: --threads 1,2,8 (actor pairs for ping-pong; concurrent tasks for offload and fan-out) --seconds 0.2
             --warmup 0.05 --repeat 3. The waits run one pair of tasks.
             \(CommonOptions.quickHelp(defaultThreads: ActorsCommand.defaultThreads)).
+            --global-executor installs WorkerPool.shared as Swift Concurrency's global executor first (compare with a
+            run without it: default actors and fan-out measure the takeover).
             Files: bench-results/actors/ (bench-results/quick/actors/ with --quick).
             """
     )
@@ -27,12 +29,18 @@ public struct ActorsCommand: ParsableCommand {
     /// The options every family shares.
     @OptionGroup public var common: CommonOptions
 
+    /// Runs every case with `WorkerPool.shared` as Swift Concurrency's global executor (installed first thing). The
+    /// takeover is for the life of the process, so "with" and "without" are two runs: interleave them.
+    @Flag(name: .customLong("global-executor"), help: "Install WorkerPool.shared as the global executor first.")
+    public var globalExecutor = false
+
     public init() {}
 
     public func run() throws {
+        if globalExecutor { try WorkerPool.installAsGlobalConcurrentExecutor() }
         let all =
             Actors.pingPongCatalog + Actors.offloadCatalog + Actors.waitCatalog
-            + Actors.completionWaitCatalog
+            + Actors.completionWaitCatalog + Actors.fanOutCatalog
         // A filter may name cases of any study: it is checked against all of them, and each study keeps its own.
         let selected = Set(
             try selectStrategies(all, filter: common.strategies, id: \.id, name: \.name, kind: \.kind).map(\.id)
@@ -58,6 +66,10 @@ public struct ActorsCommand: ParsableCommand {
             (
                 "waits", "one async wait: a semaphore round trip between two tasks (one operation = two waits)", [1],
                 pick(Actors.waitCatalog)
+            ),
+            (
+                "fan-out", "one task group of 100 children that each return a number, summed (threads = tasks)",
+                threads, pick(Actors.fanOutCatalog)
             ),
             (
                 "completion-waits",

@@ -23,6 +23,7 @@ import Threading
 /// - waits: `await semaphore.wait()` against the same wait built by hand from a continuation (bare, and with the
 ///   cancellation handler a wait needs to end when its task is cancelled) and against a `DispatchSemaphore` waited
 ///   for on a Dispatch thread behind a continuation.
+/// - fan-out: a task group of 100 children per operation (run with and without `--global-executor`).
 /// - completion waits: `await group.wait()`, `await item.wait()` and `await job.waitUntilFinished()` for work a
 ///   queue runs, against a continuation that the queued work resumes itself (bare, and with a cancellation
 ///   handler).
@@ -94,6 +95,20 @@ public enum Actors {
                 _ = try? await pool.runIfActive { blockingCall() }
             }
         },
+    ]
+
+    /// The fan-out case: structured concurrency's common shape, a task group whose children each return a value.
+    /// It runs on whatever the global executor is: compare a run with `--global-executor` and one without.
+    public static let fanOutCatalog: [Entry] = [
+        Entry(name: "task group of 100 children", id: "fan-out", kind: .ours) { tasks, seconds in
+            runTasks(tasks: tasks, seconds: seconds) {
+                let sum = await withTaskGroup(of: Int.self) { group in
+                    for index in 0..<100 { group.addTask { index } }
+                    return await group.reduce(0, &+)
+                }
+                precondition(sum == 4_950, "fan-out: the children's sum is \(sum)")
+            }
+        }
     ]
 
     /// The wait cases: one task hands a unit to another and back.

@@ -47,6 +47,9 @@ public enum HTTPBench {
         Mode(id: "nio-singleton", name: "NIOThreadPool.singleton", kind: .peer, offloadThreadPrefix: "TP-#"),
         Mode(id: "inline", name: "inline (no offload)", kind: .peer),
         Mode(id: "detached", name: "Task.detached", kind: .peer),
+        // The blocking call inline in the handler, on each global executor: the default one is `inline` above.
+        Mode(id: "inline-nio-executor", name: "inline, NIO event loops as global executor", kind: .peer),
+        Mode(id: "inline-threading-executor", name: "inline, WorkerPool.shared as global executor", kind: .ours),
     ]
 
     /// The modes of `--quick` and of the family's test.

@@ -17,4 +17,12 @@ public enum OffloadMode: String, CaseIterable, Sendable {
     case inline
     /// A `Task.detached` on the global concurrent executor (which then blocks a cooperative thread).
     case detached
+    /// No offload, with NIO's event loops as Swift Concurrency's global executor
+    /// (`NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()`, installed by
+    /// ``installGlobalExecutor(for:)`` at start-up): the handler blocks an event loop.
+    case inlineNIOExecutor = "inline-nio-executor"
+    /// No offload, with ``Threading/WorkerPool/shared`` as Swift Concurrency's global executor
+    /// (`WorkerPool.installAsGlobalConcurrentExecutor()`, installed by ``installGlobalExecutor(for:)`` at start-up):
+    /// the handler blocks a pool worker, and the pool compensates.
+    case inlineThreadingExecutor = "inline-threading-executor"
 }

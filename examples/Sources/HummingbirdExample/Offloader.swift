@@ -47,7 +47,7 @@ public final class Offloader: Sendable {
             let pool = NIOThreadPool(numberOfThreads: threads)
             pool.start()
             return Offloader(mode: mode, threads: threads, workerPool: nil, nioPool: pool)
-        case .nioSingleton, .inline, .detached:
+        case .nioSingleton, .inline, .detached, .inlineNIOExecutor, .inlineThreadingExecutor:
             return Offloader(mode: mode, threads: threads, workerPool: nil, nioPool: nil)
         }
     }
@@ -68,7 +68,7 @@ public final class Offloader: Sendable {
             return try await NIOThreadPool.singleton.runIfActive(body)
         case .nioSized:
             return try await nioPool!.runIfActive(body)
-        case .inline:
+        case .inline, .inlineNIOExecutor, .inlineThreadingExecutor:
             return body()
         case .detached:
             return await Task.detached { body() }.value

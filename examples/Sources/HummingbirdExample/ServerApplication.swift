@@ -4,6 +4,7 @@
 import Hummingbird
 import Logging
 import NIOCore
+import NIOPosix
 import ServiceLifecycle
 import Threading
 
@@ -149,6 +150,25 @@ public func makeRouter(options: ServerOptions, offloader: Offloader) -> Router<B
 ///   - logger: The server's logger (default: `hummingbird-server`, at `info`).
 ///   - onBound: Called once with the bound port, before the first request is served.
 /// - Throws: What binding or serving throws.
+/// Installs the global executor `mode` asks for (``OffloadMode/inlineNIOExecutor``: NIO's event loops;
+/// ``OffloadMode/inlineThreadingExecutor``: Threading's shared pool); the other modes keep the runtime's. Call it once,
+/// first thing in `main`, before the first task.
+///
+/// - Parameter mode: The server's offload mode.
+/// - Throws: What `WorkerPool.installAsGlobalConcurrentExecutor()` throws; a ``UsageError`` when NIO refused.
+public func installGlobalExecutor(for mode: OffloadMode) throws {
+    switch mode {
+    case .inlineNIOExecutor:
+        guard NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() else {
+            throw UsageError("NIO could not install its event loops as the global executor with this compiler")
+        }
+    case .inlineThreadingExecutor:
+        try WorkerPool.installAsGlobalConcurrentExecutor()
+    case .threadingBlocking, .threadingPool, .nioSingleton, .nioSized, .inline, .detached:
+        break
+    }
+}
+
 public func runServer(
     options: ServerOptions,
     logger: Logger = Logger(label: "hummingbird-server"),

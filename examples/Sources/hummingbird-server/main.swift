@@ -33,5 +33,6 @@ case .failure(let error):
     writeLine("hummingbird-server: \(error)", to: 2)
     exit(2)
 case .success(let options):
+    try installGlobalExecutor(for: options.offload)
     try await runServer(options: options) { port in writeLine(String(port), to: 1) }
 }

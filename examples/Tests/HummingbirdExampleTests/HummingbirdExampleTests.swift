@@ -48,6 +48,7 @@ import Threading
         #expect(
             OffloadMode.allCases.map(\.rawValue) == [
                 "threading-blocking", "threading-pool", "nio-singleton", "nio-sized", "inline", "detached",
+                "inline-nio-executor", "inline-threading-executor",
             ]
         )
     }
