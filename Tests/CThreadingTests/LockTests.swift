@@ -323,7 +323,13 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
     /// (as with pthread mutexes): the child sees it as held by itself, a relock is refused with EDEADLK, and the
     /// unlock (the slow one: the word holds the parent's id) frees it, clearing a HANDOFF that asked for a heir the
     /// child does not have. The child then locks and unlocks it on the fast paths. The parent still holds it.
-    @Test(arguments: [false, true]) func aLockHeldAcrossForkIsUnlockedInTheChild(heirAsked: Bool) {
+    /// Not under the thread sanitizer, which does not support the child of a multi-threaded process (the test
+    /// process runs other suites meanwhile): there the child hung in one full run of the suite out of three.
+    @Test(
+        .disabled(if: threadSanitizerIsActive, "TSan does not support multi-threaded fork children"),
+        arguments: [false, true]
+    )
+    func aLockHeldAcrossForkIsUnlockedInTheChild(heirAsked: Bool) {
         let lock = makeLock()
         let me = cthr_lock_self()
         #expect(cthr_lock_fast_lock(lock.pointer))
