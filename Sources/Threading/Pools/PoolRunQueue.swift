@@ -143,6 +143,20 @@ final class PoolRunQueue: @unchecked Sendable {
         countHint.store(count, ordering: .sequentiallyConsistent)
     }
 
+    /// Removes the first unit of the non-empty `lane`, with its submission stamp, and publishes the hints: the
+    /// counterpart of ``appendLocked(_:_:lane:)``. Lock held.
+    @inline(__always)
+    private func popFirstLocked(lane: Int) -> (unit: PoolUnit, stamp: UInt64) {
+        let unit = lanes[lane].popFirst()!
+        let stamp = poppedStamp(ring: lane)
+        skips[lane] = 0
+        if lanes[lane].isEmpty { mask &= ~(1 << UInt32(lane)) }
+        count -= 1
+        laneMaskHint.store(mask, ordering: .relaxed)
+        countHint.store(count, ordering: .sequentiallyConsistent)
+        return (unit, stamp)
+    }
+
     /// What ``pushNext(_:lane:)`` and ``spillNext()`` did.
     enum NextPush {
         /// The next slot was empty (``pushNext(_:lane:)``), or there was nothing to move (``spillNext()``).
@@ -223,14 +237,9 @@ final class PoolRunQueue: @unchecked Sendable {
         }
         while count > 0 && removed.count < limit {
             let lane = mask.trailingZeroBitCount
-            let unit = lanes[lane].popFirst()!
-            removed.append((unit, lane, poppedStamp(ring: lane)))
-            skips[lane] = 0
-            if lanes[lane].isEmpty { mask &= ~(1 << UInt32(lane)) }
-            count -= 1
+            let (unit, stamp) = popFirstLocked(lane: lane)
+            removed.append((unit, lane, stamp))
         }
-        laneMaskHint.store(mask, ordering: .relaxed)
-        countHint.store(count, ordering: .sequentiallyConsistent)
         lock.unlock()
         return removed
     }
@@ -257,14 +266,7 @@ final class PoolRunQueue: @unchecked Sendable {
                 if aged < 0 && skips[lane] > QoS.agingLimit { aged = lane }
             }
         }
-        let lane = aged >= 0 ? aged : highest
-        let unit = lanes[lane].popFirst()!
-        let stamp = poppedStamp(ring: lane)
-        skips[lane] = 0
-        if lanes[lane].isEmpty { mask &= ~(1 << UInt32(lane)) }
-        count -= 1
-        laneMaskHint.store(mask, ordering: .relaxed)
-        countHint.store(count, ordering: .sequentiallyConsistent)
+        let (unit, stamp) = popFirstLocked(lane: aged >= 0 ? aged : highest)
         lock.unlock()
         recordTaken(stamp)
         return unit
