@@ -32,6 +32,10 @@
  *       With -DTIMEOUTS=1 a writer may give up instead of sleeping (cthr_rwlock_release_write: clear the writer's
  *       bits, restore BIASED after a revocation).
  *       Unlock: cthr_rwlock_release_write (the same).
+ *       (The split wait of the Swift wrapper, cthr_rwlock_spinrdlock / cthr_rwlock_spinwrlock, then the sleeping
+ *       call, is not modelled apart: it stops where a sleep step begins, holding nothing or, in the drain, the claim,
+ *       and cthr_rwlock_wrlock_drain resumes the drain with the stripes to scan again: a pause between two rounds
+ *       and a scan more, both within the interleavings checked here.)
  *
  * Properties: exclusion (a writer is never inside with a reader or another writer: assertions on entry); no lost
  * wake-up of the draining writer and no thread waiting forever (no invalid end state; every thread finishes);

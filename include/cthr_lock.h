@@ -133,6 +133,15 @@ typedef struct cthr_lock {
 // Nonzero when the process opted in to the membarrier unlock (see the header comment); read by the inline unlock.
 extern cthr_atomic_i32_t cthr_lock_membarrier_mode;
 
+// Whether the process counts (see `cthr_lock_set_counting`): read by the fast lock's second try, which counts
+// itself (`cthr_lock_count_second_try`, out of line) when on.
+extern cthr_atomic_i32_t cthr_lock_counting_on;
+
+// Counts the fast lock's second try (a compare-exchange on a free word that carries SPINNING) while counting: a
+// contended acquisition of three read-modify-writes when it `took` the lock (the failed first try, this one, the
+// release), one more read-modify-write of the contended acquisition that follows when it did not.
+void cthr_lock_count_second_try(bool took);
+
 // Opts the process in to the membarrier unlock: registers for expedited private membarriers and switches every
 // lock's unlock to a plain store, their sleepers to `membarrier`. Only safe before any lock is used (at the start
 // of main); setting THREADING_LOCK_MEMBARRIER=1 in the environment does the same before main. Returns 0, or the
@@ -188,9 +197,13 @@ static inline bool cthr_lock_fast_lock(cthr_lock_t *_Nonnull lock) {
     if (cthr_atomic_u32_compare_exchange_strong(&lock->word, &expected, self, CTHR_ACQUIRE, CTHR_RELAXED)) {
         return true;
     }
-    return expected == CTHR_LOCK_SPINNING &&
-           cthr_atomic_u32_compare_exchange_strong(&lock->word, &expected, CTHR_LOCK_SPINNING | self, CTHR_ACQUIRE,
-                                                   CTHR_RELAXED);
+    if (expected != CTHR_LOCK_SPINNING) return false;
+    bool took = cthr_atomic_u32_compare_exchange_strong(&lock->word, &expected, CTHR_LOCK_SPINNING | self,
+                                                        CTHR_ACQUIRE, CTHR_RELAXED);
+    if (__builtin_expect(cthr_atomic_i32_load(&cthr_lock_counting_on, CTHR_RELAXED) != 0, 0)) {
+        cthr_lock_count_second_try(took);
+    }
+    return took;
 }
 
 // Releases a lock the caller holds (without the SLOW bit): a load that checks the owner field, then one
@@ -266,11 +279,12 @@ uint32_t cthr_lock_waiter_count(const cthr_lock_t *_Nullable lock);
 int cthr_lock_set_slow(cthr_lock_t *_Nullable lock, bool on);
 
 // Contention counters of the calling thread, kept only while the process counts (`cthr_lock_set_counting`): what
-// the thread's own lock and unlock calls did on contended paths, summed over every `cthr_lock_t`. The fast paths
-// never count (an uncontended lock costs the same with counting on or off); an acquisition that took the slow path
-// counts its failed fast compare-exchange and its release as one read-modify-write each.
+// the thread's own lock and unlock calls did on contended paths, summed over every `cthr_lock_t`. An acquisition
+// whose first compare-exchange took a free word never counts (it costs the same with counting on or off); every
+// other one does: one that took the slow path counts its failed fast compare-exchange and its release as one
+// read-modify-write each, and the fast lock's second try counts itself (`cthr_lock_count_second_try`).
 typedef struct cthr_lock_counters {
-    uint64_t contended;      // acquisitions that took the slow path (`cthr_lock_lock_slow` calls)
+    uint64_t contended;      // acquisitions whose first compare-exchange failed (slow paths, and second tries)
     uint64_t rmw;            // atomic read-modify-writes on the lock's words for them, failed compare-exchanges included
     uint64_t futex_waits;    // futex waits
     uint64_t futex_eagain;   // futex waits that returned at once (EAGAIN: the value had already changed)

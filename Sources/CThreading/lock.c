@@ -28,7 +28,7 @@ static cthr_atomic_u64_t cthr_lock_membarrier_count = {0};
 static cthr_atomic_u64_t cthr_lock_handoff_count = {0};
 
 // Counting (see `cthr_lock_set_counting`): a process-wide switch, and per-thread counters (no shared cache line).
-static cthr_atomic_i32_t cthr_lock_counting_on = {0};
+cthr_atomic_i32_t cthr_lock_counting_on = {0};
 static __thread cthr_lock_counters_t cthr_lock_tls_counters __attribute__((tls_model("initial-exec")));
 #define CTHR_LOCK_COUNT(field, n)                                                                                      \
     do {                                                                                                               \
@@ -39,6 +39,15 @@ static __thread cthr_lock_counters_t cthr_lock_tls_counters __attribute__((tls_m
 void cthr_lock_set_counting(bool on) { cthr_atomic_i32_store(&cthr_lock_counting_on, on ? 1 : 0, CTHR_RELAXED); }
 
 bool cthr_lock_counting(void) { return cthr_atomic_i32_load(&cthr_lock_counting_on, CTHR_RELAXED) != 0; }
+
+void cthr_lock_count_second_try(bool took) {
+    if (took) {
+        CTHR_LOCK_COUNT(contended, 1);
+        CTHR_LOCK_COUNT(rmw, 3);
+    } else {
+        CTHR_LOCK_COUNT(rmw, 1);
+    }
+}
 
 void cthr_lock_thread_counters(cthr_lock_counters_t *out) {
     if (out != NULL) *out = cthr_lock_tls_counters;

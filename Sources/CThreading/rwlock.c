@@ -196,8 +196,13 @@ static int cthr_rwlock_sleep(cthr_rwlock_t *lock, cthr_atomic_u32_t *seq_word, u
     return cthr_futex_wait(&seq_word->value, seq, deadline_ns) == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
-// A read hold: nested (a count in the table), or new, waiting until `deadline_ns` (0 = one attempt only).
-static int cthr_rwlock_read_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, bool try_only) {
+// How far an acquisition may go: one attempt (TRY), spinning and yielding but returning before it would sleep
+// (SPIN, for a caller that records its wait only when it is about to sleep), or the whole wait (SLEEP).
+typedef enum { CTHR_RWLOCK_TRY, CTHR_RWLOCK_SPIN, CTHR_RWLOCK_SLEEP } cthr_rwlock_mode_t;
+
+// A read hold: nested (a count in the table), or new, waiting until `deadline_ns` as far as `mode` allows (EBUSY
+// when it stopped before sleeping).
+static int cthr_rwlock_read_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, cthr_rwlock_mode_t mode) {
     if (lock == NULL) return EINVAL;
     (void)cthr_rwlock_index();
     int slot = cthr_rwlock_slot(lock);
@@ -211,7 +216,7 @@ static int cthr_rwlock_read_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, b
     slot = cthr_rwlock_free_slot();
     for (int round = 0;; round++) {
         int rc = cthr_rwlock_read_attempt(lock, slot);
-        if (rc != EBUSY || try_only) return rc;
+        if (rc != EBUSY || mode == CTHR_RWLOCK_TRY) return rc;
         if (round < CTHR_RWLOCK_SPINS) {
             cthr_cpu_relax();
             continue;
@@ -222,6 +227,7 @@ static int cthr_rwlock_read_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, b
             continue;
         }
         // Sleep while new readers are blocked.
+        if (mode == CTHR_RWLOCK_SPIN) return EBUSY;
         if (cthr_rwlock_sleep(lock, &lock->read_seq, CTHR_RWLOCK_BLOCK, CTHR_RWLOCK_READ_WAITERS, deadline_ns) ==
             ETIMEDOUT) {
             rc = cthr_rwlock_read_attempt(lock, slot);  // a hold that became free meanwhile still counts
@@ -265,11 +271,13 @@ static int cthr_rwlock_claim(cthr_rwlock_t *lock, uint64_t mine, bool block, boo
 
 // The claim of a writer that found the write side claimed: takes `writers`, a `cthr_lock_t`, so that only its holder
 // waits here for the claim (spinning, then asleep on `write_seq`), claims, and releases `writers`. Returns 0
-// (claimed; *state is the claimed word) or ETIMEDOUT.
+// (claimed; *state is the claimed word), ETIMEDOUT, or in SPIN mode EBUSY (it would have slept, for `writers` or
+// for the claim; it holds neither).
 static int cthr_rwlock_claim_queued(cthr_rwlock_t *lock, uint64_t mine, bool block, uint64_t deadline_ns,
-                                    uint64_t *state) {
+                                    cthr_rwlock_mode_t mode, uint64_t *state) {
     // EDEADLK cannot come back: this thread holds `writers` only in here.
-    int rc = cthr_lock_lock_slow(&lock->writers, deadline_ns);
+    int rc = mode == CTHR_RWLOCK_SPIN ? cthr_lock_lock_spin(&lock->writers, deadline_ns)
+                                      : cthr_lock_lock_slow(&lock->writers, deadline_ns);
     if (rc != 0) return rc;
     for (int round = 0;; round++) {
         rc = cthr_rwlock_claim(lock, mine, block, false, state);
@@ -287,6 +295,10 @@ static int cthr_rwlock_claim_queued(cthr_rwlock_t *lock, uint64_t mine, bool blo
             continue;
         }
         // Sleep while another writer holds the claim (a timeout is seen at the top of the next round).
+        if (mode == CTHR_RWLOCK_SPIN) {
+            rc = EBUSY;
+            break;
+        }
         if (cthr_rwlock_sleep(lock, &lock->write_seq, CTHR_RWLOCK_WRITER, CTHR_RWLOCK_WRITE_WAITERS, deadline_ns) ==
             EAGAIN) {
             continue;
@@ -297,25 +309,15 @@ static int cthr_rwlock_claim_queued(cthr_rwlock_t *lock, uint64_t mine, bool blo
     return rc;
 }
 
-// The write side: claim, then wait for the readers to leave. `try_only`: one attempt, nothing changed on failure.
-static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, bool try_only) {
-    if (lock == NULL) return EINVAL;
-    uint32_t self = cthr_lock_self();
-    uint64_t mine = ((uint64_t)self << CTHR_RWLOCK_OWNER_SHIFT) | CTHR_RWLOCK_WRITER;
-    if (cthr_rwlock_slot(lock) >= 0) return EDEADLK;  // an upgrade would wait for itself
-    bool prefer_writers = lock->kind == CTHR_RWLOCK_PREFER_WRITER;
-
-    // Phase 1: claim the write side (see Writers in the header: a writer that finds it claimed queues on `writers`).
-    uint64_t state;
-    int rc = cthr_rwlock_claim(lock, mine, prefer_writers || try_only, try_only, &state);
-    if (rc == EBUSY && !try_only) rc = cthr_rwlock_claim_queued(lock, mine, prefer_writers, deadline_ns, &state);
-    if (rc != 0) return rc;
-
-    // Phase 2: wait for the readers to leave. First the stripe readers that came in before the claim revoked the bias
-    // (a later one sees BIASED cleared after its increment and leaves: Dekker's pairing), once: every stripe seen at
-    // zero since the claim. Then the central readers: once none is left, one compare-exchange that sees the count at
-    // zero sets BLOCK. Preferring readers, new central readers keep coming in meanwhile, so the writer sets HANDOVER
-    // and the reader that brings the count to zero sets BLOCK for it (cthr_rwlock_last_reader_left).
+// Phase 2 of a write acquisition, for the claimant (`state` is the word it claimed or last saw): waits for the
+// readers to leave. First the stripe readers that came in before the claim revoked the bias (a later one sees BIASED
+// cleared after its increment and leaves: Dekker's pairing), once: every stripe seen at zero since the claim. Then
+// the central readers: once none is left, one compare-exchange that sees the count at zero sets BLOCK. Preferring
+// readers, new central readers keep coming in meanwhile, so the writer sets HANDOVER and the reader that brings the
+// count to zero sets BLOCK for it (cthr_rwlock_last_reader_left). Returns 0 (held), EBUSY (TRY: readers hold it;
+// the claim is released), EINPROGRESS (SPIN: it would sleep; the claim is kept, `cthr_rwlock_wrlock_drain` goes on)
+// or ETIMEDOUT (the claim is released).
+static int cthr_rwlock_drain(cthr_rwlock_t *lock, uint64_t state, uint64_t deadline_ns, cthr_rwlock_mode_t mode) {
     bool stripes_drained = (state & CTHR_RWLOCK_REBIAS) == 0;
     for (int round = 0;; round++) {
         state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
@@ -328,7 +330,7 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
             }
             continue;
         }
-        if (try_only) {
+        if (mode == CTHR_RWLOCK_TRY) {
             cthr_rwlock_release_write(lock);
             return EBUSY;
         }
@@ -349,6 +351,7 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
             sched_yield();
             continue;
         }
+        if (mode == CTHR_RWLOCK_SPIN) return EINPROGRESS;
         // Sleep until a stripe or the central count reaches zero (the reader that brings it there wakes the writer).
         uint32_t seq = cthr_atomic_u32_load(&lock->drain_seq, CTHR_SEQ_CST);
         state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
@@ -364,20 +367,59 @@ static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, 
     }
 }
 
-int cthr_rwlock_rdlock(cthr_rwlock_t *lock) { return cthr_rwlock_read_acquire(lock, UINT64_MAX, false); }
+// The write side: claim, then wait for the readers to leave, as far as `mode` allows (TRY: one attempt, nothing
+// changed on failure; SPIN: EBUSY when it would sleep for the claim, holding nothing, or EINPROGRESS when it would
+// sleep for the readers, holding the claim).
+static int cthr_rwlock_write_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, cthr_rwlock_mode_t mode) {
+    if (lock == NULL) return EINVAL;
+    uint32_t self = cthr_lock_self();
+    uint64_t mine = ((uint64_t)self << CTHR_RWLOCK_OWNER_SHIFT) | CTHR_RWLOCK_WRITER;
+    if (cthr_rwlock_slot(lock) >= 0) return EDEADLK;  // an upgrade would wait for itself
+    bool prefer_writers = lock->kind == CTHR_RWLOCK_PREFER_WRITER;
+    bool try_only = mode == CTHR_RWLOCK_TRY;
 
-int cthr_rwlock_tryrdlock(cthr_rwlock_t *lock) { return cthr_rwlock_read_acquire(lock, 0, true); }
-
-int cthr_rwlock_timedrdlock(cthr_rwlock_t *lock, uint64_t deadline_ns) {
-    return cthr_rwlock_read_acquire(lock, deadline_ns, false);
+    // Phase 1: claim the write side (see Writers in the header: a writer that finds it claimed queues on `writers`).
+    uint64_t state;
+    int rc = cthr_rwlock_claim(lock, mine, prefer_writers || try_only, try_only, &state);
+    if (rc == EBUSY && !try_only) rc = cthr_rwlock_claim_queued(lock, mine, prefer_writers, deadline_ns, mode, &state);
+    if (rc != 0) return rc;
+    // Phase 2.
+    return cthr_rwlock_drain(lock, state, deadline_ns, mode);
 }
 
-int cthr_rwlock_wrlock(cthr_rwlock_t *lock) { return cthr_rwlock_write_acquire(lock, UINT64_MAX, false); }
+int cthr_rwlock_rdlock(cthr_rwlock_t *lock) { return cthr_rwlock_read_acquire(lock, UINT64_MAX, CTHR_RWLOCK_SLEEP); }
 
-int cthr_rwlock_trywrlock(cthr_rwlock_t *lock) { return cthr_rwlock_write_acquire(lock, 0, true); }
+int cthr_rwlock_tryrdlock(cthr_rwlock_t *lock) { return cthr_rwlock_read_acquire(lock, 0, CTHR_RWLOCK_TRY); }
+
+int cthr_rwlock_timedrdlock(cthr_rwlock_t *lock, uint64_t deadline_ns) {
+    return cthr_rwlock_read_acquire(lock, deadline_ns, CTHR_RWLOCK_SLEEP);
+}
+
+int cthr_rwlock_spinrdlock(cthr_rwlock_t *lock, uint64_t deadline_ns) {
+    return cthr_rwlock_read_acquire(lock, deadline_ns, CTHR_RWLOCK_SPIN);
+}
+
+int cthr_rwlock_wrlock(cthr_rwlock_t *lock) {
+    return cthr_rwlock_write_acquire(lock, UINT64_MAX, CTHR_RWLOCK_SLEEP);
+}
+
+int cthr_rwlock_trywrlock(cthr_rwlock_t *lock) { return cthr_rwlock_write_acquire(lock, 0, CTHR_RWLOCK_TRY); }
 
 int cthr_rwlock_timedwrlock(cthr_rwlock_t *lock, uint64_t deadline_ns) {
-    return cthr_rwlock_write_acquire(lock, deadline_ns, false);
+    return cthr_rwlock_write_acquire(lock, deadline_ns, CTHR_RWLOCK_SLEEP);
+}
+
+int cthr_rwlock_spinwrlock(cthr_rwlock_t *lock, uint64_t deadline_ns) {
+    return cthr_rwlock_write_acquire(lock, deadline_ns, CTHR_RWLOCK_SPIN);
+}
+
+int cthr_rwlock_wrlock_drain(cthr_rwlock_t *lock, uint64_t deadline_ns) {
+    if (lock == NULL) return EINVAL;
+    uint64_t state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
+    if ((state & CTHR_RWLOCK_WRITER) == 0 || cthr_rwlock_owner_of(state) != cthr_lock_self()) return EPERM;
+    // The stripes are looked at again (REBIAS set): the claim may have revoked a bias. A hold a reader handed over
+    // meanwhile (BLOCK set, no reader left) is found held at the first look.
+    return cthr_rwlock_drain(lock, state | CTHR_RWLOCK_REBIAS, deadline_ns, CTHR_RWLOCK_SLEEP);
 }
 
 // Releases one read hold recorded in `slot`, or an untracked one (`slot` < 0).

@@ -332,6 +332,62 @@ private func startStripeReader(_ lock: SharedCell<cthr_rwlock_t>) throws -> (Tes
         #expect(cthr_rwlock_destroy(lock.pointer) == 0)
     }
 
+    /// The spinning halves stop where the wait would sleep and say what they hold: a reader or a writer that finds
+    /// the write side held gets EBUSY and holds nothing; a writer that claimed but finds readers gets EINPROGRESS
+    /// with the claim (new writers are refused), and `cthr_rwlock_wrlock_drain` then either times out (the claim
+    /// released) or, once the readers left, holds the lock. Drain without a claim is EPERM.
+    @Test(arguments: [readerPreferring, writerPreferring])
+    func spinningHalvesStopBeforeSleepingAndSayWhatTheyHold(kind: Int32) throws {
+        let lock = makeLock(kind)
+        let me = cthr_lock_self()
+        #expect(cthr_rwlock_wrlock_drain(lock.pointer, 0) == EPERM)  // free: no claim
+
+        // Another thread holds the write side: both spins give up, leaving the word as it was.
+        let release = Event()
+        let writer = try startWriter(lock, holdUntil: release)
+        #expect(writer.entered.wait())
+        let held = cthr_rwlock_load(lock.pointer)
+        #expect(cthr_rwlock_spinrdlock(lock.pointer, UInt64.max) == EBUSY)
+        #expect(cthr_rwlock_spinwrlock(lock.pointer, UInt64.max) == EBUSY)
+        #expect(cthr_rwlock_wrlock_drain(lock.pointer, 0) == EPERM)  // the claim is another thread's
+        #expect(cthr_rwlock_load(lock.pointer) == held)
+        release.signal()
+        #expect(writer.thread.joined())
+        #expect(writer.result.pointer.pointee == 0)
+
+        // A reader holds it: the writer's spin claims the write side and stops before sleeping for the reader.
+        let reader = try startReader(lock)
+        #expect(reader.holds)
+        #expect(cthr_rwlock_spinwrlock(lock.pointer, UInt64.max) == EINPROGRESS)
+        #expect(cthr_rwlock_writer(lock.pointer) == me)
+        #expect(cthr_rwlock_trywrlock(lock.pointer) == EDEADLK)  // the claim is this thread's
+        // A passed deadline: the drain gives up and releases the claim.
+        #expect(cthr_rwlock_wrlock_drain(lock.pointer, 0) == ETIMEDOUT)
+        #expect(cthr_rwlock_writer(lock.pointer) == 0)
+        // Claimed again; the reader leaves while the drain sleeps: the write hold is this thread's.
+        #expect(cthr_rwlock_spinwrlock(lock.pointer, UInt64.max) == EINPROGRESS)
+        let leaver = try #require(
+            spawnVoid {
+                _ = cthr_sleep_ns(2_000_000)
+                reader.release.signal()
+            }
+        )
+        #expect(cthr_rwlock_wrlock_drain(lock.pointer, cthr_clock_deadline_after(generousTimeoutNs)) == 0)
+        #expect(cthr_rwlock_holds_write(lock.pointer))
+        #expect(leaver.joined())
+        #expect(reader.thread.joined())
+        #expect(cthr_rwlock_unlock(lock.pointer) == 0)
+
+        // Free: each spin takes its side at once.
+        #expect(cthr_rwlock_spinrdlock(lock.pointer, 0) == 0)
+        #expect(cthr_rwlock_spinwrlock(lock.pointer, 0) == EDEADLK)  // an upgrade would wait for itself
+        #expect(cthr_rwlock_unlock(lock.pointer) == 0)
+        #expect(cthr_rwlock_spinwrlock(lock.pointer, 0) == 0)
+        #expect(cthr_rwlock_unlock(lock.pointer) == 0)
+        #expect(cthr_rwlock_load(lock.pointer) & ~UInt64(CTHR_RWLOCK_BIASED) == 0)
+        #expect(cthr_rwlock_destroy(lock.pointer) == 0)
+    }
+
     @Test func badArgumentsReturnEINVAL() {
         let lock = SharedCell(cthr_rwlock_t())
         #expect(cthr_rwlock_init(nil, readerPreferring) == EINVAL)
@@ -344,6 +400,9 @@ private func startStripeReader(_ lock: SharedCell<cthr_rwlock_t>) throws -> (Tes
         #expect(cthr_rwlock_trywrlock(nil) == EINVAL)
         #expect(cthr_rwlock_timedrdlock(nil, 0) == EINVAL)
         #expect(cthr_rwlock_timedwrlock(nil, 0) == EINVAL)
+        #expect(cthr_rwlock_spinrdlock(nil, 0) == EINVAL)
+        #expect(cthr_rwlock_spinwrlock(nil, 0) == EINVAL)
+        #expect(cthr_rwlock_wrlock_drain(nil, 0) == EINVAL)
         #expect(cthr_rwlock_unlock(nil) == EINVAL)
     }
 }

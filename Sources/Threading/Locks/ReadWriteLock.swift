@@ -235,6 +235,12 @@ public final class ReadWriteLock: DiagnosedLock, @unchecked Sendable {
             self == .read ? { cthr_rwlock_timedrdlock($0, $1) } : { cthr_rwlock_timedwrlock($0, $1) }
         }
 
+        /// The timed lock up to where it would sleep: `EBUSY` (nothing held) or, writing, `EINPROGRESS` (the claim
+        /// held, readers still in: `cthr_rwlock_wrlock_drain` goes on).
+        var spinLock: (UnsafeMutablePointer<cthr_rwlock_t>, UInt64) -> CInt {
+            self == .read ? { cthr_rwlock_spinrdlock($0, $1) } : { cthr_rwlock_spinwrlock($0, $1) }
+        }
+
         var waitKind: WaitKind { self == .read ? .readLock : .writeLock }
 
         func operation(timed: Bool) -> StaticString {
@@ -247,17 +253,21 @@ public final class ReadWriteLock: DiagnosedLock, @unchecked Sendable {
         }
     }
 
-    /// The slow path of a read or write acquisition: the side's trylock and, when busy, its timed lock.
+    /// The slow path of a read or write acquisition: the side's trylock and, when busy, its spin, and only when
+    /// that would sleep, the wait record (what the dump and the cycle finder read) and the sleeping rest.
     private func lockSlow(_ side: Side, deadline: UInt64) -> Bool {
         let code = acquireCounting(
             attempt: { side.tryLock(rwlock) },
             wait: {
-                WaitRecording.recordingCycleChecked(
+                let spun = side.spinLock(rwlock, deadline)
+                if spun != EBUSY && spun != EINPROGRESS { return spun }
+                // Draining, the caller holds the claim: it waits for readers, whose ids the lock does not keep.
+                return WaitRecording.recordingCycleChecked(
                     side.waitKind,
                     on: self,
-                    owner: cthr_rwlock_writer(rwlock),
+                    owner: spun == EINPROGRESS ? 0 : cthr_rwlock_writer(rwlock),
                     deadline: deadline
-                ) { side.timedLock(rwlock, $0) }
+                ) { spun == EINPROGRESS ? cthr_rwlock_wrlock_drain(rwlock, $0) : side.timedLock(rwlock, $0) }
             }
         )
         let operation = side.operation(timed: deadline != .max)
