@@ -233,19 +233,25 @@ int cthr_rwlock_timedrdlock(cthr_rwlock_t *_Nullable lock, uint64_t deadline_ns)
 // takes a free lock). Returns 0, ETIMEDOUT, EDEADLK (caller holds it, for writing or reading) or EINVAL.
 int cthr_rwlock_timedwrlock(cthr_rwlock_t *_Nullable lock, uint64_t deadline_ns);
 
-// The spinning part of `cthr_rwlock_timedrdlock`, for callers that record a wait only when the thread is about to
-// sleep: as it, but returns EBUSY (nothing held) where it would sleep. Then call `cthr_rwlock_timedrdlock`.
+// The first half of `cthr_rwlock_timedrdlock`, for callers that record a wait only when the thread is about to
+// sleep: as it, but returns EBUSY (nothing held) where it would sleep. Then call `cthr_rwlock_rdlock_sleep`.
 int cthr_rwlock_spinrdlock(cthr_rwlock_t *_Nullable lock, uint64_t deadline_ns);
 
-// The spinning part of `cthr_rwlock_timedwrlock`: as it, but returns where it would sleep: EBUSY when waiting for
-// another writer's claim (nothing held; call `cthr_rwlock_timedwrlock` next), EINPROGRESS when waiting for readers
+// The second half: `cthr_rwlock_timedrdlock` without its spin (one attempt, then the sleep).
+int cthr_rwlock_rdlock_sleep(cthr_rwlock_t *_Nullable lock, uint64_t deadline_ns);
+
+// The first half of `cthr_rwlock_timedwrlock`: as it, but returns where it would sleep: EBUSY when waiting for
+// another writer's claim (nothing held; call `cthr_rwlock_wrlock_sleep` next), EINPROGRESS when waiting for readers
 // to leave (the caller holds the claim: new writers queue, new readers may wait; call `cthr_rwlock_wrlock_drain`
 // next, which alone releases it on a timeout).
 int cthr_rwlock_spinwrlock(cthr_rwlock_t *_Nullable lock, uint64_t deadline_ns);
 
-// After EINPROGRESS from `cthr_rwlock_spinwrlock`: waits (sleeping) until the readers left, until `deadline_ns` at
-// most. Returns 0 (the write hold is the caller's), ETIMEDOUT (the claim is released), EPERM (the caller holds no
-// claim; nothing changes) or EINVAL.
+// The second half after EBUSY: `cthr_rwlock_timedwrlock` without its spins (attempts, then the sleeps).
+int cthr_rwlock_wrlock_sleep(cthr_rwlock_t *_Nullable lock, uint64_t deadline_ns);
+
+// The second half after EINPROGRESS from `cthr_rwlock_spinwrlock`: waits, sleeping at once, until the readers left,
+// until `deadline_ns` at most. Returns 0 (the write hold is the caller's), ETIMEDOUT (the claim is released), EPERM
+// (the caller holds no claim; nothing changes) or EINVAL.
 int cthr_rwlock_wrlock_drain(cthr_rwlock_t *_Nullable lock, uint64_t deadline_ns);
 
 // Releases the caller's hold: its write hold, else one of its read holds. Returns 0, EINVAL (NULL) or EPERM (the

@@ -197,8 +197,14 @@ static int cthr_rwlock_sleep(cthr_rwlock_t *lock, cthr_atomic_u32_t *seq_word, u
 }
 
 // How far an acquisition may go: one attempt (TRY), spinning and yielding but returning before it would sleep
-// (SPIN, for a caller that records its wait only when it is about to sleep), or the whole wait (SLEEP).
-typedef enum { CTHR_RWLOCK_TRY, CTHR_RWLOCK_SPIN, CTHR_RWLOCK_SLEEP } cthr_rwlock_mode_t;
+// (SPIN, for a caller that records its wait only when it is about to sleep), the whole wait (SLEEP), or the wait
+// without its first spin (SLEEP_NOW: the rest of a SPIN call, which has just spun).
+typedef enum { CTHR_RWLOCK_TRY, CTHR_RWLOCK_SPIN, CTHR_RWLOCK_SLEEP, CTHR_RWLOCK_SLEEP_NOW } cthr_rwlock_mode_t;
+
+// The round a wait loop starts at: SLEEP_NOW skips the spinning and yielding rounds (one attempt, then the sleep).
+static inline int cthr_rwlock_first_round(cthr_rwlock_mode_t mode) {
+    return mode == CTHR_RWLOCK_SLEEP_NOW ? CTHR_RWLOCK_SPINS + CTHR_RWLOCK_YIELDS : 0;
+}
 
 // A read hold: nested (a count in the table), or new, waiting until `deadline_ns` as far as `mode` allows (EBUSY
 // when it stopped before sleeping).
@@ -214,7 +220,7 @@ static int cthr_rwlock_read_acquire(cthr_rwlock_t *lock, uint64_t deadline_ns, c
     uint64_t state = cthr_atomic_u64_load(&lock->state, CTHR_RELAXED);
     if (cthr_rwlock_owner_of(state) == cthr_lock_self() && (state & CTHR_RWLOCK_BLOCK) != 0) return EDEADLK;
     slot = cthr_rwlock_free_slot();
-    for (int round = 0;; round++) {
+    for (int round = cthr_rwlock_first_round(mode);; round++) {
         int rc = cthr_rwlock_read_attempt(lock, slot);
         if (rc != EBUSY || mode == CTHR_RWLOCK_TRY) return rc;
         if (round < CTHR_RWLOCK_SPINS) {
@@ -276,10 +282,11 @@ static int cthr_rwlock_claim(cthr_rwlock_t *lock, uint64_t mine, bool block, boo
 static int cthr_rwlock_claim_queued(cthr_rwlock_t *lock, uint64_t mine, bool block, uint64_t deadline_ns,
                                     cthr_rwlock_mode_t mode, uint64_t *state) {
     // EDEADLK cannot come back: this thread holds `writers` only in here.
-    int rc = mode == CTHR_RWLOCK_SPIN ? cthr_lock_lock_spin(&lock->writers, deadline_ns)
-                                      : cthr_lock_lock_slow(&lock->writers, deadline_ns);
+    int rc = mode == CTHR_RWLOCK_SPIN        ? cthr_lock_lock_spin(&lock->writers, deadline_ns)
+             : mode == CTHR_RWLOCK_SLEEP_NOW ? cthr_lock_lock_sleep(&lock->writers, deadline_ns)
+                                             : cthr_lock_lock_slow(&lock->writers, deadline_ns);
     if (rc != 0) return rc;
-    for (int round = 0;; round++) {
+    for (int round = cthr_rwlock_first_round(mode);; round++) {
         rc = cthr_rwlock_claim(lock, mine, block, false, state);
         if (rc != EBUSY) break;  // claimed (EDEADLK cannot happen: the caller's first attempt saw another claim)
         if (round < CTHR_RWLOCK_SPINS) {
@@ -319,7 +326,7 @@ static int cthr_rwlock_claim_queued(cthr_rwlock_t *lock, uint64_t mine, bool blo
 // or ETIMEDOUT (the claim is released).
 static int cthr_rwlock_drain(cthr_rwlock_t *lock, uint64_t state, uint64_t deadline_ns, cthr_rwlock_mode_t mode) {
     bool stripes_drained = (state & CTHR_RWLOCK_REBIAS) == 0;
-    for (int round = 0;; round++) {
+    for (int round = cthr_rwlock_first_round(mode);; round++) {
         state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
         if (!stripes_drained) stripes_drained = cthr_rwlock_stripes_clear(lock);
         if (stripes_drained && (state & CTHR_RWLOCK_COUNT_MASK) == 0) {
@@ -399,6 +406,10 @@ int cthr_rwlock_spinrdlock(cthr_rwlock_t *lock, uint64_t deadline_ns) {
     return cthr_rwlock_read_acquire(lock, deadline_ns, CTHR_RWLOCK_SPIN);
 }
 
+int cthr_rwlock_rdlock_sleep(cthr_rwlock_t *lock, uint64_t deadline_ns) {
+    return cthr_rwlock_read_acquire(lock, deadline_ns, CTHR_RWLOCK_SLEEP_NOW);
+}
+
 int cthr_rwlock_wrlock(cthr_rwlock_t *lock) {
     return cthr_rwlock_write_acquire(lock, UINT64_MAX, CTHR_RWLOCK_SLEEP);
 }
@@ -413,13 +424,17 @@ int cthr_rwlock_spinwrlock(cthr_rwlock_t *lock, uint64_t deadline_ns) {
     return cthr_rwlock_write_acquire(lock, deadline_ns, CTHR_RWLOCK_SPIN);
 }
 
+int cthr_rwlock_wrlock_sleep(cthr_rwlock_t *lock, uint64_t deadline_ns) {
+    return cthr_rwlock_write_acquire(lock, deadline_ns, CTHR_RWLOCK_SLEEP_NOW);
+}
+
 int cthr_rwlock_wrlock_drain(cthr_rwlock_t *lock, uint64_t deadline_ns) {
     if (lock == NULL) return EINVAL;
     uint64_t state = cthr_atomic_u64_load(&lock->state, CTHR_SEQ_CST);
     if ((state & CTHR_RWLOCK_WRITER) == 0 || cthr_rwlock_owner_of(state) != cthr_lock_self()) return EPERM;
     // The stripes are looked at again (REBIAS set): the claim may have revoked a bias. A hold a reader handed over
     // meanwhile (BLOCK set, no reader left) is found held at the first look.
-    return cthr_rwlock_drain(lock, state | CTHR_RWLOCK_REBIAS, deadline_ns, CTHR_RWLOCK_SLEEP);
+    return cthr_rwlock_drain(lock, state | CTHR_RWLOCK_REBIAS, deadline_ns, CTHR_RWLOCK_SLEEP_NOW);
 }
 
 // Releases one read hold recorded in `slot`, or an untracked one (`slot` < 0).

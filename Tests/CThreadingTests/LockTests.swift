@@ -551,4 +551,34 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(cthr_lock_waiter_count(lock.pointer) == 0)
         #expect(cond.pointer.pointee.sleepers.value == 0)
     }
+
+    /// The fast lock's second try (a free word that carries only SPINNING: a spinner waits for it, and a running
+    /// thread may take it past the spinner) is a contended acquisition of three read-modify-writes while the
+    /// process counts (the failed first try, the second, the release), and counts nothing while it does not.
+    @Test func theFastLocksSecondTryCountsAsAContendedAcquisition() {
+        let lock = makeLock()
+        let wasCounting = cthr_lock_counting()
+        defer { cthr_lock_set_counting(wasCounting) }
+        var counters = cthr_lock_counters_t()
+        for counting in [false, true] {
+            cthr_lock_set_counting(counting)
+            cthr_lock_reset_thread_counters()
+            lock.pointer.pointee.word.value = CTHR_LOCK_SPINNING  // what a spinner's claim leaves on a freed word
+            #expect(cthr_lock_fast_lock(lock.pointer))
+            #expect(cthr_lock_load(lock.pointer) == CTHR_LOCK_SPINNING | cthr_lock_self())
+            lock.pointer.pointee.word.value = cthr_lock_self()  // the spinner went to sleep (not modelled here)
+            #expect(unlock(lock.pointer) == 0)
+            cthr_lock_thread_counters(&counters)
+            #expect(counters.contended == (counting ? 1 : 0))
+            #expect(counters.rmw == (counting ? 3 : 0))
+        }
+        // A first try that takes the word never counts.
+        cthr_lock_reset_thread_counters()
+        #expect(cthr_lock_fast_lock(lock.pointer))
+        #expect(unlock(lock.pointer) == 0)
+        cthr_lock_thread_counters(&counters)
+        #expect(counters.contended == 0 && counters.rmw == 0)
+        cthr_lock_reset_thread_counters()
+    }
+
 }

@@ -351,9 +351,24 @@ private func startStripeReader(_ lock: SharedCell<cthr_rwlock_t>) throws -> (Tes
         #expect(cthr_rwlock_spinwrlock(lock.pointer, UInt64.max) == EBUSY)
         #expect(cthr_rwlock_wrlock_drain(lock.pointer, 0) == EPERM)  // the claim is another thread's
         #expect(cthr_rwlock_load(lock.pointer) == held)
-        release.signal()
+        // The sleeping halves: a passed deadline is one attempt; a writer that leaves ends the sleep with the hold.
+        #expect(cthr_rwlock_rdlock_sleep(lock.pointer, 0) == ETIMEDOUT)
+        #expect(cthr_rwlock_wrlock_sleep(lock.pointer, 0) == ETIMEDOUT)
+        #expect(cthr_rwlock_load(lock.pointer) == held)
+        let releaser = try #require(
+            spawnVoid {
+                _ = cthr_sleep_ns(2_000_000)
+                release.signal()
+            }
+        )
+        #expect(cthr_rwlock_rdlock_sleep(lock.pointer, cthr_clock_deadline_after(generousTimeoutNs)) == 0)
+        #expect(cthr_rwlock_read_holds(lock.pointer) == 1)
+        #expect(cthr_rwlock_unlock(lock.pointer) == 0)
+        #expect(releaser.joined())
         #expect(writer.thread.joined())
         #expect(writer.result.pointer.pointee == 0)
+        #expect(cthr_rwlock_wrlock_sleep(lock.pointer, 0) == 0)
+        #expect(cthr_rwlock_unlock(lock.pointer) == 0)
 
         // A reader holds it: the writer's spin claims the write side and stops before sleeping for the reader.
         let reader = try startReader(lock)
@@ -403,6 +418,8 @@ private func startStripeReader(_ lock: SharedCell<cthr_rwlock_t>) throws -> (Tes
         #expect(cthr_rwlock_spinrdlock(nil, 0) == EINVAL)
         #expect(cthr_rwlock_spinwrlock(nil, 0) == EINVAL)
         #expect(cthr_rwlock_wrlock_drain(nil, 0) == EINVAL)
+        #expect(cthr_rwlock_rdlock_sleep(nil, 0) == EINVAL)
+        #expect(cthr_rwlock_wrlock_sleep(nil, 0) == EINVAL)
         #expect(cthr_rwlock_unlock(nil) == EINVAL)
     }
 }

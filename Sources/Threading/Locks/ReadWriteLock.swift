@@ -223,7 +223,8 @@ public final class ReadWriteLock: DiagnosedLock, @unchecked Sendable {
     @usableFromInline
     func writeLockSlow(deadline: UInt64) -> Bool { lockSlow(.write, deadline: deadline) }
 
-    /// The two sides of the lock, for the slow path they share: each one's trylock, timed lock, wait kind and names.
+    /// The two sides of the lock, for the slow path they share: each one's trylock, the two halves of its timed lock,
+    /// its wait kind and names.
     private enum Side {
         case read, write
 
@@ -231,14 +232,15 @@ public final class ReadWriteLock: DiagnosedLock, @unchecked Sendable {
             self == .read ? { cthr_rwlock_tryrdlock($0) } : { cthr_rwlock_trywrlock($0) }
         }
 
-        var timedLock: (UnsafeMutablePointer<cthr_rwlock_t>, UInt64) -> CInt {
-            self == .read ? { cthr_rwlock_timedrdlock($0, $1) } : { cthr_rwlock_timedwrlock($0, $1) }
-        }
-
-        /// The timed lock up to where it would sleep: `EBUSY` (nothing held) or, writing, `EINPROGRESS` (the claim
-        /// held, readers still in: `cthr_rwlock_wrlock_drain` goes on).
+        /// The timed lock up to where it would sleep: `EBUSY` (nothing held: `sleepLock` goes on) or, writing,
+        /// `EINPROGRESS` (the claim held, readers still in: `cthr_rwlock_wrlock_drain` goes on).
         var spinLock: (UnsafeMutablePointer<cthr_rwlock_t>, UInt64) -> CInt {
             self == .read ? { cthr_rwlock_spinrdlock($0, $1) } : { cthr_rwlock_spinwrlock($0, $1) }
+        }
+
+        /// The timed lock without its spin, after `spinLock` returned `EBUSY`.
+        var sleepLock: (UnsafeMutablePointer<cthr_rwlock_t>, UInt64) -> CInt {
+            self == .read ? { cthr_rwlock_rdlock_sleep($0, $1) } : { cthr_rwlock_wrlock_sleep($0, $1) }
         }
 
         var waitKind: WaitKind { self == .read ? .readLock : .writeLock }
@@ -267,7 +269,7 @@ public final class ReadWriteLock: DiagnosedLock, @unchecked Sendable {
                     on: self,
                     owner: spun == EINPROGRESS ? 0 : cthr_rwlock_writer(rwlock),
                     deadline: deadline
-                ) { spun == EINPROGRESS ? cthr_rwlock_wrlock_drain(rwlock, $0) : side.timedLock(rwlock, $0) }
+                ) { spun == EINPROGRESS ? cthr_rwlock_wrlock_drain(rwlock, $0) : side.sleepLock(rwlock, $0) }
             }
         )
         let operation = side.operation(timed: deadline != .max)
