@@ -208,9 +208,10 @@ static inline bool cthr_lock_fast_lock(cthr_lock_t *_Nonnull lock) {
 
 // Releases a lock the caller holds (without the SLOW bit): a load that checks the owner field, then one
 // fetch-and-subtract of the caller's id (a release store in membarrier mode, for a word without flags), which keeps
-// any flag set meanwhile; then, when the word carried HANDOFF, wakes the heir; when it carried SPINNING, nothing
-// more (the spinner will look) unless no sleeper was woken for a millisecond; otherwise a load of `waiters`, waking a sleeper when some are registered and no
-// woken thread is awake (WAKING clear). Returns false without changing anything when the caller does not own the
+// any flag set meanwhile; then, when the word carried HANDOFF, wakes the heir; when it carried SPINNING, a load of
+// `sleepers` and nothing more (the spinner will look) unless sleepers are registered and none was woken for a
+// millisecond; otherwise a load of `sleepers`, waking a sleeper when some are registered and no woken thread is
+// awake (WAKING clear). Returns false without changing anything when the caller does not own the
 // word or its SLOW bit is set: the caller then calls `cthr_lock_unlock_slow`.
 static inline bool cthr_lock_fast_unlock(cthr_lock_t *_Nonnull lock) {
     uint32_t self = cthr_lock_self();
@@ -224,6 +225,13 @@ static inline bool cthr_lock_fast_unlock(cthr_lock_t *_Nonnull lock) {
         if ((word & (CTHR_LOCK_OWNER_MASK | CTHR_LOCK_SLOW)) != self) return false;
         word = cthr_atomic_u32_fetch_sub(&lock->word, self, CTHR_SEQ_CST);
         if (__builtin_expect((word & (CTHR_LOCK_SPINNING | CTHR_LOCK_HANDOFF)) != 0, 0)) {
+            // A spinner will look, so nothing is owed while no thread sleeps (the common case under contention: the
+            // spinner holds SPINNING through most of the holder's sections), which needs no call. (Sequentially
+            // consistent as below: in a forked child the spinner may not exist, and sleepers then rely on this look.)
+            if ((word & CTHR_LOCK_HANDOFF) == 0 &&
+                (int32_t)(uint32_t)cthr_atomic_u64_load(&lock->sleepers, CTHR_SEQ_CST) <= 0) {
+                return true;
+            }
             cthr_lock_released_flagged(lock, word);
             return true;
         }
