@@ -4,34 +4,35 @@
 /*
  * The futex mutex's spinner, sleep and wake-up: include/cthr_lock.h and Sources/CThreading/lock.c.
  * (Not modelled: the release, in a forked child, of a lock the forking thread held. It is the same release and
- * wake-up as cthr_lock_unlock_slow's, except that HANDOFF and SPINNING are cleared instead of honoured.)
+ * wake-up as cthr_lock_unlock_slow's, except that HANDOFF is cleared instead of honoured and `spinner` ignored.)
  *
  * Modelled steps, per thread (NTHREADS threads, ROUNDS lock/unlock rounds each; deadlines with -DTIMEOUTS; no
  * SLOW bit):
- *   lock    cthr_lock_fast_lock        one CAS of the whole word 0 -> id, or SPINNING -> SPINNING | id
- *           cthr_lock_lock_slow        cthr_lock_claim_spinner: attempt (take a free word, keeping SPINNING);
- *                                      with SPINNING or HANDOFF set, or WAKING set in `waiters`, go to sleep; else
- *                                      CAS SPINNING into the word (retried if the word changed). The spinner:
- *                                      SPINS attempts, each taking a free word and clearing SPINNING in the same
- *                                      CAS; giving up: cthr_lock_sleep(spinner). With -DSPLIT the spinner gives up
- *                                      unregistered first (cthr_lock_lock_spin: clear SPINNING, then the unlock's
- *                                      check), then enters cthr_lock_sleep as a non-spinner (cthr_lock_lock_sleep).
+ *   lock    cthr_lock_fast_lock        one CAS of the whole word 0 -> id (the spinner's flag is a word of its own,
+ *                                      `spinner`, so a free lock's word is 0 whether or not a thread spins)
+ *           cthr_lock_lock_slow        cthr_lock_claim_spinner: attempt (take a free word); with HANDOFF set, or
+ *                                      WAKING set in `waiters`, go to sleep; else CAS `spinner` from 0 to 1 (it
+ *                                      failing: somebody spins; go to sleep). The spinner: SPINS attempts, each
+ *                                      taking a free word; with the lock, a store of 0 to `spinner`; giving up:
+ *                                      cthr_lock_sleep(spinner). With -DSPLIT the spinner gives up unregistered
+ *                                      first (cthr_lock_lock_spin: clear `spinner`, then the release check), then
+ *                                      enters cthr_lock_sleep as a non-spinner (cthr_lock_lock_sleep).
  *           cthr_lock_sleep            (1) register (count + 1, WAKING kept), reading s = `sequence` in the
- *                                      same step (the two halves of `sleepers`); a spinner then clears SPINNING;
+ *                                      same step (the two halves of `sleepers`); a spinner then clears `spinner`;
  *                                      (2) barrier B (membarrier: a fence on every thread); (3) seq_cst load of
  *                                      the word + attempt; (4) futex wait on `sequence` while it equals s. Awake:
  *                                      SPINS attempts; then (1) WAKING cleared, reading s = `sequence` in the same
  *                                      step, back to (2). With the lock: leave the waiters (count - 1, WAKING
  *                                      cleared).
  *   unlock  cthr_lock_fast_unlock      exchange mode (the default): one fetch-and-subtract of the id, keeping
- *                                      SPINNING and HANDOFF (a locked instruction); with HANDOFF the heir is woken
- *                                      and nothing more; with SPINNING nothing more, or (nobody woken for 1 ms) the
- *                                      check below; else a load of `waiters` and,
- *                                      when it is positive (count > 0, WAKING clear), cthr_lock_wake_one: a CAS
- *                                      that sets WAKING while the count is nonzero and adds one to `sequence` in
- *                                      the same step and, if it did, a futex wake of one sleeper. Membarrier mode: a word holding exactly the id is released by a
- *                                      plain store of 0 (which may overwrite a SPINNING or HANDOFF set after the
- *                                      load), then the same load of `waiters`; any other word by the subtraction.
+ *                                      HANDOFF (a locked instruction); with HANDOFF the heir is woken and nothing
+ *                                      more; else a load R of `waiters` and, when it is positive (count > 0,
+ *                                      WAKING clear), a load Q of `spinner`: set, nothing more unless nobody was
+ *                                      woken for 1 ms; clear, cthr_lock_wake_one: a CAS that sets WAKING while the
+ *                                      count is nonzero and adds one to `sequence` in the same step and, if it
+ *                                      did, a futex wake of one sleeper. Membarrier mode: a word holding exactly
+ *                                      the id is released by a plain store of 0 (which may overwrite a HANDOFF set
+ *                                      after the load), then the same loads; any other word by the subtraction.
  *
  * Memory: x86-TSO. Every thread has a store buffer for its plain store of the word (the only plain store of the
  * protocol; every other write is a read-modify-write, which drains the writer's buffer first and is a full
@@ -50,14 +51,14 @@
  *                          sleeps on the word, bounded (1 ms), until the unlock reserves the word for it
  *   TIMEOUTS=n             up to n futex waits (in all) end at their deadline while asleep: one last attempt, else
  *                          leave the waiters (clearing WAKING) and, when others remain, cthr_lock_wake_one
- *   FORKED                 a forked child: the parent's threads left a waiter counted, WAKING set and SPINNING in
- *                          the word; registrations clear WAKING and an unlock that finds SPINNING runs its check
+ *   FORKED                 a forked child: the parent's threads left a waiter counted, WAKING set and `spinner`
+ *                          set; registrations clear WAKING and an unlock ignores `spinner`
  *   MUTANT_FORKED_KEEP     FORKED, but without those two rules (the parent's protocol): must fail
  *   MUTANT_NO_BARRIER      membarrier mode, the sleeper's barrier B removed: must fail (lost wake-up)
  *   MUTANT_RMW_RELAXED     RMW_UNLOCK, but the load of `waiters` may be satisfied before the subtraction is
  *                          visible (C11 allows it for a relaxed load; ARMv8 LDADDL then LDR does it): must fail
  *   MUTANT_KEEP_WAKING     a woken thread that gives up does not clear WAKING: must fail (unlocks wake nobody)
- *   MUTANT_KEEP_SPINNING   the spinner takes the lock without clearing SPINNING: must fail (unlocks wake nobody)
+ *   MUTANT_KEEP_SPINNING   the spinner takes the lock without clearing `spinner`: must fail (unlocks wake nobody)
  *   MUTANT_LATE_SEQUENCE   the registration's s read in a step of its own after it: must fail (a wake-up issued
  *                          between them is slept through)
  *   MUTANT_NO_SEQUENCE     cthr_lock_wake_one does not move `sequence`: must fail (a registered thread that has
@@ -88,7 +89,7 @@
 #endif
 
 byte owner = 0;              /* the word's owner field in memory (0 = free) */
-bit spinning = 0;            /* the word's SPINNING bit */
+bit spinning = 0;            /* `spinner`, the spinner's word beside the lock word (1: a thread spins) */
 bit handoff = 0;             /* the word's HANDOFF bit */
 byte wcount = 0;             /* `sleepers`, its low half `waiters`: the count of registered waiters */
 bit waking = 0;              /* `sleepers`, its low half `waiters`: the WAKING bit */
@@ -103,7 +104,7 @@ bit heir_asleep[NTHREADS + 1];  /* the heir's futex sleep on the word */
 /* Drains thread t's store buffer (in one step): the plain store writes the whole word. */
 inline drain(t) {
     if
-    :: buffered[t] -> owner = 0; spinning = 0; handoff = 0; buffered[t] = 0
+    :: buffered[t] -> owner = 0; handoff = 0; buffered[t] = 0
     :: else -> skip
     fi
 }
@@ -143,17 +144,13 @@ inline wake_heir() {
     }
 }
 
-/* cthr_lock_attempt: CAS of a free word (owner 0, no HANDOFF) -> me, keeping SPINNING unless `clear` (a locked
- * instruction: drains this thread's buffer first). */
-inline attempt(clear) {
+/* cthr_lock_attempt: CAS of a free word (owner 0, no HANDOFF) -> me (a locked instruction: drains this thread's
+ * buffer first). */
+inline attempt() {
     atomic {
         drain(me);
         if
-        :: owner == 0 && !handoff -> owner = me; got = 1;
-            if
-            :: clear -> spinning = 0
-            :: else
-            fi
+        :: owner == 0 && !handoff -> owner = me; got = 1
         :: else -> skip
         fi
     }
@@ -184,7 +181,7 @@ inline wake_one() {
     fi
 }
 
-/* The unlock's check after a release without SPINNING: a load of `waiters`; positive = count > 0, WAKING clear. */
+/* cthr_lock_release_check: a load of `waiters`; positive = count > 0, WAKING clear: cthr_lock_wake_one. */
 inline release_check() {
     if
     :: wcount > 0 && waking == 0 -> wake_one()
@@ -192,24 +189,34 @@ inline release_check() {
     fi
 }
 
-/* cthr_lock_released_flagged with SPINNING: a wake-up only when nobody was woken for 1 ms (any time, here); in a
- * forked child, the unlock's ordinary check. */
-inline starved_check() {
-#if defined(FORKED) && !defined(MUTANT_FORKED_KEEP)
-    release_check()
-#else
+/* The unlock's check after its release, `positive` being its load R of `waiters` (count > 0, WAKING clear): then a
+ * load Q of `spinner`; a spinner set means a wake-up only when nobody was woken for 1 ms (any time, here:
+ * cthr_lock_released_spinning); in a forked child, where the spinner may be a thread of the parent, the wake-up
+ * regardless; a spinner clear, cthr_lock_wake_one. */
+inline unlock_check(positive) {
     if
-    :: wcount > 0 && waking == 0 -> wake_one()
-    :: skip
-    fi
+    :: positive ->
+#if defined(FORKED) && !defined(MUTANT_FORKED_KEEP)
+        wake_one()
+#else
+        if
+        :: spinning ->
+            if
+            :: wake_one()
+            :: skip
+            fi
+        :: else -> wake_one()
+        fi
 #endif
+    :: else
+    fi
 }
 
 /* The store buffer drains on its own, eventually. */
 proctype Drain(byte t) {
 end:
     do
-    :: atomic { buffered[t] -> owner = 0; spinning = 0; handoff = 0; buffered[t] = 0 }
+    :: atomic { buffered[t] -> owner = 0; handoff = 0; buffered[t] = 0 }
     od
 }
 
@@ -219,7 +226,6 @@ proctype Thread(byte me) {
     bit got;
     bit before;
     bit spinner;
-    bit old_spinning;
     bit old_handoff;
     byte s;
     byte after;
@@ -229,7 +235,7 @@ proctype Thread(byte me) {
         got = 0;
         spinner = 0;
         inherited = 0;
-        /* cthr_lock_fast_lock: CAS 0 -> me, or (a word carrying only SPINNING) SPINNING -> SPINNING | me */
+        /* cthr_lock_fast_lock: CAS 0 -> me */
         atomic {
             drain(me);
             if
@@ -241,51 +247,47 @@ proctype Thread(byte me) {
         :: got -> goto critical
         :: else
         fi;
-        /* cthr_lock_claim_spinner: attempt; a word freed meanwhile makes the claim's CAS fail (try again); else
-         * sleep if somebody spins or is awake, or CAS SPINNING into the held word */
-        do
-        :: attempt(0);
+        /* cthr_lock_claim_spinner: attempt (with the load of the word it made, the HANDOFF check); then sleep if
+         * the word was reserved, or a woken thread is awake (a load of `waiters`), or somebody spins (the CAS of
+         * `spinner` from 0 to 1 fails); else this thread is the spinner */
+        attempt();
+        if
+        :: got -> goto critical
+        :: else
+        fi;
+        if
+        :: handoff -> skip
+        :: else ->
             if
-            :: got -> goto critical
-            :: else
-            fi;
-            atomic {
-                drain(me);
-                if
-                :: owner == 0 && !handoff -> skip
-                :: else ->
-                    if
-                    :: spinning || handoff || waking -> skip
-                    :: else -> spinning = 1; spinner = 1
-                    fi;
-                    break
-                fi
-            }
-        od;
+            :: waking -> skip
+            :: else -> atomic { drain(me); if :: !spinning -> spinning = 1; spinner = 1 :: else fi }
+            fi
+        fi;
         if
         :: spinner ->
-            /* cthr_lock_spin, clearing SPINNING with the lock */
+            /* cthr_lock_spin; with the lock, a store of 0 to `spinner` */
             tries = 0;
             do
             :: tries >= SPINS -> break
             :: else ->
-#ifdef MUTANT_KEEP_SPINNING
-                attempt(0);
-#else
-                attempt(1);
-#endif
+                attempt();
                 tries++;
                 if
-                :: got -> goto critical
+                :: got ->
+#ifndef MUTANT_KEEP_SPINNING
+                    spinning = 0;
+#endif
+                    goto critical
                 :: else
                 fi
             od
 #ifdef SPLIT
-            /* cthr_lock_lock_spin gives up unregistered: clear SPINNING, then the unlock's check */
+            /* cthr_lock_lock_spin gives up unregistered: clear `spinner` (a sequentially consistent store, which
+             * drains the buffer), then cthr_lock_release_check */
             ;
             atomic { drain(me); spinning = 0 };
-            spinner = 0;
-            release_check()
+            release_check();
+            spinner = 0
 #endif
         :: else
         fi;
@@ -313,7 +315,7 @@ sleep_step:
         membarrier();
 #endif
         /* step (3): seq_cst load of the word, cthr_lock_attempt */
-        attempt(0);
+        attempt();
         if
         :: got -> goto leave
         :: else
@@ -331,7 +333,7 @@ sleep_step:
         :: !asleep[me]
         :: atomic { asleep[me] && timeouts < TIMEOUTS -> asleep[me] = 0; timeouts++ };
             /* ETIMEDOUT: one last attempt, else leave the waiters without the lock */
-            attempt(0);
+            attempt();
             if
             :: got -> goto leave
             :: else
@@ -348,11 +350,11 @@ sleep_step:
         ;
         !asleep[me];
 #endif
-        /* awake: cthr_lock_spin (keeping SPINNING) */
+        /* awake: cthr_lock_spin (a woken thread does not hold `spinner`) */
         tries = 0;
         do
         :: tries >= SPINS -> break
-        :: else -> attempt(0); tries++;
+        :: else -> attempt(); tries++;
             if
             :: got -> goto leave
             :: else
@@ -417,33 +419,26 @@ critical:
 #ifdef MUTANT_RMW_RELAXED
         /* the load of `waiters` satisfied before the subtraction is visible */
         before = (wcount > 0 && waking == 0);
-        atomic { drain(me); old_spinning = spinning; old_handoff = handoff; owner = 0 };
-        if
-        :: old_handoff -> wake_heir()
-        :: !old_handoff && old_spinning -> starved_check()
-        :: !old_handoff && !old_spinning && before -> wake_one()
-        :: else
-        fi;
+        atomic { drain(me); old_handoff = handoff; owner = 0 };
 #else
-        atomic { drain(me); old_spinning = spinning; old_handoff = handoff; owner = 0 };
+        atomic { drain(me); old_handoff = handoff; owner = 0 };
+        before = (wcount > 0 && waking == 0);
+#endif
         if
         :: old_handoff -> wake_heir()
-        :: !old_handoff && old_spinning -> starved_check()
-        :: else -> release_check()
+        :: else -> unlock_check(before)
         fi;
-#endif
 #else
         /* membarrier mode: a word holding exactly the id is released by a plain store; else by the subtraction */
         atomic {
             if
-            :: !spinning && !handoff -> buffered[me] = 1; old_spinning = 0; old_handoff = 0
-            :: else -> drain(me); old_spinning = spinning; old_handoff = handoff; owner = 0
+            :: !handoff -> buffered[me] = 1; old_handoff = 0
+            :: else -> drain(me); old_handoff = handoff; owner = 0
             fi
         };
         if
         :: old_handoff -> wake_heir()
-        :: !old_handoff && old_spinning -> starved_check()
-        :: else -> release_check()
+        :: else -> before = (wcount > 0 && waking == 0); unlock_check(before)
         fi;
 #endif
 next_round:
@@ -457,7 +452,7 @@ init {
     byte i = 1;
 #ifdef FORKED
     /* A forked child: a thread of the parent, which does not exist here, stays counted as a waiter with WAKING set
-     * for it, and another left SPINNING in the word. */
+     * for it, and another left `spinner` set. */
     wcount = 1;
     waking = 1;
     spinning = 1;

@@ -5,15 +5,12 @@
 //
 // It is the lock under Threading's `MutexLock`, `RecursiveLock`, `LockedValue` and the runtime's own locks. Its
 // uncontended paths are `static inline` here so Swift inlines them: locking is one compare-exchange, unlocking a
-// load and one fetch-and-subtract of the owner's id (which leaves any flag set meanwhile in place), then, only if
-// the word carried no flag, a load of `waiters`. Owning the lock means the word holds your kernel thread id, so
+// load and one fetch-and-subtract of the owner's id (which leaves a HANDOFF set meanwhile in place), then a load of
+// `waiters`. Owning the lock means the word holds your kernel thread id, so
 // relocking and unlocking by a non-owner are detected for free. A lock held across fork() by the forking thread
 // belongs to the child's first thread, whose id is new (as with pthread mutexes): see `cthr_lock_held_by_caller`.
 // Word layout:
 //   bits 0-21  owner thread id (0 = free; Linux thread ids stay below 2^22, the kernel's PID_MAX_LIMIT)
-//   bit  29    SPINNING: one thread that is not registered as a waiter is spinning for the lock; an unlock that finds
-//              it wakes nobody (the spinner will look). Set by that thread for itself, cleared by it when it takes
-//              the lock (in the same compare-exchange) or gives up
 //   bit  30    SLOW: every fast path fails and the caller takes its slow path (statistics, other kinds); only
 //              changed by the owner, since only the owner writes the owner field while it is held
 //   bit  31    HANDOFF: a waiter that has waited too long (the heir) asks for the lock (see Fairness); set by the
@@ -24,17 +21,20 @@
 // call while the spinner or a woken thread takes the lock; a release makes a futex wake only when sleepers are
 // registered and nobody is awake to take the lock, and only a thread that sleeps makes a futex wait (Linux's mutex with its one optimistic spinner, Go's runtime lock, WebKit's
 // `WTF::Lock`, which stop spinning once a thread sleeps). Who spins:
-//   - a newcomer (a thread that finds the lock held) claims SPINNING if nobody spins (SPINNING clear in the word
-//     and WAKING clear in `waiters`) and spins for a while; otherwise, and when its spin ends without the lock, it
-//     registers and sleeps. Barging stays allowed: a free word is taken by whoever comes, which keeps the lock fast.
+//   - a newcomer (a thread that finds the lock held) claims `spinner` if nobody spins (a compare-exchange of that
+//     word from 0 to 1, with WAKING clear in `waiters`) and spins for a while; otherwise, and when its spin ends
+//     without the lock, it registers and sleeps. `spinner` is a word of its own beside the lock word, so a free
+//     lock's word is 0 whether or not somebody spins: a running thread takes it with the one compare-exchange of
+//     the fast path even while the spinner is preempted (barging, which keeps the lock fast). The spinner clears
+//     `spinner` with a plain store once it holds the lock, or when it gives up.
 //   - a woken thread (the unlock that woke it set WAKING in `waiters` for it) spins for a while with WAKING set,
 //     then clears WAKING and sleeps again.
 // So under heavy contention the lock moves between the owner, one spinner and the running threads that barge, and
 // a woken thread replaces a sleeper in that set only when the spinner's place is free: a bounded set of threads
 // fights for the line whatever the thread count.
 //
-// Fairness. Barging and the spinner can starve a sleeper. An unlock that finds SPINNING still wakes a sleeper when
-// no sleeper was woken for CTHR_LOCK_STARVATION_NS (`woken_at`), so sleepers take turns being awake. A registered
+// Fairness. Barging and the spinner can starve a sleeper. An unlock that finds `spinner` set still wakes a sleeper
+// when no sleeper was woken for CTHR_LOCK_STARVATION_NS (`woken_at`), so sleepers take turns being awake. A registered
 // waiter that has waited more than CTHR_LOCK_STARVATION_NS
 // (1 ms) since it registered, and lost the race once more after a wake-up, becomes the heir if the lock has not
 // been handed over in the last millisecond (`handoff_at`: at most one fair hand-off per lock per millisecond, as
@@ -51,16 +51,17 @@
 // one 64-bit word, `sleepers`) that only a wake-up moves: registrations, departures and the WAKING bit change
 // `waiters`, never `sequence`, so a futex wait returns at once only when a wake-up was issued between the look at the
 // lock and the sleep. The top bit of `waiters`, WAKING, means "a woken thread is awake and will look at the lock
-// again": an unlock that finds neither SPINNING in the word it released nor WAKING in `waiters`, and a nonzero count,
-// sets WAKING with a compare-exchange that requires the count still nonzero and adds one to `sequence` in the same step
-// (the two share a word, `sleepers`), and, if it set it, wakes one sleeper. An unlock that finds either does nothing
-// more (no system call).
+// again": an unlock that finds a nonzero count and WAKING clear in `waiters`, and then `spinner` clear, sets WAKING
+// with a compare-exchange that requires the count still nonzero and adds one to `sequence` in the same step (the two
+// share a word, `sleepers`), and, if it set it, wakes one sleeper. An unlock that finds no count, WAKING or a
+// spinner does nothing more (no system call).
 //
 // The sleep step, for a registered thread: (1) a read-modify-write of `waiters` (the registration, count + 1, or the
 // clear of WAKING after a wake-up), which reads `sequence` as `s` in the same step (one word); (2) the barrier B;
 // (3) load the word and take the lock if free; (4) futex-wait on `sequence` while it still equals `s`.
 //
-// Why no wake-up is lost. The unlock is a release S of the owner field and, after it, a load R of `waiters`. The
+// Why no wake-up is lost. The unlock is a release S of the owner field and, after it, a load R of `waiters` and,
+// when R is positive, a load Q of `spinner`. The
 // sleeper needs: if its step (3) saw the lock held, R reads its step-(1) value or a later one. Two ways to get it:
 //   - Default: S is a sequentially consistent read-modify-write, R and step (3) are sequentially consistent loads,
 //     and B is a sequentially consistent fence: in the single total order either R comes after step (1) or step
@@ -74,11 +75,12 @@
 //     CPU running the process, and the kernel serialises these calls on one host-wide lock, so the cost grows
 //     with the core count and reaches other processes. Only for a process that has measured it.
 // Either way, take a sleeper X whose step (3) saw the lock held, and the unlock S that frees it.
-//   - If S's word has SPINNING, the spinner answers: it takes the lock (after S), or gives up and, registered, runs
-//     steps (1) to (3) with its clear of SPINNING between (1) and (2); that clear comes after S in the word's order,
-//     so its step (3) sees the lock free or held by a later owner, whose unlock reads SPINNING clear and, its R
-//     coming after the spinner's step (1), counts X and the spinner (a spinner that gives up unregistered clears
-//     SPINNING and runs the unlock's check itself).
+//   - If Q finds `spinner` set, the spinner answers: it takes the lock, or gives up and, registered, runs steps (1)
+//     to (3) with its clear C of `spinner` between (1) and (2). Q read the value before C, so in the single total
+//     order S < Q < C, and its step (3) sees the lock free or held by a later owner, whose unlock's R comes after
+//     the spinner's step (1) and counts X and the spinner, and whose Q reads `spinner` as C left it or a later
+//     claim's. (A spinner that gives up unregistered clears `spinner` and then looks at the lock again after its
+//     own registration.) Sequentially consistent: C, Q, and in membarrier mode the sleeper's membarrier orders S.
 //   - Otherwise R reads X's step-(1) value or a later one, so a nonzero count. If R finds WAKING clear, the unlock
 //     sets it (or finds that another did) at a point P; else let P be R. Let W be the setting of WAKING that P
 //     reads. W was made while the count was nonzero, so a registered thread existed then; W moved `sequence` in
@@ -107,7 +109,6 @@ extern "C" {
 #endif
 
 #define CTHR_LOCK_OWNER_MASK 0x003fffffu
-#define CTHR_LOCK_SPINNING 0x20000000u
 #define CTHR_LOCK_SLOW 0x40000000u
 #define CTHR_LOCK_HANDOFF 0x80000000u
 // How long a registered waiter waits before it asks for the lock to be handed to it.
@@ -120,7 +121,7 @@ extern "C" {
 
 // A lock: initialise it with `cthr_lock_init`, or with all fields zero (a free lock). Must not move while in use.
 typedef struct cthr_lock {
-    cthr_atomic_u32_t word;        // owner id | SPINNING | SLOW | HANDOFF
+    cthr_atomic_u32_t word;        // owner id | SLOW | HANDOFF
     cthr_atomic_u32_t woken_at;    // when an unlock last woke a sleeper (microseconds, wrapping)
     // `waiters` and `sequence` in one word: the low half is `waiters`, the threads registered to sleep (count) |
     // WAKING; the high half is `sequence`, the futex sleepers wait on, moved by each wake-up and by nothing else.
@@ -128,19 +129,12 @@ typedef struct cthr_lock {
     // the sequence its sleep compares in the read-modify-write that counts it.
     cthr_atomic_u64_t sleepers;
     cthr_atomic_u32_t handoff_at;  // when the lock was last handed to a heir (microseconds, wrapping)
+    cthr_atomic_u32_t spinner;     // 1 while a newcomer spins for the lock (see Who spins), else 0
 } cthr_lock_t;
 
 // Nonzero when the process opted in to the membarrier unlock (see the header comment); read by the inline unlock.
 extern cthr_atomic_i32_t cthr_lock_membarrier_mode;
 
-// Whether the process counts (see `cthr_lock_set_counting`): read by the fast lock's second try, which counts
-// itself (`cthr_lock_count_second_try`, out of line) when on.
-extern cthr_atomic_i32_t cthr_lock_counting_on;
-
-// Counts the fast lock's second try (a compare-exchange on a free word that carries SPINNING) while counting: a
-// contended acquisition of three read-modify-writes when it `took` the lock (the failed first try, this one, the
-// release), one more read-modify-write of the contended acquisition that follows when it did not.
-void cthr_lock_count_second_try(bool took);
 
 // Opts the process in to the membarrier unlock: registers for expedited private membarriers and switches every
 // lock's unlock to a plain store, their sleepers to `membarrier`. Only safe before any lock is used (at the start
@@ -167,10 +161,14 @@ static inline bool cthr_lock_handoff_due(uint32_t now_us, uint32_t last_us) {
     return now_us - last_us >= CTHR_LOCK_HANDOFF_INTERVAL_US;
 }
 
-// Called by an unlock whose release found SPINNING or HANDOFF in the word (`released`, the word before the
-// release): with HANDOFF, wakes the heir sleeping on the word; with SPINNING, wakes a sleeper only if nobody was
-// woken for CTHR_LOCK_STARVATION_NS (the spinner will look, but sleepers must not starve behind it).
-void cthr_lock_released_flagged(cthr_lock_t *_Nonnull lock, uint32_t released);
+// Called by an unlock whose release found HANDOFF in the word: wakes the heir sleeping on the word.
+void cthr_lock_wake_heir(cthr_lock_t *_Nonnull lock);
+
+// Called by an unlock after releasing, when its load of `waiters` found sleepers and WAKING clear: with `spinner`
+// set, wakes a sleeper only if nobody was woken for CTHR_LOCK_STARVATION_NS (the spinner will look, but sleepers
+// must not starve behind it); otherwise (or in a forked child, whose spinner may be a thread of the parent)
+// `cthr_lock_wake_one`.
+void cthr_lock_released_to_sleepers(cthr_lock_t *_Nonnull lock);
 
 // The calling thread's kernel id as cached by `cthr_lock_self` (0 until the first call on this thread).
 extern __thread uint32_t cthr_lock_cached_tid __attribute__((tls_model("initial-exec")));
@@ -187,31 +185,20 @@ static inline uint32_t cthr_lock_self(void) {
 // Initializes *lock as free. Returns 0 or EINVAL (NULL).
 int cthr_lock_init(cthr_lock_t *_Nullable lock);
 
-// Takes a free lock with one compare-exchange (acquire); a free word that carries only SPINNING (a thread spins for
-// the lock, which a running thread may still take) with a second one, which finds the line already in this core's
-// cache. Returns false when the lock is held, reserved for a heir or its SLOW bit is set: the caller then calls
-// `cthr_lock_lock_slow` (or `cthr_lock_trylock`).
+// Takes a free lock with one compare-exchange (acquire), whether or not a thread spins for it. Returns false when
+// the lock is held, reserved for a heir or its SLOW bit is set: the caller then calls `cthr_lock_lock_slow` (or
+// `cthr_lock_trylock`).
 static inline bool cthr_lock_fast_lock(cthr_lock_t *_Nonnull lock) {
-    uint32_t self = cthr_lock_self();
     uint32_t expected = 0;
-    if (cthr_atomic_u32_compare_exchange_strong(&lock->word, &expected, self, CTHR_ACQUIRE, CTHR_RELAXED)) {
-        return true;
-    }
-    if (expected != CTHR_LOCK_SPINNING) return false;
-    bool took = cthr_atomic_u32_compare_exchange_strong(&lock->word, &expected, CTHR_LOCK_SPINNING | self,
-                                                        CTHR_ACQUIRE, CTHR_RELAXED);
-    if (__builtin_expect(cthr_atomic_i32_load(&cthr_lock_counting_on, CTHR_RELAXED) != 0, 0)) {
-        cthr_lock_count_second_try(took);
-    }
-    return took;
+    return cthr_atomic_u32_compare_exchange_strong(&lock->word, &expected, cthr_lock_self(), CTHR_ACQUIRE,
+                                                   CTHR_RELAXED);
 }
 
 // Releases a lock the caller holds (without the SLOW bit): a load that checks the owner field, then one
 // fetch-and-subtract of the caller's id (a release store in membarrier mode, for a word without flags), which keeps
-// any flag set meanwhile; then, when the word carried HANDOFF, wakes the heir; when it carried SPINNING, a load of
-// `sleepers` and nothing more (the spinner will look) unless sleepers are registered and none was woken for a
-// millisecond; otherwise a load of `sleepers`, waking a sleeper when some are registered and no woken thread is
-// awake (WAKING clear). Returns false without changing anything when the caller does not own the
+// a HANDOFF set meanwhile; then, when the word carried HANDOFF, wakes the heir; otherwise a load of `sleepers` and,
+// only when sleepers are registered and no woken thread is awake (WAKING clear), `cthr_lock_released_to_sleepers`
+// (a spinner will look; else a wake-up). Returns false without changing anything when the caller does not own the
 // word or its SLOW bit is set: the caller then calls `cthr_lock_unlock_slow`.
 static inline bool cthr_lock_fast_unlock(cthr_lock_t *_Nonnull lock) {
     uint32_t self = cthr_lock_self();
@@ -224,20 +211,13 @@ static inline bool cthr_lock_fast_unlock(cthr_lock_t *_Nonnull lock) {
         // Only the owner changes the owner field of a held word, so this load is exact for the caller's own holds.
         if ((word & (CTHR_LOCK_OWNER_MASK | CTHR_LOCK_SLOW)) != self) return false;
         word = cthr_atomic_u32_fetch_sub(&lock->word, self, CTHR_SEQ_CST);
-        if (__builtin_expect((word & (CTHR_LOCK_SPINNING | CTHR_LOCK_HANDOFF)) != 0, 0)) {
-            // A spinner will look, so nothing is owed while no thread sleeps (the common case under contention: the
-            // spinner holds SPINNING through most of the holder's sections), which needs no call. (Sequentially
-            // consistent as below: in a forked child the spinner may not exist, and sleepers then rely on this look.)
-            if ((word & CTHR_LOCK_HANDOFF) == 0 &&
-                (int32_t)(uint32_t)cthr_atomic_u64_load(&lock->sleepers, CTHR_SEQ_CST) <= 0) {
-                return true;
-            }
-            cthr_lock_released_flagged(lock, word);
+        if (__builtin_expect((word & CTHR_LOCK_HANDOFF) != 0, 0)) {
+            cthr_lock_wake_heir(lock);
             return true;
         }
     }
     // Positive: waiters registered and WAKING clear (WAKING is the sign bit of the low half, `waiters`).
-    if ((int32_t)(uint32_t)cthr_atomic_u64_load(&lock->sleepers, CTHR_SEQ_CST) > 0) cthr_lock_wake_one(lock);
+    if ((int32_t)(uint32_t)cthr_atomic_u64_load(&lock->sleepers, CTHR_SEQ_CST) > 0) cthr_lock_released_to_sleepers(lock);
     return true;
 }
 
@@ -287,12 +267,11 @@ uint32_t cthr_lock_waiter_count(const cthr_lock_t *_Nullable lock);
 int cthr_lock_set_slow(cthr_lock_t *_Nullable lock, bool on);
 
 // Contention counters of the calling thread, kept only while the process counts (`cthr_lock_set_counting`): what
-// the thread's own lock and unlock calls did on contended paths, summed over every `cthr_lock_t`. An acquisition
-// whose first compare-exchange took a free word never counts (it costs the same with counting on or off); every
-// other one does: one that took the slow path counts its failed fast compare-exchange and its release as one
-// read-modify-write each, and the fast lock's second try counts itself (`cthr_lock_count_second_try`).
+// the thread's own lock and unlock calls did on contended paths, summed over every `cthr_lock_t`. The fast paths
+// never count (an uncontended lock costs the same with counting on or off); an acquisition that took the slow path
+// counts its failed fast compare-exchange and its release as one read-modify-write each.
 typedef struct cthr_lock_counters {
-    uint64_t contended;      // acquisitions whose first compare-exchange failed (slow paths, and second tries)
+    uint64_t contended;      // acquisitions that took the slow path (`cthr_lock_lock_slow` calls)
     uint64_t rmw;            // atomic read-modify-writes on the lock's words for them, failed compare-exchanges included
     uint64_t futex_waits;    // futex waits
     uint64_t futex_eagain;   // futex waits that returned at once (EAGAIN: the value had already changed)

@@ -32,22 +32,16 @@ typedef struct cthr_rlock {
 // Initializes *lock as free. Returns 0 or EINVAL (NULL).
 int cthr_rlock_init(cthr_rlock_t *_Nullable lock);
 
-// Takes the lock, or one more level of it: one compare-exchange when free (two when only a spinner's bit is set);
-// when the caller owns it (the failed compare-exchange read the caller's id, maybe with SPINNING), an increment of
-// `depth`. Returns false (nothing changed) when
-// another thread holds it, SLOW is set or the depth is at its limit: the caller then calls `cthr_rlock_lock_slow`.
+// Takes the lock, or one more level of it: one compare-exchange when free; when the caller owns it (the failed
+// compare-exchange read the caller's id), an increment of `depth`. Returns false (nothing changed) when another
+// thread holds it, SLOW is set or the depth is at its limit: the caller then calls `cthr_rlock_lock_slow`.
 static inline bool cthr_rlock_fast_lock(cthr_rlock_t *_Nonnull lock) {
     uint32_t self = cthr_lock_self();
     uint32_t expected = 0;
     if (cthr_atomic_u32_compare_exchange_strong(&lock->lock.word, &expected, self, CTHR_ACQUIRE, CTHR_RELAXED)) {
         return true;
     }
-    // Free but for a spinner's bit: take it as `cthr_lock_fast_lock` does.
-    if (expected == CTHR_LOCK_SPINNING) {
-        return cthr_atomic_u32_compare_exchange_strong(&lock->lock.word, &expected, CTHR_LOCK_SPINNING | self,
-                                                       CTHR_ACQUIRE, CTHR_RELAXED);
-    }
-    if ((expected & ~CTHR_LOCK_SPINNING) == self && lock->depth < CTHR_RLOCK_MAX_DEPTH) {
+    if (expected == self && lock->depth < CTHR_RLOCK_MAX_DEPTH) {
         lock->depth++;
         return true;
     }
@@ -55,11 +49,11 @@ static inline bool cthr_rlock_fast_lock(cthr_rlock_t *_Nonnull lock) {
 }
 
 // Releases one level of a lock the caller holds (SLOW clear): a nested level is a decrement of `depth`, the last
-// one `cthr_lock_fast_unlock`. Returns false (nothing changed) when the word is not the caller's id (SPINNING
-// aside): the caller then calls `cthr_rlock_unlock_slow`, which diagnoses a foreign unlock.
+// one `cthr_lock_fast_unlock`. Returns false (nothing changed) when the word is not the caller's id alone: the
+// caller then calls `cthr_rlock_unlock_slow`, which diagnoses a foreign unlock (and releases a word with HANDOFF).
 static inline bool cthr_rlock_fast_unlock(cthr_rlock_t *_Nonnull lock) {
-    // The owner field and SLOW change only under the owner; SPINNING may come and go meanwhile.
-    if ((cthr_atomic_u32_load(&lock->lock.word, CTHR_RELAXED) & ~CTHR_LOCK_SPINNING) != cthr_lock_self()) return false;
+    // The owner field and SLOW change only under the owner.
+    if (cthr_atomic_u32_load(&lock->lock.word, CTHR_RELAXED) != cthr_lock_self()) return false;
     if (lock->depth != 0) {
         lock->depth--;
         return true;

@@ -28,7 +28,7 @@ static cthr_atomic_u64_t cthr_lock_membarrier_count = {0};
 static cthr_atomic_u64_t cthr_lock_handoff_count = {0};
 
 // Counting (see `cthr_lock_set_counting`): a process-wide switch, and per-thread counters (no shared cache line).
-cthr_atomic_i32_t cthr_lock_counting_on = {0};
+static cthr_atomic_i32_t cthr_lock_counting_on = {0};
 static __thread cthr_lock_counters_t cthr_lock_tls_counters __attribute__((tls_model("initial-exec")));
 #define CTHR_LOCK_COUNT(field, n)                                                                                      \
     do {                                                                                                               \
@@ -39,15 +39,6 @@ static __thread cthr_lock_counters_t cthr_lock_tls_counters __attribute__((tls_m
 void cthr_lock_set_counting(bool on) { cthr_atomic_i32_store(&cthr_lock_counting_on, on ? 1 : 0, CTHR_RELAXED); }
 
 bool cthr_lock_counting(void) { return cthr_atomic_i32_load(&cthr_lock_counting_on, CTHR_RELAXED) != 0; }
-
-void cthr_lock_count_second_try(bool took) {
-    if (took) {
-        CTHR_LOCK_COUNT(contended, 1);
-        CTHR_LOCK_COUNT(rmw, 3);
-    } else {
-        CTHR_LOCK_COUNT(rmw, 1);
-    }
-}
 
 void cthr_lock_thread_counters(cthr_lock_counters_t *out) {
     if (out != NULL) *out = cthr_lock_tls_counters;
@@ -97,7 +88,7 @@ static inline uint32_t *cthr_lock_sequence_word(cthr_lock_t *lock) {
 #endif
 }
 
-// The spinner (one thread at a time: a newcomer holding SPINNING, or a woken thread holding WAKING) looks at the word
+// The spinner (one thread at a time: a newcomer holding `spinner`, or a woken thread holding WAKING) looks at the word
 // this many times with `cthr_futex_backoff`'s doubling pauses between (1 to 32), yielding the processor after each
 // look from CTHR_LOCK_SPIN_YIELDS_FROM on (a holder preempted while threads outnumber cores then gets a CPU; yielding
 // only after more looks cost a two-thread condition or monitor hand-off on two busy CPUs much of its rate, see
@@ -157,9 +148,10 @@ static uint32_t cthr_lock_fork_child_tid = 0;
 
 // Whether this process is a forked child (set by the child handler; plain, as the ids above). A child inherits the
 // parent's lock state but not the parent's other threads: a lock's `waiters` may count threads that do not exist
-// here, with WAKING set for one of them, and a word may carry a SPINNING whose spinner does not exist. So in a child
+// here, with WAKING set for one of them, and `spinner` may be set by a spinner that does not exist. So in a child
 // a registration clears WAKING (as the lock before the one-spinner rework did: a stale WAKING then lasts until the
-// next registration), and an unlock runs its wake-up check even when it finds SPINNING: more wake-ups, never fewer.
+// next registration), and an unlock ignores `spinner`: more wake-ups, never fewer. (A `spinner` left set by the
+// parent stays set: newcomers in the child then sleep instead of spinning, and every unlock wakes one.)
 static bool cthr_lock_forked = false;
 
 // Whether an owner id taken from a lock word is the calling thread (`self`): its own id, or, in a forked child's
@@ -239,25 +231,16 @@ void cthr_lock_wake_one(cthr_lock_t *lock) {
 }
 
 // Wakes the heir sleeping on the word (see Fairness in the header).
-static void cthr_lock_wake_heir(cthr_lock_t *lock) { cthr_lock_futex_wake(&lock->word.value, INT_MAX); }
+void cthr_lock_wake_heir(cthr_lock_t *lock) { cthr_lock_futex_wake(&lock->word.value, INT_MAX); }
 
-static void cthr_lock_release_check(cthr_lock_t *lock);
-
-void cthr_lock_released_flagged(cthr_lock_t *lock, uint32_t released) {
-    if ((released & CTHR_LOCK_HANDOFF) != 0) {
-        cthr_lock_wake_heir(lock);
-        return;
+void cthr_lock_released_to_sleepers(cthr_lock_t *lock) {
+    // A spinner will look, so no wake-up is owed; but with sleepers registered and none awake, wake one once a
+    // millisecond, so that each in turn can ask for the fair hand-off. (In a forked child the spinner may be a
+    // thread of the parent: wake, see `cthr_lock_forked`.) Sequentially consistent: the load Q of the header.
+    if (!cthr_lock_forked && cthr_atomic_u32_load(&lock->spinner, CTHR_SEQ_CST) != 0) {
+        uint32_t now_us = cthr_lock_now_us(cthr_clock_now_ns());
+        if (now_us - cthr_atomic_u32_load(&lock->woken_at, CTHR_RELAXED) < CTHR_LOCK_STARVATION_NS / 1000u) return;
     }
-    // SPINNING: the spinner will look, so no wake-up is owed; but with sleepers registered and none awake, wake one
-    // once a millisecond, so that each in turn can ask for the fair hand-off. (In a forked child the spinner may be
-    // a thread of the parent: the unlock's ordinary check, see `cthr_lock_forked`.)
-    if (cthr_lock_forked) {
-        cthr_lock_release_check(lock);
-        return;
-    }
-    if ((int32_t)cthr_lock_count_half(cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED)) <= 0) return;
-    uint32_t now_us = cthr_lock_now_us(cthr_clock_now_ns());
-    if (now_us - cthr_atomic_u32_load(&lock->woken_at, CTHR_RELAXED) < CTHR_LOCK_STARVATION_NS / 1000u) return;
     cthr_lock_wake_one(lock);
 }
 
@@ -267,20 +250,19 @@ int cthr_lock_init(cthr_lock_t *lock) {
     cthr_atomic_u64_store(&lock->sleepers, 0, CTHR_RELAXED);
     cthr_atomic_u32_store(&lock->handoff_at, 0, CTHR_RELAXED);
     cthr_atomic_u32_store(&lock->woken_at, 0, CTHR_RELAXED);
+    cthr_atomic_u32_store(&lock->spinner, 0, CTHR_RELAXED);
     return 0;
 }
 
-// Takes the lock if its owner field is 0 and it is not reserved for a heir (HANDOFF), keeping the SLOW bit and,
-// unless `clear` names it, SPINNING; returns 0, EBUSY or EDEADLK and updates *word. Tries a compare-exchange only on
-// a word it saw free.
-static inline int cthr_lock_attempt(cthr_lock_t *lock, uint32_t self, uint32_t *word, uint32_t clear) {
+// Takes the lock if its owner field is 0 and it is not reserved for a heir (HANDOFF), keeping the SLOW bit; returns
+// 0, EBUSY or EDEADLK and updates *word. Tries a compare-exchange only on a word it saw free.
+static inline int cthr_lock_attempt(cthr_lock_t *lock, uint32_t self, uint32_t *word) {
     for (;;) {
         uint32_t owner = *word & CTHR_LOCK_OWNER_MASK;
         if (cthr_lock_is_self(owner, self)) return EDEADLK;
         if (owner != 0 || (*word & CTHR_LOCK_HANDOFF) != 0) return EBUSY;
         CTHR_LOCK_COUNT(rmw, 1);
-        if (cthr_atomic_u32_compare_exchange_weak(&lock->word, word, (*word & ~clear) | self, CTHR_ACQUIRE,
-                                                  CTHR_RELAXED)) {
+        if (cthr_atomic_u32_compare_exchange_weak(&lock->word, word, *word | self, CTHR_ACQUIRE, CTHR_RELAXED)) {
             return 0;
         }
     }
@@ -289,49 +271,49 @@ static inline int cthr_lock_attempt(cthr_lock_t *lock, uint32_t self, uint32_t *
 int cthr_lock_trylock(cthr_lock_t *lock) {
     if (lock == NULL) return EINVAL;
     uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
-    return cthr_lock_attempt(lock, cthr_lock_self(), &word, 0);
+    return cthr_lock_attempt(lock, cthr_lock_self(), &word);
 }
 
 // The spinner's loop (see "Who spins" in the header): looks at the word after each round of `cthr_futex_backoff`
-// and takes it when free, clearing `clear` (SPINNING for a newcomer that claimed it) in the same compare-exchange.
-// Returns 0, EDEADLK or EBUSY (gave up: the rounds or the deadline ran out).
-static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, uint64_t deadline_ns, uint32_t clear) {
+// and takes it when free; a newcomer that holds `spinner` (`claimed`) then clears it. Returns 0, EDEADLK or EBUSY
+// (gave up: the rounds or the deadline ran out; `spinner` still held).
+static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, uint64_t deadline_ns, bool claimed) {
     uint64_t started = cthr_lock_count_clock();
     int rc = EBUSY;
     for (int round = 0; cthr_futex_backoff(round, CTHR_LOCK_SPINS, CTHR_LOCK_SPIN_YIELDS_FROM, CTHR_LOCK_YIELDS,
                                            deadline_ns);
          round++) {
         uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
-        rc = cthr_lock_attempt(lock, self, &word, clear);
+        rc = cthr_lock_attempt(lock, self, &word);
         if (rc != EBUSY) break;
     }
+    // Holding the lock (or refused: EDEADLK), the spinner's place is free again: a plain store, since only the
+    // holder of `spinner` writes a 1 back to 0 (a newcomer's claim writes only a 0 to 1).
+    if (claimed && rc != EBUSY) cthr_atomic_u32_store(&lock->spinner, 0, CTHR_RELEASE);
     if (started != 0) CTHR_LOCK_COUNT(spin_ns, cthr_lock_thread_cpu_ns() - (started & ~(uint64_t)1));
     return rc;
 }
 
-// A newcomer that found the lock held: claims SPINNING when nobody spins (SPINNING clear in the word, WAKING clear
-// in `waiters`), or takes the lock if it was freed meanwhile. Returns 0 or EDEADLK (taken or refused), EAGAIN (this
-// thread now holds SPINNING) or EBUSY (somebody else spins or is awake to look: register and sleep).
+// A newcomer that found the lock held: claims `spinner` when nobody spins (`spinner` 0, WAKING clear in `waiters`,
+// the word not reserved for a heir), or takes the lock if it was freed meanwhile. Returns 0 or EDEADLK (taken or
+// refused), EAGAIN (this thread now holds `spinner`) or EBUSY (somebody else spins or is awake to look: register
+// and sleep).
 static int cthr_lock_claim_spinner(cthr_lock_t *lock, uint32_t self) {
     uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
-    for (;;) {
-        int rc = cthr_lock_attempt(lock, self, &word, 0);
-        if (rc != EBUSY) return rc;
-        if ((word & (CTHR_LOCK_SPINNING | CTHR_LOCK_HANDOFF)) != 0) return EBUSY;
-        if ((cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED) & CTHR_LOCK_WAKING) != 0) return EBUSY;
-        CTHR_LOCK_COUNT(rmw, 1);
-        if (cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word | CTHR_LOCK_SPINNING, CTHR_RELAXED,
-                                                  CTHR_RELAXED)) {
-            return EAGAIN;
-        }
-    }
+    int rc = cthr_lock_attempt(lock, self, &word);
+    if (rc != EBUSY) return rc;
+    if ((word & CTHR_LOCK_HANDOFF) != 0) return EBUSY;
+    if ((cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED) & CTHR_LOCK_WAKING) != 0) return EBUSY;
+    uint32_t idle = 0;
+    if (cthr_atomic_u32_load(&lock->spinner, CTHR_RELAXED) != 0) return EBUSY;
+    CTHR_LOCK_COUNT(rmw, 1);
+    return cthr_atomic_u32_compare_exchange_strong(&lock->spinner, &idle, 1, CTHR_RELAXED, CTHR_RELAXED) ? EAGAIN
+                                                                                                       : EBUSY;
 }
 
-// Clears SPINNING, which the calling thread holds (a read-modify-write, so an owner change meanwhile is kept).
-static void cthr_lock_drop_spinner(cthr_lock_t *lock) {
-    cthr_atomic_u32_fetch_and(&lock->word, ~CTHR_LOCK_SPINNING, CTHR_SEQ_CST);
-    CTHR_LOCK_COUNT(rmw, 1);
-}
+// Clears `spinner`, which the calling thread holds, after it gave up its spin: sequentially consistent (the clear C
+// in the header's argument), a store.
+static void cthr_lock_drop_spinner(cthr_lock_t *lock) { cthr_atomic_u32_store(&lock->spinner, 0, CTHR_SEQ_CST); }
 
 // The heir's wait (see Fairness in the header): asks for the lock with HANDOFF and sleeps on the word until the
 // owner's unlock reserves it (owner 0, HANDOFF set), then takes it. Returns 0 (taken), EBUSY (no hand-off: the
@@ -395,7 +377,7 @@ static bool cthr_lock_may_inherit(cthr_lock_t *lock, uint64_t registered_at) {
     return cthr_lock_handoff_due(cthr_lock_now_us(now), cthr_atomic_u32_load(&lock->handoff_at, CTHR_RELAXED));
 }
 
-// An unlock's check after a release that found no SPINNING (see `cthr_lock_fast_unlock`): wake a sleeper when some
+// The check a spinner that gave up unregistered runs (as an unlock's, ignoring `spinner`): wake a sleeper when some
 // are registered and no woken thread is awake.
 static void cthr_lock_release_check(cthr_lock_t *lock) {
     if ((int32_t)cthr_lock_count_half(cthr_atomic_u64_load(&lock->sleepers, CTHR_SEQ_CST)) > 0) {
@@ -415,9 +397,9 @@ int cthr_lock_lock_spin(cthr_lock_t *lock, uint64_t deadline_ns) {
     uint32_t self = cthr_lock_self();
     int rc = cthr_lock_enter(lock, self);
     if (rc != EAGAIN) return rc;
-    rc = cthr_lock_spin(lock, self, deadline_ns, CTHR_LOCK_SPINNING);
+    rc = cthr_lock_spin(lock, self, deadline_ns, true);
     if (rc != EBUSY) return rc;
-    // Gave up unregistered (the caller may record its wait before sleeping): give SPINNING back and run the check
+    // Gave up unregistered (the caller may record its wait before sleeping): give `spinner` back and run the check
     // of the unlocks that skipped their wake-up because this thread spun.
     cthr_lock_drop_spinner(lock);
     cthr_lock_release_check(lock);
@@ -433,10 +415,10 @@ static uint32_t cthr_lock_give_up_turn(cthr_lock_t *lock) {
 }
 
 // The registered part of an acquisition (see "Sleeping" in the header), entered as a newcomer that does not spin
-// (`spinner` false) or that holds SPINNING and gave up its spin (`spinner` true).
+// (`spinner` false) or that holds `spinner` and gave up its spin (`spinner` true).
 static int cthr_lock_sleep(cthr_lock_t *lock, uint32_t self, uint64_t deadline_ns, bool spinner) {
     // Step (1): the registration (a woken thread that is awake keeps its WAKING), which reads the sequence its futex
-    // wait compares in the same read-modify-write; a giving-up spinner then hands SPINNING back.
+    // wait compares in the same read-modify-write; a giving-up spinner then hands `spinner` back.
     uint64_t seen;
     if (__builtin_expect(cthr_lock_forked, 0)) {
         // A forked child: also clear a WAKING that may belong to a thread of the parent (see `cthr_lock_forked`).
@@ -456,7 +438,7 @@ static int cthr_lock_sleep(cthr_lock_t *lock, uint32_t self, uint64_t deadline_n
     for (;;) {
         bool paired = cthr_lock_barrier();
         uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_SEQ_CST);
-        result = cthr_lock_attempt(lock, self, &word, 0);
+        result = cthr_lock_attempt(lock, self, &word);
         if (result != EBUSY) break;
         uint64_t until = deadline_ns;
         if (!paired) {
@@ -470,13 +452,13 @@ static int cthr_lock_sleep(cthr_lock_t *lock, uint32_t self, uint64_t deadline_n
         if (rc == ETIMEDOUT && until == deadline_ns) {
             // One last attempt, so a deadline that passed while the lock became free still succeeds.
             word = cthr_atomic_u32_load(&lock->word, CTHR_SEQ_CST);
-            result = cthr_lock_attempt(lock, self, &word, 0);
+            result = cthr_lock_attempt(lock, self, &word);
             if (result == EBUSY) result = ETIMEDOUT;
             break;
         }
         // Awake (woken, or a wake-up came before the sleep): the WAKING bit may be this thread's, and while it is
         // set unlocks wake nobody, so this thread now owes the lock a look after every release: it is the spinner.
-        result = cthr_lock_spin(lock, self, deadline_ns, 0);
+        result = cthr_lock_spin(lock, self, deadline_ns, false);
         if (result != EBUSY) break;
         // Give up the turn: step (1) again (clear WAKING, read the sequence), then, if this thread has waited too
         // long and the lock's hand-off interval has passed, ask for the lock to be handed to it. The barrier and the
@@ -515,7 +497,7 @@ int cthr_lock_lock_slow(cthr_lock_t *lock, uint64_t deadline_ns) {
     if (rc != EAGAIN && rc != EBUSY) return rc;
     bool spinner = rc == EAGAIN;
     if (spinner) {
-        rc = cthr_lock_spin(lock, self, deadline_ns, CTHR_LOCK_SPINNING);
+        rc = cthr_lock_spin(lock, self, deadline_ns, true);
         if (rc != EBUSY) return rc;
     }
     return cthr_lock_sleep(lock, self, deadline_ns, spinner);
@@ -530,8 +512,8 @@ int cthr_lock_unlock_slow(cthr_lock_t *lock) {
     if (owner != self) {
         // A lock the forking thread held, released in the forked child: a HANDOFF in the word asks for a heir of
         // the parent, which the child does not have (or for a heir of the child, which treats a hand-off that does
-        // not come as lost: it goes back to its ordinary wait), and a SPINNING may be a parent thread's. Free the
-        // word, clearing both, and wake whoever sleeps on the word or on `sequence`.
+        // not come as lost: it goes back to its ordinary wait). Free the word, clearing HANDOFF, and wake whoever
+        // sleeps on the word or on `sequence` (ignoring `spinner`, which may be a parent thread's).
         do {
             CTHR_LOCK_COUNT(rmw, 1);
         } while (!cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word & CTHR_LOCK_SLOW, CTHR_SEQ_CST,
@@ -541,15 +523,17 @@ int cthr_lock_unlock_slow(cthr_lock_t *lock) {
         cthr_lock_release_check(lock);
         return 0;
     }
-    // Only the owner changes the owner and SLOW bits of a held word; a heir may set HANDOFF and a newcomer SPINNING
-    // meanwhile, which the subtraction keeps (so a HANDOFF leaves the word reserved for the heir). Sequentially
-    // consistent, it pairs with the sleeper's fence in either mode.
+    // Only the owner changes the owner and SLOW bits of a held word; a heir may set HANDOFF meanwhile, which the
+    // subtraction keeps (so the word is left reserved for the heir). Sequentially consistent, it pairs with the
+    // sleeper's fence in either mode. Then the fast unlock's check.
     word = cthr_atomic_u32_fetch_sub(&lock->word, owner, CTHR_SEQ_CST);
-    if ((word & (CTHR_LOCK_SPINNING | CTHR_LOCK_HANDOFF)) != 0) {
-        cthr_lock_released_flagged(lock, word);
+    if ((word & CTHR_LOCK_HANDOFF) != 0) {
+        cthr_lock_wake_heir(lock);
         return 0;
     }
-    cthr_lock_release_check(lock);
+    if ((int32_t)cthr_lock_count_half(cthr_atomic_u64_load(&lock->sleepers, CTHR_SEQ_CST)) > 0) {
+        cthr_lock_released_to_sleepers(lock);
+    }
     return 0;
 }
 

@@ -16,8 +16,7 @@ import CThreading
 /// Unlike ``LockStatistics`` (per lock, opt-in per lock, for production), these counters are for measuring the
 /// lock itself. A value type of integers, so it is `Sendable`.
 public struct LockProtocolCounters: Sendable, Hashable {
-    /// Acquisitions whose first compare-exchange failed: the lock was held or reserved when the thread arrived, or
-    /// free with a spinner waiting for it (a second compare-exchange then took it past the spinner).
+    /// Acquisitions that took the contended path (the lock was held, or reserved, when the thread arrived).
     public var contendedAcquisitions: UInt64
     /// Atomic read-modify-writes on the lock's words made for those acquisitions and for the wake-ups they caused,
     /// failed compare-exchanges included; the failed fast compare-exchange and the release count one each.

@@ -150,7 +150,8 @@ public final class MutexLock: DiagnosedLock, @unchecked Sendable {
                     word: cthr_atomic_u32_t(value: CTHR_LOCK_SLOW),
                     woken_at: cthr_atomic_u32_t(),
                     sleepers: cthr_atomic_u64_t(),
-                    handoff_at: cthr_atomic_u32_t()
+                    handoff_at: cthr_atomic_u32_t(),
+                    spinner: cthr_atomic_u32_t()
                 )
             )
             self.pthreadMutex = mutex

@@ -9,7 +9,7 @@ import Testing
 /// A forked child inherits each lock's state but not the parent's other threads.
 @Suite struct LockForkTests {
     /// What a parent's threads can leave in a lock at the fork: a waiter still counted with WAKING set for it, and
-    /// SPINNING in the word. In the child, a thread that waits for the lock must still be woken by the unlock: its
+    /// `spinner` set. In the child, a thread that waits for the lock must still be woken by the unlock: its
     /// registration clears the stale WAKING and the unlock does not trust the stale spinner. (With the parent's rules
     /// the child's waiter sleeps until its deadline.)
     @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
@@ -17,7 +17,7 @@ import Testing
         let lock = MutexLock()
         let status = faultRunForked(seconds: 60) {
             lock.word.pointee.sleepers.value = UInt64(1 | CTHR_LOCK_WAKING)  // `waiters`, the low half
-            lock.word.pointee.word.value = CTHR_LOCK_SPINNING
+            lock.word.pointee.spinner.value = 1
             lock.lock()
             // The C lock itself, one wait until a far deadline (`MutexLock` waits in slices, which would hide a
             // lost wake-up behind the next slice, and a wait that ends at its deadline still takes a free lock).
