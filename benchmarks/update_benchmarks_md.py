@@ -1,31 +1,52 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # SPDX-FileCopyrightText: 2026 The Threading authors
-"""Pastes the latest bench results into BENCHMARKS.md.
+"""Writes every generated benchmark text of the repository from the committed results.
 
 Usage (from the repository root):
-    swift run --package-path benchmarks -c release bench --output benchmarks/results
+    swift run --package-path benchmarks -c release bench --output benchmarks/results --seconds 0.5 --repeat 5
     for f in locks once threadlocal queues rcu handoff threads; do
         swift run --package-path benchmarks -c release bench $f --output benchmarks/results/$f --seconds 0.5 --repeat 5
     done
-    python3 benchmarks/update_benchmarks_md.py [benchmarks/results]
+    python3 benchmarks/update_benchmarks_md.py            # rewrite the generated texts
+    python3 benchmarks/update_benchmarks_md.py --check    # fail when a committed copy differs (CI)
 
-Reads report.json and report.txt from the results folder, computes the target ratios from the JSON (the
-per-primitive targets from the locks, once, threadlocal and handoff subfolders' report.json; a target whose family is
-missing is listed as "not measured"), adds each family found in a subfolder (report.json + report.txt), and replaces
-everything between the `<!-- results:begin -->` and `<!-- results:end -->` markers of BENCHMARKS.md, and the machine
-table and the headline table between their own markers (`machine`, `headline`). Every ratio is
-ours / peer in ops/s from the same run, so above 1 means ours is ahead (the rows marked "/ours" say otherwise).
-Each run's header names the machine and the build the report recorded ("not recorded" for a field an older report
-lacks).
+What it writes, from report.json/report.txt of the results folder and its subfolders:
+- `benchmarks/results/TABLES.md`, the whole file: the machine and build of every run, the headline table, the targets
+  (ratios of this run against their goals), every study's summary lines, charts and full table, and the 16-CPU runs
+  (`many-cores-16/<family>/`, `http-16/`).
+- the decision table, from its source `benchmarks/decision-table.md`, between the `<!-- decision-table:begin -->` and
+  `<!-- decision-table:end -->` markers of README.md and of the Locks article: both copies are the same bytes, and
+  nobody edits them by hand (edit the source, then run this script).
+- one figure line per question of BENCHMARKS.md, between `<!-- figure:<row>:begin -->` and `<!-- figure:<row>:end -->`:
+  the figure column of that row of the decision table, so a figure is written in one place.
+
+A figure in the source is either text (a measurement that is no committed report, such as interleaved rounds, with
+its date and machine) or a placeholder computed from a committed report, so that it moves when the results do:
+    {{r DIR STUDY T A B}}            ratio of strategy A over strategy B at T threads, "4.14x"
+    {{range DIR STUDY T1,T2,.. A B}} the lowest and the highest of those ratios, "0.54x to 0.92x"
+    {{list DIR STUDY T1,T2,.. A B}}  each of them, "0.95x, 0.93x, 0.87x, 1.20x"
+    {{name DIR STUDY T X}}           the strategy's display name, "NSRecursiveLock"
+DIR is the report's folder under benchmarks/results (`.` for the cache study), STUDY a study id of its report.json.
+A and B are strategy ids, or `ours*` (the best valid strategy of ours), `peer*` (the best valid peer) or `lock*`
+(the best valid lock of any library, ours included, other than A). Every ratio is ours / peer in ops/s from the same
+run, so above 1 means ours is ahead.
 """
+import difflib
 import json
 import os
+import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "benchmarks", "results")
-BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+RESULTS = os.path.join(ROOT, "benchmarks", "results")
+TABLES = os.path.join(RESULTS, "TABLES.md")
+DECISIONS = os.path.join(ROOT, "benchmarks", "decision-table.md")
+# The files that carry the decision table between its markers, and the page that carries the figure lines.
+TABLE_COPIES = ("README.md", os.path.join("Sources", "Threading", "Threading.docc", "Locks.md"))
+PAGE = "BENCHMARKS.md"
+# The 2-CPU families of the machine table: each subfolder of the results with a report.json of its own.
+SIXTEEN_CPUS = ("many-cores-16", "http-16")
 # The families whose report.json the targets read (subfolders of the results folder).
 GOAL_FAMILIES = ("locks", "once", "threadlocal", "handoff")
 # Each primitive against its closest peer, one row per thread count: (family, ours, peer, the row's text,
@@ -49,6 +70,10 @@ PRIMITIVE_GOALS = (
 )
 # SpinLock is expected level with MutexLock uncontended only: its contended rows are information.
 UNCONTENDED_ONLY = {("locks", "spinlock", "mutexlock")}
+# Every lock of any library, ours included (`lock*` in a placeholder): the cache study's and `bench locks`' ids.
+LOCKS = {"mutexlock", "mutexlock-membarrier", "lockedvalue", "recursivelock", "rwlock", "spinlock", "monitor",
+         "semaphore", "nslock", "nsrecursivelock", "sync-mutex", "nio-lock", "nio-locked-value-box",
+         "nio-lockedvaluebox", "pthread-rwlock", "pthread-mutex", "pthread-recursive-mutex", "dispatch-semaphore"}
 
 
 def cells(study, threads):
@@ -175,7 +200,7 @@ def provenance(report):
 
 
 def machine_table(report, families):
-    """The machine-and-build table of BENCHMARKS.md: the default study's run, then each family's run."""
+    """The machine-and-build table: the default study's run, then each family's run."""
     def row(name, r):
         cpus = r["cpus"]
         return (f"| {name} | {r.get('cpuModel') or 'not recorded'} | {cpus} | {r.get('kernel') or r['system']} | "
@@ -208,14 +233,6 @@ def headline_table(report):
     return out
 
 
-def replace_between(text, name, lines):
-    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
-    if begin not in text:
-        return text
-    start, stop = text.index(begin) + len(begin), text.index(end)
-    return text[:start] + "\n" + "\n".join(lines) + "\n" + text[stop:]
-
-
 def with_family_studies(report, families=GOAL_FAMILIES):
     """The report with the studies of each family subfolder's report.json (when present) appended, for goals()."""
     merged = dict(report)
@@ -228,61 +245,232 @@ def with_family_studies(report, families=GOAL_FAMILIES):
     return merged
 
 
-def main():
-    with open(os.path.join(RESULTS, "report.json")) as f:
-        report = json.load(f)
-    with open(os.path.join(RESULTS, "report.txt")) as f:
-        table = f.read()
-    rel = os.path.relpath(RESULTS, ROOT)
-    out = [BEGIN, "", f"Produced by `{report['command']}` on {report['date']}.", "", provenance(report), "",
-           "### Targets (ratios from this run)", "",
-           "| target | measured | verdict | strategies |", "|---|---|---|---|"]
-    # The MutexLock and per-primitive targets also cover `bench locks`, `once`, `threadlocal` and `handoff`, whose
-    # results live in their own subfolders.
-    for goal, value, verdict, who in goals(with_family_studies(report)):
-        out.append(f"| {goal} | {value} | {verdict} | {who} |")
-    out += ["", "### Summary lines", "", "```"]
-    out += [s["summary"] for s in report["studies"]]
-    out += ["```", "", "### Charts", ""]
-    for s in report["studies"]:
-        if os.path.isfile(os.path.join(RESULTS, f"{s['id']}-ratio.svg")):
-            out += [f"![{s['title']}: ours over the best peer]({rel}/{s['id']}-ratio.svg)", ""]
-        out += [f"![{s['title']}: throughput by family]({rel}/{s['id']}.svg)", ""]
-    out += ["### Full table", "", "```", table.rstrip(), "```", ""]
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def family_section(heading, folder, sub, level="##"):
+    """One run's section of TABLES.md: command, machine, summary lines, charts, full table."""
+    rel = os.path.relpath(folder, RESULTS)
+    prefix = "" if rel == "." else rel + "/"
+    out = [f"{level} {heading}", "", f"Produced by `{sub['command']}` on {sub['date']}.", "", provenance(sub), "",
+           "```"]
+    out += [s["summary"] for s in sub["studies"]]
+    out += ["```", ""]
+    # The blocked-queues census counts threads: it has no chart.
+    for s in sub["studies"]:
+        if any(c.get("census") for c in s["results"]):
+            continue
+        if os.path.isfile(os.path.join(folder, f"{s['id']}-ratio.svg")):
+            out += [f"![{s['title']}: ours over the best peer]({prefix}{s['id']}-ratio.svg)", ""]
+        if os.path.isfile(os.path.join(folder, f"{s['id']}.svg")):
+            out += [f"![{s['title']}: throughput by family]({prefix}{s['id']}.svg)", ""]
+    out += ["<details><summary>full table</summary>", "", "```", read(os.path.join(folder, "report.txt")).rstrip(),
+            "```", "", "</details>", ""]
+    return out
+
+
+def tables_md():
+    """The whole of benchmarks/results/TABLES.md."""
+    report = load_json(os.path.join(RESULTS, "report.json"))
     families = []
     for family in sorted(os.listdir(RESULTS)):
-        folder = os.path.join(RESULTS, family)
-        if not os.path.isfile(os.path.join(folder, "report.json")):
+        if family in SIXTEEN_CPUS or not os.path.isfile(os.path.join(RESULTS, family, "report.json")):
             continue
-        with open(os.path.join(folder, "report.json")) as f:
-            sub = json.load(f)
-        families.append((family, sub))
-        with open(os.path.join(folder, "report.txt")) as f:
-            sub_table = f.read()
-        out += [f"### `bench {family}`", "", f"Produced by `{sub['command']}` on {sub['date']}.", "",
-                provenance(sub), "", "```"]
-        out += [s["summary"] for s in sub["studies"]]
-        out += ["```", ""]
-        # The blocked-queues census counts threads: it has no chart.
-        for s in sub["studies"]:
-            if any(c.get("census") for c in s["results"]):
-                continue
-            if os.path.isfile(os.path.join(folder, f"{s['id']}-ratio.svg")):
-                out += [f"![{s['title']}: ours over the best peer]({rel}/{family}/{s['id']}-ratio.svg)", ""]
-            out += [f"![{s['title']}]({rel}/{family}/{s['id']}.svg)", ""]
-        out += ["<details><summary>full table</summary>", "", "```", sub_table.rstrip(), "```", "", "</details>", ""]
-    out += [END]
-    path = os.path.join(ROOT, "BENCHMARKS.md")
-    with open(path) as f:
-        text = f.read()
-    start, stop = text.index(BEGIN), text.index(END) + len(END)
-    text = text[:start] + "\n".join(out) + text[stop:]
-    text = replace_between(text, "machine", machine_table(report, families))
-    text = replace_between(text, "headline", headline_table(report))
-    with open(path, "w") as f:
-        f.write(text)
-    print(f"updated {path} from {RESULTS}")
+        families.append((family, load_json(os.path.join(RESULTS, family, "report.json"))))
+    out = ["<!-- Generated by benchmarks/update_benchmarks_md.py from the reports of this folder: do not edit. -->", "",
+           "# Benchmark results: the full tables", "",
+           "Every table of the committed runs, generated from the `report.json` and `report.txt` files of this folder. "
+           "What each run answers, and what its figures mean, is on [BENCHMARKS.md](../../BENCHMARKS.md); how the "
+           "figures are taken is under \"Methodology\" there.", "",
+           "## Machines and builds", "",
+           "The 2-CPU runs: a release build on a virtual machine shared with other work (a load average above 2 "
+           "means the study's own threads or other processes competed for the cores). The 16-CPU runs are listed "
+           "under [16 CPUs](#16-cpus).", ""]
+    out += machine_table(report, families)
+    out += ["", "## Headline: the cache study", "",
+            "The best strategy of ours over the best valid peer at each thread count, same run.", ""]
+    out += headline_table(report)
+    out += ["", "## Targets", "",
+            "The ratios of these runs against the project's goals for each primitive.", "",
+            "| target | measured | verdict | strategies |", "|---|---|---|---|"]
+    for goal, value, verdict, who in goals(with_family_studies(report)):
+        out.append(f"| {goal} | {value} | {verdict} | {who} |")
+    out += [""]
+    out += family_section("bench (the cache study)", RESULTS, report)
+    for family, sub in families:
+        out += family_section(f"bench {family}", os.path.join(RESULTS, family), sub)
+    out += ["## 16 CPUs", "",
+            "`scripts/bench-many-cores.sh` on a 16-CPU machine (`many-cores-16/`; its `machine.txt` describes the "
+            "machine), and `bench http` on the same machine (`http-16/`, whose README gives the rounds). A second "
+            "run of the plan, kept as text tables only, is in `many-cores-16-second-run/`.", ""]
+    many = os.path.join(RESULTS, "many-cores-16")
+    for family in sorted(os.listdir(many)) if os.path.isdir(many) else []:
+        folder = os.path.join(many, family)
+        if os.path.isfile(os.path.join(folder, "report.json")):
+            out += family_section(f"16 CPUs: bench {family}", folder, load_json(os.path.join(folder, "report.json")),
+                                  "###")
+    http = os.path.join(RESULTS, "http-16")
+    if os.path.isfile(os.path.join(http, "report.json")):
+        out += family_section("16 CPUs: bench http", http, load_json(os.path.join(http, "report.json")), "###")
+    return "\n".join(out).rstrip() + "\n"
+
+
+# The decision table.
+
+class Reports:
+    """The committed reports, loaded once, for the placeholders."""
+
+    def __init__(self):
+        self.cache = {}
+
+    def study(self, folder, sid):
+        if folder not in self.cache:
+            path = os.path.join(RESULTS, folder, "report.json")
+            if not os.path.isfile(path):
+                raise SystemExit(f"update_benchmarks_md: no report {os.path.relpath(path, ROOT)}")
+            self.cache[folder] = {s["id"]: s for s in load_json(path)["studies"]}
+        studies = self.cache[folder]
+        if sid not in studies:
+            raise SystemExit(f"update_benchmarks_md: no study {sid} in {folder}/report.json")
+        return studies[sid]
+
+    def cell(self, study, t, which, other=None):
+        c = cells(study, t)
+        if which == "ours*":
+            found = best(study, t, "ours")
+        elif which == "peer*":
+            found = best(study, t, "peer")
+        elif which == "lock*":
+            pool = [x for x in c.values() if x["id"] in LOCKS and x["id"] != other]
+            found = max(pool, key=lambda x: x["opsPerSecond"]) if pool else None
+        else:
+            found = c.get(which)
+        if found is None:
+            raise SystemExit(f"update_benchmarks_md: no valid {which} at {t} threads in {study['id']}")
+        return found
+
+
+def shown(value):
+    return f"{value:.1f}x" if value >= 10 else f"{value:.2f}x"
+
+
+def expand(text, reports):
+    """Replaces each {{...}} placeholder of a figure with the value computed from the committed reports."""
+    def one(match):
+        op, *args = match.group(1).split()
+        if op == "name":
+            folder, sid, t, x = args
+            study = reports.study(folder, sid)
+            return reports.cell(study, int(t), x)["strategy"]
+        folder, sid, threads, a, b = args
+        study = reports.study(folder, sid)
+        values = []
+        for t in (int(t) for t in threads.split(",")):
+            ours = reports.cell(study, t, a)
+            values.append(ratio(ours, reports.cell(study, t, b, other=ours["id"])))
+        if op == "r":
+            return shown(values[0])
+        if op == "range":
+            return f"{shown(min(values))} to {shown(max(values))}"
+        if op == "list":
+            return ", ".join(shown(v) for v in values)
+        raise SystemExit(f"update_benchmarks_md: unknown placeholder {{{{{match.group(1)}}}}}")
+    return re.sub(r"\{\{([^}]*)\}\}", one, text)
+
+
+def decision_rows():
+    """The rows of benchmarks/decision-table.md: blocks of `key: value` lines, one block per `## <id>`."""
+    rows, current, key = [], None, None
+    for line in read(DECISIONS).splitlines():
+        if line.startswith("## "):
+            current = {"id": line[3:].strip()}
+            rows.append(current)
+            key = None
+        elif current is None or line.startswith("<!--") or not line.strip():
+            continue
+        elif re.match(r"^(workload|strategy|why|figure):", line):
+            key, value = line.split(":", 1)
+            current[key] = value.strip()
+        elif key:
+            current[key] += " " + line.strip()
+    for row in rows:
+        missing = [k for k in ("workload", "strategy", "why", "figure") if k not in row]
+        if missing:
+            raise SystemExit(f"update_benchmarks_md: row {row['id']} of {DECISIONS} lacks {', '.join(missing)}")
+    return rows
+
+
+def decision_table(rows):
+    out = ["| workload | strategy | why | the figure behind it |", "|---|---|---|---|"]
+    out += [f"| {r['workload']} | {r['strategy']} | {r['why']} | {r['figure']} |" for r in rows]
+    return out
+
+
+def replace_between(text, name, lines, path):
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    if begin not in text or end not in text:
+        raise SystemExit(f"update_benchmarks_md: {path} lacks the {begin} ... {end} markers")
+    start, stop = text.index(begin) + len(begin), text.index(end)
+    return text[:start] + "\n" + "\n".join(lines) + "\n" + text[stop:]
+
+
+def generated():
+    """Every generated file's expected text: {path relative to the root: text}."""
+    reports = Reports()
+    rows = decision_rows()
+    for row in rows:
+        row["figure"] = expand(row["figure"], reports)
+    files = {os.path.relpath(TABLES, ROOT): tables_md()}
+    table = decision_table(rows)
+    for path in TABLE_COPIES:
+        files[path] = replace_between(read(os.path.join(ROOT, path)), "decision-table", table, path)
+    page = read(os.path.join(ROOT, PAGE))
+    for name in re.findall(r"<!-- figure:([\w-]+):begin -->", page):
+        row = next((r for r in rows if r["id"] == name), None)
+        if row is None:
+            raise SystemExit(f"update_benchmarks_md: {PAGE} names figure:{name}, which {DECISIONS} lacks")
+        page = replace_between(page, f"figure:{name}", [f"**The figure** (the decision table's): {row['figure']}"],
+                               PAGE)
+    files[PAGE] = page
+    return files
+
+
+def main(argv):
+    check = "--check" in argv
+    unknown = [a for a in argv if a != "--check"]
+    if unknown:
+        raise SystemExit(f"usage: {sys.argv[0]} [--check]")
+    stale = []
+    for path, text in generated().items():
+        full = os.path.join(ROOT, path)
+        current = read(full) if os.path.isfile(full) else ""
+        if current == text:
+            continue
+        if check:
+            stale.append(path)
+            diff = difflib.unified_diff(current.splitlines(), text.splitlines(), f"{path} (committed)",
+                                        f"{path} (generated)", n=0, lineterm="")
+            print("\n".join(list(diff)[:40]))
+        else:
+            with open(full, "w") as f:
+                f.write(text)
+            print(f"updated {path}")
+    if stale:
+        print(f"update_benchmarks_md --check: {len(stale)} file(s) differ from what the committed results and "
+              f"benchmarks/decision-table.md generate: {', '.join(stale)}. Run python3 benchmarks/update_benchmarks_md.py "
+              "and commit the result.", file=sys.stderr)
+        return 1
+    if check:
+        print("update_benchmarks_md --check: the generated tables, the decision tables and the figure lines match")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

@@ -12,50 +12,14 @@ import Musl
 
 /// The core of a worker pool: the implementation behind ``WorkerPool``.
 ///
-/// The scheduler (see the Queues article): no lock is shared by all producers and workers on the task path.
-/// - **Local queues.** Each worker slot has an ``PoolRunQueue`` of ``localCapacity`` units. A worker that submits
-///   to its own pool pushes there (only its owner pushes; it takes its own lock, which only an occasional thief
-///   shares); when it is full, the unit goes to a shared shard.
-/// - **Next slot.** A unit a worker submits to its own pool goes first into its local queue's next slot (Tokio's
-///   LIFO slot, Go's `runnext`), displacing the previous occupant into the local queue proper: the worker runs it
-///   right after its current unit, so no other worker is woken for it (a message to an actor on a serial queue, a
-///   continuation, runs on the same warm thread). It is bounded: after ``nextRunLimit`` next-slot units in a row,
-///   while other work waits, the slot's unit moves to the local queue and the worker picks as usual. A worker that
-///   blocks in one of the pool's waits first moves it to the local queue; a thief that found nothing else takes it;
-///   the monitor counts it as pending work (a worker stuck in a wait the pool cannot see does not strand it).
-/// - **Shared shards.** Other threads push to one of ``shardCount`` run queues (a power of two, the cores rounded
-///   up, at most 16; for a blocking pool the CPUs if fewer than its cap), chosen by the thread's number
-///   (`ThreadState.shard`): producers are spread round-robin and two producers share a shard's lock only when there
-///   are more producers than shards.
-/// - **Picking.** A worker takes the unit of the highest lane it sees on its local queue and on the shards (the
-///   hints, read without locks). Every ``QoS/agingLimit`` + 1 picks it takes a fairness turn instead: the next
-///   source in rotation (its local queue, then each shard) that has work, whatever the lanes. Inside one run queue
-///   lanes age (a lane passed over ``QoS/agingLimit`` times is served next). So higher lanes go first, and a unit
-///   in any queue is reached within a bounded number of picks: lower lanes are never starved.
-/// - **Stealing.** A worker with nothing local and nothing in the shared shards takes one unit from another worker's local
-///   queue (under that queue's lock).
-/// - **Parking.** A worker that finds nothing spins briefly (yielding, see ``idleSpinRounds``), then parks on its
-///   own futex word. A submission wakes at most one worker, and only when no worker is spinning (a spinner takes
-///   the work itself) and a slot is free; a spinner that finds work while more is pending passes the wake-up on.
-///   The pool lock is taken only to park, to wake, to create threads, by blocking hooks, the monitor, shutdown
-///   and statistics: never per task while workers are busy.
-/// - At most `cores + extraSlots` workers are active (running or searching) at once (`cores` is the pool's thread
-///   count: for the shared pool `cthr_cpu_effective_count()`, the affinity mask lowered to the cgroup CPU quota). A
-///   worker that blocks in one of the pool's own waits (`sync` on a busy queue, `WorkGroup.wait`,
-///   `WorkItem.wait`, a blocking region) leaves the active count (``willBlock(_:)``), so another worker is woken or
-///   created while work is pending (it steals the blocked worker's local units). Blocking the pool cannot see (a
-///   foreign lock, `sleep`) is caught by the pool's monitor thread: every 10 ms, if work is pending, every slot is
-///   busy and no unit finished since the last tick, it grants one extra slot.
-/// - Threads are capped at ``maxThreads``: for a CPU pool `max(40, 4 × cores + 32)` (enough for 32 tasks that all
-///   wait for each other plus the cores' worth of runnable work, yet bounded: libdispatch makes one thread per
-///   blocked serial queue); for a blocking pool exactly `cores`; never above ``threadLimit``. Idle workers above
-///   ``keptThreads`` exit after ``idleTimeoutNanoseconds``.
-/// - Files: this one holds the state, the submission path and the hints; `PoolCore+Workers.swift` the threads,
-///   `PoolCore+Blocking.swift` the blocking hooks, `PoolCore+Monitor.swift` the monitor and saturation,
-///   `PoolCore+Shutdown.swift` the life and shutdown, `PoolCore+Fork.swift` the fork handlers,
-///   `PoolCore+Statistics.swift` the counters, `PoolSlots.swift` the tables of run queues (slots and shards).
-/// - Life: running, then draining (``shutdown(deadline:members:)``: only threads of the pool may still submit),
-///   then stopped (every run queue is closed, every thread exits; the shutting-down thread joins them).
+/// How it schedules (units, local run queues and their next slot, shards, picking and fairness turns, stealing,
+/// parking and waking, the pool lock, blocking and the monitor, thread caps, life) is described once, in
+/// ARCHITECTURE.md, "The scheduler"; the names used there are the ones used here.
+///
+/// Files: this one holds the state, the submission path and the hints; `PoolCore+Workers.swift` the threads,
+/// `PoolCore+Blocking.swift` the blocking hooks, `PoolCore+Monitor.swift` the monitor and saturation,
+/// `PoolCore+Shutdown.swift` the life and shutdown, `PoolCore+Fork.swift` the fork handlers,
+/// `PoolCore+Statistics.swift` the counters, `PoolSlots.swift` the tables of run queues (slots and shards).
 final class PoolCore: @unchecked Sendable, ForkParticipant {
     /// The process-wide default CPU pool, for queues that name none.
     static let shared = PoolCore(label: "threading.pool", threads: nil, blocking: false, processWide: true)
