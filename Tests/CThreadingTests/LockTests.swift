@@ -11,8 +11,13 @@ import Testing
 private func makeLock() -> SharedCell<cthr_lock_t> {
     let garbage = cthr_atomic_u32_t(value: 0xFFFF_FFFF)
     let lock = SharedCell(
-        cthr_lock_t(word: garbage, woken_at: garbage, sleepers: cthr_atomic_u64_t(value: .max), handoff_at: garbage,
-            spinner: garbage)
+        cthr_lock_t(
+            word: garbage,
+            woken_at: garbage,
+            sleepers: cthr_atomic_u64_t(value: .max),
+            handoff_at: garbage,
+            spinner: garbage
+        )
     )
     let code = cthr_lock_init(lock.pointer)
     precondition(code == 0, "cthr_lock_init failed: \(code)")
