@@ -21,12 +21,49 @@ extension Semaphore {
     ///
     /// - Throws: `CancellationError` when the task is cancelled before it got a unit (cancelled while waiting, or
     ///   before the call with the count at 0); no unit is taken then.
-    /// - Complexity: O(1): a `sem_trywait` when a unit is free; else a lock round trip and one suspension. The
-    ///   ``signal()`` that wakes the task hands its unit over directly (no `sem_post`, no futex wake, nothing
-    ///   allocated).
+    /// - Complexity: O(1): one compare-exchange when a unit is free; else a lock round trip, one allocation (the
+    ///   task's node in the waiters' list) and one suspension. The ``signal()`` that wakes the task hands its unit
+    ///   over directly (no `sem_post`, no futex wake, nothing allocated).
     public func wait() async throws {
-        if cthr_sem_trywait(sem) == 0 { return }
-        try await asyncWaiters.wait { cthr_sem_trywait(sem) == 0 }
+        if cthr_sem_fast_trywait(sem) { return }
+        try await AsyncResumeOnce.wait(guardedBy: asyncLock) { node in
+            // The count is stored before the registration, a sequentially consistent read-modify-write of the
+            // semaphore's word that releases it; a `signal()` posts with such an operation and reads the count after
+            // it (``resumeAsyncWaiters()``). Either the post comes first in the word's order, and the retry below sees
+            // its unit, or the registration does, and the post synchronizes with it and sees the count.
+            asyncWaiterCount.store(asyncWaiters.count + 1, ordering: .relaxed)
+            cthr_sem_register_waiter(sem)
+            if cthr_sem_fast_trywait(sem) {
+                cthr_sem_unregister_waiter(sem)
+                asyncWaiterCount.store(asyncWaiters.count, ordering: .relaxed)
+                return false
+            }
+            asyncWaiters.append(node)
+            return true
+        } unregister: { node in
+            removeAsyncWaiterLocked(node)
+        }
+    }
+
+    /// Unlinks a suspended task's node and its registration in the C word. Under `asyncLock`.
+    private func removeAsyncWaiterLocked(_ node: AsyncWaitList.Node) {
+        asyncWaiters.remove(node)
+        asyncWaiterCount.store(asyncWaiters.count, ordering: .relaxed)
+        cthr_sem_unregister_waiter(sem)
+    }
+
+    /// Unlinks and claims the longest-waiting task if `acquire` (under the lock) takes a unit for it: resume it with
+    /// ``AsyncResumeOnce/deliver(returning:)`` outside the lock.
+    private func takeAsyncWaiter(_ acquire: () -> Bool) -> AsyncWaitList.Node? {
+        asyncLock.lock()
+        guard !asyncWaiters.isEmpty, acquire(), let node = asyncWaiters.takeFirst() else {
+            asyncLock.unlock()
+            return nil
+        }
+        asyncWaiterCount.store(asyncWaiters.count, ordering: .relaxed)
+        cthr_sem_unregister_waiter(sem)
+        asyncLock.unlock()
+        return node
     }
 
     /// Before a `sem_post` that found a waiter registered: hands the unit straight to the longest-waiting task, so
@@ -37,17 +74,19 @@ extension Semaphore {
     ///
     /// - Returns: true when a task took the unit; false (nothing changed) when no task waits.
     func handOffToAsyncWaiter() -> Bool {
-        asyncWaiters.count.load(ordering: .sequentiallyConsistent) > 0 && asyncWaiters.resumeFirst()
+        guard asyncWaiterCount.load(ordering: .relaxed) > 0, let node = takeAsyncWaiter({ true }) else { return false }
+        node.deliver(returning: ())
+        return true
     }
 
     /// After a `sem_post`: hands units to suspended tasks, if any wait.
     ///
-    /// The post and the read of the waiter count are ordered by a full fence; a waiter raises the count and then
-    /// retries `sem_trywait` behind the same kind of fence, so either the waiter sees the unit or this sees the
-    /// waiter (no unit stays in the semaphore while a task sleeps).
+    /// The post is a sequentially consistent read-modify-write of the semaphore's word, so the count read after it
+    /// is at least that of every registration ordered before the post in that word (see ``wait()-7yygf``): either
+    /// this sees the waiter or the waiter's retry sees the unit (no unit stays in the semaphore while a task
+    /// sleeps).
     func resumeAsyncWaiters() {
-        atomicMemoryFence(ordering: .sequentiallyConsistent)
-        guard asyncWaiters.count.load(ordering: .sequentiallyConsistent) > 0 else { return }
-        asyncWaiters.resumeWhile { cthr_sem_trywait(sem) == 0 }
+        guard asyncWaiterCount.load(ordering: .relaxed) > 0 else { return }
+        while let node = takeAsyncWaiter({ cthr_sem_fast_trywait(sem) }) { node.deliver(returning: ()) }
     }
 }

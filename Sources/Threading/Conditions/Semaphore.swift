@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 import CThreading
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -36,9 +37,13 @@ import Musl
 public final class Semaphore: @unchecked Sendable {
     @usableFromInline
     let sem: UnsafeMutablePointer<cthr_sem_t>
+    /// Guards ``asyncWaiters`` and their nodes' claims.
+    let asyncLock = RuntimeLock()
     /// Tasks suspended in the async ``wait()-7yygf`` (see Semaphore+Async.swift), each registered as a waiter in the
-    /// C word while it waits, so that ``signal()`` takes its slow path, which resumes them.
-    let asyncWaiters: AsyncWaitList
+    /// C word while it waits, so that ``signal()`` takes its slow path, which resumes them. Guarded by `asyncLock`.
+    @exclusivity(unchecked) var asyncWaiters = AsyncWaitList()
+    /// `asyncWaiters.count`, stored under `asyncLock` and read without it (see ``resumeAsyncWaiters()``).
+    let asyncWaiterCount = Atomic<Int>(0)
 
     /// The largest count a semaphore can hold (`SEM_VALUE_MAX`).
     public static var maximumValue: Int { Int(cthr_sem_value_max()) }
@@ -61,10 +66,6 @@ public final class Semaphore: @unchecked Sendable {
         // Cannot fail: `sem` is not NULL and `value` was checked against SEM_VALUE_MAX above.
         _ = cthr_sem_init(sem, UInt32(value))
         self.sem = sem
-        asyncWaiters = AsyncWaitList(
-            registered: { cthr_sem_register_waiter(sem) },
-            unregistered: { cthr_sem_unregister_waiter(sem) }
-        )
     }
 
     deinit {

@@ -54,6 +54,8 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
     /// The core of the queue the job was added to, until it ended (jobs never hold the public handle).
     var owner: JobQueueCore?
     var completionHandlers: [@Sendable (Job) -> Void] = []
+    /// Tasks suspended in the async `waitUntilFinished()` (see Job+Async.swift).
+    @exclusivity(unchecked) var asyncWaiters = AsyncWaitList()
     var stateObservers: [@Sendable (Job, State) -> Void] = []
     var priorityValue: Priority
     /// Set in a forked child for a job its parent had added to a queue and that had not ended: it never runs here.
@@ -321,6 +323,7 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
         var state: State
         var dependents: [WeakJob]
         var handlers: [@Sendable (Job) -> Void]
+        var tasks: AsyncWaitList.Taken
         var observers: [@Sendable (Job, State) -> Void]
         var owner: JobQueueCore?
 
@@ -330,6 +333,7 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
         func deliver(_ job: Job, wasRunning: Bool) {
             owner?.jobEnded(job, wasRunning: wasRunning)
             job.done.setFlag()
+            tasks.resumeAll()
             for observer in observers { observer(job, state) }
             for entry in dependents { entry.job?.dependencyEnded() }
             owner?.startAfterJobEnded()
@@ -345,6 +349,7 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
             state: final,
             dependents: dependentList,
             handlers: completionHandlers,
+            tasks: asyncWaiters.takeAll(),
             observers: stateObservers,
             owner: owner
         )

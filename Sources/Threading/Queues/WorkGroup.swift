@@ -22,9 +22,11 @@ public final class WorkGroup: @unchecked Sendable {
     /// Set by a thread about to sleep until the count is zero, so that the `leave()` that reaches zero makes the
     /// wake system call only when one does.
     private static let sleeper: UInt32 = 0x8000_0000
-    private let lock = RuntimeLock()
+    let lock = RuntimeLock()
     /// Guarded by `lock`.
-    private var notifications: [(QueueCore?, @Sendable () -> Void)] = []
+    private var notifications: [(QueueCore, @Sendable () -> Void)] = []
+    /// Tasks suspended in the async `wait()` (see WorkGroup+Async.swift). Guarded by `lock`.
+    @exclusivity(unchecked) var asyncWaiters = AsyncWaitList()
     /// Guarded by `lock`: the queues that hold tasks of this group not started yet (``async(group:execute:)``), and
     /// how many each holds, so that a wait can tell when one of them waits behind the waiting thread's own task.
     private var queued: [ObjectIdentifier: QueuedTasks] = [:]
@@ -66,17 +68,17 @@ public final class WorkGroup: @unchecked Sendable {
             if exchanged { break }
             value = original
         }
-        let old = value & WorkGroup.countMask
-        var fired: [(QueueCore?, @Sendable () -> Void)] = []
-        if old == 1 {
-            fired = notifications
-            notifications = []
+        guard value & WorkGroup.countMask == 1 else {
+            lock.unlock()
+            return
         }
+        let fired = notifications
+        notifications = []
+        let tasks = asyncWaiters.takeAll()
         lock.unlock()
-        if old == 1 {
-            if value & WorkGroup.sleeper != 0 { count.wake(Int32.max) }
-            for (core, work) in fired { WorkGroup.enqueue(core, work) }
-        }
+        if value & WorkGroup.sleeper != 0 { count.wake(Int32.max) }
+        tasks.resumeAll()
+        for (core, work) in fired { core.enqueueFiring(.task(work)) }
     }
 
     /// Whether the count is zero now (a snapshot).
@@ -200,39 +202,17 @@ public final class WorkGroup: @unchecked Sendable {
         lock.lock()
         if count.load() == 0 {
             lock.unlock()
-            WorkGroup.enqueue(core, work)
+            core.enqueueFiring(.task(work))
             return
         }
         notifications.append((core, work))
         lock.unlock()
     }
 
-    /// Runs `work` on the thread of the last ``leave()``, after the count reached zero (at once when it is zero
-    /// now): an async wait's resume, which must not pay a hop through a queue. `work` must be short and never
-    /// block.
-    func notifyInline(_ work: @escaping @Sendable () -> Void) {
-        lock.lock()
-        if count.load() == 0 {
-            lock.unlock()
-            work()
-            return
-        }
-        notifications.append((nil, work))
-        lock.unlock()
-    }
-
-    /// The notifications registered and not yet fired, inline ones (async waits) included: once it counts a task's
-    /// `await wait()`, that task's continuation is installed, so a cancellation from then on resumes a suspended
-    /// wait. Read under the group's lock; for tests.
-    var registeredNotificationCount: Int { lock.withLock { notifications.count } }
-
-    private static func enqueue(_ core: QueueCore?, _ work: @escaping @Sendable () -> Void) {
-        if let core {
-            core.enqueueFiring(.task(work))
-        } else {
-            work()  // an inline notification (see notifyInline)
-        }
-    }
+    /// The notifications registered and not yet fired, and the tasks suspended in the async `wait()`: once
+    /// it counts a task's `await wait()`, that task's continuation is installed, so a cancellation from then on
+    /// resumes a suspended wait. Read under the group's lock; for tests.
+    var registeredNotificationCount: Int { lock.withLock { notifications.count + asyncWaiters.count } }
 }
 
 /// A task submitted with ``WorkQueue/async(group:execute:)``: enters the group when made, and leaves it after `work`
