@@ -27,40 +27,33 @@ extension Semaphore {
     public func wait() async throws {
         if cthr_sem_fast_trywait(sem) { return }
         try await AsyncResumeOnce.wait(guardedBy: asyncLock) { node in
-            // The count is stored before the registration, a sequentially consistent read-modify-write of the
-            // semaphore's word that releases it; a `signal()` posts with such an operation and reads the count after
-            // it (``resumeAsyncWaiters()``). Either the post comes first in the word's order, and the retry below sees
-            // its unit, or the registration does, and the post synchronizes with it and sees the count.
-            asyncWaiterCount.store(asyncWaiters.count + 1, ordering: .relaxed)
+            // The registration is a sequentially consistent read-modify-write of the semaphore's word; a `signal()`
+            // posts with such an operation and then takes this lock (``resumeAsyncWaiters()``). Either the post comes
+            // first, and the retry below sees its unit, or this critical section does, and the signal finds the node.
             cthr_sem_register_waiter(sem)
             if cthr_sem_fast_trywait(sem) {
                 cthr_sem_unregister_waiter(sem)
-                asyncWaiterCount.store(asyncWaiters.count, ordering: .relaxed)
                 return false
             }
-            asyncWaiters.append(node)
+            asyncWaiters.pointee.append(node)
             return true
         } unregister: { node in
-            removeAsyncWaiterLocked(node)
+            asyncWaiters.pointee.remove(node)
+            cthr_sem_unregister_waiter(sem)
         }
     }
 
-    /// Unlinks a suspended task's node and its registration in the C word. Under `asyncLock`.
-    private func removeAsyncWaiterLocked(_ node: AsyncWaitList.Node) {
-        asyncWaiters.remove(node)
-        asyncWaiterCount.store(asyncWaiters.count, ordering: .relaxed)
-        cthr_sem_unregister_waiter(sem)
-    }
+    /// The number of tasks suspended in the async ``wait()-7yygf`` (a snapshot, for tests).
+    var asyncWaiterCount: Int { asyncLock.withLock { asyncWaiters.pointee.count } }
 
     /// Unlinks and claims the longest-waiting task if `acquire` (under the lock) takes a unit for it: resume it with
     /// ``AsyncResumeOnce/deliver(returning:)`` outside the lock.
     private func takeAsyncWaiter(_ acquire: () -> Bool) -> AsyncWaitList.Node? {
         asyncLock.lock()
-        guard !asyncWaiters.isEmpty, acquire(), let node = asyncWaiters.takeFirst() else {
+        guard !asyncWaiters.pointee.isEmpty, acquire(), let node = asyncWaiters.pointee.takeFirst() else {
             asyncLock.unlock()
             return nil
         }
-        asyncWaiterCount.store(asyncWaiters.count, ordering: .relaxed)
         cthr_sem_unregister_waiter(sem)
         asyncLock.unlock()
         return node
@@ -74,19 +67,17 @@ extension Semaphore {
     ///
     /// - Returns: true when a task took the unit; false (nothing changed) when no task waits.
     func handOffToAsyncWaiter() -> Bool {
-        guard asyncWaiterCount.load(ordering: .relaxed) > 0, let node = takeAsyncWaiter({ true }) else { return false }
+        guard let node = takeAsyncWaiter({ true }) else { return false }
         node.deliver(returning: ())
         return true
     }
 
     /// After a `sem_post`: hands units to suspended tasks, if any wait.
     ///
-    /// The post is a sequentially consistent read-modify-write of the semaphore's word, so the count read after it
-    /// is at least that of every registration ordered before the post in that word (see ``wait()-7yygf``): either
-    /// this sees the waiter or the waiter's retry sees the unit (no unit stays in the semaphore while a task
-    /// sleeps).
+    /// The post comes before this lock is taken, and a waiter registers and retries `sem_trywait` under it (see
+    /// ``wait()-7yygf``): either the waiter's retry sees the unit or this sees the waiter (no unit stays in the
+    /// semaphore while a task sleeps).
     func resumeAsyncWaiters() {
-        guard asyncWaiterCount.load(ordering: .relaxed) > 0 else { return }
         while let node = takeAsyncWaiter({ cthr_sem_fast_trywait(sem) }) { node.deliver(returning: ()) }
     }
 }

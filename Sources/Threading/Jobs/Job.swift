@@ -44,20 +44,21 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
     /// Whether the job ends only when its body says so (``AsyncJob``, asynchronous ``ResultJob``).
     let isAsynchronous: Bool
 
-    // Guarded by `JobGraph.lock`.
-    var stateValue: State = .ready
-    var cancelled = false
-    var failure: (any Error)?
-    var dependencyList: [Job] = []
-    var dependentList: [WeakJob] = []
-    var unfinishedDependencies = 0
+    // Guarded by `JobGraph.lock`, which is what makes their accesses exclusive: they are not checked again at run
+    // time.
+    @exclusivity(unchecked) var stateValue: State = .ready
+    @exclusivity(unchecked) var cancelled = false
+    @exclusivity(unchecked) var failure: (any Error)?
+    @exclusivity(unchecked) var dependencyList: [Job] = []
+    @exclusivity(unchecked) var dependentList: [WeakJob] = []
+    @exclusivity(unchecked) var unfinishedDependencies = 0
     /// The core of the queue the job was added to, until it ended (jobs never hold the public handle).
-    var owner: JobQueueCore?
-    var completionHandlers: [@Sendable (Job) -> Void] = []
+    @exclusivity(unchecked) var owner: JobQueueCore?
+    @exclusivity(unchecked) var completionHandlers: [@Sendable (Job) -> Void] = []
     /// Tasks suspended in the async `waitUntilFinished()` (see Job+Async.swift).
     @exclusivity(unchecked) var asyncWaiters = AsyncWaitList()
-    var stateObservers: [@Sendable (Job, State) -> Void] = []
-    var priorityValue: Priority
+    @exclusivity(unchecked) var stateObservers: [@Sendable (Job, State) -> Void] = []
+    @exclusivity(unchecked) var priorityValue: Priority
     /// Set in a forked child for a job its parent had added to a queue and that had not ended: it never runs here.
     var abandonedByFork = false
     var qosValue: QoS?

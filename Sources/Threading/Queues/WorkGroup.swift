@@ -23,13 +23,20 @@ public final class WorkGroup: @unchecked Sendable {
     /// wake system call only when one does.
     private static let sleeper: UInt32 = 0x8000_0000
     let lock = RuntimeLock()
+    // The stored properties below are guarded by `lock`, which is what makes their accesses exclusive: they are
+    // not checked again at run time.
     /// Guarded by `lock`.
-    private var notifications: [(QueueCore, @Sendable () -> Void)] = []
+    @exclusivity(unchecked) private var notifications: [(QueueCore, @Sendable () -> Void)] = []
     /// Tasks suspended in the async `wait()` (see WorkGroup+Async.swift). Guarded by `lock`.
     @exclusivity(unchecked) var asyncWaiters = AsyncWaitList()
-    /// Guarded by `lock`: the queues that hold tasks of this group not started yet (``async(group:execute:)``), and
-    /// how many each holds, so that a wait can tell when one of them waits behind the waiting thread's own task.
-    private var queued: [ObjectIdentifier: QueuedTasks] = [:]
+    /// Guarded by `lock`, with `moreQueued`: the queues that hold tasks of this group not started yet
+    /// (``async(group:execute:)``), and how many each holds, so that a wait can tell when one of them waits behind
+    /// the waiting thread's own task. The first such queue is kept here, without a dictionary (the common case: a
+    /// group's tasks go to one queue). Unretained: each of those tasks (``GroupTask``) holds its queue until it
+    /// leaves this record.
+    @exclusivity(unchecked) private var firstQueued: (core: Unmanaged<QueueCore>, count: Int)?
+    /// The other queues, while the first one is taken.
+    @exclusivity(unchecked) private var moreQueued: [ObjectIdentifier: QueuedTasks] = [:]
 
     /// Tasks of the group waiting in one queue (the queue is weak: nothing keeps a queue alive for a diagnosis).
     private struct QueuedTasks {
@@ -134,7 +141,10 @@ public final class WorkGroup: @unchecked Sendable {
         }
         lock.lock()
         var behind: (waiting: QueueCore, held: QueueCore)?
-        for entry in queued.values where entry.count > 0 {
+        if let first = firstQueued, let held = context.exclusiveHold(onPathOf: first.core.takeUnretainedValue()) {
+            behind = (first.core.takeUnretainedValue(), held)
+        }
+        for entry in moreQueued.values where behind == nil && entry.count > 0 {
             if let core = entry.core, let held = context.exclusiveHold(onPathOf: core) {
                 behind = (core, held)
                 break
@@ -153,16 +163,27 @@ public final class WorkGroup: @unchecked Sendable {
     /// A task of the group was queued on `core` (``GroupTask``): entered, and recorded until it starts.
     func enterQueued(on core: QueueCore) {
         enter()
+        let unmanaged = Unmanaged.passUnretained(core)
         lock.lock()
-        queued[ObjectIdentifier(core), default: QueuedTasks(core: core, count: 0)].count += 1
+        if let first = firstQueued {
+            if first.core.toOpaque() == unmanaged.toOpaque() {
+                firstQueued = (unmanaged, first.count + 1)
+            } else {
+                moreQueued[ObjectIdentifier(core), default: QueuedTasks(core: core, count: 0)].count += 1
+            }
+        } else {
+            firstQueued = (unmanaged, 1)
+        }
         lock.unlock()
     }
 
     /// A task queued on `core` starts (or was dropped unrun): no longer waiting there.
     func dequeued(from core: ObjectIdentifier) {
         lock.lock()
-        if let entry = queued[core] {
-            if entry.count <= 1 { queued[core] = nil } else { queued[core]?.count = entry.count - 1 }
+        if let first = firstQueued, ObjectIdentifier(first.core.takeUnretainedValue()) == core {
+            firstQueued = first.count <= 1 ? nil : (first.core, first.count - 1)
+        } else if let entry = moreQueued[core] {
+            if entry.count <= 1 { moreQueued[core] = nil } else { moreQueued[core]?.count = entry.count - 1 }
         }
         lock.unlock()
     }

@@ -39,7 +39,7 @@ import Testing
         }
         let outcome = try await withDeadline { await task.result }
         #expect(throws: CancellationError.self) { try outcome.get() }
-        #expect(semaphore.asyncWaiterCount.load(ordering: .relaxed) == 0)
+        #expect(semaphore.asyncWaiterCount == 0)
         #expect(cthr_sem_waiter_count(semaphore.sem) == 0)
         #expect(group.registeredNotificationCount == 0)
         #expect(item.registeredNotificationCount == 0)
@@ -60,7 +60,7 @@ import Testing
         let job = Job(name: "never")
         let registered: @Sendable () -> Int = {
             switch wait {
-            case .semaphore: semaphore.asyncWaiterCount.load(ordering: .relaxed)
+            case .semaphore: semaphore.asyncWaiterCount
             case .group: group.registeredNotificationCount
             case .item: item.registeredNotificationCount
             default: JobGraph.lock.withLock { job.asyncWaiters.count }
@@ -102,12 +102,12 @@ import Testing
                     order.withLock { $0.append(index) }
                 }
             )
-            try #require(await suspendUntil { semaphore.asyncWaiterCount.load(ordering: .relaxed) == index + 1 })
+            try #require(await suspendUntil { semaphore.asyncWaiterCount == index + 1 })
         }
         waiters[1].cancel()
         let cancelled = try #require(await waiters[1].result(), "the cancelled wait did not end")
         #expect(throws: CancellationError.self) { try cancelled.get() }
-        #expect(semaphore.asyncWaiterCount.load(ordering: .relaxed) == 2)
+        #expect(semaphore.asyncWaiterCount == 2)
         semaphore.signal()
         _ = try #require(await waiters[0].result(), "the first waiter was not resumed")
         semaphore.signal()
@@ -133,7 +133,7 @@ import Testing
                     order.withLock { $0.append("task \(index)") }
                 }
             )
-            try #require(await suspendUntil { semaphore.asyncWaiterCount.load(ordering: .relaxed) == index + 1 })
+            try #require(await suspendUntil { semaphore.asyncWaiterCount == index + 1 })
         }
         semaphore.signal()
         _ = try #require(await tasks[0].result(), "the first task was not resumed")
@@ -153,7 +153,7 @@ import Testing
         for _ in 0..<100 {
             let semaphore = Semaphore(value: 0)
             let waiter = WatchedTask { try await semaphore.wait() }
-            try #require(await suspendUntil { semaphore.asyncWaiterCount.load(ordering: .relaxed) == 1 })
+            try #require(await suspendUntil { semaphore.asyncWaiterCount == 1 })
             try #require(blockingCall { runTogether(2) { $0 == 0 ? waiter.cancel() : semaphore.signal() } })
             let outcome = try #require(await waiter.result(), "the wait did not end")
             switch outcome {
@@ -162,7 +162,7 @@ import Testing
                 #expect(error is CancellationError)
                 #expect(semaphore.value == 1)
             }
-            #expect(semaphore.asyncWaiterCount.load(ordering: .relaxed) == 0)
+            #expect(semaphore.asyncWaiterCount == 0)
             #expect(cthr_sem_waiter_count(semaphore.sem) == 0)
         }
     }
