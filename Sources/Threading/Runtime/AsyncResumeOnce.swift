@@ -67,6 +67,7 @@ final class AsyncResumeOnce<Value>: @unchecked Sendable {
     ///   - unregister: Called under `lock` by the cancellation handler for a linked node: unlinks it.
     /// - Throws: `CancellationError` when the task is (or was) cancelled before a party took the node out of the
     ///   list.
+    @inline(__always)  // into the public wait: one async frame less per wait
     static func wait(
         guardedBy lock: RuntimeLock,
         register: (AsyncResumeOnce) -> Bool,
@@ -135,6 +136,7 @@ final class AsyncResumeOnce<Value>: @unchecked Sendable {
     /// and the task throws at once); the callback it registers may resume the node at once.
     ///
     /// - Throws: What the winning party resumed with: `CancellationError` when the cancellation won.
+    @inline(__always)  // into the public wait: one async frame less per wait
     static func wait(_ start: (AsyncResumeOnce) -> Void) async throws -> sending Value {
         let node = AsyncResumeOnce()
         defer { node.observe() }
