@@ -38,8 +38,15 @@ import CThreading
 /// A reference type and `Sendable`: all mutable state is guarded by one internal lock and only `@Sendable`
 /// closures are stored.
 public class Job: @unchecked Sendable, CustomStringConvertible {
-    /// The job's name, used in diagnostics (such as a refused cycle) and by ``description``.
-    public let name: String
+    /// The job's name, used in diagnostics (such as a refused cycle) and by ``description``: the one it was made
+    /// with, or `job-N`.
+    public var name: String { givenName ?? "job-\(number)" }
+
+    /// The name the job was made with, if any.
+    private let givenName: String?
+    /// The job's number in the process (from 1), which names a job made without a name (formatted only when the
+    /// name is read: making a job formats no string).
+    private let number: Int
 
     /// Whether the job ends only when its body says so (``AsyncJob``, asynchronous ``ResultJob``).
     let isAsynchronous: Bool
@@ -74,7 +81,8 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
     ///   - priority: Its priority among the ready jobs of its queue.
     ///   - qos: The pool lane it runs in; nil uses its queue's.
     public init(name: String? = nil, priority: Priority = .normal, qos: QoS? = nil) {
-        self.name = name ?? Job.makeName()
+        self.givenName = name
+        self.number = name == nil ? Job.nextNumber() : 0
         self.priorityValue = priority
         self.qosValue = qos
         self.body = nil
@@ -95,7 +103,8 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
         qos: QoS? = nil,
         _ body: @escaping @Sendable (Job) throws -> Void
     ) {
-        self.name = name ?? Job.makeName()
+        self.givenName = name
+        self.number = name == nil ? Job.nextNumber() : 0
         self.priorityValue = priority
         self.qosValue = qos
         self.body = body
@@ -104,15 +113,16 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
 
     /// The designated initializer of the asynchronous subclasses.
     init(name: String?, priority: Priority, qos: QoS?, asynchronous: Bool) {
-        self.name = name ?? Job.makeName()
+        self.givenName = name
+        self.number = name == nil ? Job.nextNumber() : 0
         self.priorityValue = priority
         self.qosValue = qos
         self.body = nil
         self.isAsynchronous = asynchronous
     }
 
-    private static func makeName() -> String {
-        "job-\(JobGraph.counter.add(1, ordering: .relaxed).newValue)"
+    private static func nextNumber() -> Int {
+        JobGraph.counter.add(1, ordering: .relaxed).newValue
     }
 
     /// The job's work: the closure given to ``init(name:priority:qos:_:)`` (the library's subclasses override it).
