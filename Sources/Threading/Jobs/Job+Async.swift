@@ -4,9 +4,8 @@
 extension Job {
     /// Suspends the task (never blocking its thread) until the job finished, failed or was cancelled.
     ///
-    /// Returns at once when the job has ended already. Otherwise the thread that ends the job resumes the task,
-    /// right after it wakes the threads waiting in ``waitUntilFinished(timeout:)`` and before the completion
-    /// handlers (``addCompletionHandler(_:)``) run.
+    /// Returns at once when the job has ended already. Otherwise the thread that ends the job resumes the task, as
+    /// the last thing it does for the job's end (after the completion handlers, ``addCompletionHandler(_:)``).
     ///
     /// - Throws: `CancellationError` when the *task* is cancelled first; the job is unaffected (cancel it with
     ///   ``cancel()``). A job's own failure is not thrown: read ``error``.

@@ -344,11 +344,13 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
         func deliver(_ job: Job, wasRunning: Bool) {
             owner?.jobEnded(job, wasRunning: wasRunning)
             job.done.setFlag()
-            tasks.resumeAll()
             for observer in observers { observer(job, state) }
             for entry in dependents { entry.job?.dependencyEnded() }
             owner?.startAfterJobEnded()
             for handler in handlers { handler(job) }
+            // Last: a resumed task may take this thread's core at once (its wake-up preempts the caller on a busy
+            // host), and nothing of the job's end is left to do then.
+            tasks.resumeAll()
         }
     }
 

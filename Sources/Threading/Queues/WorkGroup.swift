@@ -84,8 +84,8 @@ public final class WorkGroup: @unchecked Sendable {
         let tasks = asyncWaiters.takeAll()
         lock.unlock()
         if value & WorkGroup.sleeper != 0 { count.wake(Int32.max) }
-        tasks.resumeAll()
         for (core, work) in fired { core.enqueueFiring(.task(work)) }
+        tasks.resumeAll()  // last (see `Job.Ending.deliver`)
     }
 
     /// Whether the count is zero now (a snapshot).

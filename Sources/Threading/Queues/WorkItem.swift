@@ -210,7 +210,7 @@ public final class WorkItem: @unchecked Sendable {
         timer = nil
         lock.unlock()
         done.setFlag()
-        tasks.resumeAll()
         for (core, work) in fired { core.enqueueFiring(.task(work)) }
+        tasks.resumeAll()  // last (see `Job.Ending.deliver`)
     }
 }
