@@ -37,8 +37,19 @@ public final class Semaphore: @unchecked Sendable {
     @usableFromInline
     let sem: UnsafeMutablePointer<cthr_sem_t>
     /// Tasks suspended in the async ``wait()-7yygf`` (see Semaphore+Async.swift), each registered as a waiter in the
-    /// C word while it waits, so that ``signal()`` takes its slow path, which resumes them.
-    let asyncWaiters: AsyncWaitList
+    /// C word while it waits, so that ``signal()`` takes its slow path, which resumes them. Guarded by `asyncLock`.
+    let asyncWaiters: UnsafeMutablePointer<AsyncWaitList>
+    /// Guards ``asyncWaiters`` and their nodes' claims. Its word is on the semaphore's line.
+    let asyncLock: RuntimeLock
+    /// The C word, the lock's word and the list, on one cache line of their own: a wait and the signal that ends it
+    /// touch all three, so they move between cores as one line.
+    private let line: UnsafeMutablePointer<Line>
+
+    private struct Line {
+        var sem = cthr_sem_t()
+        var lock = cthr_lock_t()
+        var asyncWaiters = AsyncWaitList()
+    }
 
     /// The largest count a semaphore can hold (`SEM_VALUE_MAX`).
     public static var maximumValue: Int { Int(cthr_sem_value_max()) }
@@ -57,19 +68,19 @@ public final class Semaphore: @unchecked Sendable {
             value <= Semaphore.maximumValue,
             "Semaphore(value: \(value)): the initial value exceeds SEM_VALUE_MAX (\(Semaphore.maximumValue))"
         )
-        let sem = allocateLockState(cthr_sem_t())  // on a cache line of its own, as every lock's word
+        let line = allocateLockState(Line())  // on a cache line of its own, as every lock's word
+        self.line = line
+        sem = line.pointer(to: \.sem)!
+        asyncLock = RuntimeLock(at: line.pointer(to: \.lock)!)
+        asyncWaiters = line.pointer(to: \.asyncWaiters)!
         // Cannot fail: `sem` is not NULL and `value` was checked against SEM_VALUE_MAX above.
         _ = cthr_sem_init(sem, UInt32(value))
-        self.sem = sem
-        asyncWaiters = AsyncWaitList(
-            registered: { cthr_sem_register_waiter(sem) },
-            unregistered: { cthr_sem_unregister_waiter(sem) }
-        )
     }
 
     deinit {
         _ = cthr_sem_destroy(sem)
-        UnsafeMutableRawPointer(sem).deallocate()
+        line.deinitialize(count: 1)
+        UnsafeMutableRawPointer(line).deallocate()
     }
 
     // The noasync advice below is one string literal (an attribute takes no concatenation).

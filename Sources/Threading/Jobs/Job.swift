@@ -38,24 +38,34 @@ import CThreading
 /// A reference type and `Sendable`: all mutable state is guarded by one internal lock and only `@Sendable`
 /// closures are stored.
 public class Job: @unchecked Sendable, CustomStringConvertible {
-    /// The job's name, used in diagnostics (such as a refused cycle) and by ``description``.
-    public let name: String
+    /// The job's name, used in diagnostics (such as a refused cycle) and by ``description``: the one it was made
+    /// with, or `job-N`.
+    public var name: String { givenName ?? "job-\(number)" }
+
+    /// The name the job was made with, if any.
+    private let givenName: String?
+    /// The job's number in the process (from 1), which names a job made without a name (formatted only when the
+    /// name is read: making a job formats no string).
+    private let number: Int
 
     /// Whether the job ends only when its body says so (``AsyncJob``, asynchronous ``ResultJob``).
     let isAsynchronous: Bool
 
-    // Guarded by `JobGraph.lock`.
-    var stateValue: State = .ready
-    var cancelled = false
-    var failure: (any Error)?
-    var dependencyList: [Job] = []
-    var dependentList: [WeakJob] = []
-    var unfinishedDependencies = 0
+    // Guarded by `JobGraph.lock`, which is what makes their accesses exclusive: they are not checked again at run
+    // time.
+    @exclusivity(unchecked) var stateValue: State = .ready
+    @exclusivity(unchecked) var cancelled = false
+    @exclusivity(unchecked) var failure: (any Error)?
+    @exclusivity(unchecked) var dependencyList: [Job] = []
+    @exclusivity(unchecked) var dependentList: [WeakJob] = []
+    @exclusivity(unchecked) var unfinishedDependencies = 0
     /// The core of the queue the job was added to, until it ended (jobs never hold the public handle).
-    var owner: JobQueueCore?
-    var completionHandlers: [@Sendable (Job) -> Void] = []
-    var stateObservers: [@Sendable (Job, State) -> Void] = []
-    var priorityValue: Priority
+    @exclusivity(unchecked) var owner: JobQueueCore?
+    @exclusivity(unchecked) var completionHandlers: [@Sendable (Job) -> Void] = []
+    /// Tasks suspended in the async `waitUntilFinished()` (see Job+Async.swift).
+    @exclusivity(unchecked) var asyncWaiters = AsyncWaitList()
+    @exclusivity(unchecked) var stateObservers: [@Sendable (Job, State) -> Void] = []
+    @exclusivity(unchecked) var priorityValue: Priority
     /// Set in a forked child for a job its parent had added to a queue and that had not ended: it never runs here.
     var abandonedByFork = false
     var qosValue: QoS?
@@ -71,7 +81,8 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
     ///   - priority: Its priority among the ready jobs of its queue.
     ///   - qos: The pool lane it runs in; nil uses its queue's.
     public init(name: String? = nil, priority: Priority = .normal, qos: QoS? = nil) {
-        self.name = name ?? Job.makeName()
+        self.givenName = name
+        self.number = name == nil ? Job.nextNumber() : 0
         self.priorityValue = priority
         self.qosValue = qos
         self.body = nil
@@ -92,7 +103,8 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
         qos: QoS? = nil,
         _ body: @escaping @Sendable (Job) throws -> Void
     ) {
-        self.name = name ?? Job.makeName()
+        self.givenName = name
+        self.number = name == nil ? Job.nextNumber() : 0
         self.priorityValue = priority
         self.qosValue = qos
         self.body = body
@@ -101,15 +113,16 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
 
     /// The designated initializer of the asynchronous subclasses.
     init(name: String?, priority: Priority, qos: QoS?, asynchronous: Bool) {
-        self.name = name ?? Job.makeName()
+        self.givenName = name
+        self.number = name == nil ? Job.nextNumber() : 0
         self.priorityValue = priority
         self.qosValue = qos
         self.body = nil
         self.isAsynchronous = asynchronous
     }
 
-    private static func makeName() -> String {
-        "job-\(JobGraph.counter.add(1, ordering: .relaxed).newValue)"
+    private static func nextNumber() -> Int {
+        JobGraph.counter.add(1, ordering: .relaxed).newValue
     }
 
     /// The job's work: the closure given to ``init(name:priority:qos:_:)`` (the library's subclasses override it).
@@ -321,6 +334,7 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
         var state: State
         var dependents: [WeakJob]
         var handlers: [@Sendable (Job) -> Void]
+        var tasks: AsyncWaitList.Taken
         var observers: [@Sendable (Job, State) -> Void]
         var owner: JobQueueCore?
 
@@ -334,6 +348,9 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
             for entry in dependents { entry.job?.dependencyEnded() }
             owner?.startAfterJobEnded()
             for handler in handlers { handler(job) }
+            // Last: a resumed task may take this thread's core at once (its wake-up preempts the caller on a busy
+            // host), and nothing of the job's end is left to do then.
+            tasks.resumeAll()
         }
     }
 
@@ -345,6 +362,7 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
             state: final,
             dependents: dependentList,
             handlers: completionHandlers,
+            tasks: asyncWaiters.takeAll(),
             observers: stateObservers,
             owner: owner
         )

@@ -47,7 +47,7 @@ extension WorkerPool {
     ) async throws -> sending Result {
         let poolCore = self.poolCore
         let lane = QoS(taskPriority: Task.currentPriority).rawValue
-        return try await AsyncRunState.run(body, finishing: PoolCore.unitIsFinishing) { work in
+        return try await AsyncResumeOnce.run(body, finishing: PoolCore.unitIsFinishing) { work in
             poolCore.isAccepting(RuntimeThread.current)
                 && poolCore.trySchedule(.job(work, origin: UnitOrigin(.run, fileID: fileID, line: line)), lane: lane)
         }

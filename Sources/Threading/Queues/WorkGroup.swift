@@ -22,12 +22,21 @@ public final class WorkGroup: @unchecked Sendable {
     /// Set by a thread about to sleep until the count is zero, so that the `leave()` that reaches zero makes the
     /// wake system call only when one does.
     private static let sleeper: UInt32 = 0x8000_0000
-    private let lock = RuntimeLock()
+    let lock = RuntimeLock()
+    // The stored properties below are guarded by `lock`, which is what makes their accesses exclusive: they are
+    // not checked again at run time.
     /// Guarded by `lock`.
-    private var notifications: [(QueueCore?, @Sendable () -> Void)] = []
-    /// Guarded by `lock`: the queues that hold tasks of this group not started yet (``async(group:execute:)``), and
-    /// how many each holds, so that a wait can tell when one of them waits behind the waiting thread's own task.
-    private var queued: [ObjectIdentifier: QueuedTasks] = [:]
+    @exclusivity(unchecked) private var notifications: [(QueueCore, @Sendable () -> Void)] = []
+    /// Tasks suspended in the async `wait()` (see WorkGroup+Async.swift). Guarded by `lock`.
+    @exclusivity(unchecked) var asyncWaiters = AsyncWaitList()
+    /// Guarded by `lock`, with `moreQueued`: the queues that hold tasks of this group not started yet
+    /// (``async(group:execute:)``), and how many each holds, so that a wait can tell when one of them waits behind
+    /// the waiting thread's own task. The first such queue is kept here, without a dictionary (the common case: a
+    /// group's tasks go to one queue). Unretained: each of those tasks (``GroupTask``) holds its queue until it
+    /// leaves this record.
+    @exclusivity(unchecked) private var firstQueued: (core: Unmanaged<QueueCore>, count: Int)?
+    /// The other queues, while the first one is taken.
+    @exclusivity(unchecked) private var moreQueued: [ObjectIdentifier: QueuedTasks] = [:]
 
     /// Tasks of the group waiting in one queue (the queue is weak: nothing keeps a queue alive for a diagnosis).
     private struct QueuedTasks {
@@ -66,17 +75,17 @@ public final class WorkGroup: @unchecked Sendable {
             if exchanged { break }
             value = original
         }
-        let old = value & WorkGroup.countMask
-        var fired: [(QueueCore?, @Sendable () -> Void)] = []
-        if old == 1 {
-            fired = notifications
-            notifications = []
+        guard value & WorkGroup.countMask == 1 else {
+            lock.unlock()
+            return
         }
+        let fired = notifications
+        notifications = []
+        let tasks = asyncWaiters.takeAll()
         lock.unlock()
-        if old == 1 {
-            if value & WorkGroup.sleeper != 0 { count.wake(Int32.max) }
-            for (core, work) in fired { WorkGroup.enqueue(core, work) }
-        }
+        if value & WorkGroup.sleeper != 0 { count.wake(Int32.max) }
+        for (core, work) in fired { core.enqueueFiring(.task(work)) }
+        tasks.resumeAll()  // last (see `Job.Ending.deliver`)
     }
 
     /// Whether the count is zero now (a snapshot).
@@ -132,7 +141,10 @@ public final class WorkGroup: @unchecked Sendable {
         }
         lock.lock()
         var behind: (waiting: QueueCore, held: QueueCore)?
-        for entry in queued.values where entry.count > 0 {
+        if let first = firstQueued, let held = context.exclusiveHold(onPathOf: first.core.takeUnretainedValue()) {
+            behind = (first.core.takeUnretainedValue(), held)
+        }
+        for entry in moreQueued.values where behind == nil && entry.count > 0 {
             if let core = entry.core, let held = context.exclusiveHold(onPathOf: core) {
                 behind = (core, held)
                 break
@@ -151,16 +163,27 @@ public final class WorkGroup: @unchecked Sendable {
     /// A task of the group was queued on `core` (``GroupTask``): entered, and recorded until it starts.
     func enterQueued(on core: QueueCore) {
         enter()
+        let unmanaged = Unmanaged.passUnretained(core)
         lock.lock()
-        queued[ObjectIdentifier(core), default: QueuedTasks(core: core, count: 0)].count += 1
+        if let first = firstQueued {
+            if first.core.toOpaque() == unmanaged.toOpaque() {
+                firstQueued = (unmanaged, first.count + 1)
+            } else {
+                moreQueued[ObjectIdentifier(core), default: QueuedTasks(core: core, count: 0)].count += 1
+            }
+        } else {
+            firstQueued = (unmanaged, 1)
+        }
         lock.unlock()
     }
 
     /// A task queued on `core` starts (or was dropped unrun): no longer waiting there.
     func dequeued(from core: ObjectIdentifier) {
         lock.lock()
-        if let entry = queued[core] {
-            if entry.count <= 1 { queued[core] = nil } else { queued[core]?.count = entry.count - 1 }
+        if let first = firstQueued, ObjectIdentifier(first.core.takeUnretainedValue()) == core {
+            firstQueued = first.count <= 1 ? nil : (first.core, first.count - 1)
+        } else if let entry = moreQueued[core] {
+            if entry.count <= 1 { moreQueued[core] = nil } else { moreQueued[core]?.count = entry.count - 1 }
         }
         lock.unlock()
     }
@@ -200,39 +223,17 @@ public final class WorkGroup: @unchecked Sendable {
         lock.lock()
         if count.load() == 0 {
             lock.unlock()
-            WorkGroup.enqueue(core, work)
+            core.enqueueFiring(.task(work))
             return
         }
         notifications.append((core, work))
         lock.unlock()
     }
 
-    /// Runs `work` on the thread of the last ``leave()``, after the count reached zero (at once when it is zero
-    /// now): an async wait's resume, which must not pay a hop through a queue. `work` must be short and never
-    /// block.
-    func notifyInline(_ work: @escaping @Sendable () -> Void) {
-        lock.lock()
-        if count.load() == 0 {
-            lock.unlock()
-            work()
-            return
-        }
-        notifications.append((nil, work))
-        lock.unlock()
-    }
-
-    /// The notifications registered and not yet fired, inline ones (async waits) included: once it counts a task's
-    /// `await wait()`, that task's continuation is installed, so a cancellation from then on resumes a suspended
-    /// wait. Read under the group's lock; for tests.
-    var registeredNotificationCount: Int { lock.withLock { notifications.count } }
-
-    private static func enqueue(_ core: QueueCore?, _ work: @escaping @Sendable () -> Void) {
-        if let core {
-            core.enqueueFiring(.task(work))
-        } else {
-            work()  // an inline notification (see notifyInline)
-        }
-    }
+    /// The notifications registered and not yet fired, and the tasks suspended in the async `wait()`: once
+    /// it counts a task's `await wait()`, that task's continuation is installed, so a cancellation from then on
+    /// resumes a suspended wait. Read under the group's lock; for tests.
+    var registeredNotificationCount: Int { lock.withLock { notifications.count + asyncWaiters.count } }
 }
 
 /// A task submitted with ``WorkQueue/async(group:execute:)``: enters the group when made, and leaves it after `work`

@@ -20,12 +20,14 @@ public final class WorkItem: @unchecked Sendable {
 
     /// Submission flags (``QueueTaskFlags/barrier`` makes it a barrier on a concurrent queue).
     public let flags: QueueTaskFlags
-    private let lock = RuntimeLock()
+    let lock = RuntimeLock()
     /// Guarded by `lock`.
     private var body: (@Sendable () -> Void)?
     private var state = State.pending
+    /// Tasks suspended in the async `wait()` (see WorkItem+Async.swift). Guarded by `lock`.
+    @exclusivity(unchecked) var asyncWaiters = AsyncWaitList()
     private var cancelled = false
-    private var notifications: [(QueueCore?, @Sendable () -> Void)] = []
+    private var notifications: [(QueueCore, @Sendable () -> Void)] = []
     private var timer: TimerEntry?
     /// ``ForkRegistry/epoch`` when the item was last submitted to a queue, or nil if it never was.
     private var submittedEpoch: UInt32?
@@ -33,7 +35,7 @@ public final class WorkItem: @unchecked Sendable {
     /// it is queued, and nothing must keep a released queue alive).
     private weak var submittedQueue: QueueCore?
     /// A futex flag (``FutexWord/isFlagSet``), set when the item finished: what ``wait(timeout:)`` sleeps on.
-    private let done = FutexWord.allocate()
+    let done = FutexWord.allocate()
     /// Where the item was created, for the stall report, the snapshot and the dump.
     let origin: UnitOrigin
 
@@ -167,23 +169,13 @@ public final class WorkItem: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// Runs `work` on the thread that finishes the item (at once when it finished): an async wait's resume, which
-    /// must not pay a hop through a queue. `work` must be short and never block.
-    func notifyInline(_ work: @escaping @Sendable () -> Void) {
-        lock.lock()
-        if state == .finished {
-            lock.unlock()
-            work()
-            return
-        }
-        notifications.append((nil, work))
-        lock.unlock()
-    }
+    /// The notifications registered and not yet fired, and the tasks suspended in the async `wait()`: once it
+    /// counts a task's `await wait()`, that task's continuation is installed, so a cancellation from then on resumes
+    /// a suspended wait. Read under the item's lock; for tests.
+    var registeredNotificationCount: Int { lock.withLock { notifications.count + asyncWaiters.count } }
 
-    /// The notifications registered and not yet fired, inline ones (async waits) included: once it counts a task's
-    /// `await wait()`, that task's continuation is installed, so a cancellation from then on resumes a suspended
-    /// wait. Read under the item's lock; for tests.
-    var registeredNotificationCount: Int { lock.withLock { notifications.count } }
+    /// Whether the item finished. Under `lock`.
+    var isFinishedLocked: Bool { state == .finished }
 
     /// The item's name in diagnostics (it has no label): `WorkItem 0x…`.
     var diagnosticName: String { "WorkItem \(Unmanaged.passUnretained(self).toOpaque())" }
@@ -214,11 +206,11 @@ public final class WorkItem: @unchecked Sendable {
         state = .finished
         let fired = notifications
         notifications = []
+        let tasks = asyncWaiters.takeAll()
         timer = nil
         lock.unlock()
         done.setFlag()
-        for (core, work) in fired {
-            if let core { core.enqueueFiring(.task(work)) } else { work() }
-        }
+        for (core, work) in fired { core.enqueueFiring(.task(work)) }
+        tasks.resumeAll()  // last (see `Job.Ending.deliver`)
     }
 }

@@ -13,13 +13,8 @@ extension RCU {
     ///
     /// - Precondition: Not in a read-only forked child (traps, as ``callAfterGracePeriod(_:)``).
     public static func synchronize() async {
-        let ordering = ResumeOrdering()
-        defer { ordering.observe() }
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-            callAfterGracePeriod {
-                ordering.publish()
-                continuation.resume()
-            }
+        await AsyncResumeOnce<Void>.waitUncancellable { node in
+            callAfterGracePeriod { node.deliver(returning: ()) }
         }
     }
 

@@ -28,15 +28,27 @@ import Synchronization
 /// operations are atomic.
 final class RuntimeLock: @unchecked Sendable {
     private let word: UnsafeMutablePointer<cthr_lock_t>
+    /// Whether `word` is this lock's own allocation (else it lives in its owner's memory, see ``init(at:)``).
+    private let ownsWord: Bool
 
     init() {
         word = .allocate(capacity: 1)
         word.initialize(to: cthr_lock_t())
+        ownsWord = true
+    }
+
+    /// A lock whose word lives at `word`, in memory its owner allocated, initialized and keeps (and frees after the
+    /// lock): a word that shares a cache line with the data it guards moves between cores together with it.
+    init(at word: UnsafeMutablePointer<cthr_lock_t>) {
+        self.word = word
+        ownsWord = false
     }
 
     deinit {
-        word.deinitialize(count: 1)
-        word.deallocate()
+        if ownsWord {
+            word.deinitialize(count: 1)
+            word.deallocate()
+        }
     }
 
     @inline(__always)

@@ -20,7 +20,7 @@ import Testing
         }
         try #require(await suspendUntil { cthr_sem_waiter_count(semaphore.sem) == 1 })
         let task = Task { try await semaphore.wait() }
-        try #require(await suspendUntil { semaphore.asyncWaiters.count.load(ordering: .relaxed) == 1 })
+        try #require(await suspendUntil { semaphore.asyncWaiterCount == 1 })
         semaphore.signal()
         // The task has the unit: it completes although the thread waited first.
         try await withDeadline { try await task.value }
@@ -30,7 +30,7 @@ import Testing
         await thread.join()
         #expect(threadGotUnit.withLock { $0 })
         #expect(semaphore.value == 0)
-        #expect(semaphore.asyncWaiters.count.load(ordering: .relaxed) == 0)
+        #expect(semaphore.asyncWaiterCount == 0)
     }
 
     /// A signal that finds no task takes the ordinary path: the unit stays in the semaphore for the next wait.

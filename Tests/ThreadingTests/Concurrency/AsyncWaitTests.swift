@@ -91,11 +91,11 @@ import Testing
     @Test func cancelledSemaphoreWaitThrowsAndTakesNoUnit() async throws {
         let semaphore = Semaphore(value: 0)
         let waiter = WatchedTask { try await semaphore.wait() }
-        try #require(await suspendUntil { semaphore.asyncWaiters.count.load(ordering: .relaxed) == 1 })
+        try #require(await suspendUntil { semaphore.asyncWaiterCount == 1 })
         waiter.cancel()
         let outcome = try #require(await waiter.result(), "the cancelled wait did not end")
         #expect(throws: CancellationError.self) { try outcome.get() }
-        #expect(semaphore.asyncWaiters.count.load(ordering: .relaxed) == 0)
+        #expect(semaphore.asyncWaiterCount == 0)
         semaphore.signal()
         #expect(semaphore.value == 1)
     }
@@ -122,7 +122,7 @@ import Testing
                     semaphore.signal()
                 }
             )
-            try #require(await suspendUntil { semaphore.asyncWaiters.count.load(ordering: .relaxed) == index + 1 })
+            try #require(await suspendUntil { semaphore.asyncWaiterCount == index + 1 })
         }
         semaphore.signal()
         let started = tasks
@@ -175,8 +175,8 @@ import Testing
         #expect(try await withDeadline { try await job.value } == 42)
         let pending = Job(name: "never")
         let waiter = WatchedTask { try await pending.waitUntilFinished() }
-        // Cancelled once the wait is registered as the job's completion handler: the suspended wait is cancelled.
-        try #require(await suspendUntil { JobGraph.lock.withLock { pending.completionHandlers.count } == 1 })
+        // Cancelled once the wait is linked in the job's list of waiters: the suspended wait is cancelled.
+        try #require(await suspendUntil { JobGraph.lock.withLock { pending.asyncWaiters.count } == 1 })
         waiter.cancel()
         let outcome = try #require(await waiter.result(), "the cancelled wait did not end")
         #expect(throws: CancellationError.self) { try outcome.get() }

@@ -26,6 +26,20 @@ final class CountingJob: Job, @unchecked Sendable {
 
 @Suite("Job life cycle")
 struct JobTests {
+    @Test("a job made without a name is named job-N, N counting the process's unnamed jobs; a given name is kept")
+    func unnamedJobsAreNumbered() throws {
+        let first = Job()
+        let second = Job { _ in }
+        let named = Job(name: "named")
+        // Other suites make jobs meanwhile: the second number is larger, not necessarily the next one.
+        #expect(first.name.hasPrefix("job-") && second.name.hasPrefix("job-"))
+        let firstNumber = try #require(Int(first.name.dropFirst("job-".count)), "\(first.name)")
+        let secondNumber = try #require(Int(second.name.dropFirst("job-".count)), "\(second.name)")
+        #expect(firstNumber >= 1 && secondNumber > firstNumber)
+        #expect(first.name == "job-\(firstNumber)")  // the same name at every read
+        #expect(named.name == "named" && named.description == "Job \"named\"")
+    }
+
     @Test("a closure job runs once and ends finished, observed in order")
     func closureJobStates() {
         let log = TestLog()

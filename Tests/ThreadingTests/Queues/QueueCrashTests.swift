@@ -206,4 +206,26 @@ import Testing
         #expect(text.contains("Threading: deadlock: WorkGroup 0x"), "\(text)")
         #expect(text.contains("a task of the group waits in queue 'crash.group.behind'"), "\(text)")
     }
+
+    /// The same with the group's first task queued on another, suspended queue: the group records its first queue
+    /// apart from the others, and the task behind the caller (queued second) is still found.
+    @Test func groupWaitForASecondQueuesTaskBehindTheCallerIsDiagnosed() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = SerialQueue(label: "crash.group.second")
+            let other = SerialQueue(label: "crash.group.other")
+            other.suspend()
+            let done = WorkItem {}
+            queue.async {
+                let group = WorkGroup()
+                other.async(group: group) {}
+                queue.async(group: group) {}
+                _ = group.wait()
+                done.perform()
+            }
+            _ = blockingCall { done.wait(timeout: .seconds(20)) }
+        }
+        let text = Self.stderrText(result)
+        #expect(text.contains("Threading: deadlock: WorkGroup 0x"), "\(text)")
+        #expect(text.contains("a task of the group waits in queue 'crash.group.second'"), "\(text)")
+    }
 }
