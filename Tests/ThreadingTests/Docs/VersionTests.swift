@@ -22,12 +22,14 @@ import Threading
         #expect(parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
     }
 
+    /// The newest released entry (the first `## ` heading, or the one after an `## Unreleased` section of changes
+    /// made since) is this version, with its date.
     @Test func theChangelogsNewestEntryIsThisVersionWithAReleaseDate() throws {
         let changelog = try Self.text("CHANGELOG.md")
-        let newest = try #require(
-            changelog.split(separator: "\n").first { $0.hasPrefix("## ") },
-            "CHANGELOG.md has no entry"
-        )
+        let headings = changelog.split(separator: "\n").filter { $0.hasPrefix("## ") }
+        let released = headings.first == "## Unreleased" ? headings.dropFirst() : headings[...]
+        #expect(!released.contains("## Unreleased"), "an `## Unreleased` section only comes first")
+        let newest = try #require(released.first, "CHANGELOG.md has no released entry")
         let expected = "## \(ThreadingVersion.string) ("
         #expect(newest.hasPrefix(expected), "the newest entry is \"\(newest)\", not version \(ThreadingVersion.string)")
         let date = newest.dropFirst(expected.count).prefix(10)
