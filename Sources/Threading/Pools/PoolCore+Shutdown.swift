@@ -77,7 +77,7 @@ extension PoolCore {
     /// abandonAtStop()``): a member's submitters check the pool's life under that lock, so a task is either refused
     /// or counted, and no task of a serial queue's taken batch starts once its member was counted.
     func shutdown(deadline: UInt64, members: () -> [any PoolMember]) -> Leftover {
-        state.withLock { synced in
+        lock.withLock { synced in
             if case .running = synced.life { synced.life = .draining }
         }
         var pause = PoolCore.shutdownFirstPollNanoseconds
@@ -87,7 +87,7 @@ extension PoolCore {
         var leftover = Leftover(tasksNotRun: 0, busyThreads: 0)
         // Every run queue is closed: a unit pushed from now on is refused (and counted), never stranded.
         var dropped: [PoolUnit] = []
-        let (wake, monitorAsleep) = state.withLock { synced -> ([PoolWorker], Bool) in
+        let (wake, monitorAsleep) = lock.withLock { synced -> ([PoolWorker], Bool) in
             synced.stop()
             for index in 0..<shardCount { leftover.tasksNotRun += shards[index].close(into: &dropped) }
             for index in 0..<slotBound.load(ordering: .relaxed) {
@@ -97,7 +97,7 @@ extension PoolCore {
             let wake = synced.idle
             synced.idle.removeAll()
             for worker in wake {
-                worker.parker.store(1)
+                worker.parker.store(.woken)
                 synced.running += 1
             }
             let monitorAsleep = synced.monitor == .sleeping
@@ -113,7 +113,7 @@ extension PoolCore {
         // running a task are left to exit (detached) when it returns.
         pause = PoolCore.shutdownFirstPollNanoseconds
         while true {
-            let (joinable, done) = state.withLock { synced -> ([pthread_t], Bool) in
+            let (joinable, done) = lock.withLock { synced -> ([pthread_t], Bool) in
                 let remaining = synced.threads + (synced.monitor == .notStarted ? 0 : 1)
                 let done = remaining == 0 || (remaining <= busyWorkers() && cthr_clock_now_ns() >= deadline)
                 return (synced.takeExited(done: done), done)

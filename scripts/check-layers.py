@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# SPDX-FileCopyrightText: 2026 The Threading authors
+"""Checks that the arrows between the layers of Sources/Threading point one way.
+
+The layers are the table in ARCHITECTURE.md ("## Layers": the rows of `| Layer | Folders and files | ... |`, the
+highest layer first). A Swift file may name what its own layer and the layers below it declare; naming a type (or a
+top-level function or constant) declared in a layer above is an error, printed as `file:line: names Type (Layer)`.
+Comments and the text of string literals are not read (an interpolation is); the one deliberate back edge the page
+documents is listed in the table's "May also name" column. Every Swift file must belong to a row.
+
+Exit status: 0 when every arrow points down, 1 when one does not, 2 when the table cannot be read.
+"""
+
+import os
+import re
+import sys
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+SOURCES = os.path.join(ROOT, "Sources", "Threading")
+TABLE_PAGE = os.path.join(ROOT, "ARCHITECTURE.md")
+
+
+def read_table():
+    """The layers, highest first: a list of (name, rank, [folder or file patterns], {exception names})."""
+    with open(TABLE_PAGE, encoding="utf-8") as page:
+        text = page.read()
+    section = re.search(r"^## Layers\n(.*?)(?=^## )", text, re.S | re.M)
+    if not section:
+        sys.exit("check-layers: ARCHITECTURE.md has no '## Layers' section")
+    rows = []
+    in_table = False
+    for line in section.group(1).splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")] if line.startswith("|") else None
+        if cells is None:
+            if in_table:
+                break
+            continue
+        if not in_table:
+            if cells and cells[0] == "Layer":
+                in_table = True
+            continue
+        if set(cells[0]) <= set("-: "):
+            continue
+        paths = re.findall(r"`([^`]+)`", cells[1])
+        exceptions = set(re.findall(r"`([^`]+)`", cells[3])) if len(cells) > 3 else set()
+        rows.append((cells[0], paths, exceptions))
+    if not rows:
+        sys.exit("check-layers: no rows in the layer table of ARCHITECTURE.md")
+    layers = []
+    for index, (name, paths, exceptions) in enumerate(rows):
+        layers.append((name, len(rows) - index, paths, exceptions))
+    return layers
+
+
+def layer_of(relative, layers):
+    """The layer of a file (its path relative to Sources/Threading): the row whose path is the longest prefix."""
+    best = None
+    for layer in layers:
+        for path in layer[2]:
+            matches = relative == path if not path.endswith("/") else relative.startswith(path)
+            if matches and (best is None or len(path) > best[0]):
+                best = (len(path), layer)
+    return best[1] if best else None
+
+
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def tokens(source):
+    """The code of a Swift file as (line, token) pairs: identifiers and braces; comments and string text skipped."""
+    out = []
+    line = 1
+    i = 0
+    n = len(source)
+    # A stack of modes: "code" (with the parenthesis depth of an interpolation) or "string" (with its delimiter).
+    stack = [["code", 0]]
+    while i < n:
+        mode = stack[-1]
+        c = source[i]
+        if c == "\n":
+            line += 1
+        if mode[0] == "string":
+            delim = mode[1]
+            if c == "\\":
+                hashes = delim[: len(delim) - len(delim.lstrip("#"))]
+                if source.startswith("\\" + hashes + "(", i):
+                    stack.append(["code", 1])
+                    i += 1 + len(hashes) + 1
+                    continue
+                if not hashes:
+                    if i + 1 < n and source[i + 1] == "\n":
+                        line += 1
+                    i += 2
+                    continue
+            if source.startswith(delim, i):
+                stack.pop()
+                i += len(delim)
+                continue
+            i += 1
+            continue
+        # code
+        if source.startswith("//", i):
+            end = source.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if source.startswith("/*", i):
+            depth = 0
+            while i < n:
+                if source.startswith("/*", i):
+                    depth += 1
+                    i += 2
+                elif source.startswith("*/", i):
+                    depth -= 1
+                    i += 2
+                    if depth == 0:
+                        break
+                else:
+                    if source[i] == "\n":
+                        line += 1
+                    i += 1
+            continue
+        match = re.match(r'(#*)("""|")', source[i:i + 8])
+        if match and (match.group(1) == "" or source[i + len(match.group(1))] == '"'):
+            hashes, quote = match.group(1), match.group(2)
+            stack.append(["string", quote + hashes])
+            i += len(hashes) + len(quote)
+            continue
+        if c == "(" and len(stack) > 1:
+            mode[1] += 1
+        elif c == ")" and len(stack) > 1:
+            mode[1] -= 1
+            if mode[1] == 0:
+                stack.pop()
+                i += 1
+                continue
+        if c in "{}":
+            out.append((line, c))
+            i += 1
+            continue
+        if c == "." and i + 1 < n and (source[i + 1].isalpha() or source[i + 1] == "_"):
+            # A member (`.current`, `.drain`): not a top-level name; skip it.
+            ident = IDENT.match(source, i + 1)
+            i = ident.end()
+            continue
+        ident = IDENT.match(source, i)
+        if ident and (i == 0 or not (source[i - 1].isalnum() or source[i - 1] == "_")):
+            out.append((line, ident.group(0)))
+            i = ident.end()
+            continue
+        i += 1
+    return out
+
+
+DECLARATION = {"class", "struct", "enum", "actor", "protocol", "typealias", "func", "let", "var"}
+
+
+def declarations(toks):
+    """The names a file declares at its top level (types, functions, constants)."""
+    names = set()
+    depth = 0
+    previous = None
+    for _, token in toks:
+        if token == "{":
+            depth += 1
+        elif token == "}":
+            depth -= 1
+        elif depth == 0 and previous in DECLARATION and IDENT.fullmatch(token):
+            names.add(token)
+        previous = token
+    return names
+
+
+def main():
+    layers = read_table()
+    files = []
+    for directory, _, names in os.walk(SOURCES):
+        for name in sorted(names):
+            if name.endswith(".swift"):
+                path = os.path.join(directory, name)
+                files.append((os.path.relpath(path, SOURCES), path))
+    files.sort()
+    parsed = {}
+    declared = {}
+    unplaced = []
+    for relative, path in files:
+        layer = layer_of(relative, layers)
+        if layer is None:
+            unplaced.append(relative)
+            continue
+        with open(path, encoding="utf-8") as handle:
+            toks = tokens(handle.read())
+        parsed[relative] = (layer, toks)
+        for name in declarations(toks):
+            declared.setdefault(name, []).append((relative, layer))
+    failures = []
+    for relative in unplaced:
+        failures.append(f"Sources/Threading/{relative}: in no row of the layer table of ARCHITECTURE.md")
+    for relative, (layer, toks) in parsed.items():
+        seen = set()
+        for line, token in toks:
+            for owner, owner_layer in declared.get(token, ()):
+                if owner_layer[1] > layer[1] and token not in layer[3] and (line, token) not in seen:
+                    seen.add((line, token))
+                    failures.append(
+                        f"Sources/Threading/{relative}:{line}: names {token} "
+                        f"(declared in {owner}, layer {owner_layer[0]}, above this file's layer {layer[0]})"
+                    )
+    for failure in failures:
+        print(failure)
+    if failures:
+        print(f"check-layers: {len(failures)} arrow(s) point up (the table: ARCHITECTURE.md, '## Layers')")
+        return 1
+    print(f"check-layers: {len(parsed)} files, every arrow points down ({len(layers)} layers)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
