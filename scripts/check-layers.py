@@ -6,8 +6,10 @@
 The layers are the table in ARCHITECTURE.md ("## Layers": the rows of `| Layer | Folders and files | ... |`, the
 highest layer first). A Swift file may name what its own layer and the layers below it declare; naming a type (or a
 top-level function or constant) declared in a layer above is an error, printed as `file:line: names Type (Layer)`.
-Comments and the text of string literals are not read (an interpolation is); the one deliberate back edge the page
-documents is listed in the table's "May also name" column. Every Swift file must belong to a row.
+Comments and the text of string literals are not read (an interpolation is). The deliberate back edges the page
+documents and the edges not yet removed are listed, per layer, in the table's "May also name" column (a name listed there
+that no file of the layer still names from above is an error too, so the list only shrinks). Every Swift file must
+belong to a row.
 
 Exit status: 0 when every arrow points down, 1 when one does not, 2 when the table cannot be read.
 """
@@ -15,6 +17,11 @@ Exit status: 0 when every arrow points down, 1 when one does not, 2 when the tab
 import os
 import re
 import sys
+
+
+def fail_table(message):
+    print(f"check-layers: {message}", file=sys.stderr)
+    sys.exit(2)
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 SOURCES = os.path.join(ROOT, "Sources", "Threading")
@@ -27,7 +34,7 @@ def read_table():
         text = page.read()
     section = re.search(r"^## Layers\n(.*?)(?=^## )", text, re.S | re.M)
     if not section:
-        sys.exit("check-layers: ARCHITECTURE.md has no '## Layers' section")
+        fail_table("ARCHITECTURE.md has no '## Layers' section")
     rows = []
     in_table = False
     for line in section.group(1).splitlines():
@@ -46,7 +53,7 @@ def read_table():
         exceptions = set(re.findall(r"`([^`]+)`", cells[3])) if len(cells) > 3 else set()
         rows.append((cells[0], paths, exceptions))
     if not rows:
-        sys.exit("check-layers: no rows in the layer table of ARCHITECTURE.md")
+        fail_table("no rows in the layer table of ARCHITECTURE.md")
     layers = []
     for index, (name, paths, exceptions) in enumerate(rows):
         layers.append((name, len(rows) - index, paths, exceptions))
@@ -196,16 +203,26 @@ def main():
     failures = []
     for relative in unplaced:
         failures.append(f"Sources/Threading/{relative}: in no row of the layer table of ARCHITECTURE.md")
+    used = set()
     for relative, (layer, toks) in parsed.items():
         seen = set()
         for line, token in toks:
             for owner, owner_layer in declared.get(token, ()):
-                if owner_layer[1] > layer[1] and token not in layer[3] and (line, token) not in seen:
+                if owner_layer[1] > layer[1] and token in layer[3]:
+                    used.add((layer[0], token))
+                elif owner_layer[1] > layer[1] and (line, token) not in seen:
                     seen.add((line, token))
                     failures.append(
                         f"Sources/Threading/{relative}:{line}: names {token} "
                         f"(declared in {owner}, layer {owner_layer[0]}, above this file's layer {layer[0]})"
                     )
+    for layer in layers:
+        for name in sorted(layer[3]):
+            if (layer[0], name) not in used:
+                failures.append(
+                    f"ARCHITECTURE.md: layer {layer[0]} may also name {name}, but no file of it names it from above "
+                    "any more: take it off the table"
+                )
     for failure in failures:
         print(failure)
     if failures:
