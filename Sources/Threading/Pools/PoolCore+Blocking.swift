@@ -35,7 +35,7 @@ extension PoolCore {
     /// count as one call more in flight than there are threads, and make one. Anywhere else (not a worker, a CPU
     /// pool) it does nothing.
     static func unitIsFinishing() {
-        guard let worker = RuntimeThread.current.pointee.worker?.takeUnretainedValue(),
+        guard let worker = SchedulerThread.current.pointee.worker?.takeUnretainedValue(),
             worker.poolCore.isBlocking, !worker.finishedEarly, let local = worker.local
         else { return }
         worker.finishedEarly = true

@@ -23,7 +23,7 @@ extension PoolCore {
         let made = slotBound.load(ordering: .relaxed)  // no slot is made while the pool lock is held
         for index in 0..<made { slots[index].forkPrepare() }
         var forkSlot = -1
-        if let worker = RuntimeThread.current.pointee.worker?.takeUnretainedValue(), worker.poolCore === self {
+        if let worker = SchedulerThread.current.pointee.worker?.takeUnretainedValue(), worker.poolCore === self {
             forkSlot = worker.slot
         }
         synced.pointee.forkSlot = forkSlot

@@ -34,7 +34,7 @@ extension PoolCore {
     /// shutdown gave up on it) the work is dropped and counted in ``WorkerPoolStatistics/cancelledFirings``: the
     /// shutdown already abandoned the work that had not started, and this is more of it.
     func refuse(_ what: @autoclosure () -> String) {
-        if RuntimeThread.current.pointee.worker?.takeUnretainedValue().poolCore === self {
+        if SchedulerThread.current.pointee.worker?.takeUnretainedValue().poolCore === self {
             droppedAfterStop.add(1, ordering: .relaxed)
             return
         }
@@ -51,7 +51,7 @@ extension PoolCore {
     @inline(__always)
     func requireAccepting(_ what: @autoclosure () -> String) -> Bool {
         if hints.life.load(ordering: .relaxed) == PoolHints.lifeRunning { return true }
-        if isAccepting(RuntimeThread.current) { return true }
+        if isAccepting(SchedulerThread.current) { return true }
         refuse(what())
         return false
     }

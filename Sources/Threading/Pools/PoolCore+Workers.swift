@@ -131,7 +131,7 @@ extension PoolCore {
     }
 
     func workerMain(_ worker: PoolWorker) {
-        let context = RuntimeThread.current
+        let context = SchedulerThread.current
         context.pointee.worker = Unmanaged.passUnretained(worker)
         BlockingHook.install(worker)
         let slot = lock.withLock { synced in

@@ -257,7 +257,7 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     ///
     /// - Returns: Whether the pool took the unit.
     func trySchedule(_ unit: PoolUnit, lane: Int, yielding: Bool = false) -> Bool {
-        let context = RuntimeThread.current
+        let context = SchedulerThread.current
         if let worker = context.pointee.worker?.takeUnretainedValue(), worker.poolCore === self, !worker.blocked,
             let local = worker.local
         {
@@ -330,7 +330,7 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
         case .displaced:
             notify()
         case .overflow(let unit, let lane, let submittedAt):
-            scheduleShared(unit, lane: lane, counted: false, submittedAt: submittedAt, RuntimeThread.current)
+            scheduleShared(unit, lane: lane, counted: false, submittedAt: submittedAt, SchedulerThread.current)
         }
     }
 
