@@ -88,10 +88,8 @@ extension PoolCore {
         // `hasWork` stops at the first run queue with a unit (usually the shard just pushed to); the count, which
         // reads every run queue, only when a thread may have to be made.
         guard synced.running < synced.limit && hasWork() else { return (nil, 0) }
-        if let worker = synced.idle.popLast() {
-            worker.parker.store(.searching)
+        if let worker = synced.wakeIdleWorker(.searching) {
             searching.start()
-            synced.running += 1
             return (worker, 0)
         }
         let pending = pendingTotal()

@@ -12,19 +12,13 @@ extension PoolCore {
         // takes a run queue's lock after it).
         if let local = worker.local, local.nextHint.load(ordering: .relaxed) { spillNext(worker, local) }
         let spawnCount = lock.withLock { synced in
-            worker.blocked = true
-            synced.running -= 1
-            synced.blocked += 1
+            synced.workerBlocks(worker)
             return dispatch(&synced, allowSpawn: true)
         }
         for _ in 0..<spawnCount { spawn(PoolWorker(poolCore: self)) }
     }
 
     func workerDidUnblock(_ worker: PoolWorker) {
-        lock.withLock { synced in
-            worker.blocked = false
-            synced.running += 1
-            synced.blocked -= 1
-        }
+        lock.withLock { synced in synced.workerUnblocks(worker) }
     }
 }

@@ -94,12 +94,7 @@ extension PoolCore {
                 leftover.tasksNotRun += slots[index].close(into: &dropped)
             }
             leftover.busyThreads = busyWorkers()
-            let wake = synced.idle
-            synced.idle.removeAll()
-            for worker in wake {
-                worker.parker.store(.woken)
-                synced.running += 1
-            }
+            let wake = synced.wakeEveryIdleWorker()
             let monitorAsleep = synced.monitor == .sleeping
             if monitorAsleep { synced.monitor = .running }
             monitorWord.store(1)

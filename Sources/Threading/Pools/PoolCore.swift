@@ -363,10 +363,7 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
             } else if !synced.life.isStopped && searching.current == 0
                 && synced.running < synced.limit && pendingTotal() > synced.wokenForWork
             {
-                if let worker = synced.idle.popLast() {
-                    worker.parker.store(.forWork)
-                    synced.wokenForWork += 1
-                    synced.running += 1
+                if let worker = synced.wakeIdleWorker(.forWork) {
                     wake = worker
                 } else if synced.threads < maxThreads {
                     synced.addThread()
@@ -405,15 +402,9 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
             - synced.wokenForWork
         var spawnCount = 0
         while synced.running < synced.limit && budget > 0 {
-            if let worker = synced.idle.popLast() {
+            if let worker = synced.wakeIdleWorker(isBlocking ? .searching : .forWork) {
                 // A blocking pool's woken worker counts as searching until it takes a unit (`PoolCore+Blocking.swift`).
-                worker.parker.store(isBlocking ? .searching : .forWork)
-                if isBlocking {
-                    searching.start()
-                } else {
-                    synced.wokenForWork += 1
-                }
-                synced.running += 1
+                if isBlocking { searching.start() }
                 wakeUps.wrappingAdd(1, ordering: .relaxed)
                 worker.parker.wake()
             } else if allowSpawn && synced.threads < maxThreads

@@ -81,3 +81,44 @@ struct PoolSearchers: ~Copyable {
     /// In a forked child: the parent's searchers are not there.
     func resetInForkChild() { count.store(0, ordering: .relaxed) }
 }
+
+/// The idle protocol's transitions under the pool lock (inside a ``PoolLock/withLock(_:)`` section).
+extension PoolState {
+    /// Takes the most recently parked worker off the idle list, gives it a running slot and stores `reason` in its
+    /// word (``WorkerWake/forWork`` is counted in ``wokenForWork`` here; a blocking pool's caller counts a
+    /// ``WorkerWake/searching`` worker in ``PoolSearchers``); nil when no worker is idle. The caller wakes it
+    /// (``WorkerParker/wake()``).
+    mutating func wakeIdleWorker(_ reason: WorkerWake) -> PoolWorker? {
+        guard let worker = idle.popLast() else { return nil }
+        worker.parker.store(reason)
+        if reason == .forWork { wokenForWork += 1 }
+        running += 1
+        return worker
+    }
+
+    /// Shutdown's wake-up: every idle worker gets a running slot and ``WorkerWake/woken``; returns them, for the
+    /// caller to wake after the lock.
+    mutating func wakeEveryIdleWorker() -> [PoolWorker] {
+        let woken = idle
+        idle.removeAll()
+        for worker in woken {
+            worker.parker.store(.woken)
+            running += 1
+        }
+        return woken
+    }
+
+    /// A worker blocks in a wait the runtime sees (``BlockingHook``): it gives its running slot up meanwhile.
+    mutating func workerBlocks(_ worker: PoolWorker) {
+        worker.blocked = true
+        running -= 1
+        blocked += 1
+    }
+
+    /// The wait ``workerBlocks(_:)`` announced returned: the worker takes a running slot again.
+    mutating func workerUnblocks(_ worker: PoolWorker) {
+        worker.blocked = false
+        running += 1
+        blocked -= 1
+    }
+}
