@@ -114,8 +114,10 @@ c-example: deps
 	./scripts/c-package.sh example
 
 # The arrows between the layers of Sources/Threading point one way: no file names a type of a layer above its own
-# (the table in ARCHITECTURE.md, "## Layers", is the input). Seconds, no build.
+# (the table in ARCHITECTURE.md, "## Layers", is the input); first the checker's own test on a small tree. Seconds,
+# no build.
 check-layers:
+	python3 scripts/check-layers.py --self-test
 	python3 scripts/check-layers.py
 
 # The formatting rules of .swift-format (NIO style), checked over every Swift file; `swift format format -i -r

@@ -12,6 +12,7 @@ that no file of the layer still names from above is an error too, so the list on
 belong to a row.
 
 Exit status: 0 when every arrow points down, 1 when one does not, 2 when the table cannot be read.
+`--self-test` checks the checker on a small tree of its own (what it must find, what it must not count).
 """
 
 import os
@@ -24,13 +25,11 @@ def fail_table(message):
     sys.exit(2)
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-SOURCES = os.path.join(ROOT, "Sources", "Threading")
-TABLE_PAGE = os.path.join(ROOT, "ARCHITECTURE.md")
 
 
-def read_table():
+def read_table(table_page):
     """The layers, highest first: a list of (name, rank, [folder or file patterns], {exception names})."""
-    with open(TABLE_PAGE, encoding="utf-8") as page:
+    with open(table_page, encoding="utf-8") as page:
         text = page.read()
     section = re.search(r"^## Layers\n(.*?)(?=^## )", text, re.S | re.M)
     if not section:
@@ -178,14 +177,16 @@ def declarations(toks):
     return names
 
 
-def main():
-    layers = read_table()
+def check(root):
+    """The failures of the tree at `root` (its ARCHITECTURE.md and Sources/Threading), and the number of files."""
+    sources = os.path.join(root, "Sources", "Threading")
+    layers = read_table(os.path.join(root, "ARCHITECTURE.md"))
     files = []
-    for directory, _, names in os.walk(SOURCES):
+    for directory, _, names in os.walk(sources):
         for name in sorted(names):
             if name.endswith(".swift"):
                 path = os.path.join(directory, name)
-                files.append((os.path.relpath(path, SOURCES), path))
+                files.append((os.path.relpath(path, sources), path))
     files.sort()
     parsed = {}
     declared = {}
@@ -223,12 +224,72 @@ def main():
                     f"ARCHITECTURE.md: layer {layer[0]} may also name {name}, but no file of it names it from above "
                     "any more: take it off the table"
                 )
+    return failures, len(parsed), len(layers)
+
+
+SELF_TEST_TABLE = """## Layers
+
+| Layer | Folders and files | Holds | May also name |
+|---|---|---|---|
+| High | `High/` | x | |
+| Low | `Low/` | x | `Allowed` |
+
+## Next
+"""
+
+SELF_TEST_FILES = {
+    "High/Upper.swift": "struct Upper {}\nstruct Allowed {}\nfunc upperHelper() {}\n",
+    "Low/Fine.swift": (
+        "// Upper in a comment\n/* Upper in a block /* nested */ comment */\n"
+        'let text = "Upper in a string"\nlet raw = #"Upper in a raw string"#\n'
+        "struct Fine { let a: Allowed? = nil; func f(x: Fine) { _ = x.upperHelper } }\n"
+    ),
+    "Low/Bad.swift": 'struct Bad {\n    var u: Upper?\n    let t = "\\(upperHelper())"\n}\n',
+}
+
+
+def self_test():
+    """Checks the checker on a small tree: the arrows it must find, and the names it must not count."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as root:
+        with open(os.path.join(root, "ARCHITECTURE.md"), "w", encoding="utf-8") as page:
+            page.write(SELF_TEST_TABLE)
+        for relative, text in SELF_TEST_FILES.items():
+            path = os.path.join(root, "Sources", "Threading", relative)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        failures, _, _ = check(root)
+        expected = [
+            "Sources/Threading/Low/Bad.swift:2: names Upper",
+            "Sources/Threading/Low/Bad.swift:3: names upperHelper",
+        ]
+        found = [failure.split(" (declared")[0] for failure in failures]
+        if found != expected:
+            print("check-layers self-test failed: expected", expected, "found", failures)
+            return 1
+        os.remove(os.path.join(root, "Sources", "Threading", "Low", "Bad.swift"))
+        with open(os.path.join(root, "Sources", "Threading", "Low", "Fine.swift"), "w", encoding="utf-8") as handle:
+            handle.write("struct Fine {}\n")
+        failures, _, _ = check(root)
+        if len(failures) != 1 or "may also name Allowed" not in failures[0]:
+            print("check-layers self-test failed: an unused exception must fail, found", failures)
+            return 1
+    print("check-layers self-test: passed")
+    return 0
+
+
+def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
+    failures, files, layers = check(ROOT)
     for failure in failures:
         print(failure)
     if failures:
         print(f"check-layers: {len(failures)} arrow(s) point up (the table: ARCHITECTURE.md, '## Layers')")
         return 1
-    print(f"check-layers: {len(parsed)} files, every arrow points down ({len(layers)} layers)")
+    print(f"check-layers: {files} files, every arrow points down ({layers} layers)")
     return 0
 
 
