@@ -23,7 +23,7 @@ SOAK_SECONDS ?= 600
 BENCHMARKS = --package-path benchmarks
 EXAMPLES = --package-path examples
 
-.PHONY: deps test bench examples http-server build release torture soak docs samples consumer-check verify lint install \
+.PHONY: deps test bench examples http-server build release torture soak docs samples consumer-check verify lint check-layers install \
 	c-example fork-check traits
 
 deps:
@@ -112,6 +112,13 @@ install: deps
 # Installs the C layer into .build/c-prefix and builds and runs examples/c/counters.c against it with pkg-config.
 c-example: deps
 	./scripts/c-package.sh example
+
+# The arrows between the layers of Sources/Threading point one way: no file names a type of a layer above its own
+# (the table in ARCHITECTURE.md, "## Layers", is the input); first the checker's own test on a small tree. Seconds,
+# no build.
+check-layers:
+	python3 scripts/check-layers.py --self-test
+	python3 scripts/check-layers.py
 
 # The formatting rules of .swift-format (NIO style), checked over every Swift file; `swift format format -i -r
 # Sources Tests benchmarks examples` applies them.

@@ -3,7 +3,7 @@
 
 /*
  * The worker pools's parker: a thread waiting in a queue for its grant, with help offers.
- * Sources/Threading/Pools/ThreadContext.swift (waitGranted, help, helpGranted, prepareWait, grantWaiter,
+ * Sources/Threading/Queues/Cores/SyncParker.swift (waitGranted, help, helpGranted, prepareWait, grantWaiter,
  * offerHelpToWaiter) as driven by Sources/Threading/Queues/Cores/ConcurrentCore.swift (acquireSync, pumpLocked, start,
  * offerHelp, pendingBarrier).
  *

@@ -52,7 +52,7 @@ enum JobWait {
         guard timeout == nil else {
             return word.blockingWaitUntilFlagSet(deadline: monotonicDeadline(after: timeout!))
         }
-        let context = RuntimeThread.current
+        let context = SchedulerThread.current
         let running = context.runningJobs
         if !running.isEmpty, let reason = deadlock(targets(), of: queue, running: running) {
             diagnoseWaitDeadlock(wait(), reason: reason, context)

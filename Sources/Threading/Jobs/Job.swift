@@ -300,7 +300,7 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
         } else {
             // Recorded as what this thread runs, so a wait for the job from its own body (or an observer) is
             // diagnosed instead of hanging (see `JobWait`).
-            RuntimeThread.running(.job(Unmanaged.passUnretained(self))) {
+            SchedulerThread.running(.job(Unmanaged.passUnretained(self))) {
                 notify(.executing)
                 do { try main() } catch { thrown = error }
             }

@@ -135,7 +135,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
     /// Misuse (a job of another queue) traps either way.
     func tryAdd(_ jobs: [Job], operation: StaticString) -> Bool {
         lock.lock()
-        guard poolCore.isAccepting(RuntimeThread.current) else {
+        guard poolCore.isAccepting(SchedulerThread.current) else {
             lock.unlock()
             return false
         }

@@ -142,7 +142,7 @@ public enum RuntimeObservation {
         _ metadata: [String: String] = [:]
     ) {
         let event = RuntimeEvent(kind: kind, severity: severity, message: message, metadata: metadata)
-        let state = cthr_tsd_get(RuntimeThread.key)?.assumingMemoryBound(to: ThreadState.self)
+        let state = RuntimeThread.existing
         if state?.pointee.isRuntimeThread == true && RuntimeEventDelivery.shared.handOff(event) { return }
         observer.observe(event)
     }

@@ -95,9 +95,3 @@ enum RuntimeRegistry {
         return "a queue that is gone" + item
     }
 }
-
-/// The address of `object`, as a worker publishes it in ``WorkerActivity/subject`` (an identity, never dereferenced).
-@inline(__always)
-func objectAddress(_ object: AnyObject) -> UInt {
-    UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque())
-}

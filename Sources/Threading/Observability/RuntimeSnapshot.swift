@@ -57,7 +57,7 @@ public struct RuntimeSnapshot: Sendable, CustomStringConvertible {
     public static func capture() -> RuntimeSnapshot {
         // The thread's state if it has one (a thread that never used the library has none, and a capture makes
         // none: it would list the thread in every later snapshot). Without it, a re-entered capture goes undetected.
-        let context = cthr_tsd_get(RuntimeThread.key)?.assumingMemoryBound(to: ThreadState.self)
+        let context = RuntimeThread.existing
         require(
             context?.pointee.isCapturingSnapshot != true,
             "Threading: RuntimeSnapshot.capture() on thread \(cthr_thread_id()), which is already inside capture(): "

@@ -127,15 +127,3 @@ enum StallWatchdog {
         return nil
     }
 }
-
-/// `1.5 s`, `250 ms`, `40 µs`, `300 ns`: a duration for a report.
-func formatDuration(_ nanoseconds: UInt64) -> String {
-    if nanoseconds >= 10_000_000_000 { return "\(nanoseconds / 1_000_000_000) s" }
-    if nanoseconds >= 1_000_000_000 {
-        let tenths = nanoseconds / 100_000_000
-        return "\(tenths / 10).\(tenths % 10) s"
-    }
-    if nanoseconds >= 1_000_000 { return "\(nanoseconds / 1_000_000) ms" }
-    if nanoseconds >= 1_000 { return "\(nanoseconds / 1_000) µs" }
-    return "\(nanoseconds) ns"
-}

@@ -18,12 +18,12 @@ extension PoolCore {
     /// It also makes what the child handler needs: which slot the forking thread (the calling one) holds, and the
     /// child's free slots (see ``ForkRegistry`` on the runtime's types in a child).
     func forkPrepare() {
-        let synced = state.lockForFork()
+        let synced = lock.lockForFork()
         for index in 0..<shardCount { shards[index].forkPrepare() }
         let made = slotBound.load(ordering: .relaxed)  // no slot is made while the pool lock is held
         for index in 0..<made { slots[index].forkPrepare() }
         var forkSlot = -1
-        if let worker = RuntimeThread.current.pointee.worker?.takeUnretainedValue(), worker.poolCore === self {
+        if let worker = SchedulerThread.current.pointee.worker?.takeUnretainedValue(), worker.poolCore === self {
             forkSlot = worker.slot
         }
         synced.pointee.forkSlot = forkSlot
@@ -32,10 +32,10 @@ extension PoolCore {
 
     /// `fork()` handler in the parent.
     func forkParent() {
-        state.heldAcrossFork.pointee.forkFreeSlots = []
+        lock.heldAcrossFork.pointee.forkFreeSlots = []
         for index in (0..<slotBound.load(ordering: .relaxed)).reversed() { slots[index].forkParent() }
         for index in (0..<shardCount).reversed() { shards[index].forkParent() }
-        state.unlockAfterFork()
+        lock.unlockAfterFork()
     }
 
     /// `fork()` handler in the child (one thread, the locks held by `forkPrepare`): none of the parent's pool
@@ -47,7 +47,7 @@ extension PoolCore {
     /// Index loops and stored values only (no closures, iterators, ranges or growing arrays), with what needs more
     /// made by ``forkPrepare()``: see ``ForkRegistry`` on the runtime's types in a child.
     func forkChild(_ forking: ThreadContext) {
-        let synced = state.heldAcrossFork
+        let synced = lock.heldAcrossFork
         let forkingSlot = synced.pointee.forkSlot
         let isWorker = forkingSlot >= 0
         var index = 0
@@ -70,8 +70,8 @@ extension PoolCore {
         synced.pointee.freeSlots = synced.pointee.forkFreeSlots
         synced.pointee.threads = isWorker ? 1 : 0
         synced.pointee.running = isWorker ? 1 : 0
-        spinning.store(0, ordering: .relaxed)
-        wokenPending.store(0, ordering: .relaxed)
+        searching.resetInForkChild()
+        synced.pointee.wokenForWork = 0
         synced.pointee.blocked = 0
         synced.pointee.extraSlots = 0
         synced.pointee.peakThreads = synced.pointee.threads
@@ -81,6 +81,6 @@ extension PoolCore {
         if case .stopped(_, let gone) = synced.pointee.life {
             synced.pointee.life = .stopped(exited: [], joinerGone: gone)
         }
-        state.unlockAfterFork()
+        lock.unlockAfterFork()
     }
 }

@@ -24,7 +24,7 @@ extension PoolCore {
         if code != 0 {
             Unmanaged<PoolCore>.fromOpaque(context).release()
             // Refused: the next submission tries again.
-            let remaining = state.withLock { synced in
+            let remaining = lock.withLock { synced in
                 synced.monitor = .notStarted
                 return synced.threads
             }
@@ -36,7 +36,7 @@ extension PoolCore {
         var lastCompleted: UInt64 = 0
         while true {
             enum Step { case exit, tick, sleep }
-            let step = state.withLock { synced -> Step in
+            let step = lock.withLock { synced -> Step in
                 if synced.life.isStopped {
                     synced.monitor = .notStarted
                     synced.leave()
@@ -58,7 +58,7 @@ extension PoolCore {
             if step == .exit { return }
             if step == .sleep {
                 while monitorWord.load() == 0 { monitorWord.wait(expected: 0) }
-                let stopped = state.withLock { synced in
+                let stopped = lock.withLock { synced in
                     lastCompleted = completedTotal()
                     return synced.life.isStopped
                 }
@@ -67,7 +67,7 @@ extension PoolCore {
             _ = cthr_sleep_ns(PoolCore.monitorTickNanoseconds)
             rescueStrandedUnits()
             let sleepers = sleepingWorkersWhileSaturated()
-            let (spawnCount, warning, threads, waiting) = state.withLock { synced -> (Int, String?, Int, Int) in
+            let (spawnCount, warning, threads, waiting) = lock.withLock { synced -> (Int, String?, Int, Int) in
                 var spawnCount = 0
                 let completed = completedTotal()
                 // Next-slot units count when no unit completed for a tick: their owner is stuck in a wait the pool
@@ -137,7 +137,7 @@ extension PoolCore {
     /// Tracks saturation (monitor tick, inside its lock section): work waits while every thread the pool may have is busy. After
     /// the grace period it counts the episode and returns the warning to print, at most one per episode and one per
     /// ``saturationWarningIntervalNanoseconds``.
-    func checkSaturation(_ synced: inout PoolSynced, pending: Int) -> String? {
+    func checkSaturation(_ synced: inout PoolState, pending: Int) -> String? {
         guard pending > 0 && synced.threads >= maxThreads && synced.running + synced.blocked >= synced.threads else {
             synced.saturation = .clear
             return nil

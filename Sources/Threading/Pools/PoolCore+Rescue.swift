@@ -20,7 +20,7 @@ extension PoolCore {
     func rescueStrandedUnits() {
         let stuck = observation.localQueuesOfStuckWorkers()
         if stuck.isEmpty { return }
-        let context = RuntimeThread.current
+        let context = SchedulerThread.current
         for local in stuck {
             for entry in local.removeStranded(limit: PoolCore.rescueLimit) {
                 scheduleShared(entry.unit, lane: entry.lane, counted: false, submittedAt: entry.submittedAt, context)

@@ -34,7 +34,7 @@ extension PoolCore {
     /// shutdown gave up on it) the work is dropped and counted in ``WorkerPoolStatistics/cancelledFirings``: the
     /// shutdown already abandoned the work that had not started, and this is more of it.
     func refuse(_ what: @autoclosure () -> String) {
-        if RuntimeThread.current.pointee.worker?.takeUnretainedValue().poolCore === self {
+        if SchedulerThread.current.pointee.worker?.takeUnretainedValue().poolCore === self {
             droppedAfterStop.add(1, ordering: .relaxed)
             return
         }
@@ -51,7 +51,7 @@ extension PoolCore {
     @inline(__always)
     func requireAccepting(_ what: @autoclosure () -> String) -> Bool {
         if hints.life.load(ordering: .relaxed) == PoolHints.lifeRunning { return true }
-        if isAccepting(RuntimeThread.current) { return true }
+        if isAccepting(SchedulerThread.current) { return true }
         refuse(what())
         return false
     }
@@ -77,7 +77,7 @@ extension PoolCore {
     /// abandonAtStop()``): a member's submitters check the pool's life under that lock, so a task is either refused
     /// or counted, and no task of a serial queue's taken batch starts once its member was counted.
     func shutdown(deadline: UInt64, members: () -> [any PoolMember]) -> Leftover {
-        state.withLock { synced in
+        lock.withLock { synced in
             if case .running = synced.life { synced.life = .draining }
         }
         var pause = PoolCore.shutdownFirstPollNanoseconds
@@ -87,19 +87,14 @@ extension PoolCore {
         var leftover = Leftover(tasksNotRun: 0, busyThreads: 0)
         // Every run queue is closed: a unit pushed from now on is refused (and counted), never stranded.
         var dropped: [PoolUnit] = []
-        let (wake, monitorAsleep) = state.withLock { synced -> ([PoolWorker], Bool) in
+        let (wake, monitorAsleep) = lock.withLock { synced -> ([PoolWorker], Bool) in
             synced.stop()
             for index in 0..<shardCount { leftover.tasksNotRun += shards[index].close(into: &dropped) }
             for index in 0..<slotBound.load(ordering: .relaxed) {
                 leftover.tasksNotRun += slots[index].close(into: &dropped)
             }
             leftover.busyThreads = busyWorkers()
-            let wake = synced.idle
-            synced.idle.removeAll()
-            for worker in wake {
-                worker.parker.store(1)
-                synced.running += 1
-            }
+            let wake = synced.wakeEveryIdleWorker()
             let monitorAsleep = synced.monitor == .sleeping
             if monitorAsleep { synced.monitor = .running }
             monitorWord.store(1)
@@ -113,7 +108,7 @@ extension PoolCore {
         // running a task are left to exit (detached) when it returns.
         pause = PoolCore.shutdownFirstPollNanoseconds
         while true {
-            let (joinable, done) = state.withLock { synced -> ([pthread_t], Bool) in
+            let (joinable, done) = lock.withLock { synced -> ([pthread_t], Bool) in
                 let remaining = synced.threads + (synced.monitor == .notStarted ? 0 : 1)
                 let done = remaining == 0 || (remaining <= busyWorkers() && cthr_clock_now_ns() >= deadline)
                 return (synced.takeExited(done: done), done)

@@ -17,7 +17,7 @@ extension PoolCore {
     /// The pool's counters now (``WorkerPoolStatistics``).
     func snapshot() -> WorkerPoolStatistics {
         // The counters first, so that the snapshot's own acquisition is not in them.
-        let acquisitions = Int(state.acquisitions.load(ordering: .relaxed))
+        let acquisitions = Int(lock.acquisitions.load(ordering: .relaxed))
         var local: UInt64 = 0
         var steals: UInt64 = 0
         for index in 0..<slotBound.load(ordering: .acquiring) {
@@ -25,7 +25,7 @@ extension PoolCore {
             steals &+= slots[index].steals.load(ordering: .relaxed)
         }
         let submitted = Int(truncatingIfNeeded: submittedTotal())
-        return state.withLock { synced in
+        return lock.withLock { synced in
             WorkerPoolStatistics(
                 label: label,
                 threads: synced.threads,
@@ -49,6 +49,6 @@ extension PoolCore {
     }
 
     func resetPeak() {
-        state.withLock { $0.peakThreads = $0.threads }
+        lock.withLock { $0.peakThreads = $0.threads }
     }
 }

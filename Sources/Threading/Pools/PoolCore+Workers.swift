@@ -27,10 +27,10 @@ extension PoolCore {
             // spawn) picks them up. Never spawn again from here: a refusing system would make that loop.
             Unmanaged<PoolWorker>.fromOpaque(context).release()
             spawnRefusals.add(1, ordering: .relaxed)
-            let remaining = state.withLock { synced in
+            let remaining = lock.withLock { synced in
                 synced.threads -= 1
                 synced.running -= 1
-                if isBlocking { spinning.subtract(1, ordering: .sequentiallyConsistent) }  // it was counted searching
+                if isBlocking { searching.stop() }  // it was counted searching
                 _ = dispatch(&synced, allowSpawn: false)
                 return synced.threads
             }
@@ -131,10 +131,10 @@ extension PoolCore {
     }
 
     func workerMain(_ worker: PoolWorker) {
-        let context = RuntimeThread.current
+        let context = SchedulerThread.current
         context.pointee.worker = Unmanaged.passUnretained(worker)
         BlockingHook.install(worker)
-        let slot = state.withLock { synced in
+        let slot = lock.withLock { synced in
             if let given = synced.freeSlots.popLast() { return given }
             // The next slot never made (threads <= maxThreads = slots): made here, then published by `slotBound`.
             let slot = slotBound.load(ordering: .relaxed)
@@ -152,8 +152,8 @@ extension PoolCore {
         observation.attach(worker)
         // Whether the worker just came out of spinning with work found: submitters skipped the wake-up because it
         // spun, so once it took its unit, it passes the wake-up on if more work waits.
-        var searching = false
-        // A blocking pool's worker counts in `spinning` while it searches: from its start or wake-up, and from the
+        var foundBySpinning = false
+        // A blocking pool's worker counts in `searching` while it searches: from its start or wake-up, and from the
         // end of each unit, until it takes a unit or is back on the idle list (see `PoolCore+Blocking.swift`).
         var counted = isBlocking
         // A blocking pool's worker: when its last unit started, and whether it was short (see `shortCallNanoseconds`;
@@ -166,12 +166,12 @@ extension PoolCore {
                     // As for a spinner below: a submitter that saw this worker counted pushed before the decrement.
                     // Passed on only for units no other searcher covers (see `passBlockingWakeUpOn`).
                     counted = false
-                    spinning.subtract(1, ordering: .sequentiallyConsistent)
+                    searching.stop()
                     passBlockingWakeUpOn()
-                } else if searching {
+                } else if foundBySpinning {
                     // Sequentially consistent: a submitter that saw this worker spinning pushed before it stopped,
                     // so its unit is seen here.
-                    searching = false
+                    foundBySpinning = false
                     if hasWork() { notify() }
                 }
                 if isBlocking { unitStarted = cthr_clock_now_ns() }
@@ -188,7 +188,7 @@ extension PoolCore {
                     worker.finishedEarly = false
                 } else {
                     local.completed.wrappingAdd(1, ordering: .sequentiallyConsistent)
-                    if isBlocking { spinning.add(1, ordering: .sequentiallyConsistent) }
+                    if isBlocking { searching.start() }
                 }
                 counted = isBlocking
                 if isBlocking {
@@ -201,28 +201,25 @@ extension PoolCore {
                 // the last one returned is taken without a wake-up; on busy cores it parks at once (see
                 // `spinForWork`), so it takes no turns from the threads that feed the pool. After a long call it
                 // parks at once: the caller's next call is not imminent, and any other call wakes an idle worker
-                // (measured in the example server, 64 clients each keeping one 2 ms call in flight on 2 busy cores:
-                // the searches after each call took a third of the pool's CPU, CPU the event loops wanted). The rule
-                // holds across a park: a worker woken for a unit that another searcher took first searches only if
-                // its last call was short. After a long one it parks again at once, as a thread of `NIOThreadPool`
-                // woken for nothing waits again (the same server: a search after each such wake-up was a
-                // `sched_yield` and a context switch for every tenth call); after a short one the next short call
-                // is likely imminent (`bench actors`, offload with 2 tasks: half its lead over `NIOThreadPool` went
-                // when no woken worker searched).
+                // (searches after long calls take CPU from the threads that feed the pool). The rule holds across a
+                // park: a worker woken for a unit that another searcher took first searches only if its last call
+                // was short. After a long one it parks again at once, as a thread of `NIOThreadPool` woken for
+                // nothing waits again (a search there is a `sched_yield` and a context switch); after a short one
+                // the next short call is likely imminent (`bench actors`' offload case shows it).
                 if counted && searchAfterUnit && spinForWork() { continue }
                 guard let woken = park(worker, context, counted: counted) else { return }
                 counted = woken
                 continue
             }
             // Spin a little (yielding the CPU) before parking: work submitted meanwhile is taken without a wake-up.
-            spinning.add(1, ordering: .sequentiallyConsistent)
+            searching.start()
             let found = spinForWork()
-            spinning.subtract(1, ordering: .sequentiallyConsistent)
+            searching.stop()
             if found {
-                searching = true
+                foundBySpinning = true
                 continue
             }
-            searching = false
+            foundBySpinning = false
             if park(worker, context) == nil { return }
         }
     }
@@ -282,14 +279,14 @@ extension PoolCore {
     /// workers take turns, and none idles for the timeout while the pool is loaded (see `PoolCore+Blocking.swift`).
     func park(_ worker: PoolWorker, _ context: ThreadContext, counted: Bool = false) -> Bool? {
         enum Step { case exit, resume, sleep }
-        let step = state.withLock { synced -> Step in
+        let step = lock.withLock { synced -> Step in
             synced.running -= 1
-            if counted { spinning.subtract(1, ordering: .sequentiallyConsistent) }
+            if counted { searching.stop() }
             if synced.life.isStopped {
                 retire(worker, &synced)
                 return .exit
             }
-            worker.parker.store(0)
+            worker.parker.store(.parked)
             if isBlocking { synced.idle.insert(worker, at: 0) } else { synced.idle.append(worker) }
             // Published before the look for work, against a submitter that pushed and then read the hints before
             // they changed (both sides sequentially consistent: either it sees this worker idle and wakes it, or
@@ -312,18 +309,18 @@ extension PoolCore {
             break
         }
         let deadline = cthr_clock_deadline_after(PoolCore.idleTimeoutNanoseconds)
-        while worker.parker.load() == 0 {
-            if !worker.parker.wait(expected: 0, deadline: deadline) { break }
+        while worker.parker.load() == .parked {
+            if !worker.parker.waitWhileParked(deadline: deadline) { break }
         }
         // Woken: the waker took it off the idle list and gave it a running slot, under the pool lock, before it
         // stored the value (a release store, read here with an acquire load): nothing is left to do under the lock,
-        // but for a CPU pool's worker woken for work, which leaves the `wokenPending` count under it.
+        // but for a CPU pool's worker woken for work, which leaves the `wokenForWork` count under it.
         let wokenValue = worker.parker.load()
-        if wokenValue != 0 && wokenValue != PoolCore.wokenForWork { return wokenValue == PoolCore.wokenSearching }
-        let woken: Bool? = state.withLock { synced in
+        if wokenValue != .parked && wokenValue != .forWork { return wokenValue == .searching }
+        let woken: Bool? = lock.withLock { synced in
             let value = worker.parker.load()
-            if value == PoolCore.wokenForWork { wokenPending.subtract(1, ordering: .relaxed) }
-            if value != 0 { return value == PoolCore.wokenSearching }
+            if value == .forWork { synced.wokenForWork -= 1 }
+            if value != .parked { return value == .searching }
             if let index = synced.idle.firstIndex(where: { $0 === worker }) {
                 synced.idle.remove(at: index)
             }
@@ -346,7 +343,7 @@ extension PoolCore {
 
     /// The worker's thread leaves the pool (inside a lock section). Its local queue is empty: only it pushes there,
     /// and it leaves only when it found no work.
-    func retire(_ worker: PoolWorker, _ synced: inout PoolSynced) {
+    func retire(_ worker: PoolWorker, _ synced: inout PoolState) {
         synced.threads -= 1
         synced.freeSlots.append(worker.slot)
         observation.detach(worker)

@@ -67,10 +67,10 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
 
     /// The pool's lock, the state it guards (threads, idle workers, life, monitor, saturation) and the hints
     /// derived from that state for the lock-free paths.
-    let state: PoolState
-    /// `state`'s hints, held here too: the submission path reads them on every unit, and a read through `state`
-    /// touches the cache line of its acquisition counter, which every lock section writes (that miss cost a
-    /// concurrent queue's `bench pool-async` 5% to 15%).
+    let lock: PoolLock
+    /// `lock`'s hints, held here too: the submission path reads them on every unit, and a read through `lock`
+    /// touches the cache line of its acquisition counter, which every lock section writes (a miss that shows in a
+    /// concurrent queue's `bench pool-async`).
     let hints: PoolHints
     /// The futex word the monitor sleeps on while no work is pending (``MonitorState/sleeping``).
     let monitorWord = FutexWord.allocate()
@@ -83,16 +83,9 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     /// (see `workerMain`). Go's scheduler draws the same line at about this length: a system call that outlasts
     /// 20 µs gives its processor away.
     static let shortCallNanoseconds: UInt64 = 50_000
-    /// Workers spinning for work before they park (they take pending work themselves, so nobody wakes them).
-    let spinning = Atomic<Int>(0)
-    /// A CPU pool's workers woken for work (``wokenForWork``) that have not yet left their park: each will look for
-    /// work, so it covers one queued unit, as a spinning worker does (changed under the pool lock). A blocking pool
-    /// counts its woken workers in `spinning` instead.
-    let wokenPending = Atomic<Int>(0)
-    /// The parker value of a CPU pool's worker woken for queued work (counted in `wokenPending` by its waker until
-    /// it leaves its park): the monitor's tick and later submissions do not wake a second worker for the unit it
-    /// will take, however long the scheduler keeps it from running.
-    static let wokenForWork: UInt32 = 3
+    /// Workers that look for work without being woken (a CPU pool's spinners, a blocking pool's searchers): see
+    /// `PoolIdle.swift`.
+    let searching = PoolSearchers()
 
     /// Wake-ups of parked workers (statistics).
     let wakeUps = Atomic<UInt64>(0)
@@ -137,8 +130,8 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
         self.shardCount = shardCount
         shardMask = shardCount - 1
         slots = PoolSlots(capacity: maxThreads)
-        state = PoolState(cores: cores, reserving: Swift.min(maxThreads, 64))
-        hints = state.hints
+        lock = PoolLock(cores: cores, reserving: Swift.min(maxThreads, 64))
+        hints = lock.hints
         // fork(): the child gets empty pools and none of the parent's units (see `ForkRegistry`).
         ForkRegistry.register(self, as: .pool)
         RuntimeRegistry.register(self)
@@ -180,7 +173,7 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     }
 
     /// Pool threads alive now.
-    var liveThreads: Int { state.withLock { $0.threads } }
+    var liveThreads: Int { lock.withLock { $0.threads } }
 
     /// Workers parked now (read without the lock; a hint).
     var parkedWorkers: Int { hints.idle.load(ordering: .relaxed) }
@@ -228,7 +221,7 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     ///
     /// - Returns: Whether the pool took the unit.
     func trySchedule(_ unit: PoolUnit, lane: Int, yielding: Bool = false) -> Bool {
-        let context = RuntimeThread.current
+        let context = SchedulerThread.current
         if let worker = context.pointee.worker?.takeUnretainedValue(), worker.poolCore === self, !worker.blocked,
             let local = worker.local
         {
@@ -301,7 +294,7 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
         case .displaced:
             notify()
         case .overflow(let unit, let lane, let submittedAt):
-            scheduleShared(unit, lane: lane, counted: false, submittedAt: submittedAt, RuntimeThread.current)
+            scheduleShared(unit, lane: lane, counted: false, submittedAt: submittedAt, SchedulerThread.current)
         }
     }
 
@@ -311,7 +304,7 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     func notify() {
         if isBlocking { return notifyBlocking() }
         if hints.monitor.load(ordering: .sequentiallyConsistent) != MonitorState.running.hint
-            || (spinning.load(ordering: .sequentiallyConsistent) == 0
+            || (searching.current == 0
                 && (hints.idle.load(ordering: .sequentiallyConsistent) > 0
                     || hints.running.load(ordering: .sequentiallyConsistent)
                         < hints.limit.load(ordering: .sequentiallyConsistent)))
@@ -327,17 +320,14 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
         var startMonitor = false
         var wakeMonitor = false
         var spawnCount = 0
-        state.withLock { synced in
+        lock.withLock { synced in
             if isBlocking {
                 // A worker for each unit that no searching worker will take (see `PoolCore+Blocking.swift`).
                 if !synced.life.isStopped { (wake, spawnCount) = dispatchBlocking(&synced) }
-            } else if !synced.life.isStopped && spinning.load(ordering: .sequentiallyConsistent) == 0
-                && synced.running < synced.limit && pendingTotal() > wokenPending.load(ordering: .relaxed)
+            } else if !synced.life.isStopped && searching.current == 0
+                && synced.running < synced.limit && pendingTotal() > synced.wokenForWork
             {
-                if let worker = synced.idle.popLast() {
-                    worker.parker.store(PoolCore.wokenForWork)
-                    wokenPending.add(1, ordering: .relaxed)
-                    synced.running += 1
+                if let worker = synced.wakeIdleWorker(.forWork) {
                     wake = worker
                 } else if synced.threads < maxThreads {
                     synced.addThread()
@@ -369,22 +359,16 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     /// Wakes idle workers or makes room for new ones while slots are free and units wait that no spinning worker
     /// will take (`pending`: the units to count, by default those queued); a blocking pool makes a thread only while
     /// more units are in flight than it has threads (see `PoolCore+Blocking.swift`). Returns how many threads to
-    /// create once the lock is released. Inside a ``PoolState/withLock(_:)`` section.
-    func dispatch(_ synced: inout PoolSynced, allowSpawn: Bool, pending: Int? = nil) -> Int {
+    /// create once the lock is released. Inside a ``PoolLock/withLock(_:)`` section.
+    func dispatch(_ synced: inout PoolState, allowSpawn: Bool, pending: Int? = nil) -> Int {
         var budget =
-            (pending ?? pendingTotal()) - spinning.load(ordering: .sequentiallyConsistent)
-            - wokenPending.load(ordering: .relaxed)
+            (pending ?? pendingTotal()) - searching.current
+            - synced.wokenForWork
         var spawnCount = 0
         while synced.running < synced.limit && budget > 0 {
-            if let worker = synced.idle.popLast() {
+            if let worker = synced.wakeIdleWorker(isBlocking ? .searching : .forWork) {
                 // A blocking pool's woken worker counts as searching until it takes a unit (`PoolCore+Blocking.swift`).
-                worker.parker.store(isBlocking ? PoolCore.wokenSearching : PoolCore.wokenForWork)
-                if isBlocking {
-                    spinning.add(1, ordering: .sequentiallyConsistent)
-                } else {
-                    wokenPending.add(1, ordering: .relaxed)
-                }
-                synced.running += 1
+                if isBlocking { searching.start() }
                 wakeUps.wrappingAdd(1, ordering: .relaxed)
                 worker.parker.wake()
             } else if allowSpawn && synced.threads < maxThreads
@@ -392,7 +376,7 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
             {
                 synced.addThread()
                 spawnCount += 1
-                if isBlocking { spinning.add(1, ordering: .sequentiallyConsistent) }  // so does a new one
+                if isBlocking { searching.start() }  // so does a new one
             } else {
                 break
             }

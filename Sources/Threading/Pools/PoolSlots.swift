@@ -10,9 +10,8 @@
 ///
 /// **Why borrowed reads.** Idle workers scan every shard and every slot's hints in a loop (``PoolCore/hasWork()``,
 /// `findWork`, `steal`). Read through a strong reference, each look is a `swift_retain` and a `swift_release` on the
-/// run queue: atomic writes to the one cache line that the queue's owner and its producers write too. On 16 cores
-/// that traffic was 56% of the samples of a concurrent queue's `bench pool-async` run, and reading borrowed made
-/// it 11% to 25% faster with 4 to 16 producers (it does not show on 2 cores). ``borrow(_:_:)`` hands the queue to
+/// run queue: atomic writes to the one cache line that the queue's owner and its producers write too, which on many
+/// cores dominates a concurrent queue's `bench pool-async` profile. ``borrow(_:_:)`` hands the queue to
 /// its body at +0 (the table holds the reference), so a scan touches only the hints it reads.
 ///
 /// `@unchecked Sendable`: an entry is written once, before its publication, and only read afterwards.

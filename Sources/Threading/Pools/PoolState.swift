@@ -55,14 +55,14 @@ enum SaturationState {
     case clear
     /// Saturated since this `CLOCK_MONOTONIC` time, not yet for the grace period.
     case since(UInt64)
-    /// Saturated for longer than the grace period: counted in ``PoolSynced/saturations``.
+    /// Saturated for longer than the grace period: counted in ``PoolState/saturations``.
     case counted
 }
 
-/// Everything of a pool that its lock guards: reached only through ``PoolState/withLock(_:)`` (or, across
+/// Everything of a pool that its lock guards: reached only through ``PoolLock/withLock(_:)`` (or, across
 /// `fork()`, through the fork handlers that hold the lock), so no field of it is ever read or written without the
 /// lock, and the hints the lock-free paths read are derived from it in one place (``PoolHints/publish(from:)``).
-struct PoolSynced {
+struct PoolState {
     /// The pool's thread count without extra slots (`cores` of ``PoolCore``).
     let cores: Int
     /// Pool threads alive.
@@ -77,6 +77,11 @@ struct PoolSynced {
     var peakThreads = 0
     /// Parked workers, the most recently parked last.
     var idle: [PoolWorker] = []
+    /// A CPU pool's workers woken for work (``WorkerWake/forWork``) that have not yet left their park: each will look
+    /// for work, so it covers one queued unit, as a searching worker does, and the monitor's tick and later
+    /// submissions wake no second worker for it however long the scheduler keeps it from running. A blocking pool
+    /// counts its woken workers in ``PoolSearchers`` instead (see `PoolIdle.swift`).
+    var wokenForWork = 0
     /// Slots a thread held and gave back; a thread takes one of these first, else the next slot never made
     /// (``PoolCore/slotBound``), so the made slots stay the prefix `0..<slotBound`.
     var freeSlots: [Int] = []
@@ -142,16 +147,16 @@ struct PoolSynced {
 }
 
 /// The hints the pool's lock-free paths read (submission, parking, shutdown checks): each one a function of
-/// ``PoolSynced``, stored by ``publish(from:)`` only. Sequentially consistent: a submitter pushes, then reads them;
+/// ``PoolState``, stored by ``publish(from:)`` only. Sequentially consistent: a submitter pushes, then reads them;
 /// a worker that parks publishes, then looks for work (see ``PoolCore/park(_:_:)``).
 final class PoolHints: Sendable {
     static let lifeRunning = 0
     static let lifeDraining = 1
     static let lifeStopped = 2
 
-    /// ``PoolSynced/running``.
+    /// ``PoolState/running``.
     let running = Atomic<Int>(0)
-    /// ``PoolSynced/limit``.
+    /// ``PoolState/limit``.
     let limit: Atomic<Int>
     /// The number of parked workers.
     let idle = Atomic<Int>(0)
@@ -165,7 +170,7 @@ final class PoolHints: Sendable {
     /// Stores every hint that differs from `synced` (lock held). Called when a lock section ends, and inside one
     /// where a check must see its own change published first (a parking worker, the monitor going to sleep).
     @inline(__always)
-    func publish(from synced: borrowing PoolSynced) {
+    func publish(from synced: borrowing PoolState) {
         store(running, synced.running)
         store(idle, synced.idle.count)
         store(limit, synced.limit)
@@ -179,20 +184,20 @@ final class PoolHints: Sendable {
     }
 }
 
-/// A pool's lock with the state it guards (``PoolSynced``) in the same object, and the hints derived from it:
+/// A pool's lock with the state it guards (``PoolState``) in the same object, and the hints derived from it:
 /// the only way to the state is ``withLock(_:)``.
-final class PoolState: @unchecked Sendable {
+final class PoolLock: @unchecked Sendable {
     private let lock = RuntimeLock()
     /// The guarded state, in memory of its own (the fork handlers reach it through a pointer while they hold the
     /// lock across `fork()`; see ``PoolCore/forkChild(_:)``).
-    private let synced: UnsafeMutablePointer<PoolSynced>
+    private let synced: UnsafeMutablePointer<PoolState>
     let hints: PoolHints
     /// Times the lock was taken (statistics: the task path takes it only to wake or park).
     let acquisitions = Atomic<UInt64>(0)
 
     init(cores: Int, reserving: Int) {
         synced = .allocate(capacity: 1)
-        synced.initialize(to: PoolSynced(cores: cores, reserving: reserving))
+        synced.initialize(to: PoolState(cores: cores, reserving: reserving))
         hints = PoolHints(limit: cores)
     }
 
@@ -203,7 +208,7 @@ final class PoolState: @unchecked Sendable {
 
     /// Runs `body` with the state, under the lock; then publishes the hints and unlocks.
     @inline(__always)
-    func withLock<Result>(_ body: (inout PoolSynced) throws -> Result) rethrows -> Result {
+    func withLock<Result>(_ body: (inout PoolState) throws -> Result) rethrows -> Result {
         lock.lock()
         acquisitions.wrappingAdd(1, ordering: .relaxed)
         defer {
@@ -217,13 +222,13 @@ final class PoolState: @unchecked Sendable {
 
     /// The prepare handler takes the lock and keeps it across `fork()` (see ``PoolCore/forkPrepare()``); the state,
     /// for the fork handlers only, while they hold it.
-    func lockForFork() -> UnsafeMutablePointer<PoolSynced> {
+    func lockForFork() -> UnsafeMutablePointer<PoolState> {
         lock.lock()
         return synced
     }
 
     /// The state, for the parent and child fork handlers, which hold the lock the prepare handler took.
-    var heldAcrossFork: UnsafeMutablePointer<PoolSynced> { synced }
+    var heldAcrossFork: UnsafeMutablePointer<PoolState> { synced }
 
     /// Publishes the hints and releases the lock the prepare handler took (parent and child handlers).
     func unlockAfterFork() {

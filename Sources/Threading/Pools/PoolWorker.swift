@@ -24,8 +24,8 @@ enum PoolUnit {
 final class PoolWorker: BlockingObserver, @unchecked Sendable {
     /// The pool this thread belongs to (a worker keeps its pool alive while its thread runs).
     let poolCore: PoolCore
-    /// 0 = parked or about to park, 1 = woken (a waker took it off the idle list and gave it a running slot).
-    let parker = FutexWord.allocate()
+    /// Why the worker was woken, or that it is parked (see ``WorkerWake``).
+    let parker = WorkerParker()
     /// The worker's slot in the pool, and the slot's local run queue (set when the thread starts).
     var slot = -1
     var local: PoolRunQueue?

@@ -48,7 +48,7 @@ extension WorkerPool {
         let poolCore = self.poolCore
         let lane = QoS(taskPriority: Task.currentPriority).rawValue
         return try await AsyncResumeOnce.run(body, finishing: PoolCore.unitIsFinishing) { work in
-            poolCore.isAccepting(RuntimeThread.current)
+            poolCore.isAccepting(SchedulerThread.current)
                 && poolCore.trySchedule(.job(work, origin: UnitOrigin(.run, fileID: fileID, line: line)), lane: lane)
         }
     }

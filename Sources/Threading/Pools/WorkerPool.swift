@@ -215,7 +215,7 @@ public final class WorkerPool: Sendable {
         if poolCore.isProcessWide {
             threadingFatal("Threading: WorkerPool '\(label)'.\(operation): the process-wide pools are never shut down")
         }
-        if RuntimeThread.current.pointee.worker?.takeUnretainedValue().poolCore === poolCore {
+        if SchedulerThread.current.pointee.worker?.takeUnretainedValue().poolCore === poolCore {
             threadingFatal(
                 "Threading: WorkerPool '\(label)'.\(operation) called from a thread of the pool itself, which would "
                     + "wait for its own task to end; call it from another thread"

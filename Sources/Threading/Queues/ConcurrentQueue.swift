@@ -140,7 +140,7 @@ public final class ConcurrentQueue: WorkQueue {
 
     @usableFromInline
     func _syncVoid(barrier: Bool, _ work: () -> Void) {
-        let context = RuntimeThread.current
+        let context = SchedulerThread.current
         if !barrier, let stripe = core.enterStriped() {
             context.push(core, exclusive: false, entry: true)
             defer {

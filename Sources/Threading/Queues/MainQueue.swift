@@ -55,7 +55,7 @@ public final class MainQueue: WorkQueue {
     public func sync<Result, Failure: Error>(execute work: () throws(Failure) -> Result) throws(Failure) -> Result {
         var result: Result?
         var failure: Failure?
-        let context = RuntimeThread.current
+        let context = SchedulerThread.current
         core.syncFast(context, eligible: context.pointee.isMainThread) {
             do throws(Failure) { result = try work() } catch { failure = error }
         }
@@ -119,7 +119,7 @@ public final class MainQueue: WorkQueue {
     }
 
     private static func mainContext(_ call: String) -> ThreadContext {
-        let context = RuntimeThread.current
+        let context = SchedulerThread.current
         require(context.pointee.isMainThread, "\(call) must be called on the main thread")
         return context
     }

@@ -18,7 +18,7 @@ public final class QueueKey<Value: Sendable>: Sendable {
     /// The value for this key in the current execution context: on the current queue, else on its targets;
     /// nil outside any queue or when no queue on the chain has a value.
     public var current: Value? {
-        guard let queue = RuntimeThread.current.currentQueue else { return nil }
+        guard let queue = SchedulerThread.current.currentQueue else { return nil }
         return (queue.lookupSpecific(ObjectIdentifier(self)) as? QueueSpecificBox<Value>)?.value
     }
 }

@@ -87,7 +87,7 @@ public final class QueueTimer: Sendable {
     ) -> QueueTimer? {
         let core = queue.queueCore
         let step = QueueTimer.step(interval)
-        guard core.poolCore.isAccepting(RuntimeThread.current) else { return nil }
+        guard core.poolCore.isAccepting(SchedulerThread.current) else { return nil }
         return QueueTimer(entry: schedule(core, delay, step, handler))
     }
 

@@ -109,7 +109,7 @@ public final class SerialQueue: WorkQueue {
 
     @usableFromInline
     func _syncVoid(_ work: () -> Void) {
-        core.syncFast(RuntimeThread.current, eligible: core.target == nil, work)
+        core.syncFast(SchedulerThread.current, eligible: core.target == nil, work)
     }
 
     /// As ``sync(execute:)`` (the flags change nothing on a serial queue).

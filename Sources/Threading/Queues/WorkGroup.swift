@@ -131,7 +131,7 @@ public final class WorkGroup: @unchecked Sendable {
     /// Traps if the calling thread is running a task of this group, or holds (as a serial queue's task, or a barrier)
     /// a queue on whose path a task of this group waits unstarted (see ``wait(timeout:)``). Slow path only.
     private func diagnoseWaitFromOwnTask() {
-        let context = RuntimeThread.current
+        let context = SchedulerThread.current
         if context.isRunning(self) {
             diagnoseWaitDeadlock(
                 "\(diagnosticName).wait()",
@@ -205,7 +205,7 @@ public final class WorkGroup: @unchecked Sendable {
     /// Runs `work`, a task of `group`, with the group recorded as what the calling thread runs (for
     /// ``MainThreadWait`` and the diagnosis of a wait for the group from its own task, see ``RunningEntry``).
     static func running(_ group: WorkGroup, _ work: () -> Void) {
-        RuntimeThread.running(.group(Unmanaged.passUnretained(group)), work)
+        SchedulerThread.running(.group(Unmanaged.passUnretained(group)), work)
     }
 
     /// Submits `work` to `queue` once the count is zero (at once if it is zero now).

@@ -72,9 +72,9 @@ public final class WorkItem: @unchecked Sendable {
         body = nil
         lock.unlock()
         // A pool worker publishes where the item came from while it runs (the reports read it).
-        let worker = RuntimeThread.current.pointee.worker
+        let worker = SchedulerThread.current.pointee.worker
         worker?._withUnsafeGuaranteedRef { $0.activity.publish(origin) }
-        RuntimeThread.running(.item(Unmanaged.passUnretained(self)), work)
+        SchedulerThread.running(.item(Unmanaged.passUnretained(self)), work)
         worker?._withUnsafeGuaranteedRef { $0.activity.publish(.none) }
         finish()
     }
@@ -117,7 +117,7 @@ public final class WorkItem: @unchecked Sendable {
     public func wait(timeout: Duration? = nil) -> Bool {
         if done.isFlagSet { return true }
         if timeout == nil {
-            let context = RuntimeThread.current
+            let context = SchedulerThread.current
             if context.isRunning(self) {
                 diagnoseWaitDeadlock(
                     "\(diagnosticName).wait()",

@@ -157,7 +157,7 @@ extension WorkQueue {
     /// - Returns: True when the work was scheduled; false when the queue's pool was shut down.
     public func tryAsyncAfter(delay: Duration, _ work: @escaping @Sendable () -> Void) -> Bool {
         let core = queueCore
-        guard core.poolCore.isAccepting(RuntimeThread.current) else { return false }
+        guard core.poolCore.isAccepting(SchedulerThread.current) else { return false }
         schedule(core, monotonicDeadline(after: delay), work)
         return true
     }

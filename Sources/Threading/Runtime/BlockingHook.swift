@@ -16,28 +16,19 @@ class BlockingObserver: @unchecked Sendable {
     func didUnblock() {}
 }
 
-/// The calling thread's ``BlockingObserver``, if any, in a thread-specific slot of its own: a thread that is not a
-/// pool worker pays one thread-local load per blocking wait, and nothing else.
+/// The calling thread's ``BlockingObserver``, if any, in the thread's record (``ThreadRecord/blockingObserver``): a
+/// thread that is not a pool worker pays one thread-local load per blocking wait, and nothing else (a thread without
+/// a record gets none made).
 enum BlockingHook {
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let code = cthr_tsd_create(&key, nil)
-        require(code == 0, "cthr_tsd_create failed for the blocking hook: \(code)")
-        return key
-    }()
-
     /// Makes `observer` the calling thread's (nil: none). The caller keeps it alive while it is installed.
     static func install(_ observer: BlockingObserver?) {
-        let raw = observer.map { Unmanaged.passUnretained($0).toOpaque() }
-        let code = cthr_tsd_set(key, raw)
-        require(code == 0, "cthr_tsd_set failed for the blocking hook: \(code)")
+        RuntimeThread.current.pointee.blockingObserver = observer.map { Unmanaged.passUnretained($0) }
     }
 
     /// The calling thread's observer, or nil.
     @inline(__always)
     static var current: BlockingObserver? {
-        guard let raw = cthr_tsd_get(key) else { return nil }
-        return Unmanaged<BlockingObserver>.fromOpaque(raw).takeUnretainedValue()
+        RuntimeThread.existing?.pointee.blockingObserver?.takeUnretainedValue()
     }
 
     /// Runs `body`, a call that blocks, announced to the calling thread's observer before and after.

@@ -132,7 +132,7 @@ enum ForkRegistry {
     private static func prepare() {
         // What the child handler reads, made here (see above): the lazy globals and the forking thread's state.
         _ = epoch.load(ordering: .relaxed)
-        _ = RuntimeThread.current
+        _ = SchedulerThread.current
         lock.lock()
         var queues: [any ForkParticipant] = []
         var jobQueues: [any ForkParticipant] = []
@@ -169,7 +169,7 @@ enum ForkRegistry {
 
     private static func child() {
         epoch.add(1, ordering: .relaxed)
-        let forking = RuntimeThread.current
+        let forking = SchedulerThread.current
         var index = 0
         while index < preparedPools.count {
             preparedPools[index].forkChild(forking)

@@ -68,3 +68,22 @@ func require(
 ) {
     if _slowPath(!condition) { threadingFatal(message(), file: file, line: line) }
 }
+
+/// The address of `object`, as an identity that is never dereferenced (what a worker runs, ``WorkerActivity/subject``;
+/// the queues a waiting thread holds, ``HeldQueues``).
+@inline(__always)
+func objectAddress(_ object: AnyObject) -> UInt {
+    UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque())
+}
+
+/// `1.5 s`, `250 ms`, `40 µs`, `300 ns`: a duration for a report.
+func formatDuration(_ nanoseconds: UInt64) -> String {
+    if nanoseconds >= 10_000_000_000 { return "\(nanoseconds / 1_000_000_000) s" }
+    if nanoseconds >= 1_000_000_000 {
+        let tenths = nanoseconds / 100_000_000
+        return "\(tenths / 10).\(tenths % 10) s"
+    }
+    if nanoseconds >= 1_000_000 { return "\(nanoseconds / 1_000_000) ms" }
+    if nanoseconds >= 1_000 { return "\(nanoseconds / 1_000) µs" }
+    return "\(nanoseconds) ns"
+}

@@ -136,7 +136,7 @@ import Testing
                 ]
                 for (priority, name, lane) in cases {
                     let seen = await Task.detached(priority: priority) { () -> String? in
-                        RuntimeThread.current.pointee.worker?.takeUnretainedValue().activity.origin.description
+                        SchedulerThread.current.pointee.worker?.takeUnretainedValue().activity.origin.description
                     }.value
                     guard let seen, seen.contains("a Swift task of priority \(name) ") else {
                         return "a task of priority \(name) ran as \(seen ?? "nothing")"

@@ -10,7 +10,7 @@ import Testing
 
 /// The dump finds wait cycles, each built in a child process (whose threads stay deadlocked until it exits).
 ///
-/// The cycles come from the wait registry (`Observability/Waits/`): these tests are disabled while this branch builds
+/// The cycles come from the wait registry (`Runtime/Waits/`): these tests are disabled while this branch builds
 /// against its stand-in (`WaitsInterfaceStub.swift`), which finds none; they are enabled when the two are merged.
 @Suite
 struct DumpCycleTests {

@@ -96,7 +96,7 @@ final class BlockingObserver: RuntimeObserver {
             guard blockingCall({ firstDone.wait(timeout: .seconds(8)) }) else { exit(11) }
             // The monitor gives the extra slots back (it sleeps once nothing is pending), and the extra threads
             // leave after their idle timeout (2 s).
-            guard waitUntil(seconds: 5, { pool.poolCore.state.withLock { $0.extraSlots } == 0 }) else {
+            guard waitUntil(seconds: 5, { pool.poolCore.lock.withLock { $0.extraSlots } == 0 }) else {
                 exit(12)
             }
             guard waitUntil(seconds: 6, { pool.statistics.threads <= 2 }) else { exit(22) }

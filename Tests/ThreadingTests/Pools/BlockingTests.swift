@@ -215,10 +215,10 @@ import Testing
             #expect(value == call)
         }
         let settled = await suspendUntil(seconds: 10) {
-            core.completedTotal() == 200 && core.spinning.load(ordering: .sequentiallyConsistent) == 0
+            core.completedTotal() == 200 && core.searching.current == 0
                 && pool.statistics.running == 0
         }
-        #expect(settled, "completed \(core.completedTotal()), searching \(core.spinning.load(ordering: .relaxed))")
+        #expect(settled, "completed \(core.completedTotal()), searching \(core.searching.current)")
         #expect(core.submittedTotal() == 200)
         #expect(poolTestShutDown(pool))
     }
@@ -266,7 +266,7 @@ import Testing
         #expect(waitUntil(seconds: 10) { core.parkedWorkers == 2 }, "parked: \(core.parkedWorkers)")
         // A searcher that covers the unit (counted as a woken or finishing worker is), then the unit, queued in a
         // shard as a submitter that saw that searcher leaves it: without a wake-up.
-        core.spinning.add(1, ordering: .sequentiallyConsistent)
+        core.searching.start()
         let ran = Atomic<Bool>(false)
         let pushed = core.shards.borrow(0) { shard in
             shard.push(.job { ran.store(true, ordering: .releasing) }, lane: QoS.default.rawValue)
@@ -283,7 +283,7 @@ import Testing
         #expect(core.parkedWorkers == 2)
         #expect(!ranCovered)
         // The searcher went away without taking it: the next worker to take a unit wakes one for it.
-        core.spinning.subtract(1, ordering: .sequentiallyConsistent)
+        core.searching.stop()
         core.passBlockingWakeUpOn()
         let wakeUpsUncovered = core.wakeUps.load(ordering: .relaxed)
         #expect(wakeUpsUncovered == wakeUpsBefore + 1)

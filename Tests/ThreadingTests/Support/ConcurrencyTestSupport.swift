@@ -15,7 +15,7 @@ func blockingCall<Result>(_ body: () throws -> Result) rethrows -> Result {
 
 /// Whether the calling thread is a worker of `pool`.
 func isOnPool(_ pool: WorkerPool) -> Bool {
-    RuntimeThread.current.pointee.worker?.takeUnretainedValue().poolCore === pool.poolCore
+    SchedulerThread.current.pointee.worker?.takeUnretainedValue().poolCore === pool.poolCore
 }
 
 /// The operation did not finish before its deadline.

@@ -236,7 +236,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         if !item.isBarrier && tryReadFast(admitting: true) {
             // Dekker's pairing with the shutdown: the reader is added (a locked read-modify-write) before the pool's
             // life is read, and the shutdown moves to `draining` before it reads the readers (`pendingTaskCount`).
-            guard poolCore.isAccepting(RuntimeThread.current) else {  // the thread's context only when not running
+            guard poolCore.isAccepting(SchedulerThread.current) else {  // the thread's context only when not running
                 releaseRead()
                 return false
             }
@@ -252,7 +252,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
             return true
         }
         lock.lock()
-        guard poolCore.isAccepting(RuntimeThread.current) else {
+        guard poolCore.isAccepting(SchedulerThread.current) else {
             lock.unlock()
             return false
         }

@@ -28,7 +28,7 @@ extension QueueCore {
 
     /// Whether the calling thread's current queue is this queue or has it in its target chain.
     var isCurrent: Bool {
-        var level = RuntimeThread.current.currentQueue
+        var level = SchedulerThread.current.currentQueue
         while let current = level {
             if current === self { return true }
             level = current.target

@@ -239,7 +239,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     override func tryEnqueue(_ item: QueueItem) -> Bool {
         lock.lock()
         // Under the queue lock: the shutdown counts this queue's work under it after moving to `draining`.
-        guard poolCore.isAccepting(RuntimeThread.current) else {
+        guard poolCore.isAccepting(SchedulerThread.current) else {
             lock.unlock()
             return false
         }

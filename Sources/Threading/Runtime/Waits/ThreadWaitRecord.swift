@@ -83,18 +83,6 @@ struct HeldQueues: Equatable {
     /// Whether `queue` (an address, ``objectAddress(_:)``) is held.
     func contains(_ queue: UInt) -> Bool { queue != 0 && (innermost == queue || outer == queue) }
 
-    /// The queues the thread with `context` holds exclusively now (its own thread only).
-    init(_ context: ThreadContext) {
-        var index = context.pointee.depth
-        while index > 0 && outer == 0 {
-            index -= 1
-            let frame = context.pointee.frames[index]
-            guard frame.exclusive else { continue }
-            let address = objectAddress(frame.queue)
-            if innermost == 0 { innermost = address } else if address != innermost { outer = address }
-        }
-    }
-
     init() {}
 }
 
@@ -128,7 +116,7 @@ struct WaitObservation {
 /// A thread's wait record: the wait it is blocked in, if any, written by the thread itself on the slow path of each
 /// wait the library sees and read by snapshots.
 ///
-/// One per thread, made with the thread's context (``RuntimeThread/current``) and registered in ``ThreadRegistry``
+/// One per thread, made with the thread's record (``RuntimeThread/current``) and registered in ``ThreadRegistry``
 /// until the thread exits, so the cost is paid at thread start and exit; a wait costs two short critical sections of
 /// the record's own lock (the waiting thread and a snapshot are the only users, so it is uncontended but for a
 /// snapshot's instant). `@unchecked Sendable`: `state` is guarded by `lock`; `threadID` is immutable.
@@ -180,14 +168,14 @@ final class ThreadWaitRecord: @unchecked Sendable {
     }
 }
 
-/// Every thread that has a context (``RuntimeThread/current``): pool workers, ``PosixThread``s, the timer thread,
-/// and every thread that used a queue or waited in a wait the library sees. Registration happens when the context is
+/// Every thread that has a record (``RuntimeThread/current``): pool workers, ``PosixThread``s, the timer thread,
+/// and every thread that used a queue or waited in a wait the library sees. Registration happens when the record is
 /// made and ends when the thread exits; a snapshot reads the list under the registry's lock.
 enum ThreadRegistry {
     private static let lock = RuntimeLock()
     nonisolated(unsafe) private static var records: [ObjectIdentifier: ThreadWaitRecord] = [:]
 
-    /// Makes and registers the calling thread's record (when its context is made).
+    /// Makes and registers the calling thread's record (when its record is made).
     static func registerCurrent() -> ThreadWaitRecord {
         _ = forkHandlersInstalled
         let record = ThreadWaitRecord(threadID: cthr_thread_id())
@@ -196,7 +184,7 @@ enum ThreadRegistry {
     }
 
     /// Holds this registry's and ``NamedLockRegistry``'s locks across `fork()`, so a child never inherits one held
-    /// by a thread it does not have. The prepare handler makes the forking thread's context first (which registers
+    /// by a thread it does not have. The prepare handler makes the forking thread's record first (which registers
     /// it), so it never takes the lock it then holds. The parent's records stay in the child, where their epoch
     /// tells them apart (see ``ThreadWaitRecord/epoch``); the child handler only unlocks (it allocates nothing).
     private static let forkHandlersInstalled: Bool = {
@@ -218,7 +206,7 @@ enum ThreadRegistry {
         return code == 0
     }()
 
-    /// Removes a record (when its thread's context is freed, at thread exit).
+    /// Removes a record (when its thread's record is freed, at thread exit).
     static func unregister(_ record: ThreadWaitRecord) {
         lock.withLock { _ = records.removeValue(forKey: ObjectIdentifier(record)) }
     }
@@ -255,7 +243,7 @@ enum WaitRecording {
         on target: some WaitTarget,
         owner: Int32 = 0,
         deadline: UInt64 = .max,
-        context: ThreadContext,
+        context: RuntimeThreadRecord,
         now: UInt64 = cthr_clock_now_ns()
     ) -> WaitState? {
         refuseInReadSection(kind, on: target)
@@ -264,7 +252,7 @@ enum WaitRecording {
             target: target,
             ownerAtStart: owner,
             since: now,
-            holds: HeldQueues(context),
+            holds: context.pointee.upper.map { $0.heldQueues($0.part) } ?? HeldQueues(),
             timed: deadline != .max
         )
         let previous = context.pointee.waitRecord.begin(state)
@@ -274,7 +262,7 @@ enum WaitRecording {
 
     /// Ends the wait ``begin(_:on:owner:deadline:context:)`` recorded, restoring what it returned.
     @inline(__always)
-    static func end(_ context: ThreadContext, restoring previous: WaitState?) {
+    static func end(_ context: RuntimeThreadRecord, restoring previous: WaitState?) {
         if context.pointee.isMainThread { MainThreadWait.endWait() }
         context.pointee.waitRecord.end(restoring: previous)
     }
