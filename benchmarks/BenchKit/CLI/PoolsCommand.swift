@@ -152,9 +152,39 @@ public struct PoolAsyncCommand: ParsableCommand {
     /// The options every family shares.
     @OptionGroup public var common: CommonOptions
 
+    /// Instead of the timing table, one `COUNTERS pool-async:` line per queue of ours and thread count.
+    @Flag(
+        help: ArgumentHelp(
+            "Print the pool's units, wake-ups and lock acquisitions per async (one COUNTERS line per queue of ours "
+                + "and thread count) instead."
+        )
+    )
+    public var counters = false
+
+    /// With `--counters`: the pool's thread count (default: sized from the CPUs), e.g. 16 on a 2-CPU host to see a
+    /// many-core pool's idle workers.
+    @Option(help: "With --counters: the pool's threads (default: sized from the effective CPUs).")
+    public var poolThreads: Int?
+
     public init() {}
 
     public func run() throws {
+        if counters {
+            let seconds = common.seconds ?? 0.2
+            for threads in common.threadCounts(defaults: Self.defaultThreads) {
+                for concurrent in [true, false] {
+                    print(
+                        PoolAsync.countersLine(
+                            concurrent: concurrent,
+                            threads: threads,
+                            seconds: seconds,
+                            poolThreads: poolThreads
+                        )
+                    )
+                }
+            }
+            return
+        }
         let entries = try selectStrategies(
             PoolAsync.catalog,
             filter: common.strategies,

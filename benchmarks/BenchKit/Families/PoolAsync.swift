@@ -96,6 +96,52 @@ public enum PoolAsync {
     }
 }
 
+extension PoolAsync {
+    /// `async` from `threads` producers for `seconds` onto a `ConcurrentQueue` (`concurrent`) or a `SerialQueue` of
+    /// a pool of its own, drained, with the pool's ``WorkerPoolStatistics`` read around it, as one line:
+    /// `COUNTERS pool-async: <queue> T=<n> asyncs=<n> units_per_async=<x> wakeups_per_async=<x>
+    /// pool_locks_per_async=<x>` (pool units submitted, parked workers woken, and the pool lock's acquisitions, per
+    /// `async`). Counted in every build: these are the pool's own statistics. `poolThreads`: the pool's size
+    /// (default: from the CPUs).
+    public static func countersLine(concurrent: Bool, threads: Int, seconds: Double, poolThreads: Int? = nil) -> String
+    {
+        let pool = WorkerPool(label: "bench.async.counters", threads: poolThreads)
+        let serial = concurrent ? nil : SerialQueue(label: "bench.async.counters.serial", pool: pool)
+        let parallel = concurrent ? ConcurrentQueue(label: "bench.async.counters.concurrent", pool: pool) : nil
+        let counter = AtomicCounter()
+        let before = pool.statistics
+        let sample = runTimed(threads: threads, seconds: seconds) { _, gate in
+            var result = WorkerResult()
+            var operations = 0
+            gate.arriveAndWait()
+            repeat {
+                for _ in 0..<LatencySampler.interval {
+                    if let parallel {
+                        parallel.async { counter.increment() }
+                    } else {
+                        serial!.async { counter.increment() }
+                    }
+                }
+                operations &+= LatencySampler.interval
+            } while !gate.isStopped
+            result.endNanoseconds = monotonicNanoseconds()
+            result.operations = operations
+            return result
+        }
+        if let parallel { parallel.sync(flags: .barrier) {} } else { serial!.sync {} }
+        let after = pool.statistics
+        pool.shutdown()
+        let asyncs = Double(max(sample.operations, 1))
+        func per(_ delta: Int) -> String { String(format: "%.3f", Double(delta) / asyncs) }
+        let name = concurrent ? "ConcurrentQueue(pool:)" : "SerialQueue(pool:)"
+        return "COUNTERS pool-async: \(name) T=\(threads) asyncs=\(sample.operations)"
+            + " units_per_async=\(per(after.submitted - before.submitted))"
+            + " wakeups_per_async=\(per(after.wakeUps - before.wakeUps))"
+            + " pool_locks_per_async=\(per(after.lockAcquisitions - before.lockAcquisitions))"
+            + (counter.value == sample.operations ? "" : " INVALID (ran \(counter.value) of \(sample.operations))")
+    }
+}
+
 /// A counter the tasks increment. `Sendable` because it is an `Atomic`.
 final class AtomicCounter: Sendable {
     private let count = Atomic<Int>(0)

@@ -78,6 +78,17 @@ struct FamilyTests {
         #expect(!LockProtocolCounters.isCounting)  // the run restores the process's setting
     }
 
+    @Test("bench pool-async --counters: one COUNTERS line in the documented form per queue of ours, every task run")
+    func poolAsyncCountersLines() {
+        let pattern =
+            #/^COUNTERS pool-async: (ConcurrentQueue|SerialQueue)\(pool:\) T=2 asyncs=[0-9]+ units_per_async=[0-9.]+ wakeups_per_async=[0-9.]+ pool_locks_per_async=[0-9.]+$/#
+        for concurrent in [true, false] {
+            let line = PoolAsync.countersLine(concurrent: concurrent, threads: 2, seconds: 0.01, poolThreads: 4)
+            #expect(line.wholeMatch(of: pattern) != nil, "\(line)")
+            #expect(line.contains(concurrent ? "ConcurrentQueue(pool:)" : "SerialQueue(pool:)"))
+        }
+    }
+
     @Test("the locks workload reports its longest batch as the worst wait")
     func locksReportTheWorstWait() throws {
         let entry = try #require(Locks.catalog.first { $0.id == "mutexlock" })
