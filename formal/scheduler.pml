@@ -8,14 +8,14 @@
  *
  * Modelled steps:
  *   Producer  submit from a thread outside the pool: push to the injection shard (under the shard's lock; the count
- *             hint is stored sequentially consistent), then notify: read `spinning`, `idle` and `running` (three
- *             separate sequentially consistent loads); if nobody spins and a worker is idle or a slot is free, take
- *             the pool lock and, if still nobody spins, a slot is free and work is queued, pop an idle worker,
+ *             hint is stored sequentially consistent), then notify: read `searchers` (`PoolSearchers`), `idle` and
+ *             `running` (three separate sequentially consistent loads); if nobody searches and a worker is idle or a slot is free, take
+ *             the pool lock and, if still nobody searches, a slot is free and work is queued, pop an idle worker,
  *             store its parker = 1, running + 1, unlock, futex-wake it.
  *   Worker    findWork: take from the own local queue, else the shard, else steal from the other worker's local
  *             queue (each take under that queue's lock). A unit taken from the shard may submit one more unit
  *             (at most LOCAL in all) from inside the task: pushed to the worker's own local queue, then notify.
- *             Nothing found: spin (spinning + 1, one look at every queue, spinning - 1); found: search again
+ *             Nothing found: search (searchers + 1, one look at every queue, searchers - 1); found: search again
  *             and, once a unit is taken, notify if work remains (pass the wake-up on). Else park: under the pool lock
  *             running - 1, join the idle list (idle + 1), parker = 0, then re-check every queue: work and a free
  *             slot: leave the idle list and search again; else unlock and `while parker == 0 { futex wait }` (a
@@ -58,7 +58,7 @@ bit elock = 0;
 byte shard = 0;             /* units in the injection shard */
 byte lq[NWORKERS];          /* units in each worker's local queue */
 byte running = NWORKERS;
-byte spinning = 0;
+byte searchers = 0;
 byte idleCount = 0;
 bit idle[NWORKERS];
 byte parker[NWORKERS];
@@ -75,7 +75,7 @@ inline unlock() { elock = 0 }
 
 /* notify: the lock-free checks, then notifySlow under the pool lock; `w` and `s`, `i`, `r` are the caller's. */
 inline notify() {
-    s = spinning;
+    s = searchers;
     i = idleCount;
     r = running;
     if
@@ -83,7 +83,7 @@ inline notify() {
         lock();
         w = NWORKERS;
         if
-        :: spinning == 0 && running < LIMIT && QUEUED > 0 ->
+        :: searchers == 0 && running < LIMIT && QUEUED > 0 ->
             if
             :: idle[0] -> w = 0
             :: idle[NWORKERS - 1] -> w = NWORKERS - 1
@@ -194,9 +194,9 @@ proctype Worker(byte me) {
             fi
         :: else ->
             /* spin: one look at every queue */
-            spinning++;
+            searchers++;
             found = (QUEUED > 0);
-            spinning--;
+            searchers--;
             if
             :: found -> searching = 1
             :: else ->
