@@ -9,8 +9,9 @@
  * Modelled steps:
  *   Producer  submit from a thread outside the pool: push to the injection shard (under the shard's lock; the count
  *             hint is stored sequentially consistent), then notify: read `searchers` (`PoolSearchers`), `idle` and
- *             `running` (three separate sequentially consistent loads); if nobody searches and a worker is idle or a slot is free, take
- *             the pool lock and, if still nobody searches, a slot is free and work is queued, pop an idle worker,
+ *             `running` (three separate sequentially consistent loads); if nobody searches and a worker is idle or a
+ *             slot is free, take the pool lock and, if still nobody searches, a slot is free and work is queued, pop an
+ *             idle worker,
  *             store its parker = 1, running + 1, unlock, futex-wake it.
  *   Worker    findWork: take from the own local queue, else the shard, else steal from the other worker's local
  *             queue (each take under that queue's lock). A unit taken from the shard may submit one more unit
