@@ -11,8 +11,7 @@
  *             hint is stored sequentially consistent), then notify: read `searchers` (`PoolSearchers`), `idle` and
  *             `running` (three separate sequentially consistent loads); if nobody searches and a worker is idle or a
  *             slot is free, take the pool lock and, if still nobody searches, a slot is free and work is queued, pop an
- *             idle worker,
- *             store its parker = 1, running + 1, unlock, futex-wake it.
+ *             idle worker, store its parker = 1, running + 1, unlock, futex-wake it.
  *   Worker    findWork: take from the own local queue, else the shard, else steal from the other worker's local
  *             queue (each take under that queue's lock). A unit taken from the shard may submit one more unit
  *             (at most LOCAL in all) from inside the task: pushed to the worker's own local queue, then notify.
