@@ -304,16 +304,19 @@ static int cthr_lock_claim_spinner(cthr_lock_t *lock, uint32_t self) {
     if (rc != EBUSY) return rc;
     if ((word & CTHR_LOCK_HANDOFF) != 0) return EBUSY;
     if ((cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED) & CTHR_LOCK_WAKING) != 0) return EBUSY;
-    uint32_t idle = 0;
     if (cthr_atomic_u32_load(&lock->spinner, CTHR_RELAXED) != 0) return EBUSY;
     CTHR_LOCK_COUNT(rmw, 1);
+    uint32_t idle = 0;
     return cthr_atomic_u32_compare_exchange_strong(&lock->spinner, &idle, 1, CTHR_RELAXED, CTHR_RELAXED) ? EAGAIN
                                                                                                        : EBUSY;
 }
 
 // Clears `spinner`, which the calling thread holds, after it gave up its spin: sequentially consistent (the clear C
-// in the header's argument), a store.
-static void cthr_lock_drop_spinner(cthr_lock_t *lock) { cthr_atomic_u32_store(&lock->spinner, 0, CTHR_SEQ_CST); }
+// in the header's argument), a store that is a locked exchange on x86, so counted as a read-modify-write.
+static void cthr_lock_drop_spinner(cthr_lock_t *lock) {
+    cthr_atomic_u32_store(&lock->spinner, 0, CTHR_SEQ_CST);
+    CTHR_LOCK_COUNT(rmw, 1);
+}
 
 // The heir's wait (see Fairness in the header): asks for the lock with HANDOFF and sleeps on the word until the
 // owner's unlock reserves it (owner 0, HANDOFF set), then takes it. Returns 0 (taken), EBUSY (no hand-off: the
