@@ -8,8 +8,9 @@
  *
  * Modelled steps, per thread (NTHREADS threads, ROUNDS lock/unlock rounds each; deadlines with -DTIMEOUTS; no
  * SLOW bit):
- *   lock    cthr_lock_fast_lock        one CAS of the whole word 0 -> id (the spinner's flag is a word of its own,
- *                                      `spinner`, so a free lock's word is 0 whether or not a thread spins)
+ *   lock    cthr_lock_fast_lock        a load of the word and, only when it read 0, one CAS of the whole word
+ *                                      0 -> id (the spinner's flag is a word of its own, `spinner`, so a free
+ *                                      lock's word is 0 whether or not a thread spins)
  *           cthr_lock_lock_slow        cthr_lock_claim_spinner: attempt (take a free word); with HANDOFF set, or
  *                                      WAKING set in `waiters`, go to sleep; else CAS `spinner` from 0 to 1 (it
  *                                      failing: somebody spins; go to sleep). The spinner: SPINS attempts, each
@@ -22,8 +23,8 @@
  *                                      (2) barrier B (membarrier: a fence on every thread); (3) seq_cst load of
  *                                      the word + attempt; (4) futex wait on `sequence` while it equals s. Awake:
  *                                      SPINS attempts; then (1) WAKING cleared, reading s = `sequence` in the same
- *                                      step, back to (2). With the lock: leave the waiters (count - 1, WAKING
- *                                      cleared).
+ *                                      step, back to (2). A registered thread takes the lock with REGISTERED in
+ *                                      the word and stays counted until its release.
  *   unlock  cthr_lock_fast_unlock      exchange mode (the default): one fetch-and-subtract of the id, keeping
  *                                      HANDOFF (a locked instruction); with HANDOFF the heir is woken and nothing
  *                                      more; else a load R of `waiters` and, when it is positive (count > 0,
@@ -33,6 +34,12 @@
  *                                      did, a futex wake of one sleeper. Membarrier mode: a word holding exactly
  *                                      the id is released by a plain store of 0 (which may overwrite a HANDOFF set
  *                                      after the load), then the same loads; any other word by the subtraction.
+ *           cthr_lock_leave_released   an owner that took the lock registered (REGISTERED: never the plain store):
+ *                                      the subtraction (waking the heir if HANDOFF was set), a load Q of
+ *                                      `spinner`, then one CAS of `sleepers`: count - 1, WAKING cleared and, when
+ *                                      others remain and the wake is owed (no hand-off; `spinner` clear, or
+ *                                      nobody woken for 1 ms), WAKING set and `sequence` + 1 in the same step,
+ *                                      then a futex wake of one sleeper.
  *
  * Memory: x86-TSO. Every thread has a store buffer for its plain store of the word (the only plain store of the
  * protocol; every other write is a read-modify-write, which drains the writer's buffer first and is a full
@@ -65,9 +72,16 @@
  *                          not slept yet sleeps through the wake-up meant for it)
  *   MUTANT_WAKE_UNCOUNTED  cthr_lock_wake_one sets WAKING with fetch_or, whatever the count: must fail (a WAKING set
  *                          after the last registered thread left has nobody to answer for it; unlocks then wake
- *                          nobody, and a thread that registers next sleeps for ever)
+ *                          nobody, and a thread that registers next sleeps for ever). It takes a thread that
+ *                          locks twice: a registered owner leaves after its release, so the late wake-up comes
+ *                          from a barger's unlock in between, and somebody must lock again after it (run with
+ *                          NTHREADS=2 ROUNDS=2)
  *   MUTANT_HEIR_UNBOUNDED  HANDOFF, but the heir's sleep has no 1 ms bound: must fail in membarrier mode (the plain-
  *                          store unlock overwrites HANDOFF after its load; nobody wakes the heir)
+ *   MUTANT_LEAVE_UNCHECKED a registered owner's release leaves the waiters but never wakes: must fail (the sleepers
+ *                          that registered while it held the lock sleep for ever)
+ *   MUTANT_LEAVE_KEEP_WAKING a registered owner's release leaves the waiters keeping WAKING: must fail (a WAKING
+ *                          that was this thread's stays set with nobody awake to answer for it)
  *
  * Properties: mutual exclusion (assertion in the critical section); no lost wake-up: no thread sleeps forever
  * (invalid end states in the safety run) and the LTL property `progress` (every thread finishes its rounds) under
@@ -230,19 +244,20 @@ proctype Thread(byte me) {
     byte s;
     byte after;
     bit inherited;
+    bit registered;
+    bit owed;
     do
     :: round < ROUNDS ->
         got = 0;
         spinner = 0;
         inherited = 0;
-        /* cthr_lock_fast_lock: CAS 0 -> me */
-        atomic {
-            drain(me);
-            if
-            :: owner == 0 && !handoff -> owner = me; got = 1
-            :: else
-            fi
-        };
+        registered = 0;
+        /* cthr_lock_fast_lock: a load of the word (which reads this thread's own buffered store first), and only
+         * when it read a free word, the CAS 0 -> me */
+        if
+        :: (owner == 0 && !handoff) || buffered[me] -> attempt()
+        :: else
+        fi;
         if
         :: got -> goto critical
         :: else
@@ -408,12 +423,58 @@ sleep_step:
 #endif
         goto sleep_step;
 leave:
-        /* leave the waiters with the lock: count - 1, WAKING cleared */
-        atomic { drain(me); wcount--; waking = 0 }
+        /* taken by a registered thread: REGISTERED in the word, still counted (its release leaves) */
+        registered = 1;
 critical:
         inside++;
         assert(inside == 1);
         inside--;
+        if
+        :: registered ->
+            /* cthr_lock_unlock_slow (a word with REGISTERED never takes the plain store): the subtraction */
+            atomic { drain(me); old_handoff = handoff; owner = 0 };
+            if
+            :: old_handoff -> wake_heir()
+            :: else
+            fi;
+            /* cthr_lock_leave_released: the load Q of `spinner` (a forked child ignores it), then one CAS */
+            owed = !old_handoff;
+#if !defined(FORKED) || defined(MUTANT_FORKED_KEEP)
+            if
+            :: owed && spinning ->
+                if
+                :: owed = 1  /* nobody woken for 1 ms */
+                :: owed = 0
+                fi
+            :: else
+            fi;
+#endif
+#ifdef MUTANT_LEAVE_UNCHECKED
+            owed = 0;
+#endif
+            atomic {
+                drain(me);
+                wcount--;
+#ifdef MUTANT_LEAVE_KEEP_WAKING
+                if
+                :: owed && wcount > 0 && !waking -> waking = 1; MOVE_SEQUENCE; before = 0
+                :: else -> before = 1
+                fi
+#else
+                waking = 0;
+                if
+                :: owed && wcount > 0 -> waking = 1; MOVE_SEQUENCE; before = 0
+                :: else -> before = 1
+                fi
+#endif
+            };
+            if
+            :: before == 0 -> futex_wake_one()
+            :: else
+            fi;
+            goto next_round
+        :: else
+        fi;
         /* cthr_lock_fast_unlock */
 #ifdef RMW_UNLOCK
 #ifdef MUTANT_RMW_RELAXED

@@ -4,23 +4,28 @@
 // A futex-based mutex whose word holds the owner's thread id, and a futex condition that works with any lock.
 //
 // It is the lock under Threading's `MutexLock`, `RecursiveLock`, `LockedValue` and the runtime's own locks. Its
-// uncontended paths are `static inline` here so Swift inlines them: locking is one compare-exchange, unlocking a
-// load and one fetch-and-subtract of the owner's id (which leaves a HANDOFF set meanwhile in place), then a load of
-// `waiters`. Owning the lock means the word holds your kernel thread id, so
+// uncontended paths are `static inline` here so Swift inlines them: locking is a load and one compare-exchange,
+// unlocking a load and one fetch-and-subtract of the owner's id (which leaves a HANDOFF set meanwhile in place), then
+// a load of `waiters`. Owning the lock means the word holds your kernel thread id, so
 // relocking and unlocking by a non-owner are detected for free. A lock held across fork() by the forking thread
 // belongs to the child's first thread, whose id is new (as with pthread mutexes): see `cthr_lock_held_by_caller`.
 // Word layout:
 //   bits 0-21  owner thread id (0 = free; Linux thread ids stay below 2^22, the kernel's PID_MAX_LIMIT)
+//   bit  29    REGISTERED: the owner took the lock as a registered waiter and is still counted in `waiters`; its
+//              unlock (the slow one) leaves the waiters after releasing (see Sleeping); set and cleared by the owner
 //   bit  30    SLOW: every fast path fails and the caller takes its slow path (statistics, other kinds); only
 //              changed by the owner, since only the owner writes the owner field while it is held
 //   bit  31    HANDOFF: a waiter that has waited too long (the heir) asks for the lock (see Fairness); set by the
 //              heir while the lock is held, so the owner's unlock leaves the word reserved for it (owner 0, HANDOFF)
 //
 // Contention, the design. At most one thread spins and every other waiter sleeps on a word that moves only when
-// somebody is woken; an owner change costs a handful of read-modify-writes on the lock's cache line and no system
-// call while the spinner or a woken thread takes the lock; a release makes a futex wake only when sleepers are
-// registered and nobody is awake to take the lock, and only a thread that sleeps makes a futex wait (Linux's mutex with its one optimistic spinner, Go's runtime lock, WebKit's
-// `WTF::Lock`, which stop spinning once a thread sleeps). Who spins:
+// somebody is woken; an owner change costs at most four read-modify-writes on the lock's cache line (the spinner's: its
+// claim, the take, the release; a sleeper's: its registration, the take, the release, and the leave that also wakes the
+// next; a thread that finds the lock held reads the word, it does not try a compare-exchange bound to fail), plus one
+// when an unlock of a thread that did not sleep wakes a sleeper, and no system call while the spinner or a woken thread
+// takes the lock; a release makes a futex wake only when sleepers are registered and nobody is awake to take the lock,
+// and only a thread that sleeps makes a futex wait (Linux's mutex with its one optimistic spinner, Go's runtime lock,
+// WebKit's `WTF::Lock`, which stop spinning once a thread sleeps). Who spins:
 //   - a newcomer (a thread that finds the lock held) claims `spinner` if nobody spins (a compare-exchange of that
 //     word from 0 to 1, with WAKING clear in `waiters`) and spins for a while; otherwise, and when its spin ends
 //     without the lock, it registers and sleeps. `spinner` is a word of its own beside the lock word, so a free
@@ -90,11 +95,17 @@
 //     takes the lock, which it leaves clearing WAKING, or clears WAKING in a step (1) after P and looks at the lock
 //     in its step (3): by the pairing above, with that thread in X's place, it sees the lock free (or held by a
 //     later owner, whose unlock comes after the clear and finds WAKING clear and X counted).
-// Every exit keeps this: a registered thread leaves the waiters with WAKING cleared in the same read-modify-write
-// (the bit may have been set for it; clearing one set for another only costs an extra wake), and a thread that
-// times out then wakes one sleeper if others remain, passing on a wake it may have consumed. Should a membarrier call fail after a successful registration, that sleeper sleeps 1 ms at most before
-// looking again, so a wake-up the failure let slip costs latency, never a hang. `formal/lock.pml` checks the
-// protocol (mutual exclusion, no lost wake-up) in both modes, with the spinner, deadlines and the hand-off.
+// Every exit keeps this: a registered thread leaves the waiters with WAKING cleared in the same read-modify-write (the
+// bit may have been set for it; clearing one set for another only costs an extra wake). One that took the lock leaves
+// only after its release (REGISTERED in the word sends its unlock to `cthr_lock_unlock_slow`), and that same
+// read-modify-write is its unlock's check: R is the leave itself, after S, preceded by Q, and when others are still
+// counted and a wake is owed it sets WAKING and moves the sequence (then wakes one), as `cthr_lock_wake_one` would.
+// Until then the owner stays counted and a WAKING that was its own stays set, which only spares the unlocks of others a
+// wake-up that this leave then makes. A thread that times out leaves at once and wakes one sleeper if others remain,
+// passing on a wake it may have consumed. Should a membarrier call fail after a successful registration, that sleeper
+// sleeps 1 ms at most before looking again, so a wake-up the failure let slip costs latency, never a hang.
+// `formal/lock.pml` checks the protocol (mutual exclusion, no lost wake-up) in both modes, with the spinner, deadlines
+// and the hand-off.
 //
 #ifndef CTHREADING_LOCK_H
 #define CTHREADING_LOCK_H
@@ -109,6 +120,7 @@ extern "C" {
 #endif
 
 #define CTHR_LOCK_OWNER_MASK 0x003fffffu
+#define CTHR_LOCK_REGISTERED 0x20000000u
 #define CTHR_LOCK_SLOW 0x40000000u
 #define CTHR_LOCK_HANDOFF 0x80000000u
 // How long a registered waiter waits before it asks for the lock to be handed to it.
@@ -185,21 +197,32 @@ static inline uint32_t cthr_lock_self(void) {
 // Initializes *lock as free. Returns 0 or EINVAL (NULL).
 int cthr_lock_init(cthr_lock_t *_Nullable lock);
 
-// Takes a free lock with one compare-exchange (acquire), whether or not a thread spins for it. Returns false when
-// the lock is held, reserved for a heir or its SLOW bit is set: the caller then calls `cthr_lock_lock_slow` (or
-// `cthr_lock_trylock`).
+// Counts a compare-exchange of a fast lock that failed (the word was taken between its load and the exchange), when
+// the process counts (`cthr_lock_set_counting`); called by the fast paths only on that failure.
+void cthr_lock_count_fast_miss(void);
+
+// Takes a free lock with a load and one compare-exchange (acquire), whether or not a thread spins for it. Returns
+// false when the lock is held, reserved for a heir or its SLOW bit is set: the caller then calls
+// `cthr_lock_lock_slow` (or `cthr_lock_trylock`). The load first: a thread that finds the lock held reads the line
+// instead of taking it exclusive from the owner with a compare-exchange bound to fail, so a contended acquisition
+// starts with no read-modify-write (a free line last written on another core costs a read and an upgrade).
 static inline bool cthr_lock_fast_lock(cthr_lock_t *_Nonnull lock) {
-    uint32_t expected = 0;
-    return cthr_atomic_u32_compare_exchange_strong(&lock->word, &expected, cthr_lock_self(), CTHR_ACQUIRE,
-                                                   CTHR_RELAXED);
+    uint32_t expected = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
+    if (expected != 0) return false;
+    if (cthr_atomic_u32_compare_exchange_strong(&lock->word, &expected, cthr_lock_self(), CTHR_ACQUIRE,
+                                                CTHR_RELAXED)) {
+        return true;
+    }
+    cthr_lock_count_fast_miss();
+    return false;
 }
 
-// Releases a lock the caller holds (without the SLOW bit): a load that checks the owner field, then one
+// Releases a lock the caller holds (without the SLOW and REGISTERED bits): a load that checks the owner field, then one
 // fetch-and-subtract of the caller's id (a release store in membarrier mode, for a word without flags), which keeps
 // a HANDOFF set meanwhile; then, when the word carried HANDOFF, wakes the heir; otherwise a load of `sleepers` and,
 // only when sleepers are registered and no woken thread is awake (WAKING clear), `cthr_lock_released_to_sleepers`
 // (a spinner will look; else a wake-up). Returns false without changing anything when the caller does not own the
-// word or its SLOW bit is set: the caller then calls `cthr_lock_unlock_slow`.
+// word or its SLOW or REGISTERED bit is set: the caller then calls `cthr_lock_unlock_slow`.
 static inline bool cthr_lock_fast_unlock(cthr_lock_t *_Nonnull lock) {
     uint32_t self = cthr_lock_self();
     uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
@@ -209,7 +232,7 @@ static inline bool cthr_lock_fast_unlock(cthr_lock_t *_Nonnull lock) {
         cthr_atomic_signal_fence(CTHR_SEQ_CST);  // the sleeper's membarrier orders the store before the load
     } else {
         // Only the owner changes the owner field of a held word, so this load is exact for the caller's own holds.
-        if ((word & (CTHR_LOCK_OWNER_MASK | CTHR_LOCK_SLOW)) != self) return false;
+        if ((word & (CTHR_LOCK_OWNER_MASK | CTHR_LOCK_REGISTERED | CTHR_LOCK_SLOW)) != self) return false;
         word = cthr_atomic_u32_fetch_sub(&lock->word, self, CTHR_SEQ_CST);
         if (__builtin_expect((word & CTHR_LOCK_HANDOFF) != 0, 0)) {
             cthr_lock_wake_heir(lock);
@@ -257,8 +280,8 @@ bool cthr_lock_held_by_caller(const cthr_lock_t *_Nullable lock);
 // The whole lock word, 0 for NULL (relaxed load: a snapshot for diagnostics and tests).
 uint32_t cthr_lock_load(const cthr_lock_t *_Nullable lock);
 
-// The number of threads registered to sleep on the lock (asleep or woken), without the WAKING bit; 0 for NULL
-// (relaxed load: a snapshot).
+// The number of threads registered to sleep on the lock (asleep or woken), without the WAKING bit and without an
+// owner that took the lock as a registered waiter and has not left yet; 0 for NULL (relaxed loads: a snapshot).
 uint32_t cthr_lock_waiter_count(const cthr_lock_t *_Nullable lock);
 
 // Sets (`on` true) or clears the SLOW bit, which sends every lock and unlock to the slow paths. The caller must
@@ -268,8 +291,9 @@ int cthr_lock_set_slow(cthr_lock_t *_Nullable lock, bool on);
 
 // Contention counters of the calling thread, kept only while the process counts (`cthr_lock_set_counting`): what
 // the thread's own lock and unlock calls did on contended paths, summed over every `cthr_lock_t`. The fast paths
-// never count (an uncontended lock costs the same with counting on or off); an acquisition that took the slow path
-// counts its failed fast compare-exchange and its release as one read-modify-write each.
+// never count (an uncontended lock costs the same with counting on or off), except a fast compare-exchange that
+// failed (`cthr_lock_count_fast_miss`); an acquisition that took the slow path counts its release as one
+// read-modify-write.
 typedef struct cthr_lock_counters {
     uint64_t contended;      // acquisitions that took the slow path (`cthr_lock_lock_slow` calls)
     uint64_t rmw;            // atomic read-modify-writes on the lock's words for them, failed compare-exchanges included

@@ -4,10 +4,10 @@
 // A recursive lock: CThreading's futex lock (`cthr_lock_t`, owner's thread id in the word) plus a nesting depth.
 //
 // The pool of Threading's `RecursiveLock`. Ownership costs nothing extra: the owner is the word of the futex
-// lock, so "does the caller already hold it?" is the failed compare-exchange's own result, and the depth is a
-// plain field that only the owner reads or writes (ownership passes with the lock word's acquire and release, so
-// the field needs no atomic). The first acquisition is one compare-exchange, a nested one a compare-exchange that
-// fails plus an increment, a nested release a load and a decrement, the last release `cthr_lock_fast_unlock`.
+// lock, so "does the caller already hold it?" is the fast path's load of the word, and the depth is a plain field
+// that only the owner reads or writes (ownership passes with the lock word's acquire and release, so the field needs
+// no atomic). The first acquisition is a load and one compare-exchange, a nested one a load and an increment, a
+// nested release a load and a decrement, the last release `cthr_lock_fast_unlock`.
 #ifndef CTHREADING_RLOCK_H
 #define CTHREADING_RLOCK_H
 
@@ -32,14 +32,18 @@ typedef struct cthr_rlock {
 // Initializes *lock as free. Returns 0 or EINVAL (NULL).
 int cthr_rlock_init(cthr_rlock_t *_Nullable lock);
 
-// Takes the lock, or one more level of it: one compare-exchange when free; when the caller owns it (the failed
-// compare-exchange read the caller's id), an increment of `depth`. Returns false (nothing changed) when another
-// thread holds it, SLOW is set or the depth is at its limit: the caller then calls `cthr_rlock_lock_slow`.
+// Takes the lock, or one more level of it: a load, then one compare-exchange when free; when the caller owns it
+// (the load read the caller's id), an increment of `depth`. Returns false (nothing changed) when another
+// thread holds it, SLOW or REGISTERED is set or the depth is at its limit: the caller then calls
+// `cthr_rlock_lock_slow`.
 static inline bool cthr_rlock_fast_lock(cthr_rlock_t *_Nonnull lock) {
     uint32_t self = cthr_lock_self();
-    uint32_t expected = 0;
-    if (cthr_atomic_u32_compare_exchange_strong(&lock->lock.word, &expected, self, CTHR_ACQUIRE, CTHR_RELAXED)) {
-        return true;
+    uint32_t expected = cthr_atomic_u32_load(&lock->lock.word, CTHR_RELAXED);
+    if (expected == 0) {
+        if (cthr_atomic_u32_compare_exchange_strong(&lock->lock.word, &expected, self, CTHR_ACQUIRE, CTHR_RELAXED)) {
+            return true;
+        }
+        cthr_lock_count_fast_miss();
     }
     if (expected == self && lock->depth < CTHR_RLOCK_MAX_DEPTH) {
         lock->depth++;

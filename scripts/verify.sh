@@ -148,12 +148,14 @@ check "lock MUTANT_FORKED_KEEP" lock.pml safety fail -DRMW_UNLOCK -DFORKED -DMUT
 check "lock MUTANT_KEEP_SPINNING" lock.pml safety fail -DRMW_UNLOCK -DMUTANT_KEEP_SPINNING
 check "lock MUTANT_LATE_SEQUENCE" lock.pml safety fail -DRMW_UNLOCK -DMUTANT_LATE_SEQUENCE
 check "lock MUTANT_NO_SEQUENCE" lock.pml safety fail -DRMW_UNLOCK -DMUTANT_NO_SEQUENCE
-check "lock MUTANT_WAKE_UNCOUNTED" lock.pml safety fail -DRMW_UNLOCK -DMUTANT_WAKE_UNCOUNTED
+check "lock MUTANT_WAKE_UNCOUNTED 2 threads x 2 rounds" lock.pml safety fail -DRMW_UNLOCK -DMUTANT_WAKE_UNCOUNTED -DNTHREADS=2 -DROUNDS=2
 check "lock MUTANT_RMW_RELAXED" lock.pml safety fail -DMUTANT_RMW_RELAXED
 check "lock MUTANT_KEEP_WAKING" lock.pml ltl fail -DRMW_UNLOCK -DMUTANT_KEEP_WAKING
 check "lock MUTANT_NO_BARRIER" lock.pml safety fail -DMUTANT_NO_BARRIER
 check "lock MUTANT_NO_BARRIER" lock.pml ltl fail -DMUTANT_NO_BARRIER
 check "lock MUTANT_HEIR_UNBOUNDED" lock.pml safety fail -DHANDOFF -DMUTANT_HEIR_UNBOUNDED
+check "lock MUTANT_LEAVE_UNCHECKED" lock.pml safety fail -DRMW_UNLOCK -DMUTANT_LEAVE_UNCHECKED
+check "lock MUTANT_LEAVE_KEEP_WAKING" lock.pml safety fail -DRMW_UNLOCK -DMUTANT_LEAVE_KEEP_WAKING
 
 # The flat RCU table (formal/rcu_flat.pml).
 check "rcu_flat" rcu_flat.pml safety pass

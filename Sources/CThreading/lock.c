@@ -44,6 +44,8 @@ void cthr_lock_thread_counters(cthr_lock_counters_t *out) {
     if (out != NULL) *out = cthr_lock_tls_counters;
 }
 
+void cthr_lock_count_fast_miss(void) { CTHR_LOCK_COUNT(rmw, 1); }
+
 void cthr_lock_reset_thread_counters(void) { memset(&cthr_lock_tls_counters, 0, sizeof cthr_lock_tls_counters); }
 
 // The calling thread's CPU time in nanoseconds (a spinner's cost is the CPU it burns: time spent descheduled in a
@@ -244,6 +246,33 @@ void cthr_lock_released_to_sleepers(cthr_lock_t *lock) {
     cthr_lock_wake_one(lock);
 }
 
+// The release of an owner that took the lock as a registered waiter (REGISTERED in the word), after its release of
+// the word: leaves the waiters, clearing WAKING, and in the same read-modify-write runs the unlock's check (the
+// loads R and Q of the header: with others still registered, and `spinner` clear or nobody woken for
+// CTHR_LOCK_STARVATION_NS, sets WAKING, moves the sequence and wakes one). So a registered owner's leave, its
+// unlock's check and the wake-up it owes are one read-modify-write. `handed_off`: the release reserved the word for
+// a heir, whose own release will run the check; leave without waking.
+static void cthr_lock_leave_released(cthr_lock_t *lock, bool handed_off) {
+    bool owed = !handed_off;
+    if (owed && !cthr_lock_forked && cthr_atomic_u32_load(&lock->spinner, CTHR_SEQ_CST) != 0) {
+        uint32_t now_us = cthr_lock_now_us(cthr_clock_now_ns());
+        owed = now_us - cthr_atomic_u32_load(&lock->woken_at, CTHR_RELAXED) >= CTHR_LOCK_STARVATION_NS / 1000u;
+    }
+    uint64_t before = cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED);
+    uint64_t after;
+    bool wake;
+    do {
+        CTHR_LOCK_COUNT(rmw, 1);
+        after = (before - 1) & ~(uint64_t)CTHR_LOCK_WAKING;  // the count is at least 1: no borrow from the sequence
+        wake = owed && cthr_lock_count_half(after) != 0;
+        if (wake) after = (after | CTHR_LOCK_WAKING) + CTHR_LOCK_SEQUENCE_ONE;
+    } while (!cthr_atomic_u64_compare_exchange_weak(&lock->sleepers, &before, after, CTHR_SEQ_CST, CTHR_RELAXED));
+    if (wake) {
+        cthr_atomic_u32_store(&lock->woken_at, cthr_lock_now_us(cthr_clock_now_ns()), CTHR_RELAXED);
+        cthr_lock_futex_wake(cthr_lock_sequence_word(lock), 1);
+    }
+}
+
 int cthr_lock_init(cthr_lock_t *lock) {
     if (lock == NULL) return EINVAL;
     cthr_atomic_u32_store(&lock->word, 0, CTHR_RELAXED);
@@ -254,15 +283,17 @@ int cthr_lock_init(cthr_lock_t *lock) {
     return 0;
 }
 
-// Takes the lock if its owner field is 0 and it is not reserved for a heir (HANDOFF), keeping the SLOW bit; returns
-// 0, EBUSY or EDEADLK and updates *word. Tries a compare-exchange only on a word it saw free.
-static inline int cthr_lock_attempt(cthr_lock_t *lock, uint32_t self, uint32_t *word) {
+// Takes the lock if its owner field is 0 and it is not reserved for a heir (HANDOFF), keeping the SLOW bit and adding
+// `mark` (REGISTERED for a registered waiter, else 0); returns 0, EBUSY or EDEADLK and updates *word. Tries a
+// compare-exchange only on a word it saw free.
+static inline int cthr_lock_attempt(cthr_lock_t *lock, uint32_t self, uint32_t mark, uint32_t *word) {
     for (;;) {
         uint32_t owner = *word & CTHR_LOCK_OWNER_MASK;
         if (cthr_lock_is_self(owner, self)) return EDEADLK;
         if (owner != 0 || (*word & CTHR_LOCK_HANDOFF) != 0) return EBUSY;
         CTHR_LOCK_COUNT(rmw, 1);
-        if (cthr_atomic_u32_compare_exchange_weak(&lock->word, word, *word | self, CTHR_ACQUIRE, CTHR_RELAXED)) {
+        if (cthr_atomic_u32_compare_exchange_weak(&lock->word, word, *word | self | mark, CTHR_ACQUIRE,
+                                                  CTHR_RELAXED)) {
             return 0;
         }
     }
@@ -271,20 +302,22 @@ static inline int cthr_lock_attempt(cthr_lock_t *lock, uint32_t self, uint32_t *
 int cthr_lock_trylock(cthr_lock_t *lock) {
     if (lock == NULL) return EINVAL;
     uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
-    return cthr_lock_attempt(lock, cthr_lock_self(), &word);
+    return cthr_lock_attempt(lock, cthr_lock_self(), 0, &word);
 }
 
 // The spinner's loop (see "Who spins" in the header): looks at the word after each round of `cthr_futex_backoff`
-// and takes it when free; a newcomer that holds `spinner` (`claimed`) then clears it. Returns 0, EDEADLK or EBUSY
-// (gave up: the rounds or the deadline ran out; `spinner` still held).
+// and takes it when free; a newcomer that holds `spinner` (`claimed`) then clears it, a registered thread (not
+// `claimed`) takes it with REGISTERED. Returns 0, EDEADLK or EBUSY (gave up: the rounds or the deadline ran out;
+// `spinner` still held).
 static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, uint64_t deadline_ns, bool claimed) {
     uint64_t started = cthr_lock_count_clock();
+    uint32_t mark = claimed ? 0 : CTHR_LOCK_REGISTERED;
     int rc = EBUSY;
     for (int round = 0; cthr_futex_backoff(round, CTHR_LOCK_SPINS, CTHR_LOCK_SPIN_YIELDS_FROM, CTHR_LOCK_YIELDS,
                                            deadline_ns);
          round++) {
         uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
-        rc = cthr_lock_attempt(lock, self, &word);
+        rc = cthr_lock_attempt(lock, self, mark, &word);
         if (rc != EBUSY) break;
     }
     // Holding the lock (or refused: EDEADLK), the spinner's place is free again: a plain store, since only the
@@ -300,7 +333,7 @@ static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, uint64_t deadline_ns
 // and sleep).
 static int cthr_lock_claim_spinner(cthr_lock_t *lock, uint32_t self) {
     uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
-    int rc = cthr_lock_attempt(lock, self, &word);
+    int rc = cthr_lock_attempt(lock, self, 0, &word);
     if (rc != EBUSY) return rc;
     if ((word & CTHR_LOCK_HANDOFF) != 0) return EBUSY;
     if ((cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED) & CTHR_LOCK_WAKING) != 0) return EBUSY;
@@ -327,9 +360,10 @@ static int cthr_lock_inherit(cthr_lock_t *lock, uint32_t self, uint64_t deadline
     for (;;) {
         if ((word & CTHR_LOCK_HANDOFF) != 0) return EBUSY;  // another heir asked first
         if ((word & CTHR_LOCK_OWNER_MASK) == 0) {
-            // Free: take it as anyone would.
+            // Free: take it as any registered waiter would.
             CTHR_LOCK_COUNT(rmw, 1);
-            if (cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word | self, CTHR_ACQUIRE, CTHR_RELAXED)) {
+            if (cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word | self | CTHR_LOCK_REGISTERED,
+                                                      CTHR_ACQUIRE, CTHR_RELAXED)) {
                 return 0;
             }
             continue;
@@ -346,7 +380,8 @@ static int cthr_lock_inherit(cthr_lock_t *lock, uint32_t self, uint64_t deadline
         if ((word & CTHR_LOCK_HANDOFF) == 0) return EBUSY;  // lost (membarrier mode's plain-store unlock)
         if ((word & CTHR_LOCK_OWNER_MASK) == 0) {
             CTHR_LOCK_COUNT(rmw, 1);
-            if (cthr_atomic_u32_compare_exchange_strong(&lock->word, &word, (word & ~CTHR_LOCK_HANDOFF) | self,
+            if (cthr_atomic_u32_compare_exchange_strong(&lock->word, &word,
+                                                        (word & ~CTHR_LOCK_HANDOFF) | self | CTHR_LOCK_REGISTERED,
                                                         CTHR_ACQUIRE, CTHR_RELAXED)) {
                 cthr_atomic_u32_store(&lock->handoff_at, cthr_lock_now_us(cthr_clock_now_ns()), CTHR_RELAXED);
                 cthr_atomic_u64_fetch_add(&cthr_lock_handoff_count, 1, CTHR_RELAXED);
@@ -391,7 +426,7 @@ static void cthr_lock_release_check(cthr_lock_t *lock) {
 // The start of a contended acquisition: counts it, then `cthr_lock_claim_spinner`.
 static int cthr_lock_enter(cthr_lock_t *lock, uint32_t self) {
     CTHR_LOCK_COUNT(contended, 1);
-    CTHR_LOCK_COUNT(rmw, 2);  // the failed fast compare-exchange, and the release
+    CTHR_LOCK_COUNT(rmw, 1);  // the release (a fast path's compare-exchange that failed counted itself)
     return cthr_lock_claim_spinner(lock, self);
 }
 
@@ -441,7 +476,7 @@ static int cthr_lock_sleep(cthr_lock_t *lock, uint32_t self, uint64_t deadline_n
     for (;;) {
         bool paired = cthr_lock_barrier();
         uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_SEQ_CST);
-        result = cthr_lock_attempt(lock, self, &word);
+        result = cthr_lock_attempt(lock, self, CTHR_LOCK_REGISTERED, &word);
         if (result != EBUSY) break;
         uint64_t until = deadline_ns;
         if (!paired) {
@@ -455,7 +490,7 @@ static int cthr_lock_sleep(cthr_lock_t *lock, uint32_t self, uint64_t deadline_n
         if (rc == ETIMEDOUT && until == deadline_ns) {
             // One last attempt, so a deadline that passed while the lock became free still succeeds.
             word = cthr_atomic_u32_load(&lock->word, CTHR_SEQ_CST);
-            result = cthr_lock_attempt(lock, self, &word);
+            result = cthr_lock_attempt(lock, self, CTHR_LOCK_REGISTERED, &word);
             if (result == EBUSY) result = ETIMEDOUT;
             break;
         }
@@ -475,16 +510,18 @@ static int cthr_lock_sleep(cthr_lock_t *lock, uint32_t self, uint64_t deadline_n
         }
     }
 
-    // Leave the waiters, clearing WAKING (the bit may be this thread's; clearing one that is another's only costs
-    // an extra wake). Without the lock (timed out), pass on any wake this thread had, so a sleeper looks at the
-    // lock again.
+    // Holding the lock, this thread stays registered (the word carries REGISTERED): its release leaves the waiters
+    // (`cthr_lock_leave_released`). Without it (timed out), leave now, clearing WAKING (the bit may be this thread's;
+    // clearing one that is another's only costs an extra wake), and pass on any wake this thread had, so a sleeper
+    // looks at the lock again.
+    if (result == 0) return 0;
     uint64_t before = cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED);
     uint64_t after;
     do {
         CTHR_LOCK_COUNT(rmw, 1);
         after = (before - 1) & ~(uint64_t)CTHR_LOCK_WAKING;  // the count is at least 1: no borrow from the sequence
     } while (!cthr_atomic_u64_compare_exchange_weak(&lock->sleepers, &before, after, CTHR_SEQ_CST, CTHR_RELAXED));
-    if (result != 0 && cthr_lock_count_half(after) != 0) cthr_lock_wake_one(lock);
+    if (cthr_lock_count_half(after) != 0) cthr_lock_wake_one(lock);
     return result;
 }
 
@@ -522,18 +559,25 @@ int cthr_lock_unlock_slow(cthr_lock_t *lock) {
         } while (!cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word & CTHR_LOCK_SLOW, CTHR_SEQ_CST,
                                                         CTHR_RELAXED));
         if ((word & CTHR_LOCK_HANDOFF) != 0) cthr_lock_wake_heir(lock);
+        if ((word & CTHR_LOCK_REGISTERED) != 0) {
+            cthr_lock_leave_released(lock, false);
+            return 0;
+        }
         cthr_atomic_thread_fence(CTHR_SEQ_CST);
         cthr_lock_release_check(lock);
         return 0;
     }
-    // Only the owner changes the owner and SLOW bits of a held word; a heir may set HANDOFF meanwhile, which the
-    // subtraction keeps (so the word is left reserved for the heir). Sequentially consistent, it pairs with the
-    // sleeper's fence in either mode. Then the fast unlock's check.
-    word = cthr_atomic_u32_fetch_sub(&lock->word, owner, CTHR_SEQ_CST);
-    if ((word & CTHR_LOCK_HANDOFF) != 0) {
-        cthr_lock_wake_heir(lock);
+    // Only the owner changes the owner, REGISTERED and SLOW bits of a held word; a heir may set HANDOFF meanwhile,
+    // which the subtraction keeps (so the word is left reserved for the heir). Sequentially consistent, it pairs with
+    // the sleeper's fence in either mode. Then the fast unlock's check, or a registered owner's leave.
+    uint32_t registered = word & CTHR_LOCK_REGISTERED;
+    word = cthr_atomic_u32_fetch_sub(&lock->word, owner | registered, CTHR_SEQ_CST);
+    if ((word & CTHR_LOCK_HANDOFF) != 0) cthr_lock_wake_heir(lock);
+    if (registered != 0) {
+        cthr_lock_leave_released(lock, (word & CTHR_LOCK_HANDOFF) != 0);
         return 0;
     }
+    if ((word & CTHR_LOCK_HANDOFF) != 0) return 0;
     if ((int32_t)cthr_lock_count_half(cthr_atomic_u64_load(&lock->sleepers, CTHR_SEQ_CST)) > 0) {
         cthr_lock_released_to_sleepers(lock);
     }
@@ -557,7 +601,10 @@ uint32_t cthr_lock_load(const cthr_lock_t *lock) {
 
 uint32_t cthr_lock_waiter_count(const cthr_lock_t *lock) {
     if (lock == NULL) return 0;
-    return cthr_lock_count_half(cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED)) & CTHR_LOCK_WAITER_MASK;
+    uint32_t count = cthr_lock_count_half(cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED)) & CTHR_LOCK_WAITER_MASK;
+    // An owner that took the lock as a registered waiter stays counted until its release: not a waiter.
+    bool owner_counted = (cthr_atomic_u32_load(&lock->word, CTHR_RELAXED) & CTHR_LOCK_REGISTERED) != 0;
+    return owner_counted && count > 0 ? count - 1 : count;
 }
 
 int cthr_lock_set_slow(cthr_lock_t *lock, bool on) {

@@ -234,6 +234,150 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(cthr_lock_load(lock.pointer) == 0)
     }
 
+    /// A registered waiter takes the lock with REGISTERED in the word and stays counted while it holds it (not
+    /// reported as a waiter); its unlock, the slow one, releases the word and then leaves the waiters in the one
+    /// read-modify-write that also wakes the next sleeper. Two sleepers: the owner's unlock wakes one, whose release
+    /// alone must wake the other (nobody else unlocks), and each finds the word and the count as described.
+    @Test func aRegisteredOwnerLeavesAtItsReleaseAndWakesTheNext() throws {
+        let lock = makeLock()
+        #expect(cthr_lock_fast_lock(lock.pointer))
+        struct Seen {
+            var code: Int32 = -1, word: UInt32 = 0, raw: UInt32 = 0, waiters: UInt32 = 0, self_: UInt32 = 0,
+                fastUnlocked = true, wakes: UInt64 = 0, rmw: UInt64 = 0
+        }
+        let seen = SharedCell<(Seen, Seen)>((Seen(), Seen()))
+        let order = SharedCell(cthr_atomic_u32_t(value: 0))  // which of the two took the lock first
+        let wasCounting = cthr_lock_counting()
+        cthr_lock_set_counting(true)
+        defer { cthr_lock_set_counting(wasCounting) }
+        func sleeper() -> TestThread? {
+            spawnVoid {
+                var mine = Seen()
+                mine.code = cthr_lock_lock_slow(lock.pointer, cthr_clock_deadline_after(generousTimeoutNs))
+                guard mine.code == 0 else { return }
+                mine.self_ = cthr_lock_self()
+                mine.word = cthr_lock_load(lock.pointer)
+                mine.raw = UInt32(truncatingIfNeeded: lock.pointer.pointee.sleepers.value) & CTHR_LOCK_WAITER_MASK
+                mine.waiters = cthr_lock_waiter_count(lock.pointer)
+                mine.fastUnlocked = cthr_lock_fast_unlock(lock.pointer)
+                var before = cthr_lock_counters_t()
+                cthr_lock_thread_counters(&before)
+                _ = cthr_lock_unlock_slow(lock.pointer)
+                var after = cthr_lock_counters_t()
+                cthr_lock_thread_counters(&after)
+                mine.wakes = after.futex_wakes - before.futex_wakes
+                mine.rmw = after.rmw - before.rmw
+                if cthr_atomic_u32_fetch_add(order.pointer, 1, CTHR_SEQ_CST) == 0 {
+                    seen.pointer.pointee.0 = mine
+                } else {
+                    seen.pointer.pointee.1 = mine
+                }
+            }
+        }
+        let first = try #require(sleeper())
+        #expect(eventually { cthr_lock_waiter_count(lock.pointer) == 1 })
+        let second = try #require(sleeper())
+        #expect(eventually { cthr_lock_waiter_count(lock.pointer) == 2 })
+        #expect(unlock(lock.pointer) == 0)
+        #expect(first.joined())
+        #expect(second.joined())
+        let (one, two) = seen.pointer.pointee
+        for taker in [one, two] {
+            #expect(taker.code == 0)
+            #expect(taker.word == taker.self_ | CTHR_LOCK_REGISTERED)
+            #expect(!taker.fastUnlocked)  // REGISTERED sends the unlock to the slow path, which leaves
+        }
+        // The first taker: the other is still registered; its release woke it (one futex wake, and one
+        // read-modify-write for the leave and the wake together, or two if the compare-exchange had to retry).
+        #expect(one.raw == 2)
+        #expect(one.waiters == 1)
+        #expect(one.wakes == 1)
+        #expect(one.rmw >= 1 && one.rmw <= 2)
+        // The second: alone; its release leaves and wakes nobody.
+        #expect(two.raw == 1)
+        #expect(two.waiters == 0)
+        #expect(two.wakes == 0)
+        #expect(cthr_lock_load(lock.pointer) == 0)
+        #expect(UInt32(truncatingIfNeeded: lock.pointer.pointee.sleepers.value) == 0)  // no count, WAKING clear
+    }
+
+    /// The fast paths read the word before they try a compare-exchange: on a held word they fail without a
+    /// read-modify-write (counted when the process counts), and a compare-exchange that fails after reading a
+    /// free word counts itself (`cthr_lock_count_fast_miss`), since the slow path cannot know it happened.
+    @Test func theFastPathsMakeNoReadModifyWriteOnAHeldWord() throws {
+        let lock = makeLock()
+        let recursive = SharedCell(cthr_rlock_t())
+        #expect(cthr_rlock_init(recursive.pointer) == 0)
+        #expect(cthr_lock_fast_lock(lock.pointer))
+        #expect(cthr_rlock_fast_lock(recursive.pointer))
+        let wasCounting = cthr_lock_counting()
+        cthr_lock_set_counting(true)
+        defer { cthr_lock_set_counting(wasCounting) }
+        let counted = SharedCell<(lock: Bool, rlock: Bool, rmw: UInt64, missed: UInt64)>((true, true, 99, 99))
+        let other = try #require(
+            spawnVoid {
+                cthr_lock_reset_thread_counters()
+                let locked = cthr_lock_fast_lock(lock.pointer)
+                let rlocked = cthr_rlock_fast_lock(recursive.pointer)
+                var counters = cthr_lock_counters_t()
+                cthr_lock_thread_counters(&counters)
+                cthr_lock_count_fast_miss()
+                var afterMiss = cthr_lock_counters_t()
+                cthr_lock_thread_counters(&afterMiss)
+                counted.pointer.pointee = (locked, rlocked, counters.rmw, afterMiss.rmw - counters.rmw)
+            }
+        )
+        #expect(other.joined())
+        #expect(!counted.pointer.pointee.lock)
+        #expect(!counted.pointer.pointee.rlock)
+        #expect(counted.pointer.pointee.rmw == 0)
+        #expect(counted.pointer.pointee.missed == 1)
+        // The owner's nested acquisition of the recursive lock is the load and an increment.
+        #expect(cthr_rlock_fast_lock(recursive.pointer))
+        #expect(cthr_rlock_held_depth(recursive.pointer) == 2)
+        #expect(cthr_rlock_fast_unlock(recursive.pointer))
+        #expect(cthr_rlock_fast_unlock(recursive.pointer))
+        #expect(cthr_lock_load(&recursive.pointer.pointee.lock) == 0)
+        #expect(unlock(lock.pointer) == 0)
+    }
+
+    /// A recursive lock taken by a registered waiter (REGISTERED in its word) nests and unwinds through the slow
+    /// paths, and the last release leaves the waiters.
+    @Test func aRecursiveLockTakenRegisteredNestsAndLeaves() throws {
+        let recursive = SharedCell(cthr_rlock_t())
+        #expect(cthr_rlock_init(recursive.pointer) == 0)
+        #expect(cthr_rlock_fast_lock(recursive.pointer))
+        let outcome = SharedCell<(code: Int32, word: UInt32, depth: UInt32, self_: UInt32)>((-1, 0, 0, 0))
+        let thread = try #require(
+            spawnVoid {
+                let code = cthr_lock_lock_sleep(
+                    &recursive.pointer.pointee.lock,
+                    cthr_clock_deadline_after(generousTimeoutNs)
+                )
+                guard code == 0 else {
+                    outcome.pointer.pointee.code = code
+                    return
+                }
+                let word = cthr_lock_load(&recursive.pointer.pointee.lock)
+                let nested = cthr_rlock_fast_lock(recursive.pointer) || cthr_rlock_lock_slow(recursive.pointer, 0) == 0
+                let depth = nested ? cthr_rlock_held_depth(recursive.pointer) : 0
+                for _ in 0..<depth where !cthr_rlock_fast_unlock(recursive.pointer) {
+                    _ = cthr_rlock_unlock_slow(recursive.pointer)
+                }
+                outcome.pointer.pointee = (code, word, depth, cthr_lock_self())
+            }
+        )
+        #expect(eventually { cthr_lock_waiter_count(&recursive.pointer.pointee.lock) == 1 })
+        #expect(cthr_rlock_fast_unlock(recursive.pointer))
+        #expect(thread.joined())
+        let seen = outcome.pointer.pointee
+        #expect(seen.code == 0)
+        #expect(seen.word == seen.self_ | CTHR_LOCK_REGISTERED)
+        #expect(seen.depth == 2)
+        #expect(cthr_lock_load(&recursive.pointer.pointee.lock) == 0)
+        #expect(UInt32(truncatingIfNeeded: recursive.pointer.pointee.lock.sleepers.value) == 0)
+    }
+
     /// A heir's request (HANDOFF in the held word) makes the owner's unlock, fast or slow, reserve the word for the
     /// heir (owner 0, HANDOFF kept): nobody else takes it, by the fast path, a try or a timed lock.
     @Test(arguments: [false, true]) func handOffReservesTheWordForTheHeir(slowUnlock: Bool) {
@@ -334,18 +478,24 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
     /// A lock held across fork() by the forking thread belongs to the child's only thread, whose kernel id is new
     /// (as with pthread mutexes): the child sees it as held by itself, a relock is refused with EDEADLK, and the
     /// unlock (the slow one: the word holds the parent's id) frees it, clearing a HANDOFF that asked for a heir the
-    /// child does not have. The child then locks and unlocks it on the fast paths. The parent still holds it.
+    /// child does not have, and, when the forking thread held it as a registered waiter (REGISTERED, counted), leaving
+    /// the waiters for it. The child then locks and unlocks it on the fast paths. The parent still holds it.
     /// Not under the thread sanitizer, which does not support the child of a multi-threaded process (the test
     /// process runs other suites meanwhile): there the child hung in one full run of the suite out of three.
     @Test(
         .disabled(if: threadSanitizerIsActive, "TSan does not support multi-threaded fork children"),
-        arguments: [false, true]
+        arguments: [false, true],
+        [false, true]
     )
-    func aLockHeldAcrossForkIsUnlockedInTheChild(heirAsked: Bool) {
+    func aLockHeldAcrossForkIsUnlockedInTheChild(heirAsked: Bool, registered: Bool) {
         let lock = makeLock()
         let me = cthr_lock_self()
         #expect(cthr_lock_fast_lock(lock.pointer))
         if heirAsked { lock.pointer.pointee.word.value |= CTHR_LOCK_HANDOFF }
+        if registered {  // what a registered waiter's take leaves: the bit, and its count
+            lock.pointer.pointee.word.value |= CTHR_LOCK_REGISTERED
+            lock.pointer.pointee.sleepers.value = 1
+        }
         let child = fork()
         if child == 0 {
             // Only async-signal-safe work and _exit in the child of a multithreaded process: none of these calls
@@ -355,7 +505,8 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
             if cthr_lock_trylock(lock.pointer) != EDEADLK { _exit(12) }
             if cthr_lock_fast_unlock(lock.pointer) { _exit(13) }  // the word holds the parent's id
             if cthr_lock_unlock_slow(lock.pointer) != 0 { _exit(14) }
-            if cthr_lock_load(lock.pointer) != 0 { _exit(15) }  // freed, HANDOFF cleared
+            if cthr_lock_load(lock.pointer) != 0 { _exit(15) }  // freed, HANDOFF and REGISTERED cleared
+            if UInt32(truncatingIfNeeded: lock.pointer.pointee.sleepers.value) != 0 { _exit(21) }  // left
             if cthr_lock_held_by_caller(lock.pointer) { _exit(16) }
             if cthr_lock_unlock_slow(lock.pointer) != EPERM { _exit(17) }
             if !cthr_lock_fast_lock(lock.pointer) { _exit(18) }
@@ -369,7 +520,8 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         // The parent's own hold is untouched: its id is no alias of anything.
         #expect(cthr_lock_held_by_caller(lock.pointer))
         #expect(cthr_lock_owner(lock.pointer) == me)
-        lock.pointer.pointee.word.value &= ~CTHR_LOCK_HANDOFF
+        lock.pointer.pointee.word.value &= ~(CTHR_LOCK_HANDOFF | CTHR_LOCK_REGISTERED)
+        lock.pointer.pointee.sleepers.value = 0
         #expect(cthr_lock_fast_unlock(lock.pointer))
     }
 
