@@ -12,7 +12,8 @@
  *                                      0 -> id (the spinner's flag is a word of its own, `spinner`, so a free
  *                                      lock's word is 0 whether or not a thread spins)
  *           cthr_lock_lock_slow        cthr_lock_claim_spinner: attempt (take a free word); with HANDOFF set, or
- *                                      WAKING set in `waiters`, go to sleep; else CAS `spinner` from 0 to 1 (it
+ *                                      WAKING set in `waiters` while the word does not carry REGISTERED, go to
+ *                                      sleep; else CAS `spinner` from 0 to 1 (it
  *                                      failing: somebody spins; go to sleep). The spinner: SPINS attempts, each
  *                                      taking a free word; with the lock, a store of 0 to `spinner`; giving up:
  *                                      cthr_lock_sleep(spinner). With -DSPLIT the spinner gives up unregistered
@@ -105,6 +106,7 @@
 byte owner = 0;              /* the word's owner field in memory (0 = free) */
 bit spinning = 0;            /* `spinner`, the spinner's word beside the lock word (1: a thread spins) */
 bit handoff = 0;             /* the word's HANDOFF bit */
+bit regbit = 0;              /* the word's REGISTERED bit (the owner took the lock registered) */
 byte wcount = 0;             /* `sleepers`, its low half `waiters`: the count of registered waiters */
 bit waking = 0;              /* `sleepers`, its low half `waiters`: the WAKING bit */
 byte sequence = 0;           /* `sleepers`, its high half `sequence`: moved by each wake-up */
@@ -274,7 +276,7 @@ proctype Thread(byte me) {
         :: handoff -> skip
         :: else ->
             if
-            :: waking -> skip
+            :: waking && !regbit -> skip
             :: else -> atomic { drain(me); if :: !spinning -> spinning = 1; spinner = 1 :: else fi }
             fi
         fi;
@@ -423,8 +425,10 @@ sleep_step:
 #endif
         goto sleep_step;
 leave:
-        /* taken by a registered thread: REGISTERED in the word, still counted (its release leaves) */
+        /* taken by a registered thread: REGISTERED in the word (set by the taking CAS; only the owner writes it),
+         * still counted (its release leaves) */
         registered = 1;
+        regbit = 1;
 critical:
         inside++;
         assert(inside == 1);
@@ -432,7 +436,7 @@ critical:
         if
         :: registered ->
             /* cthr_lock_unlock_slow (a word with REGISTERED never takes the plain store): the subtraction */
-            atomic { drain(me); old_handoff = handoff; owner = 0 };
+            atomic { drain(me); old_handoff = handoff; owner = 0; regbit = 0 };
             if
             :: old_handoff -> wake_heir()
             :: else

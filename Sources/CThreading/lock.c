@@ -327,8 +327,10 @@ static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, uint64_t deadline_ns
     return rc;
 }
 
-// A newcomer that found the lock held: claims `spinner` when nobody spins (`spinner` 0, WAKING clear in `waiters`,
-// the word not reserved for a heir), or takes the lock if it was freed meanwhile. Returns 0 or EDEADLK (taken or
+// A newcomer that found the lock held: claims `spinner` when nobody spins (`spinner` 0; WAKING clear in `waiters`,
+// or set but the owner holds the lock as a registered waiter, so the woken thread the bit stands for is most likely
+// the owner, who looks at the waiters at its release anyway; the word not reserved for a heir), or takes the lock
+// if it was freed meanwhile. Returns 0 or EDEADLK (taken or
 // refused), EAGAIN (this thread now holds `spinner`) or EBUSY (somebody else spins or is awake to look: register
 // and sleep).
 static int cthr_lock_claim_spinner(cthr_lock_t *lock, uint32_t self) {
@@ -336,7 +338,10 @@ static int cthr_lock_claim_spinner(cthr_lock_t *lock, uint32_t self) {
     int rc = cthr_lock_attempt(lock, self, 0, &word);
     if (rc != EBUSY) return rc;
     if ((word & CTHR_LOCK_HANDOFF) != 0) return EBUSY;
-    if ((cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED) & CTHR_LOCK_WAKING) != 0) return EBUSY;
+    if ((word & CTHR_LOCK_REGISTERED) == 0 &&
+        (cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED) & CTHR_LOCK_WAKING) != 0) {
+        return EBUSY;
+    }
     if (cthr_atomic_u32_load(&lock->spinner, CTHR_RELAXED) != 0) return EBUSY;
     CTHR_LOCK_COUNT(rmw, 1);
     uint32_t idle = 0;
