@@ -32,6 +32,14 @@ private func sequenceOf(_ lock: SharedCell<cthr_lock_t>) -> UInt32 {
     return UInt32(truncatingIfNeeded: cthr_atomic_u64_load(sleepers, CTHR_RELAXED) >> 32)
 }
 
+/// The low half of the lock's `sleepers` word: the count of registered threads and WAKING (an atomic load, as other
+/// threads change it meanwhile).
+private func waitersHalfOf(_ lock: UnsafeMutablePointer<cthr_lock_t>) -> UInt32 {
+    let offset = MemoryLayout<cthr_lock_t>.offset(of: \.sleepers)!
+    let sleepers = (UnsafeMutableRawPointer(lock) + offset).assumingMemoryBound(to: cthr_atomic_u64_t.self)
+    return UInt32(truncatingIfNeeded: cthr_atomic_u64_load(sleepers, CTHR_RELAXED))
+}
+
 /// A `cthr_lock_cond_t` on the heap, initialized.
 private func makeCond() -> SharedCell<cthr_lock_cond_t> {
     let cond = SharedCell(
@@ -257,7 +265,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
                 guard mine.code == 0 else { return }
                 mine.self_ = cthr_lock_self()
                 mine.word = cthr_lock_load(lock.pointer)
-                mine.raw = UInt32(truncatingIfNeeded: lock.pointer.pointee.sleepers.value) & CTHR_LOCK_WAITER_MASK
+                mine.raw = waitersHalfOf(lock.pointer) & CTHR_LOCK_WAITER_MASK
                 mine.waiters = cthr_lock_waiter_count(lock.pointer)
                 mine.fastUnlocked = cthr_lock_fast_unlock(lock.pointer)
                 var before = cthr_lock_counters_t()
@@ -298,7 +306,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(two.waiters == 0)
         #expect(two.wakes == 0)
         #expect(cthr_lock_load(lock.pointer) == 0)
-        #expect(UInt32(truncatingIfNeeded: lock.pointer.pointee.sleepers.value) == 0)  // no count, WAKING clear
+        #expect(waitersHalfOf(lock.pointer) == 0)  // no count, WAKING clear
     }
 
     /// The fast paths read the word before they try a compare-exchange: on a held word they fail without a
@@ -375,7 +383,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(seen.word == seen.self_ | CTHR_LOCK_REGISTERED)
         #expect(seen.depth == 2)
         #expect(cthr_lock_load(&recursive.pointer.pointee.lock) == 0)
-        #expect(UInt32(truncatingIfNeeded: recursive.pointer.pointee.lock.sleepers.value) == 0)
+        #expect(waitersHalfOf(&recursive.pointer.pointee.lock) == 0)
     }
 
     /// A heir's request (HANDOFF in the held word) makes the owner's unlock, fast or slow, reserve the word for the
@@ -506,7 +514,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
             if cthr_lock_fast_unlock(lock.pointer) { _exit(13) }  // the word holds the parent's id
             if cthr_lock_unlock_slow(lock.pointer) != 0 { _exit(14) }
             if cthr_lock_load(lock.pointer) != 0 { _exit(15) }  // freed, HANDOFF and REGISTERED cleared
-            if UInt32(truncatingIfNeeded: lock.pointer.pointee.sleepers.value) != 0 { _exit(21) }  // left
+            if waitersHalfOf(lock.pointer) != 0 { _exit(21) }  // left
             if cthr_lock_held_by_caller(lock.pointer) { _exit(16) }
             if cthr_lock_unlock_slow(lock.pointer) != EPERM { _exit(17) }
             if !cthr_lock_fast_lock(lock.pointer) { _exit(18) }
