@@ -19,7 +19,8 @@ public struct LockProtocolCounters: Sendable, Hashable {
     /// Acquisitions that took the contended path (the lock was held, or reserved, when the thread arrived).
     public var contendedAcquisitions: UInt64
     /// Atomic read-modify-writes on the lock's words made for those acquisitions and for the wake-ups they caused,
-    /// failed compare-exchanges included; the failed fast compare-exchange and the release count one each.
+    /// failed compare-exchanges included; the release counts one, and so does a fast path's compare-exchange that
+    /// failed (the fast path reads the word first, so a thread that finds the lock held makes none).
     public var readModifyWrites: UInt64
     /// Futex waits (a thread about to sleep on the lock).
     public var futexWaits: UInt64

@@ -8,8 +8,9 @@ import CThreading
 /// The pool's critical sections are a handful of instructions (append to or pop from a ring), held by producers
 /// and drainers that run at the same time; a plain `pthread_mutex_t` (`CTHR_MUTEX_NORMAL`) sleeps on the first
 /// conflict, which made every async enqueue a system call under contention. `cthr_lock_t` spins briefly before it
-/// sleeps, wakes one sleeper at a time and bounds starvation (see `cthr_lock.h`); its uncontended lock and unlock
-/// are one compare-exchange each, inlined from the header. One futex lock serves the whole library.
+/// sleeps, wakes one sleeper at a time and bounds starvation (see `cthr_lock.h`); its uncontended lock is a load and
+/// one compare-exchange, its unlock one fetch-and-subtract, inlined from the header. One futex lock serves the whole
+/// library.
 ///
 /// It replaced a Swift three-state futex mutex after interleaved `bench queues` runs showed it no slower on the
 /// pool (the figures are in BENCHMARKS.md).
