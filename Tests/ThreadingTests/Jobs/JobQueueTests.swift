@@ -256,7 +256,9 @@ struct JobQueueTests {
             let third = queue.addJob { _ in log.append(round * 10 + 3) }
             try #require(third.waitUntilFinished(timeout: testDeadline), "round \(round)")
         }
-        let expected: [Int] = (0..<50).flatMap { (round: Int) -> [Int] in [round * 10 + 1, round * 10 + 2, round * 10 + 3] }
+        let expected: [Int] = (0..<50).flatMap { (round: Int) -> [Int] in
+            [round * 10 + 1, round * 10 + 2, round * 10 + 3]
+        }
         #expect(log.values == expected)
     }
 
