@@ -285,23 +285,26 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
             threadingFatal("Job.start(): \(self) cannot start because \(why)")
         }
         stateValue = .executing
+        let observers = stateObservers
         JobGraph.lock.unlock()
-        execute()
+        execute(observers: observers)
     }
 
     // MARK: Running (internal)
 
-    /// Runs the body of a job claimed for execution (its state is already `executing`).
-    func execute() {
+    /// Runs the body of a job claimed for execution (its state is already `executing`), after telling `observers`,
+    /// the state observers the claim found under `JobGraph.lock` when it made the job executing (the change they
+    /// hear of), so that this takes that lock no more before the body.
+    func execute(observers: [@Sendable (Job, State) -> Void]) {
         var thrown: (any Error)?
         if isAsynchronous {
-            notify(.executing)
+            for observer in observers { observer(self, .executing) }
             do { try main() } catch { thrown = error }
         } else {
             // Recorded as what this thread runs, so a wait for the job from its own body (or an observer) is
             // diagnosed instead of hanging (see `JobWait`).
             SchedulerThread.running(.job(Unmanaged.passUnretained(self))) {
-                notify(.executing)
+                for observer in observers { observer(self, .executing) }
                 do { try main() } catch { thrown = error }
             }
         }
@@ -342,11 +345,11 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
         /// a `waitUntilAllFinished`) never sees it in ``JobQueue/jobCount``; the queue starts its next jobs once the
         /// dependents are ready, so they compete by priority for the freed slot.
         func deliver(_ job: Job, wasRunning: Bool) {
-            owner?.jobEnded(job, wasRunning: wasRunning)
+            let mayStartMore = owner?.jobEnded(job, wasRunning: wasRunning) ?? false
             job.done.setFlag()
             for observer in observers { observer(job, state) }
             for entry in dependents { entry.job?.dependencyEnded() }
-            owner?.startAfterJobEnded()
+            if mayStartMore { owner?.startAfterJobEnded() }
             for handler in handlers { handler(job) }
             // Last: a resumed task may take this thread's core at once (its wake-up preempts the caller on a busy
             // host), and nothing of the job's end is left to do then.
@@ -364,12 +367,11 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
             handlers: completionHandlers,
             tasks: asyncWaiters.takeAll(),
             observers: stateObservers,
-            owner: owner
+            owner: owner.take()  // moved: no retain and release of the core (the slower kind, see JobQueueCore)
         )
         dependentList = []
         completionHandlers = []
         stateObservers = []
-        owner = nil
         return ending
     }
 
@@ -387,11 +389,5 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
         JobGraph.lock.unlock()
         for observer in observers { observer(self, .ready) }
         queue?.jobBecameReady(self)
-    }
-
-    /// Tells the state observers about a change made by this thread.
-    func notify(_ state: State) {
-        let observers = JobGraph.lock.withLock { stateObservers }
-        for observer in observers { observer(self, state) }
     }
 }

@@ -3,11 +3,14 @@
 
 import CThreading
 
-/// The pool's side of a `JobQueue`: its members, ready rings, running count, suspension and keep-alive.
+/// The pool's side of a `JobQueue`: its members, ready rings, running count and suspension.
 ///
 /// Jobs reference the core (`Job.owner`), never the public handle, so the handle's life is the user's alone:
 /// when its last handle goes, `handleReleased()` lifts a suspension nobody could lift any more, and the core —
-/// kept alive by `keepAlive` while it holds jobs — finishes its work and is then freed.
+/// kept alive by its jobs while it holds them — finishes its work and is then freed. (Each member references the
+/// core as its `owner` until it ends, and the job's end holds the core until it delivered the end: the core and its
+/// members keep each other alive, with no reference of the core to itself to take and give back per job; the core
+/// is registered weakly with the fork registry, so each of its retains and releases is the slower kind.)
 ///
 /// Lock order: `lock` may be held while taking `JobGraph.lock`, never the reverse; no user code runs under either.
 /// `@unchecked Sendable`: all mutable state is guarded by `lock`, except `idle`, an atomic futex word.
@@ -28,8 +31,6 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
     /// Ready jobs per priority (index 0 = veryLow). Entries may be stale (a job that was cancelled, or moved back
     /// to waiting by a new dependency): starting checks the job's state.
     private let ready = RuntimeRings<Job>(count: Job.Priority.allCases.count)
-    /// Keeps the core alive while it has jobs (the handle may be gone).
-    private var keepAlive: JobQueueCore?
     /// The public handle while one is alive, so `Job.queue` gives back the object the user holds.
     private weak var handle: JobQueue?
     /// How many handles are alive (more than one only while a released handle's deinit races `currentHandle()`).
@@ -120,7 +121,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
 
     /// Adds `job` (see `JobQueue.addJob(_:)`); traps when it belongs to a queue or already started.
     func add(_ job: Job) {
-        add([job], operation: "addJob(_:)")
+        if !tryAdd(CollectionOfOne(job), operation: "addJob(_:)") { poolCore.refuse("\(self).addJob(_:)") }
     }
 
     /// Adds `jobs` under one hold of the lock, then starts what may start: none of them can start before the last
@@ -133,7 +134,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
     /// Adds `jobs` as ``add(_:operation:)`` does if the pool takes work from the calling thread, deciding under the
     /// queue's lock (the shutdown counts the queue's jobs under it); false, with nothing added, when it refused.
     /// Misuse (a job of another queue) traps either way.
-    func tryAdd(_ jobs: [Job], operation: StaticString) -> Bool {
+    func tryAdd(_ jobs: some Collection<Job>, operation: StaticString) -> Bool {
         lock.lock()
         guard poolCore.isAccepting(SchedulerThread.current) else {
             lock.unlock()
@@ -164,10 +165,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
         let priority = job.priorityValue
         JobGraph.lock.unlock()
         members[ObjectIdentifier(job)] = job
-        if members.count == 1 {
-            keepAlive = self
-            idle.clearFlag()
-        }
+        if members.count == 1 { idle.clearFlag() }
         if isReady { ready[priority.index].append(job) }
     }
 
@@ -242,25 +240,23 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
     /// members (and frees its slot); the queue goes idle when it was the last. Starting the next jobs waits for
     /// `startAfterJobEnded()`, after the job's dependents became ready, so that they compete by priority for the
     /// freed slot.
-    func jobEnded(_ job: Job, wasRunning: Bool) {
+    ///
+    /// - Returns: Whether ``startAfterJobEnded()`` may find a job to start: false when the queue is idle now (no
+    ///   member left, so nothing is ready; a job added or made ready later is started by that call).
+    func jobEnded(_ job: Job, wasRunning: Bool) -> Bool {
         lock.lock()
         if wasRunning { running -= 1 }
         members[ObjectIdentifier(job)] = nil
-        var released: JobQueueCore?
         let nowIdle = members.isEmpty
         var wakeIdleWaiters = false
         if nowIdle {
-            released = keepAlive
-            keepAlive = nil
             // Stale ready entries of cancelled jobs would keep them alive; none can start any more.
-            for index in ready.indices { _ = ready[index].removeAll() }
+            for index in ready.indices where !ready[index].isEmpty { _ = ready[index].removeAll() }
             wakeIdleWaiters = idle.setFlagFindingSleepers()
         }
         lock.unlock()
         if wakeIdleWaiters { idle.wake(Int32.max) }
-        // The last reference may go here, after the lock was given back (the caller holds one more until
-        // `startAfterJobEnded()`).
-        _ = released
+        return !nowIdle
     }
 
     /// The second half of a job's end: starts the ready jobs the freed slot allows.
@@ -271,9 +267,22 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
         schedule(starting)
     }
 
+    /// The jobs ``startLocked()`` claimed, each with its lane and its state observers (read when the job became
+    /// executing, under `JobGraph.lock`, so that running it takes that lock no more). The first is kept inline: a
+    /// freed slot starts one job, and that allocates nothing here.
+    private struct Starting {
+        typealias Entry = (job: Job, lane: QoS, observers: [@Sendable (Job, Job.State) -> Void])
+        var first: Entry?
+        var more: [Entry] = []
+
+        mutating func append(_ entry: Entry) {
+            if first == nil { first = entry } else { more.append(entry) }
+        }
+    }
+
     /// Claims ready jobs while slots are free. `lock` held.
-    private func startLocked() -> [(Job, QoS)] {
-        var starting: [(Job, QoS)] = []
+    private func startLocked() -> Starting {
+        var starting = Starting()
         // A stopped pool refuses the units: the ready jobs stay counted by `abandonAtStop()` instead.
         guard !suspended, !poolCore.isStopped else { return starting }
         var index = ready.count - 1
@@ -282,22 +291,27 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
                 index -= 1
                 continue
             }
-            let lane: QoS? = JobGraph.lock.withLock {
+            let claimed: Starting.Entry? = JobGraph.lock.withLock {
                 guard job.stateValue == .ready, job.owner === self else { return nil }
                 job.stateValue = .executing
-                return job.qosValue ?? qos
+                return (job, job.qosValue ?? qos, job.stateObservers)
             }
-            if let lane {
+            if let claimed {
                 running += 1
-                starting.append((job, lane))
+                starting.append(claimed)
             }
         }
         return starting
     }
 
-    private func schedule(_ starting: [(Job, QoS)]) {
-        for (job, lane) in starting {
-            poolCore.schedule(.job { job.execute() }, lane: lane.rawValue)
-        }
+    private func schedule(_ starting: Starting) {
+        guard let first = starting.first else { return }
+        schedule(first)
+        for entry in starting.more { schedule(entry) }
+    }
+
+    private func schedule(_ entry: Starting.Entry) {
+        let (job, observers) = (entry.job, entry.observers)
+        poolCore.schedule(.job { job.execute(observers: observers) }, lane: entry.lane.rawValue)
     }
 }

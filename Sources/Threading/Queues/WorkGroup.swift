@@ -246,11 +246,13 @@ final class GroupTask: @unchecked Sendable {
     private let work: @Sendable () -> Void
     private var ran = false
 
-    init(_ group: WorkGroup, _ core: QueueCore, _ work: @escaping @Sendable () -> Void) {
+    /// `core` is consumed: the reference the caller got from the queue's handle becomes the task's, with no retain
+    /// and release of its own (a queue core's are the slower kind: the fork registry holds it weakly).
+    init(_ group: WorkGroup, _ core: consuming QueueCore, _ work: @escaping @Sendable () -> Void) {
+        group.enterQueued(on: core)
         self.group = group
         self.core = core
         self.work = work
-        group.enterQueued(on: core)
     }
 
     func run() {

@@ -216,6 +216,52 @@ struct JobQueueTests {
         #expect(queue.jobCount == 0)
     }
 
+    @Test("a queued job's observers hear executing on the thread that runs it, before its body, then its end")
+    func observersOfAQueuedJob() {
+        let queue = JobQueue(name: "observed")
+        let heard = LockedValue<[(state: Job.State, thread: UInt64)]>([])
+        let bodyThread = Atomic<UInt64>(0)
+        let job = Job(name: "observed") { _ in
+            // The executing observer ran already, on this thread.
+            bodyThread.store(UInt64(currentThreadID), ordering: .relaxed)
+            heard.withLock { $0.append((.executing, 0)) }
+        }
+        job.observeState { _, state in heard.withLock { $0.append((state, UInt64(currentThreadID))) } }
+        queue.addJob(job)
+        #expect(job.waitUntilFinished(timeout: testDeadline))
+        #expect(queue.waitUntilAllFinished(timeout: testDeadline))
+        let events = heard.withLock { $0 }
+        #expect(events.map(\.state) == [.executing, .executing, .finished], "observer, body, observer")
+        #expect(events.first?.thread == bodyThread.load(ordering: .relaxed))
+    }
+
+    @Test("width 1: a job's end starts the job that became ready behind it; an end that empties the queue starts none")
+    func endStartsTheNextReadyJob() throws {
+        let queue = JobQueue(name: "next", maxConcurrentJobs: 1)
+        let log = TestLog()
+        for round in 0..<50 {
+            let gate = QueueGate()
+            // The first job holds the only slot while the second is added: the first's end must start the second.
+            let first = queue.addJob { _ in
+                _ = gate.wait()
+                log.append(round * 10 + 1)
+            }
+            let second = queue.addJob { _ in log.append(round * 10 + 2) }
+            #expect(second.state == .ready)
+            gate.open()
+            try #require(first.waitUntilFinished(timeout: testDeadline), "round \(round)")
+            try #require(second.waitUntilFinished(timeout: testDeadline), "round \(round)")
+            // The second's end left the queue idle: a job added now starts from its own add.
+            try #require(queue.waitUntilAllFinished(timeout: testDeadline), "round \(round)")
+            let third = queue.addJob { _ in log.append(round * 10 + 3) }
+            try #require(third.waitUntilFinished(timeout: testDeadline), "round \(round)")
+        }
+        let expected: [Int] = (0..<50).flatMap { (round: Int) -> [Int] in
+            [round * 10 + 1, round * 10 + 2, round * 10 + 3]
+        }
+        #expect(log.values == expected)
+    }
+
     @Test("jobCount counts no ended job right after a wait returns (on the job, its queue, or a dependent's queue)")
     func jobCountIsExactAfterWaits() throws {
         var miscounts: [String] = []
