@@ -330,9 +330,8 @@ static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, uint64_t deadline_ns
 // A newcomer that found the lock held: claims `spinner` when nobody spins (`spinner` 0; WAKING clear in `waiters`,
 // or set but the owner holds the lock as a registered waiter, so the woken thread the bit stands for is most likely
 // the owner, who looks at the waiters at its release anyway; the word not reserved for a heir), or takes the lock
-// if it was freed meanwhile. Returns 0 or EDEADLK (taken or
-// refused), EAGAIN (this thread now holds `spinner`) or EBUSY (somebody else spins or is awake to look: register
-// and sleep).
+// if it was freed meanwhile. Returns 0 or EDEADLK (taken or refused), EAGAIN (this thread now holds `spinner`) or
+// EBUSY (somebody else spins or is awake to look: register and sleep).
 static int cthr_lock_claim_spinner(cthr_lock_t *lock, uint32_t self) {
     uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
     int rc = cthr_lock_attempt(lock, self, 0, &word);
