@@ -33,11 +33,9 @@ private func sequenceOf(_ lock: SharedCell<cthr_lock_t>) -> UInt32 {
 }
 
 /// The low half of the lock's `sleepers` word: the count of registered threads and WAKING (an atomic load, as other
-/// threads change it meanwhile).
+/// threads change it meanwhile). No key path: a forked child calls it, where asking the runtime for a type is unsafe.
 private func waitersHalfOf(_ lock: UnsafeMutablePointer<cthr_lock_t>) -> UInt32 {
-    let offset = MemoryLayout<cthr_lock_t>.offset(of: \.sleepers)!
-    let sleepers = (UnsafeMutableRawPointer(lock) + offset).assumingMemoryBound(to: cthr_atomic_u64_t.self)
-    return UInt32(truncatingIfNeeded: cthr_atomic_u64_load(sleepers, CTHR_RELAXED))
+    UInt32(truncatingIfNeeded: cthr_atomic_u64_load(&lock.pointee.sleepers, CTHR_RELAXED))
 }
 
 /// A `cthr_lock_cond_t` on the heap, initialized.
