@@ -4,6 +4,8 @@
 import ArgumentParser
 import Foundation
 
+extension HTTPBench.Endpoint: ExpressibleByArgument {}
+
 /// `bench http`: the example Hummingbird server loaded over loopback, once per way of offloading its blocking call.
 public struct HTTPCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
@@ -20,6 +22,9 @@ public struct HTTPCommand: ParsableCommand {
             while measured (/proc/<pid>/task). Ratios against nio-sized (NIOThreadPool(N)) and nio-singleton.
             Defaults: --threads 64 (connections) --seconds 5 --warmup 2 --repeat 3 (rounds), every mode (about
             2 minutes). --quick: --seconds 1 --warmup 0.5 --repeat 1, threading-blocking and nio-sized (under 30 s).
+            --endpoint health: the connections load GET /health instead (a constant answer, nothing blocks), and the
+            default modes are \(HTTPBench.executorModes.joined(separator: " and ")): the default global executor
+            against WorkerPool.shared as global executor (ratios against the default one in the SUMMARY line).
             Files: bench-results/http/ (bench-results/quick/http/ with --quick).
             """
     )
@@ -41,6 +46,13 @@ public struct HTTPCommand: ParsableCommand {
     /// The size of the pools a mode creates.
     @Option(name: .customLong("pool-threads"), help: "Threads of WorkerPool(N) and NIOThreadPool(N).")
     public var poolThreads = 64
+
+    /// The endpoint the connections load.
+    @Option(
+        name: .long,
+        help: "The endpoint the connections load: blocking (the offloaded call) or health (nothing blocks)."
+    )
+    public var endpoint = HTTPBench.Endpoint.blocking
 
     public init() {}
 
@@ -66,14 +78,16 @@ public struct HTTPCommand: ParsableCommand {
         settings.rounds = common.repeats ?? settings.rounds
         settings.blockingMicroseconds = blockingMicroseconds
         settings.poolThreads = poolThreads
+        settings.endpoint = endpoint
         return settings
     }
 
     public func run() throws {
-        let filter = common.strategies ?? (common.quick ? HTTPBench.quickModes.joined(separator: ",") : nil)
+        let defaults = endpoint == .health ? HTTPBench.executorModes : (common.quick ? HTTPBench.quickModes : nil)
+        let filter = common.strategies ?? defaults?.joined(separator: ",")
         let modes = try selectStrategies(HTTPBench.catalog, filter: filter, id: \.id, name: \.name, kind: \.kind)
         if common.list {
-            print(listing(modes.map { ($0.id, $0.name, $0.kind, "GET /blocking on the example server") }))
+            print(listing(modes.map { ($0.id, $0.name, $0.kind, "GET /\(endpoint.rawValue) on the example server") }))
             return
         }
         let binary: String
@@ -119,6 +133,7 @@ extension HTTPBench {
                     measurements[mode.id, default: []].append(measurement)
                     progress.cellDone(
                         "http round \(round) \(mode.id): \(compactRate(measurement.requestsPerSecond)) req/s, "
+                            + "p99 \(measurement.p99Ns / 1_000) us, "
                             + "health p99 \(measurement.healthP99Ns / 1_000) us, "
                             + String(format: "cpu %.1f us/req", measurement.cpuNsPerRequest / 1e3)
                             + (measurement.offloadCpuNsPerRequest.map {
@@ -147,13 +162,16 @@ extension HTTPBench {
             "pool-threads": String(settings.poolThreads), "seconds": String(settings.seconds),
             "warmup": String(settings.warmupSeconds), "rounds": String(settings.rounds),
             "health-interval-ms": String(settings.healthIntervalMilliseconds),
+            "endpoint": settings.endpoint.rawValue,
         ]
         return withRatios(
             StudyResult(
                 id: "http",
                 family: "http",
                 title: "http",
-                operation: "GET /blocking answered (a \(settings.blockingMicroseconds) us blocking call, offloaded)",
+                operation: settings.endpoint == .blocking
+                    ? "GET /blocking answered (a \(settings.blockingMicroseconds) us blocking call, offloaded)"
+                    : "GET /health answered (nothing blocks)",
                 parameters: parameters,
                 threads: [settings.connections],
                 results: cells

@@ -20,6 +20,10 @@ import Threading
 /// measured phase (thread ids not seen before it began, sampled every 5 ms), and the server's CPU time per request
 /// over the measured phase: the whole process's (`/proc/<pid>/stat`, user and system) and its offload threads' share
 /// (the threads named as the mode's pool names them, `/proc/<pid>/task/<tid>/schedstat`: see ``ProcessCPU``). The server is then stopped (SIGTERM, SIGKILL after 5 s).
+///
+/// With ``Endpoint/health`` the connections send `GET /health` instead: nothing blocks, and the executor modes
+/// (``executorModes``) compare Swift Concurrency's default global executor with `WorkerPool.shared` installed as the
+/// global executor, what the takeover costs code that does not block.
 public enum HTTPBench {
     /// One way of offloading the blocking call: the server's `--offload` value.
     public struct Mode: Sendable, Equatable {
@@ -55,6 +59,26 @@ public enum HTTPBench {
     /// The modes of `--quick` and of the family's test.
     public static let quickModes = ["threading-blocking", "nio-sized"]
 
+    /// The modes of `--endpoint health` (the default executor, then ours as global executor): with nothing blocking,
+    /// only the global executor differs between them, and ours is compared with the default one.
+    public static let executorModes = ["inline", "inline-threading-executor"]
+
+    /// The mode that runs the server on Swift Concurrency's default global executor, the reference of the
+    /// `--endpoint health` ratios.
+    public static let defaultExecutorMode = "inline"
+
+    /// The endpoint the closed-loop connections load.
+    public enum Endpoint: String, Sendable, Equatable, CaseIterable {
+        /// `GET /blocking`: the blocking call, offloaded as the mode says (the family's default).
+        case blocking
+        /// `GET /health`: a constant answer, no blocking call: what the global executor costs code that does not
+        /// block (the modes then differ only by their global executor).
+        case health
+
+        /// The request each connection sends.
+        var request: [UInt8] { self == .blocking ? HTTPBench.blockingRequest : HTTPBench.healthRequest }
+    }
+
     /// What one run loads and for how long.
     public struct Settings: Sendable, Equatable {
         /// Keep-alive connections sending `/blocking` in a closed loop.
@@ -71,6 +95,8 @@ public enum HTTPBench {
         public var rounds = 3
         /// Milliseconds between two `/health` probes.
         public var healthIntervalMilliseconds = 5
+        /// The endpoint the connections load (the prober always sends `/health`).
+        public var endpoint = Endpoint.blocking
 
         /// The defaults: 64 connections, 2 ms calls, pools of 64, 2 s warm-up, 5 s measured, 3 rounds.
         public init() {}
@@ -222,7 +248,7 @@ public enum HTTPBench {
                     settings.connections / clientThreads + (index < settings.connections % clientThreads ? 1 : 0)
                 loaders.append(
                     try PosixThread(name: "bench.http.load") {
-                        runLoad(port: port, connections: count, phase: phase)
+                        runLoad(port: port, connections: count, request: settings.endpoint.request, phase: phase)
                     }
                 )
             }
@@ -255,7 +281,8 @@ public enum HTTPBench {
             let threads = sampler.join()
             errors += probe.errors
             guard requests > 0 else {
-                return .failure(RunFailure(description: "no /blocking request was answered (\(errors) errors)"))
+                let path = settings.endpoint.rawValue
+                return .failure(RunFailure(description: "no /\(path) request was answered (\(errors) errors)"))
             }
             return .success(
                 Measurement(
@@ -313,9 +340,9 @@ public enum HTTPBench {
     static let blockingRequest = Array("GET /blocking HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
     static let healthRequest = Array("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
 
-    /// One client thread: `connections` keep-alive connections, each with one `/blocking` request in flight, polled
-    /// until the phase is `stopped`; answers completed in the measured phase are counted.
-    static func runLoad(port: UInt16, connections: Int, phase: LoadPhase) -> LoadResult {
+    /// One client thread: `connections` keep-alive connections, each with one `request` (`/blocking` or `/health`) in
+    /// flight, polled until the phase is `stopped`; answers completed in the measured phase are counted.
+    static func runLoad(port: UInt16, connections: Int, request: [UInt8], phase: LoadPhase) -> LoadResult {
         var result = LoadResult()
         var sockets: [HTTPConnection] = []
         for _ in 0..<connections {
@@ -327,7 +354,7 @@ public enum HTTPBench {
         }
         defer { for connection in sockets { connection.close() } }
         var pollers = sockets.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-        for connection in sockets where !connection.send(blockingRequest) { result.errors += 1 }
+        for connection in sockets where !connection.send(request) { result.errors += 1 }
         while phase.current != .stopped {
             let ready = poll(&pollers, nfds_t(pollers.count), 50)
             guard ready > 0 else { continue }
@@ -345,7 +372,7 @@ public enum HTTPBench {
                         result.requests += 1
                         if !ok { result.errors += 1 }
                     }
-                    if !connection.send(blockingRequest) {
+                    if !connection.send(request) {
                         result.errors += 1
                         pollers[index].fd = -1
                     }
@@ -447,6 +474,7 @@ public enum HTTPBench {
         var study = study
         let sized = study.results.first { $0.id == "nio-sized" && $0.valid }
         let singleton = study.results.first { $0.id == "nio-singleton" && $0.valid }
+        let defaultExecutor = study.results.first { $0.id == defaultExecutorMode && $0.valid }
         for index in study.results.indices {
             guard var figures = study.results[index].http, study.results[index].opsPerSecond > 0 else { continue }
             let cell = study.results[index]
@@ -462,6 +490,14 @@ public enum HTTPBench {
             if let singleton, singleton.opsPerSecond > 0 {
                 figures.throughputVsNIOSingleton = cell.opsPerSecond / singleton.opsPerSecond
             }
+            if let defaultExecutor, defaultExecutor.opsPerSecond > 0, cell.id != defaultExecutorMode,
+                executorModes.contains(cell.id)
+            {
+                figures.throughputVsDefaultExecutor = cell.opsPerSecond / defaultExecutor.opsPerSecond
+                if defaultExecutor.p99Ns > 0 && cell.p99Ns > 0 {
+                    figures.p99VsDefaultExecutor = Double(cell.p99Ns) / Double(defaultExecutor.p99Ns)
+                }
+            }
             study.results[index].http = figures
         }
         var parts: [String] = []
@@ -473,6 +509,10 @@ public enum HTTPBench {
             if let ratio = figures.healthP99VsNIOSized { text += ", health p99 \(formatRatio(ratio)) nio-sized's" }
             if let ratio = figures.cpuPerRequestVsNIOSized {
                 text += ", cpu per request \(formatRatio(ratio)) nio-sized's"
+            }
+            if let ratio = figures.throughputVsDefaultExecutor {
+                text += (text == cell.id ? " " : ", ") + "\(formatRatio(ratio)) default executor's req/s"
+                if let p99 = figures.p99VsDefaultExecutor { text += ", p99 \(formatRatio(p99)) default executor's" }
             }
             text += ", \(figures.threadsCreated) threads created while measured (peak \(figures.peakThreads))"
             if !figures.createdThreadNames.isEmpty { text += " [\(Self.describe(figures.createdThreadNames))]" }

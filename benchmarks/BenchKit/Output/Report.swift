@@ -107,6 +107,11 @@ public struct HTTPFigures: Codable, Sendable, Equatable {
     /// The whole server process's CPU time per request over `NIOThreadPool(N)`'s: above 1 costs more (nil when it did
     /// not run).
     public var cpuPerRequestVsNIOSized: Double?
+    /// Requests per second over the default global executor's (the `inline` mode), for a mode that installs a global
+    /// executor of its own (`inline-threading-executor`); nil otherwise or when `inline` did not run.
+    public var throughputVsDefaultExecutor: Double?
+    /// The loaded endpoint's p99 over the default global executor's (above 1 is a longer wait), for the same modes.
+    public var p99VsDefaultExecutor: Double?
 
     /// Creates the figures; the ratios are filled in once every mode ran.
     public init(

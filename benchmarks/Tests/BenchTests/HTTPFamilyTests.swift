@@ -3,6 +3,7 @@
 
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 import Threading
 
@@ -46,6 +47,82 @@ struct HTTPFamilyTests {
         #expect(measurement.healthP99Ns > 0)
         // This process: the test's threads, the server's and the client's.
         #expect(measurement.peakThreads >= 4 + 3)
+    }
+
+    /// `--endpoint health`: the connections send `GET /health` only (the test's server counts each path), and the
+    /// command line picks the setting and rejects an unknown endpoint.
+    @Test func theHealthEndpointLoadsHealthOnly() throws {
+        let server = try TinyHTTPServer(threadPerRequest: false)
+        defer { server.stop() }
+        var settings = HTTPBench.Settings()
+        settings.connections = 4
+        settings.warmupSeconds = 0.1
+        settings.seconds = 0.3
+        settings.endpoint = .health
+        let measurement = try HTTPBench.load(port: server.port, pid: getpid(), settings: settings).get()
+        #expect(measurement.errors == 0)
+        #expect(measurement.requests > 0)
+        #expect(server.counts.blocking.load(ordering: .acquiring) == 0)
+        // The load's answers and the prober's.
+        #expect(server.counts.other.load(ordering: .acquiring) >= measurement.requests + measurement.healthProbes)
+        let command = try #require(try BenchCommand.parseAsRoot(["http", "--endpoint", "health"]) as? HTTPCommand)
+        #expect(command.settings().endpoint == .health)
+        let plain = try #require(try BenchCommand.parseAsRoot(["http"]) as? HTTPCommand)
+        #expect(plain.settings().endpoint == .blocking)
+        #expect(throws: (any Error).self) { try BenchCommand.parseAsRoot(["http", "--endpoint", "cpu"]) }
+    }
+
+    /// The global executor modes against the default one (`inline`): requests/s and p99 ratios for
+    /// `inline-threading-executor` only (not for a mode that offloads), in its figures and the SUMMARY line.
+    @Test func ratiosAgainstTheDefaultExecutor() throws {
+        func measurement(_ rate: Double, p99: UInt64) -> HTTPBench.Measurement {
+            HTTPBench.Measurement(
+                requestsPerSecond: rate,
+                requests: Int(rate),
+                p50Ns: 500_000,
+                p99Ns: p99,
+                healthP99Ns: 1_000_000,
+                healthProbes: 100,
+                peakThreads: 8,
+                threadsCreated: 0,
+                errors: 0
+            )
+        }
+        let ids = ["inline", "inline-threading-executor", "threading-blocking"]
+        let rates: [String: Double] = ["inline": 50_000, "inline-threading-executor": 40_000, "threading-blocking": 1]
+        let p99s: [String: UInt64] = [
+            "inline": 2_000_000, "inline-threading-executor": 2_500_000, "threading-blocking": 1,
+        ]
+        let cells = HTTPBench.catalog.filter { ids.contains($0.id) }.map { mode in
+            HTTPBench.cell(
+                mode: mode,
+                connections: 64,
+                measurements: [measurement(rates[mode.id]!, p99: p99s[mode.id]!)],
+                failures: []
+            )
+        }
+        let study = HTTPBench.withRatios(
+            StudyResult(
+                id: "http",
+                family: "http",
+                title: "http",
+                operation: "GET /health",
+                parameters: [:],
+                threads: [64],
+                results: cells
+            )
+        )
+        let takeover = try #require(study.results.first { $0.id == "inline-threading-executor" }?.http)
+        #expect(takeover.throughputVsDefaultExecutor == 0.8)
+        #expect(takeover.p99VsDefaultExecutor == 1.25)
+        #expect(study.results.first { $0.id == "inline" }?.http?.throughputVsDefaultExecutor == nil)
+        #expect(study.results.first { $0.id == "threading-blocking" }?.http?.throughputVsDefaultExecutor == nil)
+        #expect(
+            study.summary.contains(
+                "inline-threading-executor 0.80x default executor's req/s, p99 1.25x default executor's, 0 threads"
+            )
+        )
+        #expect(HTTPBench.executorModes.allSatisfy { id in HTTPBench.catalog.contains { $0.id == id } })
     }
 
     /// A server that answers each `/blocking` from a new thread (living 10 ms) is seen creating threads while
@@ -253,6 +330,8 @@ struct HTTPFamilyTests {
 /// with `threadPerRequest`, runs on a new thread that lives 10 ms), anything else answers at once.
 final class TinyHTTPServer: @unchecked Sendable {
     let port: UInt16
+    /// The requests it answered, by path.
+    let counts: Counts
     private let listener: Int32
     private let acceptor: PosixThread<Void>?
 
@@ -274,11 +353,15 @@ final class TinyHTTPServer: @unchecked Sendable {
         }
         listener = fd
         port = UInt16(bigEndian: address.sin_port)
+        let counts = Counts()
+        self.counts = counts
         acceptor = try PosixThread {
             while true {
                 let connection = accept(fd, nil, nil)
                 guard connection >= 0 else { return }
-                _ = try? PosixThread { TinyHTTPServer.serve(connection, threadPerRequest: threadPerRequest) }
+                _ = try? PosixThread { [counts] in
+                    TinyHTTPServer.serve(connection, threadPerRequest: threadPerRequest, counts: counts)
+                }
             }
         }
     }
@@ -290,7 +373,13 @@ final class TinyHTTPServer: @unchecked Sendable {
         acceptor?.join()
     }
 
-    static func serve(_ fd: Int32, threadPerRequest: Bool) {
+    /// The requests a server answered: `/blocking`, and the others.
+    final class Counts: Sendable {
+        let blocking = Atomic<Int>(0)
+        let other = Atomic<Int>(0)
+    }
+
+    static func serve(_ fd: Int32, threadPerRequest: Bool, counts: Counts) {
         defer { close(fd) }
         var pending: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
@@ -302,7 +391,13 @@ final class TinyHTTPServer: @unchecked Sendable {
             while let end = HTTPConnection.headerEnd(pending) {
                 let request = String(decoding: pending[0..<end], as: UTF8.self)
                 pending.removeFirst(end + 4)
-                if request.hasPrefix("GET /blocking") {
+                let isBlocking = request.hasPrefix("GET /blocking")
+                if isBlocking {
+                    counts.blocking.wrappingAdd(1, ordering: .acquiringAndReleasing)
+                } else {
+                    counts.other.wrappingAdd(1, ordering: .acquiringAndReleasing)
+                }
+                if isBlocking {
                     if threadPerRequest {
                         let thread = try? PosixThread(name: "tiny.request") { usleep(10_000) }
                         _ = thread?.join()
