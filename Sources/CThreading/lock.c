@@ -235,29 +235,28 @@ void cthr_lock_wake_one(cthr_lock_t *lock) {
 // Wakes the heir sleeping on the word (see Fairness in the header).
 void cthr_lock_wake_heir(cthr_lock_t *lock) { cthr_lock_futex_wake(&lock->word.value, INT_MAX); }
 
+// Whether a release that found sleepers registered owes them a wake-up: a spinner will look, so none is owed while
+// one spins; but with sleepers registered, one is woken once a millisecond anyway, so that each in turn can ask for
+// the fair hand-off. (In a forked child the spinner may be a thread of the parent: owed, see `cthr_lock_forked`.)
+// Sequentially consistent: the load Q of the header.
+static bool cthr_lock_wake_owed(cthr_lock_t *lock) {
+    if (cthr_lock_forked || cthr_atomic_u32_load(&lock->spinner, CTHR_SEQ_CST) == 0) return true;
+    uint32_t now_us = cthr_lock_now_us(cthr_clock_now_ns());
+    return now_us - cthr_atomic_u32_load(&lock->woken_at, CTHR_RELAXED) >= CTHR_LOCK_STARVATION_NS / 1000u;
+}
+
 void cthr_lock_released_to_sleepers(cthr_lock_t *lock) {
-    // A spinner will look, so no wake-up is owed; but with sleepers registered and none awake, wake one once a
-    // millisecond, so that each in turn can ask for the fair hand-off. (In a forked child the spinner may be a
-    // thread of the parent: wake, see `cthr_lock_forked`.) Sequentially consistent: the load Q of the header.
-    if (!cthr_lock_forked && cthr_atomic_u32_load(&lock->spinner, CTHR_SEQ_CST) != 0) {
-        uint32_t now_us = cthr_lock_now_us(cthr_clock_now_ns());
-        if (now_us - cthr_atomic_u32_load(&lock->woken_at, CTHR_RELAXED) < CTHR_LOCK_STARVATION_NS / 1000u) return;
-    }
-    cthr_lock_wake_one(lock);
+    if (cthr_lock_wake_owed(lock)) cthr_lock_wake_one(lock);
 }
 
 // The release of an owner that took the lock as a registered waiter (REGISTERED in the word), after its release of
 // the word: leaves the waiters, clearing WAKING, and in the same read-modify-write runs the unlock's check (the
-// loads R and Q of the header: with others still registered, and `spinner` clear or nobody woken for
-// CTHR_LOCK_STARVATION_NS, sets WAKING, moves the sequence and wakes one). So a registered owner's leave, its
+// loads R and Q of the header: with others still registered and a wake-up owed (`cthr_lock_wake_owed`), sets
+// WAKING, moves the sequence and wakes one). So a registered owner's leave, its
 // unlock's check and the wake-up it owes are one read-modify-write. `handed_off`: the release reserved the word for
 // a heir, whose own release will run the check; leave without waking.
 static void cthr_lock_leave_released(cthr_lock_t *lock, bool handed_off) {
-    bool owed = !handed_off;
-    if (owed && !cthr_lock_forked && cthr_atomic_u32_load(&lock->spinner, CTHR_SEQ_CST) != 0) {
-        uint32_t now_us = cthr_lock_now_us(cthr_clock_now_ns());
-        owed = now_us - cthr_atomic_u32_load(&lock->woken_at, CTHR_RELAXED) >= CTHR_LOCK_STARVATION_NS / 1000u;
-    }
+    bool owed = !handed_off && cthr_lock_wake_owed(lock);
     uint64_t before = cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED);
     uint64_t after;
     bool wake;

@@ -37,7 +37,7 @@ struct LockProtocolCountersTests {
         let (off, on, afterUncontended, reset) = (results[0], results[1], results[2], results[3])
         #expect(off == LockProtocolCounters())
         #expect(on.contendedAcquisitions == 1)
-        // The failed fast compare-exchange, the claim of the spinner's flag, its drop.
+        // The release (counted on entry), the claim of the spinner's flag, its drop (the fast path only read the word).
         #expect(on.readModifyWrites >= 3)
         #expect(on.futexWaits == 0)
         #expect(on.futexWaitsReturnedAtOnce == 0)

@@ -101,17 +101,7 @@ struct HTTPFamilyTests {
                 failures: []
             )
         }
-        let study = HTTPBench.withRatios(
-            StudyResult(
-                id: "http",
-                family: "http",
-                title: "http",
-                operation: "GET /health",
-                parameters: [:],
-                threads: [64],
-                results: cells
-            )
-        )
+        let study = studyWithRatios(cells, operation: "GET /health")
         let takeover = try #require(study.results.first { $0.id == "inline-threading-executor" }?.http)
         #expect(takeover.throughputVsDefaultExecutor == 0.8)
         #expect(takeover.p99VsDefaultExecutor == 1.25)
@@ -210,17 +200,7 @@ struct HTTPFamilyTests {
                 failures: []
             )
         }
-        let study = HTTPBench.withRatios(
-            StudyResult(
-                id: "http",
-                family: "http",
-                title: "http",
-                operation: "GET /blocking",
-                parameters: [:],
-                threads: [64],
-                results: cells
-            )
-        )
+        let study = studyWithRatios(cells, operation: "GET /blocking")
         let ours = try #require(study.results.first { $0.id == "threading-blocking" })
         #expect(ours.opsPerSecond == 3_000)  // the median round
         let figures = try #require(ours.http)
@@ -410,4 +390,19 @@ final class TinyHTTPServer: @unchecked Sendable {
             }
         }
     }
+}
+
+/// The `http` study of 64 connections made of `cells`, with the family's ratios filled in (`HTTPBench.withRatios`).
+private func studyWithRatios(_ cells: [CellResult], operation: String) -> StudyResult {
+    HTTPBench.withRatios(
+        StudyResult(
+            id: "http",
+            family: "http",
+            title: "http",
+            operation: operation,
+            parameters: [:],
+            threads: [64],
+            results: cells
+        )
+    )
 }
