@@ -230,6 +230,9 @@ struct JobQueueTests {
         queue.addJob(job)
         #expect(job.waitUntilFinished(timeout: testDeadline))
         #expect(queue.waitUntilAllFinished(timeout: testDeadline))
+        // The end wakes the job's waiters before it tells the observers (`Job/addCompletionHandler(_:)` says so): a
+        // waiter may look before the end's observer ran on the ending thread, so it waits for that call.
+        #expect(waitUntil { heard.withLock { $0.count } >= 3 })
         let events = heard.withLock { $0 }
         #expect(events.map(\.state) == [.executing, .executing, .finished], "observer, body, observer")
         #expect(events.first?.thread == bodyThread.load(ordering: .relaxed))
