@@ -167,7 +167,8 @@ import Testing
         #expect(cthr_thread_is_main() == (cthr_thread_id() == getpid()))
     }
 
-    @Test func forkedChildIsItsOwnMainThread() {
+    @Test(.disabled(if: threadSanitizerIsActive, "TSan does not support multi-threaded fork children"))
+    func forkedChildIsItsOwnMainThread() {
         // Fill this thread's id cache first: the child inherits it and must not report the parent's id.
         let parentId = cthr_thread_id()
         let child = fork()
@@ -182,7 +183,8 @@ import Testing
 
     /// A forked child's first thread gets the Swift runtime's cached thread ids reset (libswiftCore's and
     /// libswift_Concurrency's once-lock caches, both loaded here); a process that was not forked reports none.
-    @Test func forkResetsTheRuntimesThreadIdCaches() {
+    @Test(.disabled(if: threadSanitizerIsActive, "TSan does not support multi-threaded fork children"))
+    func forkResetsTheRuntimesThreadIdCaches() {
         #expect(cthr_fork_reset_thread_id_caches() == 0)
         let child = fork()
         if child == 0 { _exit(cthr_fork_reset_thread_id_caches() >= 2 ? 0 : 1) }
