@@ -19,6 +19,7 @@ binary="$(swift build --show-bin-path)/ThreadingPackageTests.xctest"
 tests=(
     "ForkHandlerTests/aChildThatOnlyExitsGetsPastTheForkHandlersWhileEverythingIsBusy"
     "CLockTests/aLockHeldAcrossForkIsUnlockedInTheChild"
+    "CLockTests/aRecursiveLockHeldAcrossForkNestsAndIsReleasedInTheChild"
 )
 
 if ! command -v gdb >/dev/null 2>&1; then

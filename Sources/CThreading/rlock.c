@@ -29,14 +29,16 @@ int cthr_rlock_trylock(cthr_rlock_t *lock) {
 
 int cthr_rlock_lock_slow(cthr_rlock_t *lock, uint64_t deadline_ns) {
     if (lock == NULL) return EINVAL;
-    if (cthr_lock_owner(&lock->lock) == cthr_lock_self()) return cthr_rlock_nest(lock);
+    // The caller's own hold (in a forked child's first thread, also one its forking thread had: see
+    // `cthr_lock_held_by_caller`) nests.
+    if (cthr_lock_held_by_caller(&lock->lock)) return cthr_rlock_nest(lock);
     // Not the owner: the futex lock's slow path (it cannot report EDEADLK, since the caller does not hold it).
     return cthr_lock_lock_slow(&lock->lock, deadline_ns);
 }
 
 int cthr_rlock_unlock_slow(cthr_rlock_t *lock) {
     if (lock == NULL) return EINVAL;
-    if (cthr_lock_owner(&lock->lock) != cthr_lock_self()) return EPERM;
+    if (!cthr_lock_held_by_caller(&lock->lock)) return EPERM;
     if (lock->depth != 0) {
         lock->depth--;
         return 0;
@@ -45,7 +47,7 @@ int cthr_rlock_unlock_slow(cthr_rlock_t *lock) {
 }
 
 uint32_t cthr_rlock_held_depth(const cthr_rlock_t *lock) {
-    if (lock == NULL || cthr_lock_owner(&lock->lock) != cthr_lock_self()) return 0;
+    if (lock == NULL || !cthr_lock_held_by_caller(&lock->lock)) return 0;
     return lock->depth + 1;
 }
 

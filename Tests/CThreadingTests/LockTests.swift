@@ -531,6 +531,45 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(cthr_lock_fast_unlock(lock.pointer))
     }
 
+    /// A recursive lock held (nested) across fork() by the forking thread is the child's first thread's too: it
+    /// nests once more, reports its depth, and its unlocks release every level, the last one freeing the word. The
+    /// parent's hold is untouched. Not under the thread sanitizer (see the test above).
+    @Test(.disabled(if: threadSanitizerIsActive, "TSan does not support multi-threaded fork children"))
+    func aRecursiveLockHeldAcrossForkNestsAndIsReleasedInTheChild() {
+        let lock = SharedCell(cthr_rlock_t())
+        #expect(cthr_rlock_init(lock.pointer) == 0)
+        let me = cthr_lock_self()
+        #expect(cthr_rlock_fast_lock(lock.pointer))
+        #expect(cthr_rlock_fast_lock(lock.pointer))
+        let child = fork()
+        if child == 0 {
+            // Only calls that neither allocate nor take another lock, and _exit, in the child.
+            if cthr_lock_self() == me { _exit(10) }
+            if cthr_rlock_held_depth(lock.pointer) != 2 { _exit(11) }
+            if cthr_rlock_fast_lock(lock.pointer) { _exit(12) }  // the word holds the parent's id
+            if cthr_rlock_lock_slow(lock.pointer, UInt64.max) != 0 { _exit(13) }  // nests, does not wait
+            if cthr_rlock_trylock(lock.pointer) != 0 { _exit(14) }
+            if cthr_rlock_held_depth(lock.pointer) != 4 { _exit(15) }
+            // Four levels, unrolled (no generic iteration in the child: it must not ask the runtime for a type).
+            if cthr_rlock_unlock_slow(lock.pointer) != 0 { _exit(16) }
+            if cthr_rlock_unlock_slow(lock.pointer) != 0 { _exit(17) }
+            if cthr_rlock_unlock_slow(lock.pointer) != 0 { _exit(18) }
+            if cthr_rlock_unlock_slow(lock.pointer) != 0 { _exit(19) }
+            if cthr_lock_load(&lock.pointer.pointee.lock) != 0 { _exit(20) }  // freed
+            if cthr_rlock_unlock_slow(lock.pointer) != EPERM { _exit(21) }
+            if !cthr_rlock_fast_lock(lock.pointer) || cthr_rlock_held_depth(lock.pointer) != 1 { _exit(22) }
+            if !cthr_rlock_fast_unlock(lock.pointer) { _exit(23) }
+            _exit(0)
+        }
+        #expect(child > 0)
+        guard child > 0 else { return }
+        expectCleanExit(of: child)  // otherwise the exit code names the failed step
+        #expect(cthr_rlock_held_depth(lock.pointer) == 2)
+        #expect(cthr_rlock_fast_unlock(lock.pointer))
+        #expect(cthr_rlock_fast_unlock(lock.pointer))
+        #expect(cthr_lock_load(&lock.pointer.pointee.lock) == 0)
+    }
+
     /// Bounded starvation: a waiter registered for more than 1 ms that is woken and still finds the lock held
     /// becomes the heir (sets HANDOFF in the held word and sleeps on the word); the owner's unlock then hands the
     /// lock to it: the word goes straight from the owner to the heir, and the hand-off is counted.

@@ -157,7 +157,7 @@ public final class RecursiveLock: DiagnosedLock, @unchecked Sendable {
             attempt: { cthr_rlock_trylock(word) },
             wait: {
                 // Held by the caller (the fast path refused a flagged word): one more level, no wait.
-                if cthr_lock_owner(futexLock) == cthr_lock_self() { return cthr_rlock_lock_slow(word, deadline) }
+                if cthr_lock_held_by_caller(futexLock) { return cthr_rlock_lock_slow(word, deadline) }
                 return waitForFutexLock(futexLock, deadline: deadline)
             }
         )
