@@ -77,7 +77,9 @@ int cthr_rlock_lock_slow(cthr_rlock_t *_Nullable lock, uint64_t deadline_ns);
 // or EINVAL (NULL).
 int cthr_rlock_unlock_slow(cthr_rlock_t *_Nullable lock);
 
-// The nesting depth the caller holds (1 for a single hold), or 0 when the caller does not hold the lock or NULL.
+// The nesting depth the caller holds (1 for a single hold), or 0 when the caller does not hold the lock or NULL. As
+// for the plain lock (`cthr_lock_held_by_caller`), a forked child's first thread holds what its forking thread held;
+// it nests and releases such a hold like its own.
 uint32_t cthr_rlock_held_depth(const cthr_rlock_t *_Nullable lock);
 
 #ifdef __cplusplus
