@@ -32,12 +32,9 @@ struct HTTPFamilyTests {
     @Test func theClientLoadsAKeepAliveServer() throws {
         let server = try TinyHTTPServer(threadPerRequest: false)
         defer { server.stop() }
-        var settings = HTTPBench.Settings()
-        settings.connections = 4
-        settings.warmupSeconds = 0.2
-        settings.seconds = 0.5
-        settings.healthIntervalMilliseconds = 2
-        let measurement = try HTTPBench.load(port: server.port, pid: getpid(), settings: settings).get()
+        let measurement = try load(server, connections: 4, warmup: 0.2, seconds: 0.5) {
+            $0.healthIntervalMilliseconds = 2
+        }
         #expect(measurement.errors == 0)
         #expect(measurement.requests > 20)
         #expect(measurement.requestsPerSecond > 0)
@@ -54,12 +51,7 @@ struct HTTPFamilyTests {
     @Test func theHealthEndpointLoadsHealthOnly() throws {
         let server = try TinyHTTPServer(threadPerRequest: false)
         defer { server.stop() }
-        var settings = HTTPBench.Settings()
-        settings.connections = 4
-        settings.warmupSeconds = 0.1
-        settings.seconds = 0.3
-        settings.endpoint = .health
-        let measurement = try HTTPBench.load(port: server.port, pid: getpid(), settings: settings).get()
+        let measurement = try load(server, connections: 4, warmup: 0.1, seconds: 0.3) { $0.endpoint = .health }
         #expect(measurement.errors == 0)
         #expect(measurement.requests > 0)
         #expect(server.counts.blocking.load(ordering: .acquiring) == 0)
@@ -70,6 +62,22 @@ struct HTTPFamilyTests {
         let plain = try #require(try BenchCommand.parseAsRoot(["http"]) as? HTTPCommand)
         #expect(plain.settings().endpoint == .blocking)
         #expect(throws: (any Error).self) { try BenchCommand.parseAsRoot(["http", "--endpoint", "cpu"]) }
+    }
+
+    /// One short load of the test's own server, with `configure`'s changes to the settings.
+    private func load(
+        _ server: TinyHTTPServer,
+        connections: Int,
+        warmup: Double,
+        seconds: Double,
+        _ configure: (inout HTTPBench.Settings) -> Void = { _ in }
+    ) throws -> HTTPBench.Measurement {
+        var settings = HTTPBench.Settings()
+        settings.connections = connections
+        settings.warmupSeconds = warmup
+        settings.seconds = seconds
+        configure(&settings)
+        return try HTTPBench.load(port: server.port, pid: getpid(), settings: settings).get()
     }
 
     /// The global executor modes against the default one (`inline`): requests/s and p99 ratios for
@@ -120,11 +128,7 @@ struct HTTPFamilyTests {
     @Test func threadsCreatedWhileMeasuredAreCounted() throws {
         let server = try TinyHTTPServer(threadPerRequest: true)
         defer { server.stop() }
-        var settings = HTTPBench.Settings()
-        settings.connections = 2
-        settings.warmupSeconds = 0.1
-        settings.seconds = 0.5
-        let measurement = try HTTPBench.load(port: server.port, pid: getpid(), settings: settings).get()
+        let measurement = try load(server, connections: 2, warmup: 0.1, seconds: 0.5)
         #expect(measurement.errors == 0)
         #expect(measurement.threadsCreated > 0)
         #expect(measurement.createdThreadNames.count == measurement.threadsCreated)
