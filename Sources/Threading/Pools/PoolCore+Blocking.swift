@@ -27,6 +27,13 @@ extension PoolCore {
     // (`shortCallNanoseconds`) or a wake-up, and stop as soon as a yield gives the CPU away (busy cores); its idle
     // list is first in, first out: workers take turns, so none idles for the timeout while the pool is loaded, and
     // all exit after it once the load stops.
+    //
+    // One queue for every unit, as `NIOThreadPool` and Tokio's blocking pool have: a blocking pool puts every unit
+    // in its shared shards, its own workers' units too (`trySchedule`), never in a worker's local queue or next slot.
+    // A unit placed behind a call that blocks would wait for that call, and idle workers would have to scan every
+    // worker's queue to find it: 64 slots, a cache miss each, at every search (`steal`, and `hasWork` in every spin
+    // round and before every park), the blocking pool's largest cost of its own under `bench http`. Its workers
+    // take from the shards only: `findWork` steals nothing and `hasWork` reads the shards alone.
 
     /// Called by a unit right before its last act, when that act hands control back to its submitter (a
     /// ``WorkerPool/run(fileID:line:_:)`` resuming its caller): on a blocking pool's worker, the unit counts as completed and the

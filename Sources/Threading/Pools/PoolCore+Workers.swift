@@ -69,7 +69,8 @@ extension PoolCore {
             if best < 0 { break }
             if let unit = best == shardCount ? local.take() : shards.borrow(best, { $0.take() }) { return unit }
         }
-        return steal(worker, local)
+        // A blocking pool's units are all in the shards (see `PoolCore+Blocking.swift`): nothing to steal.
+        return isBlocking ? nil : steal(worker, local)
     }
 
     /// A fairness turn: the first source with work in rotation (the local queue, then each shard), whatever the
@@ -117,12 +118,14 @@ extension PoolCore {
         return nil
     }
 
-    /// Whether any run queue of the pool holds units (sequentially consistent: see `park`).
+    /// Whether any run queue of the pool holds units (sequentially consistent: see `park`). A blocking pool's
+    /// local queues stay empty (see `PoolCore+Blocking.swift`): its shards alone say.
     func hasWork() -> Bool {
         for index in 0..<shardCount
         where shards.borrow(index, { $0.countHint.load(ordering: .sequentiallyConsistent) > 0 }) {
             return true
         }
+        if isBlocking { return false }
         let bound = slotBound.load(ordering: .sequentiallyConsistent)
         for index in 0..<bound where slots.borrow(index, { $0.countHint.load(ordering: .sequentiallyConsistent) > 0 }) {
             return true

@@ -109,14 +109,17 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     func countCancelledFiring() { cancelledFirings.add(1, ordering: .relaxed) }
 
     /// Creates a pool: `threads` running threads (nil: the effective CPU count), a CPU or a blocking pool.
-    init(label: String, threads: Int?, blocking: Bool, processWide: Bool = false) {
+    ///
+    /// - Parameter capped: A CPU pool that never has more threads than `threads` (its monitor adds none for a
+    ///   worker it finds stuck): for tests whose outcome must be one worker's, on a loaded machine too.
+    init(label: String, threads: Int?, blocking: Bool, processWide: Bool = false, capped: Bool = false) {
         self.label = label
         isBlocking = blocking
         isProcessWide = processWide
         // Clamped to `threadLimit` before any arithmetic: `4 * cores + 32` cannot overflow, and the slot table
         // below is one pointer per slot (each slot's run queue is made when a thread first takes it).
         cores = Swift.min(PoolCore.threadLimit, Swift.max(1, threads ?? Int(cthr_cpu_effective_count())))
-        maxThreads = blocking ? cores : Swift.min(PoolCore.threadLimit, Swift.max(40, 4 * cores + 32))
+        maxThreads = blocking || capped ? cores : Swift.min(PoolCore.threadLimit, Swift.max(40, 4 * cores + 32))
         keptThreads = blocking ? 0 : cores
         // Shards spread the submitting threads, whose number the CPUs bound, not the pool's threads: a blocking
         // pool's `cores` is its cap (512 for the process-wide one), which would give every scan for work (each
@@ -139,11 +142,13 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
 
     /// Units queued in the pool's run queues now (from the hints; sequentially consistent loads); with
     /// `includingNext`, the units in workers' next slots too (the monitor: a worker may be stuck before it runs one).
+    /// A blocking pool's are all in its shards (see `PoolCore+Blocking.swift`).
     func pendingTotal(includingNext: Bool = false) -> Int {
         var total = 0
         for index in 0..<shardCount {
             total &+= shards.borrow(index) { $0.countHint.load(ordering: .sequentiallyConsistent) }
         }
+        if isBlocking { return total }
         let bound = slotBound.load(ordering: .sequentiallyConsistent)
         for index in 0..<bound {
             slots.borrow(index) { slot in
@@ -184,6 +189,7 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
         for index in 0..<shardCount where shards.borrow(index, { $0.countHint.load(ordering: .relaxed) > 0 }) {
             return true
         }
+        if isBlocking { return false }  // no units in local queues or next slots (see `PoolCore+Blocking.swift`)
         let bound = slotBound.load(ordering: .acquiring)  // acquiring: the slots below it are made
         for index in 0..<bound
         where slots.borrow(index, { $0.countHint.load(ordering: .relaxed) > 0 || $0.nextHint.load(ordering: .relaxed) })
@@ -197,8 +203,8 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
 
     /// Queues `unit` on `lane` and wakes or creates a worker if one is needed and a slot is free.
     ///
-    /// A worker of this pool puts it in its next slot (see ``PoolCore``), any other thread in its shared shard;
-    /// neither takes the pool lock unless a worker must be woken or created (or the monitor started). No
+    /// A worker of a CPU pool puts it in its next slot (see ``PoolCore``), any other thread in its shared shard, and
+    /// so does every thread for a blocking pool (see `PoolCore+Blocking.swift`); none takes the pool lock unless a worker must be woken or created (or the monitor started). No
     /// allocation beyond the run queues' rings growing past their high-water marks.
     ///
     /// Internal continuations that a timed shutdown left behind are refused once the pool stopped: they never run
@@ -222,8 +228,8 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     /// - Returns: Whether the pool took the unit.
     func trySchedule(_ unit: PoolUnit, lane: Int, yielding: Bool = false) -> Bool {
         let context = SchedulerThread.current
-        if let worker = context.pointee.worker?.takeUnretainedValue(), worker.poolCore === self, !worker.blocked,
-            let local = worker.local
+        if !isBlocking, let worker = context.pointee.worker?.takeUnretainedValue(), worker.poolCore === self,
+            !worker.blocked, let local = worker.local
         {
             if yielding {
                 switch local.push(unit, lane: lane) {

@@ -291,6 +291,36 @@ import Testing
         #expect(poolTestShutDown(pool))
     }
 
+    /// A blocking pool has one queue for every unit: a unit its own worker submits goes to the shards, not behind
+    /// that worker's call (which may block for as long as it likes, in a call the pool cannot see). Here the first
+    /// unit submits a second one and then polls, with `usleep`, for it to have run: another worker runs it meanwhile.
+    /// No unit goes to a worker's local queue or next slot, and none is stolen.
+    @Test func aUnitABlockingWorkerSubmitsDoesNotWaitBehindItsCall() {
+        let pool = WorkerPool(label: "blk.onequeue", threads: 2, kind: .blocking)
+        let core = pool.poolCore
+        let second = Atomic<Bool>(false)
+        let sawSecond = Atomic<Bool>(false)
+        let done = WorkGroup()
+        done.enter()
+        core.schedule(
+            .job({
+                core.schedule(.job({ second.store(true, ordering: .releasing) }), lane: QoS.default.rawValue)
+                let deadline = cthr_clock_now_ns() &+ 10_000_000_000
+                while !second.load(ordering: .acquiring) && cthr_clock_now_ns() < deadline { usleep(1_000) }
+                sawSecond.store(second.load(ordering: .acquiring), ordering: .relaxed)
+                done.leave()
+            }),
+            lane: QoS.default.rawValue
+        )
+        #expect(done.wait(timeout: .seconds(20)))
+        let secondRanFirst = sawSecond.load(ordering: .relaxed)
+        #expect(secondRanFirst, "the second unit waited for the first one's call")
+        let statistics = pool.statistics
+        #expect(statistics.localSubmissions == 0)
+        #expect(statistics.steals == 0)
+        #expect(poolTestShutDown(pool))
+    }
+
     /// Shards spread the threads that submit, which the CPUs bound: a blocking pool of 512 threads has as many as a
     /// CPU pool sized to the CPUs (a power of two, at most 16), not 16 for its 512 threads; a CPU pool of 64 threads
     /// keeps 16.

@@ -27,6 +27,12 @@ private func expectFewPoolLockAcquisitions(
     )
 }
 
+/// A CPU pool of one thread that never grows (its monitor adds no thread for a worker it finds stuck): a test whose
+/// outcome is one worker's order, on a loaded machine too. (A blocking pool has no local queues or next slots.)
+private func oneWorkerPool(_ label: String) -> WorkerPool {
+    WorkerPool(poolCore: PoolCore(label: label, threads: 1, blocking: false, capped: true))
+}
+
 /// Keeps one worker of `pool` busy (yielding in a loop) until ``release()``; meanwhile submissions from outside the
 /// pool queue up behind it.
 private final class BusyWorker: Sendable {
@@ -147,11 +153,11 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
 
     /// Work a task submits to its own pool goes to the worker's local queue: 10,000 such submissions (each task
     /// submits the next) take the pool lock only for the monitor's ticks (two per 10 ms tick) and the odd park, not
-    /// once per task (the old pool took it twice per task: submit and pick). A one-thread blocking pool, so that the monitor
-    /// cannot add a thread when a loaded machine preempts the worker (an idle second worker would rightly be woken
-    /// for the new work, through the lock).
+    /// once per task (the old pool took it twice per task: submit and pick). A one-thread pool that never grows, so
+    /// that the monitor cannot add a thread when a loaded machine preempts the worker (an idle second worker would
+    /// rightly be woken for the new work, through the lock).
     @Test func localSubmissionsTakeNoPoolLock() {
-        let pool = WorkerPool(label: "sched.local", threads: 1, kind: .blocking)
+        let pool = oneWorkerPool("sched.local")
         defer { poolTestShutDown(pool) }
         let total = 10_000
         let finished = WorkGroup()
@@ -306,10 +312,10 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
 
     /// The next slot is bounded: a task that submits its successor forever (each one lands in the next slot) does
     /// not keep the worker from queued work. A unit injected meanwhile runs within `shardCount + 1` rounds of
-    /// ``PoolCore/nextRunLimit`` next-slot units (each round ends with a fairness turn). One thread (a blocking pool:
-    /// the monitor cannot add one).
+    /// ``PoolCore/nextRunLimit`` next-slot units (each round ends with a fairness turn). One thread (a pool that never
+    /// grows: the monitor cannot add one).
     @Test func nextSlotRunsAreBoundedSoQueuedWorkRuns() {
-        let pool = WorkerPool(label: "sched.next.bound", threads: 1, kind: .blocking)
+        let pool = oneWorkerPool("sched.next.bound")
         defer { poolTestShutDown(pool) }
         let poolCore = pool.poolCore
         let links = Atomic<Int>(0)
@@ -381,9 +387,9 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
 
     /// A serial queue's drain that yields its worker after a batch (other work waits) goes to the tail of the local
     /// queue, not to the next slot: the waiting unit runs before the rest of the queue's items (through the next
-    /// slot the drain would run again first). One thread (a blocking pool).
+    /// slot the drain would run again first). One thread (a pool that never grows).
     @Test func aYieldingDrainGoesBehindTheWorkThatWaits() {
-        let pool = WorkerPool(label: "sched.yield", threads: 1, kind: .blocking)
+        let pool = oneWorkerPool("sched.yield")
         defer { poolTestShutDown(pool) }
         let poolCore = pool.poolCore
         let queue = SerialQueue(label: "sched.yield.queue", pool: pool)
