@@ -12,7 +12,8 @@ import Synchronization
 /// the saturation report read the samples.
 ///
 /// Lock order: a pool's lock may be held while this lock is taken (a worker detaches in `exitLocked`), never the
-/// reverse; nothing that takes another lock of the runtime is called while it is held.
+/// reverse; nothing that takes another lock of the runtime is called while it is held. The pool's fork handlers hold
+/// it across `fork()` (after the pool's and its run queues' locks, see `PoolCore+Fork.swift`).
 ///
 /// `@unchecked Sendable`: `workers` and the workers' sampler fields are guarded by `lock`; the rest is atomic.
 final class PoolObservation: @unchecked Sendable {

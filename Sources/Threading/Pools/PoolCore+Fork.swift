@@ -10,11 +10,14 @@ import Glibc
 import Musl
 #endif
 
-/// `fork()`: the pool lock and every run queue held across the fork, and the child restarted empty (see
-/// ``ForkRegistry``).
+/// `fork()`: the pool lock, every run queue's and the observation's held across the fork, and the child restarted
+/// empty (see ``ForkRegistry``).
 extension PoolCore {
-    /// `fork()` prepare handler (see ``ForkRegistry``): holds the pool lock and every run queue's lock across the
-    /// fork (in that order; no path takes the pool lock while holding a run queue's).
+    /// `fork()` prepare handler (see ``ForkRegistry``): holds the pool lock, every run queue's lock and the
+    /// observation's lock across the fork (in that order; no path takes the pool lock while holding a run queue's,
+    /// and nothing is taken while the observation's is held). A lock held by a thread of the parent that the child
+    /// does not have would never be released there: a child whose workers attach to the observation (every new
+    /// worker does) hung, its units never run, when a parent's worker was attaching, sampling or exiting at the fork.
     /// It also makes what the child handler needs: which slot the forking thread (the calling one) holds, and the
     /// child's free slots (see ``ForkRegistry`` on the runtime's types in a child).
     func forkPrepare() {
@@ -22,6 +25,7 @@ extension PoolCore {
         for index in 0..<shardCount { shards[index].forkPrepare() }
         let made = slotBound.load(ordering: .relaxed)  // no slot is made while the pool lock is held
         for index in 0..<made { slots[index].forkPrepare() }
+        observation.lock.lock()
         var forkSlot = -1
         if let worker = SchedulerThread.current.pointee.worker?.takeUnretainedValue(), worker.poolCore === self {
             forkSlot = worker.slot
@@ -32,6 +36,7 @@ extension PoolCore {
 
     /// `fork()` handler in the parent.
     func forkParent() {
+        observation.lock.unlock()
         lock.heldAcrossFork.pointee.forkFreeSlots = []
         for index in (0..<slotBound.load(ordering: .relaxed)).reversed() { slots[index].forkParent() }
         for index in (0..<shardCount).reversed() { shards[index].forkParent() }
@@ -81,6 +86,7 @@ extension PoolCore {
         if case .stopped(_, let gone) = synced.pointee.life {
             synced.pointee.life = .stopped(exited: [], joinerGone: gone)
         }
+        observation.lock.unlock()  // the parent's workers stay listed until a sample sweeps them (their epoch)
         lock.unlockAfterFork()
     }
 }

@@ -18,6 +18,54 @@ import Testing
         let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(!errors.contains("pool fork:"), "stderr: \(errors)")
     }
+
+    /// A fork while another thread holds a pool's observation lock (a worker attaching or exiting, the watchdog
+    /// sampling): the fork waits for it, so the child, which has none of the parent's threads, does not inherit it
+    /// held, and its new workers (each attaches to the observation when it starts) run the child's work.
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
+    func aForkWhileAnotherThreadHoldsThePoolsObservationLeavesTheChildsPoolWorking() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            exit(observationLockForkScenario())
+        }
+        let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(!errors.contains("observation fork:"), "stderr: \(errors)")
+    }
+}
+
+/// A thread takes the observation lock of a pool that has no thread yet and keeps it for 100 ms while the main thread
+/// forks; the child's first task on the pool needs a new worker, which attaches to the observation.
+private func observationLockForkScenario() -> Int32 {
+    let pool = WorkerPool(label: "fork.observation", threads: 1)
+    let observation = pool.poolCore.observation
+    let held = QueueGate()
+    let holder: PosixThread<Void>
+    do {
+        holder = try PosixThread {
+            observation.lock.lock()
+            held.open()
+            _ = cthr_sleep_ns(100_000_000)
+            observation.lock.unlock()
+        }
+    } catch {
+        return 1
+    }
+    guard held.wait(seconds: 20) else {
+        faultLog("observation fork: the holder did not start\n")
+        return 2
+    }
+    let status = faultRunForked(seconds: 30) {
+        let ran = QueueGate()
+        SerialQueue(label: "fork.observation.q", pool: pool).async { ran.open() }
+        guard ran.wait(seconds: 10) else {
+            faultLog("observation fork: the child's task did not run\n")
+            return 1
+        }
+        return 0
+    }
+    _ = holder.join(timeout: .seconds(20))
+    _ = poolTestShutDown(pool)
+    if status != 0 { faultLog("observation fork: the child exited with \(status)\n") }
+    return status == 0 ? 0 : 10 + status
 }
 
 /// A pool whose one thread is blocked, with three tasks waiting behind it, forks: the child runs its own work on the
