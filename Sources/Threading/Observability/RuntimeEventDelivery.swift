@@ -55,6 +55,13 @@ final class RuntimeEventDelivery: @unchecked Sendable {
         return true
     }
 
+    /// Takes the ring's lock for `fork()` (``ForkRegistry``'s prepare handler, last): the delivery thread takes it for
+    /// every event, and a child that inherited it held would hang in its first report.
+    func lockForFork() { lock.lock() }
+
+    /// Gives it back after `fork()`, in the parent and in the child.
+    func unlockAfterFork() { lock.unlock() }
+
     /// Starts the delivery thread unless this process has one; whether it runs.
     private func ensureStarted() -> Bool {
         let dropParentEvents = { (forked: Bool) in

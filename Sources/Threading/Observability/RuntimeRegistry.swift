@@ -32,6 +32,13 @@ enum RuntimeRegistry {
         lock.unlock()
     }
 
+    /// Takes the registry's lock for `fork()` (``ForkRegistry``'s prepare handler, last): the watchdog walks the
+    /// pools under it every tick, and a child that inherited it held could never make a pool or take a snapshot.
+    static func lockForFork() { lock.lock() }
+
+    /// Gives it back after `fork()`, in the parent and in the child.
+    static func unlockAfterFork() { lock.unlock() }
+
     /// The live pools, oldest first.
     static func pools() -> [PoolCore] {
         lock.lock()

@@ -51,7 +51,8 @@ protocol ForkParticipant: AnyObject {
 ///
 /// Lock order (the prepare handler's): registry, then queue cores newest first (a queue's target is older than the
 /// queue, and a queue may take its target's lock while holding its own), then job queue cores, then `JobGraph.lock`,
-/// the timer lock and the pools' pool locks, oldest pool first. The registry holds its objects weakly and a
+/// the timer lock and the pools' locks, oldest pool first, then the leaf locks that runtime threads take on their
+/// own: the runtime registry's (the watchdog's walk) and the event ring's (the delivery thread). The registry holds its objects weakly and a
 /// deinitializer never takes the registry lock (dead entries are swept when objects register), so a thread that
 /// frees a queue while holding one of those locks cannot deadlock with a fork; only creation takes the registry
 /// lock, and nothing is created under a pool lock.
@@ -151,9 +152,14 @@ enum ForkRegistry {
         JobGraph.lock.lock()
         TimerThread.shared.forkPrepare()
         for pool in preparedPools { pool.forkPrepare() }
+        // Last, the leaf locks that runtime threads take on their own (nothing is taken while one is held).
+        RuntimeRegistry.lockForFork()
+        RuntimeEventDelivery.shared.lockForFork()
     }
 
     private static func parent() {
+        RuntimeEventDelivery.shared.unlockAfterFork()
+        RuntimeRegistry.unlockAfterFork()
         for pool in preparedPools.reversed() { pool.forkParent() }
         let retainedPools = preparedPools
         preparedPools = []
@@ -168,6 +174,8 @@ enum ForkRegistry {
     }
 
     private static func child() {
+        RuntimeEventDelivery.shared.unlockAfterFork()
+        RuntimeRegistry.unlockAfterFork()
         epoch.add(1, ordering: .relaxed)
         let forking = SchedulerThread.current
         var index = 0

@@ -19,52 +19,75 @@ import Testing
         #expect(!errors.contains("pool fork:"), "stderr: \(errors)")
     }
 
-    /// A fork while another thread holds a pool's observation lock (a worker attaching or exiting, the watchdog
-    /// sampling): the fork waits for it, so the child, which has none of the parent's threads, does not inherit it
-    /// held, and its new workers (each attaches to the observation when it starts) run the child's work.
-    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
-    func aForkWhileAnotherThreadHoldsThePoolsObservationLeavesTheChildsPoolWorking() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-            exit(observationLockForkScenario())
+    /// The runtime's locks that its own threads take while nothing else of the runtime is held: a pool's
+    /// observation lock (a worker attaching or exiting, the stall watchdog sampling), the runtime registry's (the
+    /// watchdog walks the pools) and the event ring's (the delivery thread takes each event).
+    enum LeafLock: String, CaseIterable, Sendable, Codable {
+        case observation, registry, events
+    }
+
+    /// A fork while another thread holds one of those locks waits for it, so the child, which has none of the
+    /// parent's threads, does not inherit it held: its pool's new workers (each attaches to the observation) run
+    /// its work, it makes a pool of its own (registered) and hands an event to the delivery ring.
+    @Test(
+        .disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"),
+        arguments: LeafLock.allCases
+    )
+    func aForkWhileAnotherThreadHoldsALeafLockLeavesTheChildWorking(_ held: LeafLock) async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) { [held] in
+            exit(leafLockForkScenario(held))
         }
         let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(!errors.contains("observation fork:"), "stderr: \(errors)")
+        #expect(!errors.contains("leaf lock fork:"), "stderr: \(errors)")
     }
 }
 
-/// A thread takes the observation lock of a pool that has no thread yet and keeps it for 100 ms while the main thread
-/// forks; the child's first task on the pool needs a new worker, which attaches to the observation.
-private func observationLockForkScenario() -> Int32 {
-    let pool = WorkerPool(label: "fork.observation", threads: 1)
+/// A thread takes `held` and keeps it for 100 ms while the main thread forks; the child's first task on a pool that
+/// has no thread yet needs a new worker (which attaches to the pool's observation), then it makes a pool and reports
+/// an event.
+private func leafLockForkScenario(_ held: PoolForkTests.LeafLock) -> Int32 {
+    let pool = WorkerPool(label: "fork.leaf", threads: 1)
     let observation = pool.poolCore.observation
-    let held = QueueGate()
+    let taken = QueueGate()
     let holder: PosixThread<Void>
     do {
         holder = try PosixThread {
-            observation.lock.lock()
-            held.open()
+            switch held {
+            case .observation: observation.lock.lock()
+            case .registry: RuntimeRegistry.lockForFork()
+            case .events: RuntimeEventDelivery.shared.lockForFork()
+            }
+            taken.open()
             _ = cthr_sleep_ns(100_000_000)
-            observation.lock.unlock()
+            switch held {
+            case .observation: observation.lock.unlock()
+            case .registry: RuntimeRegistry.unlockAfterFork()
+            case .events: RuntimeEventDelivery.shared.unlockAfterFork()
+            }
         }
     } catch {
         return 1
     }
-    guard held.wait(seconds: 20) else {
-        faultLog("observation fork: the holder did not start\n")
+    guard taken.wait(seconds: 20) else {
+        faultLog("leaf lock fork: the holder did not start\n")
         return 2
     }
     let status = faultRunForked(seconds: 30) {
         let ran = QueueGate()
-        SerialQueue(label: "fork.observation.q", pool: pool).async { ran.open() }
+        SerialQueue(label: "fork.leaf.q", pool: pool).async { ran.open() }
         guard ran.wait(seconds: 10) else {
-            faultLog("observation fork: the child's task did not run\n")
+            faultLog("leaf lock fork: the child's task did not run\n")
             return 1
         }
+        let own = WorkerPool(label: "fork.leaf.child", threads: 1)
+        _ = poolTestShutDown(own)
+        let event = RuntimeEvent(kind: .warning, severity: .info, message: "Threading: a child's event", metadata: [:])
+        _ = RuntimeEventDelivery.shared.handOff(event)
         return 0
     }
     _ = holder.join(timeout: .seconds(20))
     _ = poolTestShutDown(pool)
-    if status != 0 { faultLog("observation fork: the child exited with \(status)\n") }
+    if status != 0 { faultLog("leaf lock fork: the child exited with \(status)\n") }
     return status == 0 ? 0 : 10 + status
 }
 
