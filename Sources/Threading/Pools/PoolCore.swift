@@ -204,8 +204,9 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     /// Queues `unit` on `lane` and wakes or creates a worker if one is needed and a slot is free.
     ///
     /// A worker of a CPU pool puts it in its next slot (see ``PoolCore``), any other thread in its shared shard, and
-    /// so does every thread for a blocking pool (see `PoolCore+Blocking.swift`); none takes the pool lock unless a worker must be woken or created (or the monitor started). No
-    /// allocation beyond the run queues' rings growing past their high-water marks.
+    /// so does every thread for a blocking pool (see `PoolCore+Blocking.swift`); none takes the pool lock unless a
+    /// worker must be woken or created (or the monitor started). No allocation beyond the run queues' rings growing
+    /// past their high-water marks.
     ///
     /// Internal continuations that a timed shutdown left behind are refused once the pool stopped: they never run
     /// and are counted (public submissions trap earlier, in ``requireAccepting(_:)``).

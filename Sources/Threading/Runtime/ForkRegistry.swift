@@ -52,10 +52,10 @@ protocol ForkParticipant: AnyObject {
 /// Lock order (the prepare handler's): registry, then queue cores newest first (a queue's target is older than the
 /// queue, and a queue may take its target's lock while holding its own), then job queue cores, then `JobGraph.lock`,
 /// the timer lock and the pools' locks, oldest pool first, then the leaf locks that runtime threads take on their
-/// own: the runtime registry's (the watchdog's walk) and the event ring's (the delivery thread). The registry holds its objects weakly and a
-/// deinitializer never takes the registry lock (dead entries are swept when objects register), so a thread that
-/// frees a queue while holding one of those locks cannot deadlock with a fork; only creation takes the registry
-/// lock, and nothing is created under a pool lock.
+/// own: the runtime registry's (the watchdog's walk) and the event ring's (the delivery thread). The registry holds
+/// its objects weakly and a deinitializer never takes the registry lock (dead entries are swept when objects
+/// register), so a thread that frees a queue while holding one of those locks cannot deadlock with a fork; only
+/// creation takes the registry lock, and nothing is created under a pool lock.
 enum ForkRegistry {
     /// What a registered object is, which decides where its lock comes in the prepare handler's order.
     enum Kind {
