@@ -23,7 +23,9 @@ final class RuntimeEventDelivery: @unchecked Sendable {
 
     static let shared = RuntimeEventDelivery()
 
-    private let lock = RuntimeLock()
+    /// Held across `fork()` (``ForkRegistry/holdAcrossFork(_:)``): the delivery thread takes it for every event, and
+    /// a child that inherited it held would hang in its first report.
+    let lock = RuntimeLock()
     /// Guarded by `lock`: the events not yet taken by the delivery thread.
     private var ring = RuntimeRing<RuntimeEvent>()
     /// Bumped after each append; the delivery thread sleeps on it.
@@ -35,7 +37,9 @@ final class RuntimeEventDelivery: @unchecked Sendable {
     /// The delivery thread's own: the drops it reported so far.
     private var reportedDrops: UInt64 = 0
 
-    private init() {}
+    private init() {
+        ForkRegistry.holdAcrossFork(lock)
+    }
 
     /// Queues `event` for the delivery thread (dropping and counting it when the ring is full); false when the
     /// delivery thread cannot be started, in which case the caller delivers it itself.
@@ -54,13 +58,6 @@ final class RuntimeEventDelivery: @unchecked Sendable {
         sequence.wake()
         return true
     }
-
-    /// Takes the ring's lock for `fork()` (``ForkRegistry``'s prepare handler, last): the delivery thread takes it for
-    /// every event, and a child that inherited it held would hang in its first report.
-    func lockForFork() { lock.lock() }
-
-    /// Gives it back after `fork()`, in the parent and in the child.
-    func unlockAfterFork() { lock.unlock() }
 
     /// Starts the delivery thread unless this process has one; whether it runs.
     private func ensureStarted() -> Bool {

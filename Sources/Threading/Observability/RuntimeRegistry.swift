@@ -15,7 +15,13 @@ enum RuntimeRegistry {
         weak var pool: PoolCore?
     }
 
-    private static let lock = RuntimeLock()
+    /// Held across `fork()` (``ForkRegistry/holdAcrossFork(_:)``): the watchdog walks the pools under it every tick,
+    /// and a child that inherited it held could never make a pool or take a snapshot.
+    static let lock: RuntimeLock = {
+        let lock = RuntimeLock()
+        ForkRegistry.holdAcrossFork(lock)
+        return lock
+    }()
     /// Guarded by `lock`: the registered pools, oldest first (dead ones until the next sweep).
     nonisolated(unsafe) private static var entries: [Entry] = []
     /// Guarded by `lock`: `entries.count` after the last sweep.
@@ -31,13 +37,6 @@ enum RuntimeRegistry {
         entries.append(Entry(pool: pool))
         lock.unlock()
     }
-
-    /// Takes the registry's lock for `fork()` (``ForkRegistry``'s prepare handler, last): the watchdog walks the
-    /// pools under it every tick, and a child that inherited it held could never make a pool or take a snapshot.
-    static func lockForFork() { lock.lock() }
-
-    /// Gives it back after `fork()`, in the parent and in the child.
-    static func unlockAfterFork() { lock.unlock() }
 
     /// The live pools, oldest first.
     static func pools() -> [PoolCore] {

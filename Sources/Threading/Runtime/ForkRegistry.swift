@@ -51,8 +51,8 @@ protocol ForkParticipant: AnyObject {
 ///
 /// Lock order (the prepare handler's): registry, then queue cores newest first (a queue's target is older than the
 /// queue, and a queue may take its target's lock while holding its own), then job queue cores, then `JobGraph.lock`,
-/// the timer lock and the pools' locks, oldest pool first, then the leaf locks that runtime threads take on their
-/// own: the runtime registry's (the watchdog's walk) and the event ring's (the delivery thread). The registry holds
+/// the timer lock and the pools' locks, oldest pool first, then the leaf locks of the layers above that runtime
+/// threads take on their own (``holdAcrossFork(_:)``: the runtime registry's, the event ring's). The registry holds
 /// its objects weakly and a deinitializer never takes the registry lock (dead entries are swept when objects
 /// register), so a thread that frees a queue while holding one of those locks cannot deadlock with a fork; only
 /// creation takes the registry lock, and nothing is created under a pool lock.
@@ -82,6 +82,16 @@ enum ForkRegistry {
     nonisolated(unsafe) private static var prepared: [any ForkParticipant] = []
     /// Guarded by `lock` between prepare and parent/child: the live pools, oldest first, retained.
     nonisolated(unsafe) private static var preparedPools: [any ForkParticipant] = []
+    /// Guarded by `lock`: the leaf locks of the layers above (see ``holdAcrossFork(_:)``), in registration order.
+    nonisolated(unsafe) private static var leafLocks: [RuntimeLock] = []
+
+    /// Has the fork handlers hold `leafLock` across every `fork()`, after every other lock they take: a lock of a
+    /// layer above this one that the runtime's own threads take on their own (the watchdog's walk over the pools, the
+    /// event delivery thread), under which nothing else is taken. A child that inherited it held by a thread it does
+    /// not have would hang on its next use. The lock lives as long as the process (a registry's or a singleton's).
+    static func holdAcrossFork(_ leafLock: RuntimeLock) {
+        lock.withLock { leafLocks.append(leafLock) }
+    }
 
     /// The number of forks between the process's first ancestor that used Threading and this process (0 there).
     static let epoch = Atomic<UInt32>(0)
@@ -153,13 +163,20 @@ enum ForkRegistry {
         TimerThread.shared.forkPrepare()
         for pool in preparedPools { pool.forkPrepare() }
         // Last, the leaf locks that runtime threads take on their own (nothing is taken while one is held).
-        RuntimeRegistry.lockForFork()
-        RuntimeEventDelivery.shared.lockForFork()
+        for leafLock in leafLocks { leafLock.lock() }
+    }
+
+    /// Gives the leaf locks back, in the parent and in the child (an index loop: see above).
+    private static func unlockLeafLocks() {
+        var index = leafLocks.count
+        while index > 0 {
+            index -= 1
+            leafLocks[index].unlock()
+        }
     }
 
     private static func parent() {
-        RuntimeEventDelivery.shared.unlockAfterFork()
-        RuntimeRegistry.unlockAfterFork()
+        unlockLeafLocks()
         for pool in preparedPools.reversed() { pool.forkParent() }
         let retainedPools = preparedPools
         preparedPools = []
@@ -174,8 +191,7 @@ enum ForkRegistry {
     }
 
     private static func child() {
-        RuntimeEventDelivery.shared.unlockAfterFork()
-        RuntimeRegistry.unlockAfterFork()
+        unlockLeafLocks()
         epoch.add(1, ordering: .relaxed)
         let forking = SchedulerThread.current
         var index = 0

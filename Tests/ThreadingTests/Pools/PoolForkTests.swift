@@ -54,15 +54,15 @@ private func leafLockForkScenario(_ held: PoolForkTests.LeafLock) -> Int32 {
         holder = try PosixThread {
             switch held {
             case .observation: observation.lock.lock()
-            case .registry: RuntimeRegistry.lockForFork()
-            case .events: RuntimeEventDelivery.shared.lockForFork()
+            case .registry: RuntimeRegistry.lock.lock()
+            case .events: RuntimeEventDelivery.shared.lock.lock()
             }
             taken.open()
             _ = cthr_sleep_ns(100_000_000)
             switch held {
             case .observation: observation.lock.unlock()
-            case .registry: RuntimeRegistry.unlockAfterFork()
-            case .events: RuntimeEventDelivery.shared.unlockAfterFork()
+            case .registry: RuntimeRegistry.lock.unlock()
+            case .events: RuntimeEventDelivery.shared.lock.unlock()
             }
         }
     } catch {
