@@ -32,8 +32,8 @@ extension PoolCore {
     // in its shared shards, its own workers' units too (`trySchedule`), never in a worker's local queue or next slot.
     // A unit placed behind a call that blocks would wait for that call, and idle workers would have to scan every
     // worker's queue to find it: a slot per thread (64 in `bench http`), a cache miss each, at every search (`steal`,
-    // and `hasWork` in every spin round and before every park), the blocking pool's largest cost of its own there. Its workers
-    // take from the shards only: `findWork` steals nothing and `hasWork` reads the shards alone.
+    // and `hasWork` in every spin round and before every park), the blocking pool's largest cost of its own there.
+    // Its workers take from the shards only: `findWork` steals nothing and `hasWork` reads the shards alone.
 
     /// Called by a unit right before its last act, when that act hands control back to its submitter (a
     /// ``WorkerPool/run(fileID:line:_:)`` resuming its caller): on a blocking pool's worker, the unit counts as completed and the
