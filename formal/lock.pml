@@ -13,8 +13,8 @@
  *                                      lock's word is 0 whether or not a thread spins)
  *           cthr_lock_lock_slow        cthr_lock_claim_spinner: attempt (take a free word); with HANDOFF set, or
  *                                      WAKING set in `waiters` while the word does not carry REGISTERED, go to
- *                                      sleep; else CAS `spinner` from 0 to 1 (it
- *                                      failing: somebody spins; go to sleep). The spinner: SPINS attempts, each
+ *                                      sleep; else CAS `spinner` from 0 to 1 (it failing: somebody spins; go to
+ *                                      sleep). The spinner: SPINS attempts, each
  *                                      taking a free word; with the lock, a store of 0 to `spinner`; giving up:
  *                                      cthr_lock_sleep(spinner). With -DSPLIT the spinner gives up unregistered
  *                                      first (cthr_lock_lock_spin: clear `spinner`, then the release check), then
@@ -25,7 +25,10 @@
  *                                      the word + attempt; (4) futex wait on `sequence` while it equals s. Awake:
  *                                      SPINS attempts; then (1) WAKING cleared, reading s = `sequence` in the same
  *                                      step, back to (2). A registered thread takes the lock with REGISTERED in
- *                                      the word and stays counted until its release.
+ *                                      the word (so that newcomers may spin while the WAKING it answered is still
+ *                                      set) and (5) leaves at once: count - 1 and WAKING cleared in one step.
+ *                                      Its release is the subtraction (never the plain store), clearing
+ *                                      REGISTERED, then the same check as the fast unlock's.
  *   unlock  cthr_lock_fast_unlock      exchange mode (the default): one fetch-and-subtract of the id, keeping
  *                                      HANDOFF (a locked instruction); with HANDOFF the heir is woken and nothing
  *                                      more; else a load R of `waiters` and, when it is positive (count > 0,
@@ -35,12 +38,6 @@
  *                                      did, a futex wake of one sleeper. Membarrier mode: a word holding exactly
  *                                      the id is released by a plain store of 0 (which may overwrite a HANDOFF set
  *                                      after the load), then the same loads; any other word by the subtraction.
- *           cthr_lock_leave_released   an owner that took the lock registered (REGISTERED: never the plain store):
- *                                      the subtraction (waking the heir if HANDOFF was set), a load Q of
- *                                      `spinner`, then one CAS of `sleepers`: count - 1, WAKING cleared and, when
- *                                      others remain and the wake is owed (no hand-off; `spinner` clear, or
- *                                      nobody woken for 1 ms), WAKING set and `sequence` + 1 in the same step,
- *                                      then a futex wake of one sleeper.
  *
  * Memory: x86-TSO. Every thread has a store buffer for its plain store of the word (the only plain store of the
  * protocol; every other write is a read-modify-write, which drains the writer's buffer first and is a full
@@ -74,15 +71,19 @@
  *   MUTANT_WAKE_UNCOUNTED  cthr_lock_wake_one sets WAKING with fetch_or, whatever the count: must fail (a WAKING set
  *                          after the last registered thread left has nobody to answer for it; unlocks then wake
  *                          nobody, and a thread that registers next sleeps for ever). It takes a thread that
- *                          locks twice: a registered owner leaves after its release, so the late wake-up comes
- *                          from a barger's unlock in between, and somebody must lock again after it (run with
- *                          NTHREADS=2 ROUNDS=2)
+ *                          locks again after the late wake-up (run with NTHREADS=2 ROUNDS=2)
  *   MUTANT_HEIR_UNBOUNDED  HANDOFF, but the heir's sleep has no 1 ms bound: must fail in membarrier mode (the plain-
  *                          store unlock overwrites HANDOFF after its load; nobody wakes the heir)
- *   MUTANT_LEAVE_UNCHECKED a registered owner's release leaves the waiters but never wakes: must fail (the sleepers
- *                          that registered while it held the lock sleep for ever)
- *   MUTANT_LEAVE_KEEP_WAKING a registered owner's release leaves the waiters keeping WAKING: must fail (a WAKING
- *                          that was this thread's stays set with nobody awake to answer for it)
+ *   MUTANT_LEAVE_KEEP_WAKING a registered thread that took the lock leaves the waiters keeping WAKING: must fail (a
+ *                          WAKING that was this thread's stays set with nobody awake to answer for it)
+ *   MUTANT_LEAVE_AFTER_RELEASE the design this lock had for a while: a registered thread that took the lock stays
+ *                          counted, keeping WAKING, until its release, which then leaves in one CAS that is also its
+ *                          check: after a load Q of `spinner`, count - 1, WAKING cleared and, when others remain and
+ *                          the wake is owed (no hand-off; `spinner` clear, or nobody woken for 1 ms), WAKING set,
+ *                          `sequence` + 1 and a futex wake. Must fail with NTHREADS=3 ROUNDS=2: between the release
+ *                          and the leave, the spinner takes the lock and its unlock finds the leaver's WAKING still
+ *                          set (no wake-up), while the leave counted on the spinner (no wake-up), and a third thread
+ *                          that registered meanwhile sleeps on a free lock
  *
  * Properties: mutual exclusion (assertion in the critical section); no lost wake-up: no thread sleeps forever
  * (invalid end states in the safety run) and the LTL property `progress` (every thread finishes its rounds) under
@@ -106,7 +107,7 @@
 byte owner = 0;              /* the word's owner field in memory (0 = free) */
 bit spinning = 0;            /* `spinner`, the spinner's word beside the lock word (1: a thread spins) */
 bit handoff = 0;             /* the word's HANDOFF bit */
-bit regbit = 0;              /* the word's REGISTERED bit (the owner took the lock registered) */
+bit regbit = 0;              /* the word's REGISTERED bit (the owner took the lock as a registered waiter) */
 byte wcount = 0;             /* `sleepers`, its low half `waiters`: the count of registered waiters */
 bit waking = 0;              /* `sleepers`, its low half `waiters`: the WAKING bit */
 byte sequence = 0;           /* `sleepers`, its high half `sequence`: moved by each wake-up */
@@ -425,10 +426,20 @@ sleep_step:
 #endif
         goto sleep_step;
 leave:
-        /* taken by a registered thread: REGISTERED in the word (set by the taking CAS; only the owner writes it),
-         * still counted (its release leaves) */
+        /* taken by a registered thread: REGISTERED in the word (set by the taking CAS; only the owner writes it) */
         registered = 1;
         regbit = 1;
+#ifndef MUTANT_LEAVE_AFTER_RELEASE
+        /* (5) it leaves at once, clearing WAKING */
+        atomic {
+            drain(me);
+            wcount--
+#ifndef MUTANT_LEAVE_KEEP_WAKING
+            ;
+            waking = 0
+#endif
+        };
+#endif
 critical:
         inside++;
         assert(inside == 1);
@@ -437,6 +448,15 @@ critical:
         :: registered ->
             /* cthr_lock_unlock_slow (a word with REGISTERED never takes the plain store): the subtraction */
             atomic { drain(me); old_handoff = handoff; owner = 0; regbit = 0 };
+#ifndef MUTANT_LEAVE_AFTER_RELEASE
+            /* then the fast unlock's check: a load R of `waiters`, and Q of `spinner` when positive */
+            before = (wcount > 0 && waking == 0);
+            if
+            :: old_handoff -> wake_heir()
+            :: else -> unlock_check(before)
+            fi;
+            goto next_round
+#else
             if
             :: old_handoff -> wake_heir()
             :: else
@@ -453,30 +473,21 @@ critical:
             :: else
             fi;
 #endif
-#ifdef MUTANT_LEAVE_UNCHECKED
-            owed = 0;
-#endif
             atomic {
                 drain(me);
                 wcount--;
-#ifdef MUTANT_LEAVE_KEEP_WAKING
-                if
-                :: owed && wcount > 0 && !waking -> waking = 1; MOVE_SEQUENCE; before = 0
-                :: else -> before = 1
-                fi
-#else
                 waking = 0;
                 if
                 :: owed && wcount > 0 -> waking = 1; MOVE_SEQUENCE; before = 0
                 :: else -> before = 1
                 fi
-#endif
             };
             if
             :: before == 0 -> futex_wake_one()
             :: else
             fi;
             goto next_round
+#endif
         :: else
         fi;
         /* cthr_lock_fast_unlock */

@@ -11,8 +11,9 @@
 // belongs to the child's first thread, whose id is new (as with pthread mutexes): see `cthr_lock_held_by_caller`.
 // Word layout:
 //   bits 0-21  owner thread id (0 = free; Linux thread ids stay below 2^22, the kernel's PID_MAX_LIMIT)
-//   bit  29    REGISTERED: the owner took the lock as a registered waiter and is still counted in `waiters`; its
-//              unlock (the slow one) leaves the waiters after releasing (see Sleeping); set and cleared by the owner
+//   bit  29    REGISTERED: the owner took the lock as a registered waiter (woken, most likely, with WAKING set for
+//              it, which it clears as it leaves the waiters right after its take): a newcomer may claim the
+//              spinner's place meanwhile (see Who spins); set by the take, cleared by the owner's (slow) unlock
 //   bit  30    SLOW: every fast path fails and the caller takes its slow path (statistics, other kinds); only
 //              changed by the owner, since only the owner writes the owner field while it is held
 //   bit  31    HANDOFF: a waiter that has waited too long (the heir) asks for the lock (see Fairness); set by the
@@ -20,18 +21,18 @@
 //
 // Contention, the design. At most one thread spins and every other waiter sleeps on a word that moves only when
 // somebody is woken; an owner change costs at most four read-modify-writes on the lock's cache line (the spinner's: its
-// claim, the take, the release; a sleeper's: its registration, the take, the release, and the leave that also wakes the
-// next; a thread that finds the lock held reads the word, it does not try a compare-exchange bound to fail), plus one
-// when an unlock of a thread that did not sleep wakes a sleeper, and no system call while the spinner or a woken thread
-// takes the lock; a release makes a futex wake only when sleepers are registered and nobody is awake to take the lock,
-// and only a thread that sleeps makes a futex wait (Linux's mutex with its one optimistic spinner, Go's runtime lock,
-// WebKit's `WTF::Lock`, which stop spinning once a thread sleeps). Who spins:
+// claim, the take, the release; a sleeper's: its registration, the take, its leave, the release; a thread that finds
+// the lock held reads the word, it does not try a compare-exchange bound to fail), plus one when the release wakes a
+// sleeper, and no system call while the spinner or a woken thread takes the lock; a release makes a futex wake only
+// when sleepers are registered and nobody is awake to take the lock, and only a thread that sleeps makes a futex wait
+// (Linux's mutex with its one optimistic spinner, Go's runtime lock, WebKit's `WTF::Lock`, which stop spinning once a
+// thread sleeps). Who spins:
 //   - a newcomer (a thread that finds the lock held) claims `spinner` if nobody spins (a compare-exchange of that
-//     word from 0 to 1, with WAKING clear in `waiters`) and spins for a while; otherwise, and when its spin ends
-//     without the lock, it registers and sleeps. `spinner` is a word of its own beside the lock word, so a free
-//     lock's word is 0 whether or not somebody spins: a running thread takes it with the one compare-exchange of
-//     the fast path even while the spinner is preempted (barging, which keeps the lock fast). The spinner clears
-//     `spinner` with a plain store once it holds the lock, or when it gives up.
+//     word from 0 to 1, with WAKING clear in `waiters`, or set but REGISTERED in the word) and spins for a while;
+//     otherwise, and when its spin ends without the lock, it registers and sleeps. `spinner` is a word of its own
+//     beside the lock word, so a free lock's word is 0 whether or not somebody spins: a running thread takes it
+//     with the one compare-exchange of the fast path even while the spinner is preempted (barging, which keeps the
+//     lock fast). The spinner clears `spinner` with a plain store once it holds the lock, or when it gives up.
 //   - a woken thread (the unlock that woke it set WAKING in `waiters` for it) spins for a while with WAKING set,
 //     then clears WAKING and sleeps again.
 // So under heavy contention the lock moves between the owner, one spinner and the running threads that barge, and
@@ -63,7 +64,8 @@
 //
 // The sleep step, for a registered thread: (1) a read-modify-write of `waiters` (the registration, count + 1, or the
 // clear of WAKING after a wake-up), which reads `sequence` as `s` in the same step (one word); (2) the barrier B;
-// (3) load the word and take the lock if free; (4) futex-wait on `sequence` while it still equals `s`.
+// (3) load the word and take the lock if free; (4) futex-wait on `sequence` while it still equals `s`. Once it holds
+// the lock (or gives up on it at its deadline), (5) it leaves: count - 1 and WAKING cleared in one read-modify-write.
 //
 // Why no wake-up is lost. The unlock is a release S of the owner field and, after it, a load R of `waiters` and,
 // when R is positive, a load Q of `spinner`. The
@@ -92,18 +94,19 @@
 //     the same step and its maker woke one sleeper, so some thread answers for W: the sleeper it woke, or every
 //     registered thread that was awake then (one about to sleep read its `s` in its step (1), so before W: its
 //     futex wait returns at once; one awake after a wake-up owes a look anyway). An answering thread
-//     takes the lock, which it leaves clearing WAKING, or clears WAKING in a step (1) after P and looks at the lock
-//     in its step (3): by the pairing above, with that thread in X's place, it sees the lock free (or held by a
-//     later owner, whose unlock comes after the clear and finds WAKING clear and X counted).
+//     takes the lock and leaves clearing WAKING (step 5) before its own release, whose R comes after the leave and
+//     counts X; or clears WAKING in a step (1) after P and looks at the lock in its step (3): by the pairing above,
+//     with that thread in X's place, it sees the lock free (or held by a later owner, whose unlock comes after the
+//     clear and finds WAKING clear and X counted).
 // Every exit keeps this: a registered thread leaves the waiters with WAKING cleared in the same read-modify-write (the
-// bit may have been set for it; clearing one set for another only costs an extra wake). One that took the lock leaves
-// only after its release (REGISTERED in the word sends its unlock to `cthr_lock_unlock_slow`), and that same
-// read-modify-write is its unlock's check: R is the leave itself, after S, preceded by Q, and when others are still
-// counted and a wake is owed it sets WAKING and moves the sequence (then wakes one), as `cthr_lock_wake_one` would.
-// Until then the owner stays counted and a WAKING that was its own stays set, which only spares the unlocks of others a
-// wake-up that this leave then makes. A thread that times out leaves at once and wakes one sleeper if others remain,
-// passing on a wake it may have consumed. Should a membarrier call fail after a successful registration, that sleeper
-// sleeps 1 ms at most before looking again, so a wake-up the failure let slip costs latency, never a hang.
+// bit may have been set for it; one set for another woken thread costs nothing, that thread looks anyway). One that
+// took the lock leaves at once, while it holds it: no owner carries a WAKING past its release. (For a while the leave
+// came after the release, merged with its unlock's check; between the two, a spinner's unlock read the owner's stale
+// WAKING as "somebody will look" while the leave counted on the spinner to look, and a sleeper slept on a free lock.
+// `formal/lock.pml` shows it with three threads of two rounds.) A thread that times out leaves at once and wakes one
+// sleeper if others remain, passing on a wake it may have consumed. Should a membarrier call fail after a successful
+// registration, that sleeper sleeps 1 ms at most before looking again, so a wake-up the failure let slip costs latency,
+// never a hang.
 // `formal/lock.pml` checks the protocol (mutual exclusion, no lost wake-up) in both modes, with the spinner, deadlines
 // and the hand-off.
 //
@@ -280,8 +283,8 @@ bool cthr_lock_held_by_caller(const cthr_lock_t *_Nullable lock);
 // The whole lock word, 0 for NULL (relaxed load: a snapshot for diagnostics and tests).
 uint32_t cthr_lock_load(const cthr_lock_t *_Nullable lock);
 
-// The number of threads registered to sleep on the lock (asleep or woken), without the WAKING bit and without an
-// owner that took the lock as a registered waiter and has not left yet; 0 for NULL (relaxed loads: a snapshot).
+// The number of threads registered to sleep on the lock (asleep, or woken and not yet left: a thread that takes the
+// lock leaves at once), without the WAKING bit; 0 for NULL (a relaxed load: a snapshot).
 uint32_t cthr_lock_waiter_count(const cthr_lock_t *_Nullable lock);
 
 // Sets (`on` true) or clears the SLOW bit, which sends every lock and unlock to the slow paths. The caller must

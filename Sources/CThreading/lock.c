@@ -249,27 +249,18 @@ void cthr_lock_released_to_sleepers(cthr_lock_t *lock) {
     if (cthr_lock_wake_owed(lock)) cthr_lock_wake_one(lock);
 }
 
-// The release of an owner that took the lock as a registered waiter (REGISTERED in the word), after its release of
-// the word: leaves the waiters, clearing WAKING, and in the same read-modify-write runs the unlock's check (the
-// loads R and Q of the header: with others still registered and a wake-up owed (`cthr_lock_wake_owed`), sets
-// WAKING, moves the sequence and wakes one). So a registered owner's leave, its
-// unlock's check and the wake-up it owes are one read-modify-write. `handed_off`: the release reserved the word for
-// a heir, whose own release will run the check; leave without waking.
-static void cthr_lock_leave_released(cthr_lock_t *lock, bool handed_off) {
-    bool owed = !handed_off && cthr_lock_wake_owed(lock);
+// Step (5) of a registered thread (see "Sleeping" in the header): it leaves the waiters, clearing WAKING in the same
+// read-modify-write (the bit may be its own, which it has answered; one set for another woken thread costs nothing:
+// that thread looks at the lock anyway). Called as soon as the thread holds the lock (its release then checks the
+// waiters as any unlock's does), or when it gives up. Returns the count of the waiters that remain.
+static uint32_t cthr_lock_leave(cthr_lock_t *lock) {
     uint64_t before = cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED);
     uint64_t after;
-    bool wake;
     do {
         CTHR_LOCK_COUNT(rmw, 1);
         after = (before - 1) & ~(uint64_t)CTHR_LOCK_WAKING;  // the count is at least 1: no borrow from the sequence
-        wake = owed && cthr_lock_count_half(after) != 0;
-        if (wake) after = (after | CTHR_LOCK_WAKING) + CTHR_LOCK_SEQUENCE_ONE;
     } while (!cthr_atomic_u64_compare_exchange_weak(&lock->sleepers, &before, after, CTHR_SEQ_CST, CTHR_RELAXED));
-    if (wake) {
-        cthr_atomic_u32_store(&lock->woken_at, cthr_lock_now_us(cthr_clock_now_ns()), CTHR_RELAXED);
-        cthr_lock_futex_wake(cthr_lock_sequence_word(lock), 1);
-    }
+    return cthr_lock_count_half(after);
 }
 
 int cthr_lock_init(cthr_lock_t *lock) {
@@ -327,10 +318,10 @@ static int cthr_lock_spin(cthr_lock_t *lock, uint32_t self, uint64_t deadline_ns
 }
 
 // A newcomer that found the lock held: claims `spinner` when nobody spins (`spinner` 0; WAKING clear in `waiters`,
-// or set but the owner holds the lock as a registered waiter, so the woken thread the bit stands for is most likely
-// the owner, who looks at the waiters at its release anyway; the word not reserved for a heir), or takes the lock
-// if it was freed meanwhile. Returns 0 or EDEADLK (taken or refused), EAGAIN (this thread now holds `spinner`) or
-// EBUSY (somebody else spins or is awake to look: register and sleep).
+// or set but the owner took the lock as a woken waiter (REGISTERED), so the bit is most likely the owner's, which it
+// clears right after its take; the word not reserved for a heir), or takes the lock if it was freed meanwhile.
+// Returns 0 or EDEADLK (taken or refused), EAGAIN (this thread now holds `spinner`) or EBUSY (somebody else spins or
+// is awake to look: register and sleep).
 static int cthr_lock_claim_spinner(cthr_lock_t *lock, uint32_t self) {
     uint32_t word = cthr_atomic_u32_load(&lock->word, CTHR_RELAXED);
     int rc = cthr_lock_attempt(lock, self, 0, &word);
@@ -513,18 +504,11 @@ static int cthr_lock_sleep(cthr_lock_t *lock, uint32_t self, uint64_t deadline_n
         }
     }
 
-    // Holding the lock, this thread stays registered (the word carries REGISTERED): its release leaves the waiters
-    // (`cthr_lock_leave_released`). Without it (timed out), leave now, clearing WAKING (the bit may be this thread's;
-    // clearing one that is another's only costs an extra wake), and pass on any wake this thread had, so a sleeper
-    // looks at the lock again.
-    if (result == 0) return 0;
-    uint64_t before = cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED);
-    uint64_t after;
-    do {
-        CTHR_LOCK_COUNT(rmw, 1);
-        after = (before - 1) & ~(uint64_t)CTHR_LOCK_WAKING;  // the count is at least 1: no borrow from the sequence
-    } while (!cthr_atomic_u64_compare_exchange_weak(&lock->sleepers, &before, after, CTHR_SEQ_CST, CTHR_RELAXED));
-    if (cthr_lock_count_half(after) != 0) cthr_lock_wake_one(lock);
+    // Step (5): leave the waiters, clearing WAKING. Holding the lock (REGISTERED in the word until its release), this
+    // thread's release checks the waiters as any unlock's does. Without it (timed out), pass on any wake this thread
+    // had, so a sleeper looks at the lock again.
+    uint32_t remaining = cthr_lock_leave(lock);
+    if (result != 0 && remaining != 0) cthr_lock_wake_one(lock);
     return result;
 }
 
@@ -562,25 +546,18 @@ int cthr_lock_unlock_slow(cthr_lock_t *lock) {
         } while (!cthr_atomic_u32_compare_exchange_weak(&lock->word, &word, word & CTHR_LOCK_SLOW, CTHR_SEQ_CST,
                                                         CTHR_RELAXED));
         if ((word & CTHR_LOCK_HANDOFF) != 0) cthr_lock_wake_heir(lock);
-        if ((word & CTHR_LOCK_REGISTERED) != 0) {
-            cthr_lock_leave_released(lock, false);
-            return 0;
-        }
         cthr_atomic_thread_fence(CTHR_SEQ_CST);
         cthr_lock_release_check(lock);
         return 0;
     }
     // Only the owner changes the owner, REGISTERED and SLOW bits of a held word; a heir may set HANDOFF meanwhile,
-    // which the subtraction keeps (so the word is left reserved for the heir). Sequentially consistent, it pairs with
-    // the sleeper's fence in either mode. Then the fast unlock's check, or a registered owner's leave.
-    uint32_t registered = word & CTHR_LOCK_REGISTERED;
-    word = cthr_atomic_u32_fetch_sub(&lock->word, owner | registered, CTHR_SEQ_CST);
-    if ((word & CTHR_LOCK_HANDOFF) != 0) cthr_lock_wake_heir(lock);
-    if (registered != 0) {
-        cthr_lock_leave_released(lock, (word & CTHR_LOCK_HANDOFF) != 0);
+    // which the subtraction keeps (so the word is left reserved for the heir, whose own release checks the waiters).
+    // Sequentially consistent, it pairs with the sleeper's fence in either mode. Then the fast unlock's check.
+    word = cthr_atomic_u32_fetch_sub(&lock->word, owner | (word & CTHR_LOCK_REGISTERED), CTHR_SEQ_CST);
+    if ((word & CTHR_LOCK_HANDOFF) != 0) {
+        cthr_lock_wake_heir(lock);
         return 0;
     }
-    if ((word & CTHR_LOCK_HANDOFF) != 0) return 0;
     if ((int32_t)cthr_lock_count_half(cthr_atomic_u64_load(&lock->sleepers, CTHR_SEQ_CST)) > 0) {
         cthr_lock_released_to_sleepers(lock);
     }
@@ -604,10 +581,7 @@ uint32_t cthr_lock_load(const cthr_lock_t *lock) {
 
 uint32_t cthr_lock_waiter_count(const cthr_lock_t *lock) {
     if (lock == NULL) return 0;
-    uint32_t count = cthr_lock_count_half(cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED)) & CTHR_LOCK_WAITER_MASK;
-    // An owner that took the lock as a registered waiter stays counted until its release: not a waiter.
-    bool owner_counted = (cthr_atomic_u32_load(&lock->word, CTHR_RELAXED) & CTHR_LOCK_REGISTERED) != 0;
-    return owner_counted && count > 0 ? count - 1 : count;
+    return cthr_lock_count_half(cthr_atomic_u64_load(&lock->sleepers, CTHR_RELAXED)) & CTHR_LOCK_WAITER_MASK;
 }
 
 int cthr_lock_set_slow(cthr_lock_t *lock, bool on) {

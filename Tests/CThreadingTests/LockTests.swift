@@ -240,11 +240,13 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(cthr_lock_load(lock.pointer) == 0)
     }
 
-    /// A registered waiter takes the lock with REGISTERED in the word and stays counted while it holds it (not
-    /// reported as a waiter); its unlock, the slow one, releases the word and then leaves the waiters in the one
-    /// read-modify-write that also wakes the next sleeper. Two sleepers: the owner's unlock wakes one, whose release
-    /// alone must wake the other (nobody else unlocks), and each finds the word and the count as described.
-    @Test func aRegisteredOwnerLeavesAtItsReleaseAndWakesTheNext() throws {
+    /// A registered waiter takes the lock with REGISTERED in the word and leaves the waiters at once, clearing
+    /// WAKING: no owner carries a WAKING past its release (the lost wake-up that `formal/lock.pml`'s
+    /// MUTANT_LEAVE_AFTER_RELEASE finds: an owner's stale WAKING made a spinner's unlock skip its wake-up while the
+    /// owner's late leave counted on the spinner). Its unlock, the slow one (REGISTERED), clears the bit and checks
+    /// the waiters as any unlock does. Two sleepers: the owner's unlock wakes one, whose release alone must wake the
+    /// other (nobody else unlocks), and each finds the word and `waiters` as described.
+    @Test func aRegisteredWaiterLeavesAsItTakesTheLockAndItsReleaseWakesTheNext() throws {
         let lock = makeLock()
         #expect(cthr_lock_fast_lock(lock.pointer))
         struct Seen {
@@ -263,7 +265,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
                 guard mine.code == 0 else { return }
                 mine.self_ = cthr_lock_self()
                 mine.word = cthr_lock_load(lock.pointer)
-                mine.raw = waitersHalfOf(lock.pointer) & CTHR_LOCK_WAITER_MASK
+                mine.raw = waitersHalfOf(lock.pointer)  // the count and WAKING
                 mine.waiters = cthr_lock_waiter_count(lock.pointer)
                 mine.fastUnlocked = cthr_lock_fast_unlock(lock.pointer)
                 var before = cthr_lock_counters_t()
@@ -291,18 +293,20 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         for taker in [one, two] {
             #expect(taker.code == 0)
             #expect(taker.word == taker.self_ | CTHR_LOCK_REGISTERED)
-            #expect(!taker.fastUnlocked)  // REGISTERED sends the unlock to the slow path, which leaves
+            #expect(!taker.fastUnlocked)  // REGISTERED sends the unlock to the slow path
         }
-        // The first taker: the other is still registered; its release woke it (one futex wake, and one
-        // read-modify-write for the leave and the wake together, or two if the compare-exchange had to retry).
-        #expect(one.raw == 2)
+        // The first taker: only the other is still registered, and WAKING (set by the unlock that woke this thread)
+        // is clear; its release woke the other (one futex wake, and the compare-exchange that set WAKING, or two if
+        // it had to retry).
+        #expect(one.raw == 1)
         #expect(one.waiters == 1)
         #expect(one.wakes == 1)
         #expect(one.rmw >= 1 && one.rmw <= 2)
-        // The second: alone; its release leaves and wakes nobody.
-        #expect(two.raw == 1)
+        // The second: alone, and already left; its release wakes nobody.
+        #expect(two.raw == 0)
         #expect(two.waiters == 0)
         #expect(two.wakes == 0)
+        #expect(two.rmw == 0)
         #expect(cthr_lock_load(lock.pointer) == 0)
         #expect(waitersHalfOf(lock.pointer) == 0)  // no count, WAKING clear
     }
@@ -347,13 +351,15 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(unlock(lock.pointer) == 0)
     }
 
-    /// A recursive lock taken by a registered waiter (REGISTERED in its word) nests and unwinds through the slow
-    /// paths, and the last release leaves the waiters.
-    @Test func aRecursiveLockTakenRegisteredNestsAndLeaves() throws {
+    /// A recursive lock taken by a registered waiter (REGISTERED in its word; it left the waiters as it took it)
+    /// nests and unwinds through the slow paths, and the last release frees the word.
+    @Test func aRecursiveLockTakenRegisteredNestsAndUnwinds() throws {
         let recursive = SharedCell(cthr_rlock_t())
         #expect(cthr_rlock_init(recursive.pointer) == 0)
         #expect(cthr_rlock_fast_lock(recursive.pointer))
-        let outcome = SharedCell<(code: Int32, word: UInt32, depth: UInt32, self_: UInt32)>((-1, 0, 0, 0))
+        let outcome = SharedCell<(code: Int32, word: UInt32, depth: UInt32, self_: UInt32, waiters: UInt32)>(
+            (-1, 0, 0, 0, 99)
+        )
         let thread = try #require(
             spawnVoid {
                 let code = cthr_lock_lock_sleep(
@@ -365,12 +371,13 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
                     return
                 }
                 let word = cthr_lock_load(&recursive.pointer.pointee.lock)
+                let waiters = waitersHalfOf(&recursive.pointer.pointee.lock)
                 let nested = cthr_rlock_fast_lock(recursive.pointer) || cthr_rlock_lock_slow(recursive.pointer, 0) == 0
                 let depth = nested ? cthr_rlock_held_depth(recursive.pointer) : 0
                 for _ in 0..<depth where !cthr_rlock_fast_unlock(recursive.pointer) {
                     _ = cthr_rlock_unlock_slow(recursive.pointer)
                 }
-                outcome.pointer.pointee = (code, word, depth, cthr_lock_self())
+                outcome.pointer.pointee = (code, word, depth, cthr_lock_self(), waiters)
             }
         )
         #expect(eventually { cthr_lock_waiter_count(&recursive.pointer.pointee.lock) == 1 })
@@ -379,6 +386,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         let seen = outcome.pointer.pointee
         #expect(seen.code == 0)
         #expect(seen.word == seen.self_ | CTHR_LOCK_REGISTERED)
+        #expect(seen.waiters == 0)  // left as it took the lock
         #expect(seen.depth == 2)
         #expect(cthr_lock_load(&recursive.pointer.pointee.lock) == 0)
         #expect(waitersHalfOf(&recursive.pointer.pointee.lock) == 0)
@@ -484,8 +492,8 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
     /// A lock held across fork() by the forking thread belongs to the child's only thread, whose kernel id is new
     /// (as with pthread mutexes): the child sees it as held by itself, a relock is refused with EDEADLK, and the
     /// unlock (the slow one: the word holds the parent's id) frees it, clearing a HANDOFF that asked for a heir the
-    /// child does not have, and, when the forking thread held it as a registered waiter (REGISTERED, counted), leaving
-    /// the waiters for it. The child then locks and unlocks it on the fast paths. The parent still holds it.
+    /// child does not have, and the REGISTERED bit of a forking thread that took it as a registered waiter. The child
+    /// then locks and unlocks it on the fast paths. The parent still holds it.
     /// Not under the thread sanitizer, which does not support the child of a multi-threaded process (the test
     /// process runs other suites meanwhile): there the child hung in one full run of the suite out of three.
     @Test(
@@ -498,10 +506,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         let me = cthr_lock_self()
         #expect(cthr_lock_fast_lock(lock.pointer))
         if heirAsked { lock.pointer.pointee.word.value |= CTHR_LOCK_HANDOFF }
-        if registered {  // what a registered waiter's take leaves: the bit, and its count
-            lock.pointer.pointee.word.value |= CTHR_LOCK_REGISTERED
-            lock.pointer.pointee.sleepers.value = 1
-        }
+        if registered { lock.pointer.pointee.word.value |= CTHR_LOCK_REGISTERED }  // what a registered take leaves
         let child = fork()
         if child == 0 {
             // Only async-signal-safe work and _exit in the child of a multithreaded process: none of these calls
@@ -512,7 +517,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
             if cthr_lock_fast_unlock(lock.pointer) { _exit(13) }  // the word holds the parent's id
             if cthr_lock_unlock_slow(lock.pointer) != 0 { _exit(14) }
             if cthr_lock_load(lock.pointer) != 0 { _exit(15) }  // freed, HANDOFF and REGISTERED cleared
-            if waitersHalfOf(lock.pointer) != 0 { _exit(21) }  // left
+            if waitersHalfOf(lock.pointer) != 0 { _exit(21) }  // nobody counted, no WAKING
             if cthr_lock_held_by_caller(lock.pointer) { _exit(16) }
             if cthr_lock_unlock_slow(lock.pointer) != EPERM { _exit(17) }
             if !cthr_lock_fast_lock(lock.pointer) { _exit(18) }
@@ -527,7 +532,6 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
         #expect(cthr_lock_held_by_caller(lock.pointer))
         #expect(cthr_lock_owner(lock.pointer) == me)
         lock.pointer.pointee.word.value &= ~(CTHR_LOCK_HANDOFF | CTHR_LOCK_REGISTERED)
-        lock.pointer.pointee.sleepers.value = 0
         #expect(cthr_lock_fast_unlock(lock.pointer))
     }
 
