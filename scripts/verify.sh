@@ -136,7 +136,8 @@ check "lock exchange" lock.pml safety pass -DRMW_UNLOCK
 check "lock exchange" lock.pml ltl pass -DRMW_UNLOCK
 check "lock exchange 2 threads x 2 rounds, 2 spins" lock.pml safety pass -DRMW_UNLOCK -DNTHREADS=2 -DROUNDS=2 -DSPINS=2
 # Three threads, two rounds each: the smallest configuration in which MUTANT_LEAVE_AFTER_RELEASE loses a wake-up (about
-# 93 million states, 5 GB stored even compressed: a bitstate search here; exhaustive by hand with -DCOLLAPSE).
+# 135 million states, 7 GB stored even compressed: a bitstate search here; exhaustive by hand with -DCOLLAPSE, see
+# formal/README.md).
 check "lock exchange 3 threads x 2 rounds" lock.pml bitstate pass -DRMW_UNLOCK -DROUNDS=2
 check "lock exchange 3 threads x 2 rounds, hand-off" lock.pml bitstate pass -DRMW_UNLOCK -DROUNDS=2 -DHANDOFF
 check "lock exchange, split spin and sleep" lock.pml safety pass -DRMW_UNLOCK -DSPLIT
