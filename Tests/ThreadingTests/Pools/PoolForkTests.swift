@@ -47,23 +47,20 @@ import Testing
 /// an event.
 private func leafLockForkScenario(_ held: PoolForkTests.LeafLock) -> Int32 {
     let pool = WorkerPool(label: "fork.leaf", threads: 1)
-    let observation = pool.poolCore.observation
+    let lock: RuntimeLock
+    switch held {
+    case .observation: lock = pool.poolCore.observation.lock
+    case .registry: lock = RuntimeRegistry.lock
+    case .events: lock = RuntimeEventDelivery.shared.lock
+    }
     let taken = QueueGate()
     let holder: PosixThread<Void>
     do {
         holder = try PosixThread {
-            switch held {
-            case .observation: observation.lock.lock()
-            case .registry: RuntimeRegistry.lock.lock()
-            case .events: RuntimeEventDelivery.shared.lock.lock()
-            }
+            lock.lock()
             taken.open()
             _ = cthr_sleep_ns(100_000_000)
-            switch held {
-            case .observation: observation.lock.unlock()
-            case .registry: RuntimeRegistry.lock.unlock()
-            case .events: RuntimeEventDelivery.shared.lock.unlock()
-            }
+            lock.unlock()
         }
     } catch {
         return 1
