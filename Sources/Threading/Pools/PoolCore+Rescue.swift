@@ -22,7 +22,10 @@ extension PoolCore {
         if stuck.isEmpty { return }
         let context = SchedulerThread.current
         for local in stuck {
-            for entry in local.removeStranded(limit: PoolCore.rescueLimit) {
+            let stranded = local.removeStranded(limit: PoolCore.rescueLimit)
+            // Taken from their owner for another worker, as a steal is (``WorkerPoolStatistics/steals``).
+            local.steals.wrappingAdd(UInt64(stranded.count), ordering: .relaxed)
+            for entry in stranded {
                 scheduleShared(entry.unit, lane: entry.lane, counted: false, submittedAt: entry.submittedAt, context)
             }
         }

@@ -38,7 +38,8 @@ public struct WorkerPoolStatistics: Sendable, Hashable {
     /// The part of ``submitted`` that a pool worker pushed to its own local run queue (work submitted from inside a
     /// task of the same pool), without any shared lock.
     public let localSubmissions: Int
-    /// Units an idle worker took from another worker's local run queue.
+    /// Units taken from a worker's local run queue (or next slot) for another worker to run: an idle worker's
+    /// steals, and the units the pool's monitor moved to the shared queues from behind a worker stuck in one unit.
     public let steals: Int
     /// Times a parked worker was woken for work. A submission wakes at most one worker, and none while a worker is
     /// spinning for work or every slot is busy: `wakeUps / submitted` is the wake-ups per task.

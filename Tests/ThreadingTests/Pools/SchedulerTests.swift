@@ -210,7 +210,8 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
     }
 
     /// An idle worker steals from a busy worker's local queue: a task that fills its local queue and then blocks
-    /// (without telling the pool) still sees its work run, by the other worker.
+    /// (without telling the pool) still sees its work run, by the other worker. (On a loaded machine the idle
+    /// worker may not run for a whole monitor tick, and the monitor moves the rest: counted as steals too.)
     @Test func idleWorkersStealFromLocalQueues() {
         let pool = WorkerPool(label: "sched.steal", threads: 2)
         defer { poolTestShutDown(pool) }
@@ -233,6 +234,33 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
         let statistics = pool.statistics
         #expect(statistics.localSubmissions >= total)
         #expect(statistics.steals >= total)
+    }
+
+    /// The monitor moves the units queued behind a worker stuck in one unit to the shared queues, where the next
+    /// free worker takes them, and counts them as steals (taken from their owner for another worker). Both workers
+    /// of a pool that never grows are busy, so only the monitor can move them; the old rescue counted nothing.
+    @Test func theMonitorMovesUnitsStrandedBehindAStuckWorkerAndCountsThemAsSteals() {
+        let pool = WorkerPool(poolCore: PoolCore(label: "sched.rescue", threads: 2, blocking: false, capped: true))
+        defer { poolTestShutDown(pool) }
+        let other = BusyWorker(pool)
+        let counter = TestCounter()
+        let body: @Sendable () -> Void = { counter.add() }
+        let poolCore = pool.poolCore
+        let total = 10
+        let done = Atomic<Bool>(false)
+        ConcurrentQueue(label: "sched.rescue.queue", pool: pool).async {
+            for _ in 0..<total { poolCore.schedule(.job(body), lane: QoS.default.rawValue) }
+            // Stuck until the units ran elsewhere (a foreign wait: the pool does not know it blocks).
+            let deadline = cthr_clock_now_ns() + 20_000_000_000
+            while counter.value < total && cthr_clock_now_ns() < deadline { _ = cthr_thread_yield() }
+            done.store(true, ordering: .releasing)
+        }
+        #expect(waitUntil { pool.statistics.steals >= total })
+        #expect(counter.value == 0)  // nobody was free to run them yet
+        other.release()
+        #expect(waitUntil { done.load(ordering: .acquiring) })
+        #expect(counter.value == total)
+        #expect(pool.statistics.localSubmissions >= total)
     }
 
     /// Lanes under sharding: with one worker, units of a higher lane injected while it is busy run before units of
