@@ -89,7 +89,7 @@ let package = Package(
         ),
         .testTarget(name: "CThreadingTests", dependencies: ["CThreading", "CTestSupport"]),
         // C helpers for the tests (heap statistics for the soak, the kernel's membarrier answer).
-        .target(name: "CTestSupport", path: "Tests/CTestSupport"),
+        .target(name: "CTestSupport", dependencies: ["CThreading"], path: "Tests/CTestSupport"),
         .testTarget(
             name: "ThreadingTests",
             dependencies: [

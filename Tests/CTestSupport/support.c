@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <linux/membarrier.h>
 #include <malloc.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -135,4 +136,52 @@ int cthr_test_pin_to_one_cpu(void) {
     CPU_ZERO(&set);
     CPU_SET((size_t)last, &set);
     return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+struct cthr_test_lock_waiter {
+    pthread_t thread;
+    cthr_lock_t *lock;
+    uint64_t deadline_ns;
+    atomic_int state;
+    atomic_int tid;
+};
+
+static void *cthr_test_lock_waiter_body(void *argument) {
+    cthr_test_lock_waiter_t *waiter = argument;
+    atomic_store_explicit(&waiter->tid, (int)syscall(SYS_gettid), memory_order_relaxed);
+    atomic_store_explicit(&waiter->state, CTHR_TEST_WAITER_WAITING, memory_order_release);
+    int code = cthr_lock_lock_slow(waiter->lock, waiter->deadline_ns);
+    if (code == 0 && !cthr_lock_fast_unlock(waiter->lock)) (void)cthr_lock_unlock_slow(waiter->lock);
+    atomic_store_explicit(&waiter->state, code == 0 ? CTHR_TEST_WAITER_TOOK : CTHR_TEST_WAITER_FAILED,
+                          memory_order_release);
+    return NULL;
+}
+
+cthr_test_lock_waiter_t *cthr_test_lock_waiter_start(cthr_lock_t *lock, uint64_t deadline_ns) {
+    cthr_test_lock_waiter_t *waiter = calloc(1, sizeof *waiter);
+    if (waiter == NULL) return NULL;
+    waiter->lock = lock;
+    waiter->deadline_ns = deadline_ns;
+    int code = pthread_create(&waiter->thread, NULL, cthr_test_lock_waiter_body, waiter);
+    if (code != 0) {
+        free(waiter);
+        errno = code;
+        return NULL;
+    }
+    return waiter;
+}
+
+cthr_test_lock_waiter_state_t cthr_test_lock_waiter_state(const cthr_test_lock_waiter_t *waiter) {
+    return (cthr_test_lock_waiter_state_t)atomic_load_explicit(&waiter->state, memory_order_acquire);
+}
+
+int32_t cthr_test_lock_waiter_tid(const cthr_test_lock_waiter_t *waiter) {
+    return atomic_load_explicit(&waiter->tid, memory_order_relaxed);
+}
+
+cthr_test_lock_waiter_state_t cthr_test_lock_waiter_join(cthr_test_lock_waiter_t *waiter) {
+    (void)pthread_join(waiter->thread, NULL);
+    cthr_test_lock_waiter_state_t state = cthr_test_lock_waiter_state(waiter);
+    free(waiter);
+    return state;
 }

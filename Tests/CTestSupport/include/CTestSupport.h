@@ -6,6 +6,9 @@
 #define CTHREADING_TEST_SUPPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "cthr_lock.h"
 
 // Bytes malloc has handed out and not had back, over every arena plus mmapped blocks (mallinfo2: uordblks + hblkhd).
 size_t cthr_test_heap_in_use(void);
@@ -40,5 +43,30 @@ unsigned long cthr_test_marked_thread_allocations(void);
 
 // 1 when cthr_test_allocations() counts (a plain glibc build), 0 under a sanitizer.
 int cthr_test_allocations_counted(void);
+
+// A thread made of C alone that takes `lock` with `cthr_lock_lock_slow` (until `deadline_ns`) and releases it: a
+// waiter for a forked child of a multi-threaded process, where a new thread that runs Swift may need a lock of the
+// Swift runtime (a metadata cache's, a once) that a thread of the parent held at the fork, and wait for ever.
+typedef struct cthr_test_lock_waiter cthr_test_lock_waiter_t;
+
+// What the waiter has done so far.
+typedef enum cthr_test_lock_waiter_state {
+    CTHR_TEST_WAITER_NOT_STARTED = 0,  // its body has not begun
+    CTHR_TEST_WAITER_WAITING = 1,      // inside `cthr_lock_lock_slow`
+    CTHR_TEST_WAITER_TOOK = 2,         // took the lock and released it
+    CTHR_TEST_WAITER_FAILED = 3,       // `cthr_lock_lock_slow` returned an error (the deadline passed)
+} cthr_test_lock_waiter_state_t;
+
+// Starts the waiter; NULL (errno set) when the thread or its memory cannot be had.
+cthr_test_lock_waiter_t *_Nullable cthr_test_lock_waiter_start(cthr_lock_t *_Nonnull lock, uint64_t deadline_ns);
+
+// The waiter's state now (acquire).
+cthr_test_lock_waiter_state_t cthr_test_lock_waiter_state(const cthr_test_lock_waiter_t *_Nonnull waiter);
+
+// The waiter's kernel thread id, 0 until its body began.
+int32_t cthr_test_lock_waiter_tid(const cthr_test_lock_waiter_t *_Nonnull waiter);
+
+// Joins the waiter's thread and frees it; returns its last state.
+cthr_test_lock_waiter_state_t cthr_test_lock_waiter_join(cthr_test_lock_waiter_t *_Nonnull waiter);
 
 #endif // CTHREADING_TEST_SUPPORT_H
