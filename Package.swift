@@ -88,7 +88,8 @@ let package = Package(
             path: "Sources/Threading"
         ),
         .testTarget(name: "CThreadingTests", dependencies: ["CThreading", "CTestSupport"]),
-        // C helpers for the tests (heap statistics for the soak, the kernel's membarrier answer).
+        // C helpers for the tests (heap statistics for the soak, the kernel's membarrier answer, a lock waiter made of C
+        // alone for forked children).
         .target(name: "CTestSupport", dependencies: ["CThreading"], path: "Tests/CTestSupport"),
         .testTarget(
             name: "ThreadingTests",
