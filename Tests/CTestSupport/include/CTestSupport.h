@@ -44,6 +44,10 @@ unsigned long cthr_test_marked_thread_allocations(void);
 // 1 when cthr_test_allocations() counts (a plain glibc build), 0 under a sanitizer.
 int cthr_test_allocations_counted(void);
 
+// How many threads of this process other than the caller are running or runnable (`R`) or in an uninterruptible
+// wait (`D`), by `/proc/self/task/*/stat`; -1 when it cannot be read.
+int cthr_test_busy_threads(void);
+
 // A thread made of C alone that takes `lock` with `cthr_lock_lock_slow` (until `deadline_ns`) and releases it: a
 // waiter for a forked child of a multi-threaded process, where a new thread that runs Swift may need a lock of the
 // Swift runtime (a metadata cache's, a once) that a thread of the parent held at the fork, and wait for ever.

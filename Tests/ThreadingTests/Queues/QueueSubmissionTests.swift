@@ -203,7 +203,8 @@ func forkWhileProducersPushScenario() -> Int32 {
     var statuses: [Int32] = []
     for _ in 0..<5 {
         statuses.append(
-            faultRunForked(seconds: 30) {
+            // While the producers push: the fork this test is about (their paths ran a thousand times already).
+            faultRunForked(seconds: 30, quiet: false) {
                 let ranHere = Atomic<Int>(0)
                 for _ in 0..<100 { queue.async { ranHere.add(1, ordering: .relaxed) } }
                 let seen = queue.sync { ranHere.load(ordering: .relaxed) }

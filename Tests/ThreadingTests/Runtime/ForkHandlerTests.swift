@@ -47,7 +47,7 @@ import Testing
         // The fork, from a worker of the busy pool, inside a serial queue's task.
         let status = Atomic<Int32>(-1)
         let serial = SerialQueue(label: "fork.handlers.serial", pool: pool)
-        serial.async(group: work) { status.store(faultRunForked { 0 }, ordering: .relaxed) }
+        serial.async(group: work) { status.store(faultRunForked(quiet: false) { 0 }, ordering: .relaxed) }
         serial.async(group: work) {}
         // The parent's work runs once the forking task is back.
         #expect(waitUntil(seconds: 120) { status.load(ordering: .relaxed) >= 0 })
