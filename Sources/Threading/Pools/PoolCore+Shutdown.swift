@@ -93,7 +93,6 @@ extension PoolCore {
             for index in 0..<slotBound.load(ordering: .relaxed) {
                 leftover.tasksNotRun += slots[index].close(into: &dropped)
             }
-            leftover.busyThreads = busyWorkers()
             let wake = synced.wakeEveryIdleWorker()
             let monitorAsleep = synced.monitor == .sleeping
             if monitorAsleep { synced.monitor = .running }
@@ -105,12 +104,16 @@ extension PoolCore {
         for worker in wake { worker.parker.wake() }
         if monitorAsleep { monitorWord.wake() }
         // Join: every thread that is not busy exits promptly and is joined; after the deadline, threads still
-        // running a task are left to exit (detached) when it returns.
+        // running a task are left to exit (detached) when it returns, and counted then. (Not at the stop: a blocking
+        // pool's unit counts itself completed just before its last act (`unitIsFinishing`) and is still running for
+        // those few instructions; a stop that came then, before the deadline, waits for its thread like any other.)
         pause = PoolCore.shutdownFirstPollNanoseconds
         while true {
             let (joinable, done) = lock.withLock { synced -> ([pthread_t], Bool) in
                 let remaining = synced.threads + (synced.monitor == .notStarted ? 0 : 1)
-                let done = remaining == 0 || (remaining <= busyWorkers() && cthr_clock_now_ns() >= deadline)
+                let busy = remaining == 0 ? 0 : busyWorkers()
+                let done = remaining == 0 || (remaining <= busy && cthr_clock_now_ns() >= deadline)
+                if done { leftover.busyThreads = busy }
                 return (synced.takeExited(done: done), done)
             }
             for thread in joinable { _ = cthr_thread_join(thread, nil) }

@@ -99,6 +99,26 @@ import Testing
         #expect(ran.load(ordering: .relaxed) == 0)
     }
 
+    /// A blocking pool's unit counts itself completed just before its last act (a `run` resuming its caller), a
+    /// moment before it returns. A shutdown that comes in that moment waits for its thread and reports it complete:
+    /// no thread was busy when it returned, long before its timeout. (It reported one busy thread, counted at the
+    /// moment the pool stopped: the named-stall test failed now and then on `isComplete`.) Here the moment is long.
+    @Test func aUnitThatCountedItselfCompletedIsNotLeftBusyByAShutdownBeforeItsTimeout() {
+        let pool = WorkerPool(label: "wp.finishing", threads: 1, kind: .blocking)
+        let finishing = QueueGate()
+        pool.poolCore.schedule(
+            .job({
+                PoolCore.unitIsFinishing()
+                finishing.open()
+                _ = cthr_sleep_ns(200_000_000)  // its last act, after it counted itself completed
+            }),
+            lane: QoS.default.rawValue
+        )
+        #expect(finishing.wait())
+        #expect(pool.shutdown(timeout: .seconds(30)) == .init(isComplete: true, tasksNotRun: 0, busyThreads: 0))
+        #expect(poolTestThreadCount(named: "wp.finishing") == 0)
+    }
+
     /// A pool with nothing to do shuts down at once; a second call returns too.
     @Test func idlePoolShutsDownAndRepeatedShutdownReturns() {
         let pool = WorkerPool(label: "wp.idle")
