@@ -5,13 +5,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <linux/membarrier.h>
 #include <malloc.h>
-#include <stdlib.h>
-#include <string.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -190,6 +190,22 @@ cthr_test_lock_waiter_state_t cthr_test_lock_waiter_join(cthr_test_lock_waiter_t
     return state;
 }
 
+char cthr_test_thread_state(int32_t tid) {
+    char path[64];
+    (void)snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    int descriptor = open(path, O_RDONLY | O_CLOEXEC);
+    if (descriptor < 0) return '?';
+    char line[512];
+    ssize_t length = read(descriptor, line, sizeof line - 1);
+    close(descriptor);
+    if (length <= 0) return '?';
+    line[length] = '\0';
+    // The state follows the name, which is in parentheses and may hold any character.
+    const char *name_end = strrchr(line, ')');
+    if (name_end == NULL || name_end[1] == '\0' || name_end[2] == '\0') return '?';
+    return name_end[2];
+}
+
 int cthr_test_busy_threads(void) {
     long self = (long)syscall(SYS_gettid);
     DIR *tasks = opendir("/proc/self/task");
@@ -200,19 +216,8 @@ int cthr_test_busy_threads(void) {
         if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
         long tid = strtol(entry->d_name, NULL, 10);
         if (tid == self) continue;
-        char path[64];
-        (void)snprintf(path, sizeof path, "/proc/self/task/%ld/stat", tid);
-        int descriptor = open(path, O_RDONLY | O_CLOEXEC);
-        if (descriptor < 0) continue;  // the thread exited meanwhile
-        char line[512];
-        ssize_t length = read(descriptor, line, sizeof line - 1);
-        close(descriptor);
-        if (length <= 0) continue;
-        line[length] = '\0';
-        // The state follows the name, which is in parentheses and may hold any character.
-        const char *name_end = strrchr(line, ')');
-        if (name_end == NULL || name_end[1] == '\0' || name_end[2] == '\0') continue;
-        if (name_end[2] == 'R' || name_end[2] == 'D') busy++;
+        char state = cthr_test_thread_state((int32_t)tid);  // '?': the thread exited meanwhile
+        if (state == 'R' || state == 'D') busy++;
     }
     closedir(tasks);
     return busy;

@@ -44,6 +44,10 @@ unsigned long cthr_test_marked_thread_allocations(void);
 // 1 when cthr_test_allocations() counts (a plain glibc build), 0 under a sanitizer.
 int cthr_test_allocations_counted(void);
 
+// The kernel's state letter for the thread `tid` of this process (`R` running or runnable, `S` asleep, `D` in an
+// uninterruptible wait, ...), by `/proc/self/task/<tid>/stat`; '?' when it cannot be read (the thread exited).
+char cthr_test_thread_state(int32_t tid);
+
 // How many threads of this process other than the caller are running or runnable (`R`) or in an uninterruptible
 // wait (`D`), by `/proc/self/task/*/stat`; -1 when it cannot be read.
 int cthr_test_busy_threads(void);

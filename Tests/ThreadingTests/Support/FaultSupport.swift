@@ -89,27 +89,24 @@ func faultThreadCount() -> Int {
     return 0
 }
 
-/// A line of a file under `/proc/self/task/<tid>/` (`stat`, `wchan`), "" when it cannot be read.
-private func faultReadTaskFile(_ tid: Int32, _ name: String) -> String {
-    guard let file = fopen("/proc/self/task/\(tid)/\(name)", "r") else { return "" }
-    defer { fclose(file) }
-    var line = [CChar](repeating: 0, count: 512)
-    guard fgets(&line, Int32(line.count), file) != nil else { return "" }
-    return String(decoding: line.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
-
 /// The kernel's state letter for the thread `tid` of this process (`R` running, `S` asleep, ...), "?" when unknown.
 func faultThreadState(_ tid: Int32) -> String {
-    // The state is the field after the name, which is in parentheses and may hold spaces.
-    let stat = faultReadTaskFile(tid, "stat")
-    return stat.lastIndex(of: ")").map { String(stat[$0...].dropFirst(2).prefix(1)) } ?? "?"
+    String(Character(Unicode.Scalar(UInt8(bitPattern: cthr_test_thread_state(tid)))))
 }
 
-/// What the kernel says of the thread `tid` of this process: its state and the kernel function it sleeps in, for a
-/// test that found a thread not where it should be.
+/// What the kernel says of the thread `tid` of this process: its state and the kernel function it sleeps in
+/// (`/proc/self/task/<tid>/wchan`), for a test that found a thread not where it should be.
 func faultDescribeThread(_ tid: Int32) -> String {
     guard tid > 0 else { return "the thread has not recorded its id" }
-    return "state \(faultThreadState(tid)), waiting in '\(faultReadTaskFile(tid, "wchan"))'"
+    var channel = "unknown"
+    if let file = fopen("/proc/self/task/\(tid)/wchan", "r") {
+        var line = [CChar](repeating: 0, count: 256)
+        if fgets(&line, Int32(line.count), file) != nil {
+            channel = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        fclose(file)
+    }
+    return "state \(faultThreadState(tid)), waiting in '\(channel)'"
 }
 
 extension String {
