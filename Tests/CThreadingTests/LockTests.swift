@@ -263,6 +263,9 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
                 var mine = Seen()
                 mine.code = cthr_lock_lock_slow(lock.pointer, cthr_clock_deadline_after(generousTimeoutNs))
                 guard mine.code == 0 else { return }
+                // Counted while it holds the lock, so the count is the order of the takes (counted after the
+                // release, the second taker could count first).
+                let taken = cthr_atomic_u32_fetch_add(order.pointer, 1, CTHR_SEQ_CST)
                 mine.self_ = cthr_lock_self()
                 mine.word = cthr_lock_load(lock.pointer)
                 mine.raw = waitersHalfOf(lock.pointer)  // the count and WAKING
@@ -275,7 +278,7 @@ private func eventually(timeoutNs: UInt64 = generousTimeoutNs, _ condition: () -
                 cthr_lock_thread_counters(&after)
                 mine.wakes = after.futex_wakes - before.futex_wakes
                 mine.rmw = after.rmw - before.rmw
-                if cthr_atomic_u32_fetch_add(order.pointer, 1, CTHR_SEQ_CST) == 0 {
+                if taken == 0 {
                     seen.pointer.pointee.0 = mine
                 } else {
                     seen.pointer.pointee.1 = mine
