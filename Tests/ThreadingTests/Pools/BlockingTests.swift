@@ -260,8 +260,17 @@ import Testing
         let pool = WorkerPool(label: "blk.passon", threads: 4, kind: .blocking)
         let core = pool.poolCore
         let queue = ConcurrentQueue(label: "blk.passon.calls", pool: pool)
+        // Two workers for certain: each warm-up call waits for the other (two calls one after the other could run
+        // on one thread, and a single idle thread never makes two parked; an idle one exits after 2 s).
         let warm = WorkGroup()
-        for _ in 0..<2 { queue.async(group: warm) { usleep(20_000) } }
+        let arrivals = WorkGroup()
+        for _ in 0..<2 { arrivals.enter() }
+        for _ in 0..<2 {
+            queue.async(group: warm) {
+                arrivals.leave()
+                _ = arrivals.wait(timeout: .seconds(10))
+            }
+        }
         #expect(warm.wait(timeout: .seconds(10)))
         #expect(waitUntil(seconds: 10) { core.parkedWorkers == 2 }, "parked: \(core.parkedWorkers)")
         // A searcher that covers the unit (counted as a woken or finishing worker is), then the unit, queued in a
