@@ -77,6 +77,7 @@ extension PoolCore {
         synced.pointee.running = isWorker ? 1 : 0
         searching.resetInForkChild()
         synced.pointee.wokenForWork = 0
+        synced.pointee.retiring = 0
         synced.pointee.blocked = 0
         synced.pointee.extraSlots = 0
         synced.pointee.peakThreads = synced.pointee.threads

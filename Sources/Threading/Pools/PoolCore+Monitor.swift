@@ -36,6 +36,10 @@ extension PoolCore {
         var lastCompleted: UInt64 = 0
         while true {
             enum Step { case exit, tick, sleep }
+            // When the longest-idle worker comes due for retirement while the monitor sleeps (see
+            // `retireIdleWorkers`): the only deadline of the pool's sleeps.
+            var retireDue = UInt64.max
+            var retired: [PoolWorker] = []
             let step = lock.withLock { synced -> Step in
                 if synced.life.isStopped {
                     synced.monitor = .notStarted
@@ -53,11 +57,22 @@ extension PoolCore {
                     synced.monitor = .running
                     return .tick
                 }
+                (retired, retireDue) = retireIdleWorkers(&synced, now: cthr_clock_now_ns())
+                synced.monitorDue = retireDue
                 return .sleep
             }
             if step == .exit { return }
+            for worker in retired { worker.parker.wake() }
             if step == .sleep {
-                while monitorWord.load() == 0 { monitorWord.wait(expected: 0) }
+                while monitorWord.load() == 0 {
+                    if monitorWord.wait(expected: 0, deadline: retireDue) { continue }
+                    (retired, retireDue) = lock.withLock { synced in
+                        let due = retireIdleWorkers(&synced, now: cthr_clock_now_ns())
+                        synced.monitorDue = due.nextDue
+                        return due
+                    }
+                    for worker in retired { worker.parker.wake() }
+                }
                 let stopped = lock.withLock { synced in
                     lastCompleted = completedTotal()
                     return synced.life.isStopped
@@ -89,8 +104,11 @@ extension PoolCore {
                     synced.extraSlots -= 1
                 }
                 lastCompleted = completed
+                // Workers left idle while work is pending (every slot busy): retired as while the monitor sleeps.
+                retired = retireIdleWorkers(&synced, now: cthr_clock_now_ns()).retired
                 return (spawnCount, checkSaturation(&synced, pending: pending), synced.threads, pending)
             }
+            for worker in retired { worker.parker.wake() }
             for _ in 0..<spawnCount { spawn(PoolWorker(poolCore: self)) }
             if warning != nil, let deadlock = deadlockAtCap(threads: threads, pending: waiting) {
                 RuntimeObservation.report(.saturationBegan, .error, deadlock, ["pool": label, "deadlock": "true"])

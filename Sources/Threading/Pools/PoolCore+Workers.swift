@@ -272,9 +272,13 @@ extension PoolCore {
         return unit
     }
 
-    /// Parks an idle worker until it is woken or it exits. Returns nil when it exits (the pool stopped, or it was
-    /// idle for ``idleTimeoutNanoseconds`` and the pool keeps enough threads), else whether it was woken as a
-    /// searcher (``wokenSearching``, a blocking pool's).
+    /// Parks an idle worker until it is woken or it exits. Returns nil when it exits (the pool stopped, or the
+    /// monitor retired it after ``idleTimeoutNanoseconds`` idle: ``retireIdleWorkers(_:now:)``), else whether it was
+    /// woken as a searcher (a blocking pool's).
+    ///
+    /// The sleep has no deadline: a futex wait with one arms and cancels a kernel timer on every park (a few hundred
+    /// nanoseconds of CPU each time a worker sleeps between two units, a blocking pool's at every call), where the
+    /// monitor's one deadline, for the longest-idle worker, serves the whole pool.
     ///
     /// A blocking pool's worker leaves the searching count (when `counted`) once it is on the idle list, inside the
     /// lock section, so a submitter either sees it searching or finds it idle and wakes it; and its idle list is
@@ -282,6 +286,7 @@ extension PoolCore {
     /// workers take turns, and none idles for the timeout while the pool is loaded (see `PoolCore+Blocking.swift`).
     func park(_ worker: PoolWorker, _ context: ThreadContext, counted: Bool = false) -> Bool? {
         enum Step { case exit, resume, sleep }
+        var monitorCall = MonitorCall.none
         let step = lock.withLock { synced -> Step in
             synced.running -= 1
             if counted { searching.stop() }
@@ -290,6 +295,7 @@ extension PoolCore {
                 return .exit
             }
             worker.parker.store(.parked)
+            worker.parkedAt = cthr_clock_now_ns()
             if isBlocking { synced.idle.insert(worker, at: 0) } else { synced.idle.append(worker) }
             // Published before the look for work, against a submitter that pushed and then read the hints before
             // they changed (both sides sequentially consistent: either it sees this worker idle and wakes it, or
@@ -300,7 +306,13 @@ extension PoolCore {
                 synced.running += 1
                 return .resume
             }
+            monitorCall = callMonitorToRetire(&synced)
             return .sleep
+        }
+        switch monitorCall {
+        case .none: break
+        case .start: startMonitor()
+        case .wake: monitorWord.wake()
         }
         switch step {
         case .exit:
@@ -311,31 +323,74 @@ extension PoolCore {
         case .sleep:
             break
         }
-        let deadline = cthr_clock_deadline_after(PoolCore.idleTimeoutNanoseconds)
         while worker.parker.load() == .parked {
-            if !worker.parker.waitWhileParked(deadline: deadline) { break }
+            _ = worker.parker.waitWhileParked(deadline: .max)
         }
-        // Woken: the waker took it off the idle list and gave it a running slot, under the pool lock, before it
-        // stored the value (a release store, read here with an acquire load): nothing is left to do under the lock,
-        // but for a CPU pool's worker woken for work, which leaves the `wokenForWork` count under it.
-        let wokenValue = worker.parker.load()
-        if wokenValue != .parked && wokenValue != .forWork { return wokenValue == .searching }
-        let woken: Bool? = lock.withLock { synced in
-            let value = worker.parker.load()
-            if value == .forWork { synced.wokenForWork -= 1 }
-            if value != .parked { return value == .searching }
-            if let index = synced.idle.firstIndex(where: { $0 === worker }) {
-                synced.idle.remove(at: index)
-            }
-            if synced.threads > keptThreads || synced.life.isStopped {
-                retire(worker, &synced)
-                return nil
-            }
-            synced.running += 1
+        // Woken: the waker took it off the idle list (and, but for the monitor retiring it, gave it a running slot),
+        // under the pool lock, before it stored the value (a release store, read here with an acquire load).
+        switch worker.parker.load() {
+        case .searching:
+            return true
+        case .woken, .parked:
             return false
+        case .forWork:
+            // A CPU pool's worker woken for work leaves the `wokenForWork` count under the lock.
+            lock.withLock { synced in synced.wokenForWork -= 1 }
+            return false
+        case .retire:
+            lock.withLock { synced in
+                synced.retiring -= 1
+                retire(worker, &synced)
+            }
+            leave(context)
+            return nil
         }
-        if woken == nil { leave(context) }
-        return woken
+    }
+
+    /// What a parking worker must do for the monitor once the pool lock is released.
+    enum MonitorCall { case none, start, wake }
+
+    /// A worker going idle while the pool has more threads than it keeps, inside the lock section that parks it: the
+    /// monitor must retire it after ``idleTimeoutNanoseconds`` unless woken work takes it first. A monitor asleep
+    /// with a deadline wakes for an earlier-parked worker and looks again then; one asleep without a deadline (no
+    /// worker was idle) is woken, and one not started (a forked child's pool) is started, to arm one.
+    func callMonitorToRetire(_ synced: inout PoolState) -> MonitorCall {
+        guard synced.threads - synced.retiring > keptThreads, !synced.life.isStopped else { return .none }
+        switch synced.monitor {
+        case .running:
+            return .none
+        case .sleeping:
+            guard synced.monitorDue == .max else { return .none }
+            synced.monitor = .running
+            monitorWord.store(1)
+            return .wake
+        case .notStarted:
+            synced.monitor = .running
+            return .start
+        }
+    }
+
+    /// The monitor's reaping, inside a lock section: while the pool has more threads than it keeps
+    /// (``keptThreads``, counting those already retiring), takes the workers idle for ``idleTimeoutNanoseconds`` off
+    /// the idle list, longest idle first, and marks each to exit (``WorkerWake/retire``). Returns them, for the
+    /// caller to wake once the lock is released, and when the next idle worker comes due (`UInt64.max`: none will
+    /// while the pool keeps its threads).
+    ///
+    /// The longest-idle worker is the one wakers take last: a CPU pool's first entry (its idle list is last in,
+    /// first out), a blocking pool's last (first in, first out).
+    func retireIdleWorkers(_ synced: inout PoolState, now: UInt64) -> (retired: [PoolWorker], nextDue: UInt64) {
+        var retired: [PoolWorker] = []
+        while synced.threads - synced.retiring > keptThreads,
+            let oldest = isBlocking ? synced.idle.last : synced.idle.first
+        {
+            let due = oldest.parkedAt &+ PoolCore.idleTimeoutNanoseconds
+            if due > now { return (retired, due) }
+            if isBlocking { synced.idle.removeLast() } else { synced.idle.removeFirst() }
+            oldest.parker.store(.retire)
+            synced.retiring += 1
+            retired.append(oldest)
+        }
+        return (retired, .max)
     }
 
     /// The calling thread is no pool worker any more (after ``retire(_:_:)``).

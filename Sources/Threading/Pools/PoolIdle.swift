@@ -29,6 +29,9 @@ enum WorkerWake: UInt32 {
     /// A CPU pool's worker woken for queued work: its waker counted it in ``PoolState/wokenForWork``, which the
     /// worker leaves under the pool lock once it is out of its park.
     case forWork = 3
+    /// Taken off the idle list by the monitor after ``PoolCore/idleTimeoutNanoseconds`` idle, while the pool had more
+    /// threads than it keeps: the worker exits (counted in ``PoolState/retiring`` until it has left the pool).
+    case retire = 4
 }
 
 /// A pool worker's park word: a futex word whose values are the cases of ``WorkerWake``. It owns its word

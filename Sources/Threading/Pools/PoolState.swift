@@ -75,8 +75,12 @@ struct PoolState {
     var extraSlots = 0
     /// The most threads alive at once since the last reset.
     var peakThreads = 0
-    /// Parked workers, the most recently parked last.
+    /// Parked workers: a CPU pool's most recently parked last, a blocking pool's first (wakers take the last entry:
+    /// see ``PoolCore/park(_:_:counted:)``).
     var idle: [PoolWorker] = []
+    /// Workers the monitor took off the idle list to exit (``WorkerWake/retire``) that have not left yet: still
+    /// counted in ``threads``.
+    var retiring = 0
     /// A CPU pool's workers woken for work (``WorkerWake/forWork``) that have not yet left their park: each will look
     /// for work, so it covers one queued unit, as a searching worker does, and the monitor's tick and later
     /// submissions wake no second worker for it however long the scheduler keeps it from running. A blocking pool
@@ -87,6 +91,8 @@ struct PoolState {
     var freeSlots: [Int] = []
     var life = PoolLife.running
     var monitor = MonitorState.notStarted
+    /// While the monitor sleeps: when it wakes to retire the longest-idle worker (`UInt64.max`: it does not).
+    var monitorDue = UInt64.max
     var saturation = SaturationState.clear
     /// When the last saturation warning was reported (0: never).
     var lastSaturationWarning: UInt64 = 0

@@ -20,7 +20,8 @@ enum PoolUnit {
 }
 
 /// A pool thread. `slot`, `local`, `picks`, `rotation`, `nextRuns`, `finishedEarly` and `blocked` are only touched by
-/// the thread itself (`blocked` also under the pool lock); `parker` is stored to by wakers under the pool lock.
+/// the thread itself (`blocked` also under the pool lock); `parker` is stored to by wakers under the pool lock;
+/// `parkedAt` is written by the thread and read by the monitor, both under the pool lock.
 final class PoolWorker: BlockingObserver, @unchecked Sendable {
     /// The pool this thread belongs to (a worker keeps its pool alive while its thread runs).
     let poolCore: PoolCore
@@ -42,6 +43,9 @@ final class PoolWorker: BlockingObserver, @unchecked Sendable {
     var finishedEarly = false
     /// What the worker runs now, for the stall watchdog and the runtime snapshot (see ``WorkerActivity``).
     let activity = WorkerActivity()
+    /// When the worker last went on the idle list (`CLOCK_MONOTONIC` ns): the monitor retires it
+    /// ``PoolCore/idleTimeoutNanoseconds`` later if it is still there (see ``PoolCore/retireIdleWorkers(_:now:)``).
+    var parkedAt: UInt64 = 0
 
     init(poolCore: PoolCore) { self.poolCore = poolCore }
 

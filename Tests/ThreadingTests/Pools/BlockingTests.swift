@@ -381,6 +381,38 @@ import Testing
         #expect(waitUntil(seconds: 10) { pool.statistics.threads == 0 }, "idle threads did not exit")
         #expect(poolTestShutDown(pool))
     }
+
+    /// Idle workers sleep with no deadline; the monitor retires them. A monitor that went to sleep while every thread
+    /// was busy had no idle worker to time: the first worker to park wakes it, and the threads still exit after the
+    /// idle timeout.
+    @Test func threadsThatParkWhileTheMonitorSleepsWithoutADeadlineStillExit() {
+        let pool = WorkerPool(label: "blk.late", threads: 2, kind: .blocking)
+        let core = pool.poolCore
+        let queue = ConcurrentQueue(label: "blk.late.calls", pool: pool)
+        let gate = QueueGate()
+        let done = WorkGroup()
+        let started = WorkGroup()
+        for _ in 0..<2 { started.enter() }
+        for _ in 0..<2 {
+            queue.async(group: done) {
+                started.leave()
+                _ = gate.wait(seconds: 20)
+            }
+        }
+        #expect(started.wait(timeout: .seconds(10)))
+        // Nothing queued, no worker idle: the monitor sleeps, with no deadline.
+        let monitorAsleep = waitUntil(seconds: 10) {
+            core.lock.withLock { $0.monitor == .sleeping && $0.monitorDue == .max }
+        }
+        #expect(monitorAsleep, "the monitor did not go to sleep without a deadline")
+        gate.open()
+        #expect(done.wait(timeout: .seconds(10)))
+        #expect(
+            waitUntil(seconds: 10) { pool.statistics.threads == 0 },
+            "idle threads did not exit: \(pool.statistics.threads)"
+        )
+        #expect(poolTestShutDown(pool))
+    }
 }
 
 /// Whether the long, timing-sensitive tests run (`-DTHREADING_LONG_TESTS`).
