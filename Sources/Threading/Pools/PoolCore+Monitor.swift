@@ -10,7 +10,8 @@ import Glibc
 import Musl
 #endif
 
-/// The monitor thread (extra slots for blocking the pool cannot see) and saturation reports.
+/// The monitor thread (extra slots for blocking the pool cannot see, the retirement of idle threads the pool does not
+/// keep) and saturation reports.
 extension PoolCore {
     // MARK: Monitor
 

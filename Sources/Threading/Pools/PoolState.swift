@@ -35,7 +35,8 @@ enum MonitorState {
     case notStarted
     /// It ticks (every ``PoolCore/monitorTickNanoseconds``).
     case running
-    /// It sleeps on ``PoolCore/monitorWord`` until a submission wakes it (no work was pending).
+    /// It sleeps on ``PoolCore/monitorWord`` until a submission wakes it (no work was pending), or until the
+    /// longest-idle worker comes due to retire (``PoolState/monitorDue``).
     case sleeping
 
     /// The value of ``PoolHints/monitor``.
