@@ -312,6 +312,9 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
 
     private func schedule(_ entry: Starting.Entry) {
         let (job, observers) = (entry.job, entry.observers)
-        poolCore.schedule(.job { job.execute(observers: observers) }, lane: entry.lane.rawValue)
+        // A closure that captures only the job is the job itself as its context (no allocation): the usual case,
+        // a job nobody observes.
+        let work: () -> Void = observers.isEmpty ? { job.execute(observers: []) } : { job.execute(observers: observers) }
+        poolCore.schedule(.job(work), lane: entry.lane.rawValue)
     }
 }

@@ -20,7 +20,7 @@ public final class WorkItem: @unchecked Sendable {
 
     /// Submission flags (``QueueTaskFlags/barrier`` makes it a barrier on a concurrent queue).
     public let flags: QueueTaskFlags
-    let lock = RuntimeLock()
+    let lock = RuntimeLock(companionWord: 0)
     /// Guarded by `lock`.
     private var body: (@Sendable () -> Void)?
     private var state = State.pending
@@ -35,7 +35,7 @@ public final class WorkItem: @unchecked Sendable {
     /// it is queued, and nothing must keep a released queue alive).
     private weak var submittedQueue: QueueCore?
     /// A futex flag (``FutexWord/isFlagSet``), set when the item finished: what ``wait(timeout:)`` sleeps on.
-    let done = FutexWord.allocate()
+    let done: FutexWord
     /// Where the item was created, for the stall report, the snapshot and the dump.
     let origin: UnitOrigin
 
@@ -59,6 +59,7 @@ public final class WorkItem: @unchecked Sendable {
         self.flags = flags
         self.body = body
         self.origin = UnitOrigin(.workItem, fileID: fileID, line: line)
+        done = FutexWord(at: lock.companionWord!)
     }
 
     /// Runs the closure on the calling thread, unless it was cancelled or already ran.

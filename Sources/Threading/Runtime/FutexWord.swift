@@ -12,10 +12,20 @@ import Synchronization
 /// Sendable`: every access is atomic.
 struct FutexWord: ~Copyable, @unchecked Sendable {
     let pointer: UnsafeMutablePointer<Atomic<UInt32>>
+    /// Whether `pointer` is this word's own allocation (else its owner's, see ``init(at:)``).
+    private let ownsWord: Bool
 
     init(_ value: UInt32 = 0) {
         pointer = .allocate(capacity: 1)
         pointer.initialize(to: Atomic(value))
+        ownsWord = true
+    }
+
+    /// The word at `pointer`, in memory its owner initialized and keeps for as long as this word is used (a
+    /// ``RuntimeLock/companionWord``): nothing is freed when this word goes.
+    init(at pointer: UnsafeMutablePointer<Atomic<UInt32>>) {
+        self.pointer = pointer
+        ownsWord = false
     }
 
     static func allocate(_ value: UInt32 = 0) -> FutexWord {
@@ -23,8 +33,10 @@ struct FutexWord: ~Copyable, @unchecked Sendable {
     }
 
     deinit {
-        pointer.deinitialize(count: 1)
-        pointer.deallocate()
+        if ownsWord {
+            pointer.deinitialize(count: 1)
+            pointer.deallocate()
+        }
     }
 
     @inline(__always)

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 import CThreading
+import Synchronization
 
 /// The runtime's own lock: the C futex lock `cthr_lock_t` (the lock under ``MutexLock``), on the heap.
 ///
@@ -27,11 +28,37 @@ final class RuntimeLock: @unchecked Sendable {
     private let word: UnsafeMutablePointer<cthr_lock_t>
     /// Whether `word` is this lock's own allocation (else it lives in its owner's memory, see ``init(at:)``).
     private let ownsWord: Bool
+    /// The futex word made beside the lock's word by ``init(companionWord:)``, else nil.
+    let companionWord: UnsafeMutablePointer<Atomic<UInt32>>?
 
     init() {
         word = .allocate(capacity: 1)
         word.initialize(to: cthr_lock_t())
         ownsWord = true
+        companionWord = nil
+    }
+
+    /// A lock whose allocation also holds a futex word (``companionWord``, initially `value`), on the lock word's
+    /// cache line: for an object whose lock guards what threads sleep on (a ``WorkGroup``'s count, a ``WorkItem``'s
+    /// end), so that the wait and the wake-up that ends it move one line between cores, and the object makes one
+    /// allocation for both. The owner reaches the word through ``FutexWord/init(at:)`` and must not use it after
+    /// the lock is gone (keep both in the same object).
+    init(companionWord value: UInt32) {
+        let raw = allocateLockState(
+            byteCount: RuntimeLock.companionOffset + MemoryLayout<Atomic<UInt32>>.size,
+            alignment: MemoryLayout<cthr_lock_t>.alignment
+        )
+        word = raw.initializeMemory(as: cthr_lock_t.self, repeating: cthr_lock_t(), count: 1)
+        let companion = (raw + RuntimeLock.companionOffset).bindMemory(to: Atomic<UInt32>.self, capacity: 1)
+        companion.initialize(to: Atomic(value))
+        companionWord = companion
+        ownsWord = true
+    }
+
+    /// Where ``companionWord`` lies after the lock's word.
+    private static var companionOffset: Int {
+        let alignment = MemoryLayout<Atomic<UInt32>>.alignment
+        return (MemoryLayout<cthr_lock_t>.size + alignment - 1) / alignment * alignment
     }
 
     /// A lock whose word lives at `word`, in memory its owner allocated, initialized and keeps (and frees after the
@@ -39,12 +66,14 @@ final class RuntimeLock: @unchecked Sendable {
     init(at word: UnsafeMutablePointer<cthr_lock_t>) {
         self.word = word
         ownsWord = false
+        companionWord = nil
     }
 
     deinit {
         if ownsWord {
+            companionWord?.deinitialize(count: 1)
             word.deinitialize(count: 1)
-            word.deallocate()
+            UnsafeMutableRawPointer(word).deallocate()
         }
     }
 
