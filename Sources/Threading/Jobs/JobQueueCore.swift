@@ -314,7 +314,8 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
         let (job, observers) = (entry.job, entry.observers)
         // A closure that captures only the job is the job itself as its context (no allocation): the usual case,
         // a job nobody observes.
-        let work: () -> Void = observers.isEmpty ? { job.execute(observers: []) } : { job.execute(observers: observers) }
+        let work: () -> Void =
+            observers.isEmpty ? { job.execute(observers: []) } : { job.execute(observers: observers) }
         poolCore.schedule(.job(work), lane: entry.lane.rawValue)
     }
 }
