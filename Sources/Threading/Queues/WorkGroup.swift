@@ -16,6 +16,7 @@ import Synchronization
 public final class WorkGroup: @unchecked Sendable {
     /// The outstanding work (the low 31 bits, a futex word) and ``sleeper``. The word is 0 exactly when nothing is
     /// outstanding: the sleeper bit is set only beside a nonzero count, and the `leave()` that reaches zero clears it.
+    /// It is `lock`'s companion word (``RuntimeLock/init(companionWord:)``): `leave()` touches both.
     private let count: FutexWord
     /// The count's bits.
     private static let countMask: UInt32 = 0x7FFF_FFFF

@@ -34,7 +34,8 @@ public final class WorkItem: @unchecked Sendable {
     /// The queue the item was last submitted to (guarded by `lock`; weak: the queue holds the item's closure while
     /// it is queued, and nothing must keep a released queue alive).
     private weak var submittedQueue: QueueCore?
-    /// A futex flag (``FutexWord/isFlagSet``), set when the item finished: what ``wait(timeout:)`` sleeps on.
+    /// A futex flag (``FutexWord/isFlagSet``), set when the item finished: what ``wait(timeout:)`` sleeps on. It is
+    /// `lock`'s companion word (``RuntimeLock/init(companionWord:)``).
     let done: FutexWord
     /// Where the item was created, for the stall report, the snapshot and the dump.
     let origin: UnitOrigin
