@@ -38,13 +38,15 @@ final class RuntimeLock: @unchecked Sendable {
         companionWord = nil
     }
 
-    /// A lock whose allocation also holds a futex word (``companionWord``, initially `value`), on the lock word's
-    /// cache line: for an object whose lock guards what threads sleep on (a ``WorkGroup``'s count, a ``WorkItem``'s
-    /// end), so that the wait and the wake-up that ends it move one line between cores, and the object makes one
+    /// A lock whose allocation also holds a futex word (``companionWord``, initially `value`), beside the lock's
+    /// word: for an object whose lock guards what threads sleep on (a ``WorkGroup``'s count, a ``WorkItem``'s
+    /// end), which the wait and the wake-up that ends it touch together: the object makes one
     /// allocation for both. The owner reaches the word through ``FutexWord/init(at:)`` and must not use it after
     /// the lock is gone (keep both in the same object).
     init(companionWord value: UInt32) {
-        let raw = allocateLockState(
+        // A plain allocation (the allocator's per-thread cache), not a cache line of its own: a group or an item is
+        // made per piece of work, and an aligned allocation takes the allocator's slow path every time.
+        let raw = UnsafeMutableRawPointer.allocate(
             byteCount: RuntimeLock.companionOffset + MemoryLayout<Atomic<UInt32>>.size,
             alignment: MemoryLayout<cthr_lock_t>.alignment
         )
