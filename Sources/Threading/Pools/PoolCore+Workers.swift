@@ -287,6 +287,7 @@ extension PoolCore {
     func park(_ worker: PoolWorker, _ context: ThreadContext, counted: Bool = false) -> Bool? {
         enum Step { case exit, resume, sleep }
         var monitorCall = MonitorCall.none
+        let now = cthr_clock_now_ns()  // read before the lock: its section stays as short as it was
         let step = lock.withLock { synced -> Step in
             synced.running -= 1
             if counted { searching.stop() }
@@ -295,7 +296,7 @@ extension PoolCore {
                 return .exit
             }
             worker.parker.store(.parked)
-            worker.parkedAt = cthr_clock_now_ns()
+            worker.parkedAt = now
             if isBlocking { synced.idle.insert(worker, at: 0) } else { synced.idle.append(worker) }
             // Published before the look for work, against a submitter that pushed and then read the hints before
             // they changed (both sides sequentially consistent: either it sees this worker idle and wakes it, or

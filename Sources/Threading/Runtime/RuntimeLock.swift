@@ -110,18 +110,3 @@ final class RuntimeLock: @unchecked Sendable {
         return try body()
     }
 }
-
-/// Allocates the memory of a lock's state (its word, and what travels with it) on whole cache lines of its own:
-/// 64-byte aligned and rounded up to 64 bytes, so no unrelated data shares the line every contender writes (a
-/// neighbour written elsewhere would otherwise cost the lock a line transfer, and the lock the neighbour one).
-/// Release it with `UnsafeMutableRawPointer.deallocate()`.
-func allocateLockState(byteCount: Int, alignment: Int) -> UnsafeMutableRawPointer {
-    let line = 64
-    return .allocate(byteCount: (max(byteCount, 1) + line - 1) / line * line, alignment: max(alignment, line))
-}
-
-/// Allocates and initializes one `State` (a C lock struct) with ``allocateLockState(byteCount:alignment:)``.
-func allocateLockState<State>(_ initial: State) -> UnsafeMutablePointer<State> {
-    allocateLockState(byteCount: MemoryLayout<State>.size, alignment: MemoryLayout<State>.alignment)
-        .initializeMemory(as: State.self, repeating: initial, count: 1)
-}
