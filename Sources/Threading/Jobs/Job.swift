@@ -67,8 +67,11 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
     @exclusivity(unchecked) var stateObservers: [@Sendable (Job, State) -> Void] = []
     @exclusivity(unchecked) var priorityValue: Priority
     /// Set in a forked child for a job its parent had added to a queue and that had not ended: it never runs here.
-    var abandonedByFork = false
-    var qosValue: QoS?
+    @exclusivity(unchecked) var abandonedByFork = false
+    @exclusivity(unchecked) var qosValue: QoS?
+    /// The job's index among its queue's members while it is one (guarded by that queue's lock, not this one; see
+    /// `JobQueueCore`).
+    @exclusivity(unchecked) var memberIndex = 0
     let body: (@Sendable (Job) throws -> Void)?
 
     /// A futex flag (``FutexWord/isFlagSet``), set when the job ended: what ``waitUntilFinished(timeout:)`` sleeps on.

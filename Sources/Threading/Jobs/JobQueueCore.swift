@@ -21,13 +21,16 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
     let poolCore: PoolCore
 
     let lock = RuntimeLock()
-    // Guarded by `lock`.
-    private var maxValue: Int
-    private var suspended = false
-    private var running = 0
-    private var members: [ObjectIdentifier: Job] = [:]
-    /// Guarded by `lock`, between the fork handlers only: `members.values`, listed by the prepare handler.
-    private var forkMembers: [Job] = []
+    // Guarded by `lock`, which is what makes their accesses exclusive: they are not checked again at run time (each
+    // check is a call into the runtime, several per job).
+    @exclusivity(unchecked) private var maxValue: Int
+    @exclusivity(unchecked) private var suspended = false
+    @exclusivity(unchecked) private var running = 0
+    /// The jobs accepted and not ended, in no order: each member knows its index here (``Job/memberIndex``), so
+    /// joining and leaving are an append and a swap with the last one, with no hashing.
+    @exclusivity(unchecked) private var members: [Job] = []
+    /// Guarded by `lock`, between the fork handlers only: `members`, listed by the prepare handler.
+    @exclusivity(unchecked) private var forkMembers: [Job] = []
     /// Ready jobs per priority (index 0 = veryLow). Entries may be stale (a job that was cancelled, or moved back
     /// to waiting by a new dependency): starting checks the job's state.
     private let ready = RuntimeRings<Job>(count: Job.Priority.allCases.count)
@@ -109,7 +112,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
     /// which dropped its unit).
     func abandonAtStop() -> Int { lock.withLock { members.count - running } }
 
-    var jobs: [Job] { lock.withLock { Array(members.values) } }
+    var jobs: [Job] { lock.withLock { members } }
 
     var isSuspended: Bool { lock.withLock { suspended } }
 
@@ -164,7 +167,8 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
         let isReady = job.stateValue == .ready
         let priority = job.priorityValue
         JobGraph.lock.unlock()
-        members[ObjectIdentifier(job)] = job
+        job.memberIndex = members.count
+        members.append(job)
         if members.count == 1 { idle.clearFlag() }
         if isReady { ready[priority.index].append(job) }
     }
@@ -187,7 +191,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
     /// for the child handler, which must not iterate a dictionary (see ``ForkRegistry`` on the runtime's types).
     func forkPrepare() {
         lock.lock()
-        forkMembers = Array(members.values)
+        forkMembers = members
     }
 
     /// `fork()` handler in the parent.
@@ -208,7 +212,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
             _ = Unmanaged.passRetained(job)  // abandoned: the job and its closure are never released here
             index += 1
         }
-        members = [:]
+        members = []
         index = 0
         while index < ready.count {
             ready[index].abandon()
@@ -225,7 +229,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
     func jobBecameReady(_ job: Job) {
         let priority = JobGraph.lock.withLock { job.priorityValue }
         lock.lock()
-        guard members[ObjectIdentifier(job)] != nil else {
+        guard isMemberLocked(job) else {
             lock.unlock()
             return
         }
@@ -246,7 +250,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
     func jobEnded(_ job: Job, wasRunning: Bool) -> Bool {
         lock.lock()
         if wasRunning { running -= 1 }
-        members[ObjectIdentifier(job)] = nil
+        removeMemberLocked(job)
         let nowIdle = members.isEmpty
         var wakeIdleWaiters = false
         if nowIdle {
@@ -257,6 +261,23 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
         lock.unlock()
         if wakeIdleWaiters { idle.wake(Int32.max) }
         return !nowIdle
+    }
+
+    /// Whether `job` is a member (accepted, not ended). `lock` held.
+    private func isMemberLocked(_ job: Job) -> Bool {
+        let index = job.memberIndex
+        return index < members.count && members[index] === job
+    }
+
+    /// Takes `job` out of the members: the last member moves into its place. `lock` held.
+    private func removeMemberLocked(_ job: Job) {
+        guard isMemberLocked(job) else { return }
+        let index = job.memberIndex
+        let last = members.removeLast()
+        if index < members.count {
+            last.memberIndex = index
+            members[index] = last
+        }
     }
 
     /// The second half of a job's end: starts the ready jobs the freed slot allows.

@@ -85,6 +85,34 @@ struct JobQueueTests {
         #expect(log.values.isEmpty)
     }
 
+    @Test("jobs and jobCount follow members that leave from the middle, the front and the back")
+    func membersLeaveInAnyOrder() {
+        let queue = JobQueue(name: "members", maxConcurrentJobs: 1)
+        let log = TestLog()
+        queue.suspend()
+        let jobs = (0..<5).map { value in queue.addJob { _ in log.append(value) } }
+        func members() -> Set<ObjectIdentifier> { Set(queue.jobs.map(ObjectIdentifier.init)) }
+        #expect(members() == Set(jobs.map(ObjectIdentifier.init)))
+        for (left, index) in [2, 0, 4].enumerated() {
+            jobs[index].cancel()
+            #expect(queue.jobCount == 4 - left)
+            #expect(!members().contains(ObjectIdentifier(jobs[index])))
+        }
+        #expect(members() == [ObjectIdentifier(jobs[1]), ObjectIdentifier(jobs[3])])
+        jobs[1].cancel()  // again: an ended job leaves once
+        jobs[1].cancel()
+        #expect(queue.jobCount == 1)
+        queue.resume()
+        #expect(queue.waitUntilAllFinished(timeout: .seconds(10)))
+        #expect(log.values == [3])
+        #expect(queue.jobCount == 0 && queue.jobs.isEmpty)
+        // The queue takes members again after it emptied.
+        let again = queue.addJob { _ in log.append(5) }
+        #expect(queue.jobs.map(ObjectIdentifier.init) == [ObjectIdentifier(again)])
+        #expect(again.waitUntilFinished(timeout: .seconds(10)))
+        #expect(log.values == [3, 5])
+    }
+
     @Test("addJobs(waitUntilFinished: true) returns after all ended")
     func addJobsWaits() {
         let queue = JobQueue(name: "add-wait")
