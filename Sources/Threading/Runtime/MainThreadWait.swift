@@ -43,7 +43,8 @@ enum MainThreadWait {
         let description: String
     }
 
-    private static let lock = RuntimeLock()
+    /// Guards the state below; held across `fork()` (see `ThreadRegistry`). A leaf: nothing else is taken under it.
+    static let lock = RuntimeLock()
     /// Guarded by `lock`.
     nonisolated(unsafe) private static var current: Target?
     /// Guarded by `lock`: threads blocked in a `sync` onto the main queue (usually none or one).
@@ -130,6 +131,7 @@ enum MainThreadWait {
     /// blocked in a `sync` onto the main queue (one line; once per wait).
     private static func armReport(_ generation: UInt64) {
         ConcurrentQueue.global().asyncAfter(delay: .nanoseconds(Int64(WaitRecording.cycleGraceNanoseconds))) {
+            let mainQueue = MainLoop.shared.core.label  // outside the lock: the lock stays a leaf
             let line: String? = lock.withLock {
                 guard let waiting, Self.generation == generation, let syncer = syncers.first,
                     !reported.contains(generation)
@@ -138,7 +140,7 @@ enum MainThreadWait {
                 if reported.count > 16, let oldest = reported.min() { reported.remove(oldest) }
                 return
                     "Threading: stalled wait: the main thread (tid \(waitingThreadID)) \(describe(waiting)) and has been blocked for a second "
-                    + "while the main queue '\(MainLoop.shared.core.label)' holds a sync from thread "
+                    + "while the main queue '\(mainQueue)' holds a sync from thread "
                     + "\(syncer.description) that only the main thread can run; the main queue runs only when the main "
                     + "thread returns to it, so if what the main thread waits for needs that sync, neither can go on "
                     + "(use async onto the main queue, or wait with a deadline and drain the main queue meanwhile)"

@@ -19,16 +19,18 @@ import Testing
         #expect(!errors.contains("pool fork:"), "stderr: \(errors)")
     }
 
-    /// The runtime's locks that its own threads take while nothing else of the runtime is held: a pool's
-    /// observation lock (a worker attaching or exiting, the stall watchdog sampling), the runtime registry's (the
-    /// watchdog walks the pools) and the event ring's (the delivery thread takes each event).
+    /// The runtime's locks that a thread takes while nothing else of the runtime is held: a pool's observation
+    /// lock (a worker attaching or exiting, the stall watchdog sampling), the runtime registry's (the watchdog walks
+    /// the pools), the event ring's (the delivery thread takes each event), the main thread's wait record's (a
+    /// main-thread join or group wait, a `sync` onto the main queue) and the wait-cycle reporter's.
     enum LeafLock: String, CaseIterable, Sendable, Codable {
-        case observation, registry, events
+        case observation, registry, events, mainThreadWait, waitCycles
     }
 
     /// A fork while another thread holds one of those locks waits for it, so the child, which has none of the
     /// parent's threads, does not inherit it held: its pool's new workers (each attaches to the observation) run
-    /// its work, it makes a pool of its own (registered) and hands an event to the delivery ring.
+    /// its work, it makes a pool of its own (registered), hands an event to the delivery ring, ends a main-thread
+    /// wait record and takes the cycle reporter's lock.
     @Test(
         .disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"),
         arguments: LeafLock.allCases
@@ -52,6 +54,8 @@ private func leafLockForkScenario(_ held: PoolForkTests.LeafLock) -> Int32 {
     case .observation: lock = pool.poolCore.observation.lock
     case .registry: lock = RuntimeRegistry.lock
     case .events: lock = RuntimeEventDelivery.shared.lock
+    case .mainThreadWait: lock = MainThreadWait.lock
+    case .waitCycles: lock = WaitCycleDetector.lock
     }
     let taken = QueueGate()
     let holder: PosixThread<Void>
@@ -80,6 +84,8 @@ private func leafLockForkScenario(_ held: PoolForkTests.LeafLock) -> Int32 {
         _ = poolTestShutDown(own)
         let event = RuntimeEvent(kind: .warning, severity: .info, message: "Threading: a child's event", metadata: [:])
         _ = RuntimeEventDelivery.shared.handOff(event)
+        MainThreadWait.endWait()
+        WaitCycleDetector.lock.withLock {}
         return 0
     }
     _ = holder.join(timeout: .seconds(20))

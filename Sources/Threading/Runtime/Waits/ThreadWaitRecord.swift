@@ -183,22 +183,31 @@ enum ThreadRegistry {
         return record
     }
 
-    /// Holds this registry's and ``NamedLockRegistry``'s locks across `fork()`, so a child never inherits one held
-    /// by a thread it does not have. The prepare handler makes the forking thread's record first (which registers
-    /// it), so it never takes the lock it then holds. The parent's records stay in the child, where their epoch
-    /// tells them apart (see ``ThreadWaitRecord/epoch``); the child handler only unlocks (it allocates nothing).
+    /// Holds the wait records' locks across `fork()`: this registry's, ``NamedLockRegistry``'s, ``MainThreadWait``'s
+    /// and ``WaitCycleDetector``'s, so a child never inherits one held by a thread it does not have (it would hang in
+    /// its next thread record, named lock, main-thread wait or cycle report). Each is a leaf: nothing else is taken
+    /// under it, and the last two take none of the others. The prepare handler makes the forking thread's record
+    /// first (which registers it), so it never takes the lock it then holds. The parent's records stay in the child,
+    /// where their epoch tells them apart (see ``ThreadWaitRecord/epoch``); the child handler only unlocks (it
+    /// allocates nothing).
     private static let forkHandlersInstalled: Bool = {
         let code = pthread_atfork(
             {
                 _ = RuntimeThread.current
                 ThreadRegistry.lock.lock()
                 NamedLockRegistry.lockForFork()
+                MainThreadWait.lock.lock()
+                WaitCycleDetector.lock.lock()
             },
             {
+                WaitCycleDetector.lock.unlock()
+                MainThreadWait.lock.unlock()
                 NamedLockRegistry.unlockAfterFork()
                 ThreadRegistry.lock.unlock()
             },
             {
+                WaitCycleDetector.lock.unlock()
+                MainThreadWait.lock.unlock()
                 NamedLockRegistry.unlockAfterFork()
                 ThreadRegistry.lock.unlock()
             }

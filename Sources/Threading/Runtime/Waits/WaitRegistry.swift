@@ -168,7 +168,8 @@ enum WaitRegistry {
 /// periodically, and nothing runs at all while no wait lasts that long. Every thread of a cycle that waits in a lock
 /// or a join checks, so one of them reports it; the others find it reported already.
 enum WaitCycleDetector {
-    private static let lock = RuntimeLock()
+    /// Guards `reported`; held across `fork()` (see `ThreadRegistry`). A leaf: nothing else is taken under it.
+    static let lock = RuntimeLock()
     nonisolated(unsafe) private static var reported: [String] = []
     /// How many cycle keys are kept (the oldest are forgotten first; a cycle's waits never end, so a key that
     /// matters is recent).
