@@ -42,6 +42,51 @@ import Testing
         let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(!errors.contains("leaf lock fork:"), "stderr: \(errors)")
     }
+
+    /// A pool worker forks from inside a unit: in the child it is the pool's one thread, and the pool has no
+    /// monitor. When its unit returns it parks, which starts a monitor to retire it; the idle timeout later, it
+    /// exits (a worker parks with no deadline of its own, so without the monitor it would stay for ever).
+    @Test(.disabled(if: faultForkBlockedBySanitizer, "TSan does not support multi-threaded fork children"))
+    func aWorkerThatForksIsRetiredInTheChildOnceIdle() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            exit(workerForkRetireScenario())
+        }
+        let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(!errors.contains("worker fork:"), "stderr: \(errors)")
+    }
+}
+
+/// The scenario of ``PoolForkTests/aWorkerThatForksIsRetiredInTheChildOnceIdle()``: 0 when it held.
+private func workerForkRetireScenario() -> Int32 {
+    let pool = WorkerPool(label: "fork.retire", threads: 2, kind: .blocking)
+    let queue = ConcurrentQueue(label: "fork.retire.q", pool: pool)
+    let child = Atomic<Int32>(-1)
+    let done = WorkGroup()
+    queue.async(group: done) {
+        faultWaitUntilQuiet()
+        let pid = fork()
+        guard pid == 0 else {
+            child.store(pid, ordering: .releasing)
+            return
+        }
+        // The child: this thread alone. Another thread watches the pool while this one returns to its worker loop.
+        let watcher = try? PosixThread(name: "fork.retire.watch") {
+            let retired = waitUntil(seconds: 20) { pool.statistics.threads == 0 }
+            if !retired { faultLog("worker fork: the child's idle worker was not retired\n") }
+            _exit(retired ? 0 : 1)
+        }
+        if watcher == nil { _exit(2) }
+    }
+    guard done.wait(timeout: .seconds(20)) else {
+        faultLog("worker fork: the forking unit did not end\n")
+        return 3
+    }
+    let pid = child.load(ordering: .acquiring)
+    guard pid > 0 else { return 4 }
+    let status = faultWaitForChild(pid, seconds: 60)
+    _ = poolTestShutDown(pool)
+    if status != 0 { faultLog("worker fork: the child exited with \(status)\n") }
+    return status == 0 ? 0 : 10 + status
 }
 
 /// A thread takes `held` and keeps it for 100 ms while the main thread forks; the child's first task on a pool that

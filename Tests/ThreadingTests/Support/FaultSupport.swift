@@ -45,6 +45,12 @@ func faultRunForked(seconds: UInt64 = 90, quiet: Bool = true, _ body: () -> Int3
     let pid = fork()
     if pid == 0 { _exit(body()) }
     guard pid > 0 else { return 98 }
+    return faultWaitForChild(pid, seconds: seconds)
+}
+
+/// Waits for the forked child `pid` to exit, at most `seconds` (then kills it): its exit code, 70 + the signal
+/// that ended it, or 99 when it hung.
+func faultWaitForChild(_ pid: pid_t, seconds: UInt64) -> Int32 {
     var status: Int32 = 0
     let deadline = cthr_clock_now_ns() + seconds * 1_000_000_000
     while waitpid(pid, &status, WNOHANG) == 0 {
