@@ -39,10 +39,10 @@ final class RuntimeLock: @unchecked Sendable {
     }
 
     /// A lock whose allocation also holds a futex word (``companionWord``, initially `value`), beside the lock's
-    /// word: for an object whose lock guards what threads sleep on (a ``WorkGroup``'s count, a ``WorkItem``'s
-    /// end), which the wait and the wake-up that ends it touch together: the object makes one
-    /// allocation for both. The owner reaches the word through ``FutexWord/init(at:)`` and must not use it after
-    /// the lock is gone (keep both in the same object).
+    /// word: for an object whose lock guards what threads sleep on (a ``WorkGroup``'s count, a ``WorkItem``'s end),
+    /// which the wait and the wake-up that ends it touch together: the object makes one allocation for both. The
+    /// owner reaches the word through ``FutexWord/init(at:)`` and must not use it after the lock is gone (keep both
+    /// in the same object).
     init(companionWord value: UInt32) {
         // A plain allocation (the allocator's per-thread cache), not a cache line of its own: a group or an item is
         // made per piece of work, and an aligned allocation takes the allocator's slow path every time.

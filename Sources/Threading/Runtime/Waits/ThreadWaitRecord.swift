@@ -199,21 +199,19 @@ enum ThreadRegistry {
                 MainThreadWait.lock.lock()
                 WaitCycleDetector.lock.lock()
             },
-            {
-                WaitCycleDetector.lock.unlock()
-                MainThreadWait.lock.unlock()
-                NamedLockRegistry.unlockAfterFork()
-                ThreadRegistry.lock.unlock()
-            },
-            {
-                WaitCycleDetector.lock.unlock()
-                MainThreadWait.lock.unlock()
-                NamedLockRegistry.unlockAfterFork()
-                ThreadRegistry.lock.unlock()
-            }
+            { ThreadRegistry.unlockAfterFork() },
+            { ThreadRegistry.unlockAfterFork() }
         )
         return code == 0
     }()
+
+    /// Gives back what the prepare handler took, in reverse order (in the parent and in the child).
+    private static func unlockAfterFork() {
+        WaitCycleDetector.lock.unlock()
+        MainThreadWait.lock.unlock()
+        NamedLockRegistry.unlockAfterFork()
+        ThreadRegistry.lock.unlock()
+    }
 
     /// Removes a record (when its thread's record is freed, at thread exit).
     static func unregister(_ record: ThreadWaitRecord) {
