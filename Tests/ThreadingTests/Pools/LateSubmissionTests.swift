@@ -155,6 +155,40 @@ import Testing
         #expect(ran.load(ordering: .relaxed) == 0)
     }
 
+    /// A drain scheduled after the shutdown counted its queue (a submission or a `sync`'s release took the idle queue's
+    /// drain lock just before the pool stopped, and scheduled the drain just after the count) is refused by the stopped
+    /// pool: it gives the drain lock back, so a later `sync` runs instead of waiting for a drain that never comes.
+    /// (The window is a few instructions wide; the test takes the lock and schedules the drain as that thread would.)
+    @Test func aDrainRefusedAfterTheShutdownCountedItsQueueGivesTheQueueBack() throws {
+        let pool = WorkerPool(label: "late.refused", threads: 1)
+        let queue = SerialQueue(label: "late.refused.queue", pool: pool)
+        #expect(poolTestShutDown(pool))
+        #expect(queue.core.tryAcquireFast())
+        queue.core.scheduleDrain()
+        // Required: with the lock kept, the `sync` below would wait for ever.
+        try #require(queue.core.word.load() & QueueState.owned == 0)
+        #expect(queue.tryAsync {} == false)
+        let value = queue.sync { 7 }
+        #expect(value == 7)
+    }
+
+    /// The same for a target queue: a child queue's drain forwarded to its target after the shutdown counted both
+    /// is refused there; the target gives its drain lock back and releases the forwarded drain, which can never run,
+    /// instead of scheduling a drain for it again (a drain is no task: the counts do not change).
+    @Test func aTargetQueueRefusedADrainAfterTheCountGivesItselfBack() throws {
+        let pool = WorkerPool(label: "late.target", threads: 1)
+        let target = SerialQueue(label: "late.target.queue", pool: pool)
+        let child = SerialQueue(label: "late.target.child", target: target)
+        #expect(poolTestShutDown(pool))
+        let dropped = pool.statistics.cancelledFirings
+        #expect(child.core.tryAcquireFast())
+        child.core.scheduleDrain()
+        try #require(target.core.word.load() & QueueState.owned == 0)
+        #expect(pool.statistics.cancelledFirings == dropped)
+        let value = target.sync { 7 }
+        #expect(value == 7)
+    }
+
     /// Group tasks a timed shutdown gave up on leave their group without running (counted in `tasksNotRun`), so a
     /// wait for the group ends instead of hanging.
     @Test func groupTasksLeftByAnExpiredShutdownLeaveTheGroup() throws {

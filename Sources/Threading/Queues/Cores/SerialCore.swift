@@ -273,8 +273,26 @@ final class SerialCore: QueueCore, @unchecked Sendable {
             target.enqueue(.childDrain(self))
         } else {
             drainClaim.store(1)
-            poolCore.schedule(.drain(self), lane: lane, yielding: yielding)
+            if !poolCore.schedule(.drain(self), lane: lane, yielding: yielding) { drainRefused() }
         }
+    }
+
+    /// The stopped pool refused a drain that this thread scheduled while it held the drain lock. When the shutdown
+    /// counted this queue before (``abandonAtStop()``), it did not see the drain and could not give the lock back:
+    /// that is done here, as the count does (so a later `sync` runs instead of waiting for ever). Otherwise the count,
+    /// still to come, finds the drain unclaimed and does it. Items queued after the count (a child queue's forwarded
+    /// drain or task: submissions are refused by then) never run either: they are released (the tasks among them
+    /// counted as dropped), so that the release does not schedule another drain for them.
+    @inline(never)
+    private func drainRefused() {
+        var removed = RuntimeRing<QueueItem>()
+        lock.lock()
+        let counted = unstarted.pointee.load(ordering: .relaxed) < 0
+        let late = counted ? removeQueuedWorkLocked(into: &removed) : 0
+        lock.unlock()
+        removed.release()
+        if late > 0 { poolCore.droppedAfterStop.add(late, ordering: .relaxed) }
+        if counted && drainClaim.compareExchange(1, 0).exchanged { releaseSlow() }
     }
 
     /// Runs a drain the pool scheduled, unless a sync waiter claimed it first (then it has run or is running).
@@ -290,7 +308,8 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     /// See ``PoolMember/abandonAtStop()``: the queued items and the drainer's unstarted batch, which the
     /// drainer then releases instead of running. A drain that was scheduled and never started (the stopped pool
     /// dropped it) held the drain lock: it is released here, so a later `sync` (or one already waiting in the queue,
-    /// which is then granted) runs instead of waiting for a drain that never comes.
+    /// which is then granted) runs instead of waiting for a drain that never comes (a drain refused after this count
+    /// releases it itself: ``drainRefused()``).
     override func abandonAtStop() -> Int {
         var removed = RuntimeRing<QueueItem>()  // no new generic type: a forked child may shut a pool down
         lock.lock()
