@@ -335,6 +335,34 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
         return true
     }
 
+    /// Ends a job whose pool dropped its unit (a timed shutdown gave up on it, see ``PoolCore/unitDropped(_:)``): it
+    /// was started and never ran, so it ends cancelled.
+    func endUnrun() {
+        JobGraph.lock.lock()
+        guard stateValue == .executing else {
+            JobGraph.lock.unlock()
+            return
+        }
+        cancelled = true
+        let ending = endLocked(.cancelled, error: nil)
+        JobGraph.lock.unlock()
+        ending.deliver(self, wasRunning: true)
+    }
+
+    /// Ends a job that had not started when its queue's pool stopped (``JobQueueCore/abandonAtStop()``): it never
+    /// runs, so it ends cancelled. A job that is running is left to end when its body returns.
+    func endUnstartedAtStop() {
+        JobGraph.lock.lock()
+        guard stateValue == .waiting || stateValue == .ready else {
+            JobGraph.lock.unlock()
+            return
+        }
+        cancelled = true
+        let ending = endLocked(.cancelled, error: nil)
+        JobGraph.lock.unlock()
+        ending.deliver(self, wasRunning: false)
+    }
+
     /// The work to do after a job ended, collected under the lock and delivered outside it.
     struct Ending {
         var state: State

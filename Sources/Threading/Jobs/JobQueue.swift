@@ -120,7 +120,8 @@ public final class JobQueue: @unchecked Sendable, CustomStringConvertible {
     ///
     /// An added job runs (a graceful ``WorkerPool/shutdown()-8p8u6`` runs it) or, when a
     /// ``WorkerPool/shutdown(timeout:)`` gives up first, is counted in its
-    /// ``WorkerPool/ShutdownResult/tasksNotRun``. Misuse still traps, as in ``addJob(_:)``.
+    /// ``WorkerPool/ShutdownResult/tasksNotRun`` and ends ``Job/State/cancelled`` without running (its waiters,
+    /// dependents and completion handlers see that end). Misuse still traps, as in ``addJob(_:)``.
     ///
     /// - Parameter job: The job.
     /// - Returns: True when the job was added; false when the pool was shut down (the job was not added, and it may

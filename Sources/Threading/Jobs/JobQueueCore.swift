@@ -109,8 +109,16 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
     var pendingTaskCount: Int { jobCount }
 
     /// Jobs accepted and not started once the pool stopped (a started job that never ran is counted by the pool,
-    /// which dropped its unit).
-    func abandonAtStop() -> Int { lock.withLock { members.count - running } }
+    /// which dropped its unit and ended the job). They never run: each ends cancelled here, on the shutdown's thread,
+    /// so that its waiters, dependents and completion handlers are not left waiting for ever.
+    func abandonAtStop() -> Int {
+        lock.lock()
+        let count = members.count - running
+        let accepted = members
+        lock.unlock()
+        for job in accepted { job.endUnstartedAtStop() }
+        return count
+    }
 
     var jobs: [Job] { lock.withLock { members } }
 
@@ -332,11 +340,6 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
     }
 
     private func schedule(_ entry: Starting.Entry) {
-        let (job, observers) = (entry.job, entry.observers)
-        // A closure that captures only the job is the job itself as its context (no allocation): the usual case,
-        // a job nobody observes.
-        let work: () -> Void =
-            observers.isEmpty ? { job.execute(observers: []) } : { job.execute(observers: observers) }
-        poolCore.schedule(.job(work), lane: entry.lane.rawValue)
+        poolCore.schedule(.queuedJob(entry.job, observers: entry.observers), lane: entry.lane.rawValue)
     }
 }

@@ -57,6 +57,8 @@ final class WorkerActivity: @unchecked Sendable {
         case .job(_, let unitOrigin):
             address = 0
             origin = unitOrigin
+        case .queuedJob:
+            address = 0
         case .globalTask(_, let unitOrigin):
             address = 0
             origin = unitOrigin

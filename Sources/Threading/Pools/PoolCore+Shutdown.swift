@@ -99,7 +99,9 @@ extension PoolCore {
             monitorWord.store(1)
             return (wake, monitorAsleep)
         }
-        dropped.removeAll()  // released outside the lock: their closures' deinitializers may take locks
+        // Released outside the lock: their closures' deinitializers may take locks, and a job queue's job ends.
+        for unit in dropped { PoolCore.unitDropped(unit) }
+        dropped.removeAll()
         for member in members() where member.poolCore === self { leftover.tasksNotRun += member.abandonAtStop() }
         for worker in wake { worker.parker.wake() }
         if monitorAsleep { monitorWord.wake() }
@@ -162,7 +164,7 @@ protocol PoolMember: AnyObject {
     /// Tasks accepted and not yet started (queued items, a serial queue's taken batch, jobs not started).
     var pendingTaskCount: Int { get }
     /// Called once the pool stopped: the tasks accepted and not started, counted under the member's lock; none of
-    /// them starts afterwards (a serial queue's drain gives its taken batch up).
+    /// them starts afterwards (a serial queue's drain gives its taken batch up; a job queue's jobs end cancelled).
     func abandonAtStop() -> Int
 }
 

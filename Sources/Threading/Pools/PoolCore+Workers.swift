@@ -421,6 +421,8 @@ extension PoolCore {
             if let item = claim.claim() { core.runStarted(item, barrier: true, context) }
         case .job(let body, _):
             body()
+        case .queuedJob(let job, let observers):
+            job.execute(observers: observers)
         case .globalTask(let job, _):
             GlobalPoolExecutor.run(job)
         }

@@ -290,6 +290,14 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     func countDropped(_ unit: PoolUnit) {
         if case .drain = unit { return }
         droppedAfterStop.add(1, ordering: .relaxed)
+        PoolCore.unitDropped(unit)
+    }
+
+    /// What a unit the pool releases unrun (refused, or dropped by a timed shutdown) owes the work it carried: a job
+    /// queue's started job ends cancelled. (The other units' work answers from its own release: a group's task
+    /// leaves its group, a `run` resumes its caller with an error.) Called outside the pool lock.
+    static func unitDropped(_ unit: PoolUnit) {
+        if case .queuedJob(let job, _) = unit { job.endUnrun() }
     }
 
     /// Moves `worker`'s next-slot unit into its local queue (or a shard when that is full), where any worker may

@@ -14,6 +14,10 @@ enum PoolUnit {
     /// Run a plain closure (timers, `concurrentPerform` helpers, group notifications without a queue, `run` bodies,
     /// preferred tasks' jobs), made where `origin` says.
     case job(() -> Void, origin: UnitOrigin = .none)
+    /// Run a job a ``JobQueue`` started (its slot is taken and the job is executing), with the state observers read
+    /// when it started. A unit the pool drops (a timed shutdown gave up on it) ends the job cancelled, never run
+    /// (``Job/endUnrun()``): its waiters, dependents and completion handlers are not left waiting for ever.
+    case queuedJob(Job, observers: [@Sendable (Job, Job.State) -> Void])
     /// Run a job of Swift Concurrency's global executor once this pool took it over
     /// (``WorkerPool/installAsGlobalConcurrentExecutor()``): the job itself, no closure around it.
     case globalTask(UnownedJob, origin: UnitOrigin)

@@ -189,6 +189,53 @@ import Testing
         #expect(value == 7)
     }
 
+    /// Jobs a timed shutdown gave up on end cancelled without running: the one whose unit the pool dropped (the queue
+    /// had started it) and the one still waiting for a slot. Their waits, the queue's `waitUntilAllFinished`, their
+    /// completion handlers and a dependent in another pool's queue all see the end, instead of waiting for ever.
+    @Test func jobsATimedShutdownGaveUpOnEndCancelled() throws {
+        guard let (pool, gate) = poolTestBlockedPool(label: "late.jobs") else { return }
+        let jobs = JobQueue(name: "late.jobs.queue", maxConcurrentJobs: 1, pool: pool)
+        let elsewhere = JobQueue(name: "late.jobs.elsewhere")
+        let ran = Atomic<Int>(0)
+        let handled = Atomic<Int>(0)
+        let started = Job { _ in ran.add(1, ordering: .relaxed) }
+        let waiting = Job { _ in ran.add(1, ordering: .relaxed) }
+        let dependent = Job { _ in handled.add(10, ordering: .relaxed) }
+        try dependent.addDependency(waiting)
+        for job in [started, waiting] { job.addCompletionHandler { _ in handled.add(1, ordering: .relaxed) } }
+        jobs.addJob(started)
+        jobs.addJob(waiting)
+        elsewhere.addJob(dependent)
+        #expect(started.state == .executing)
+        #expect(waiting.state == .ready)
+        let result = pool.shutdown(timeout: .milliseconds(10))
+        #expect(result.tasksNotRun == 2)
+        #expect(started.waitUntilFinished(timeout: .seconds(20)))
+        #expect(waiting.waitUntilFinished(timeout: .seconds(20)))
+        #expect(jobs.waitUntilAllFinished(timeout: .seconds(20)))
+        #expect(dependent.waitUntilFinished(timeout: .seconds(20)))
+        #expect(started.state == .cancelled)
+        #expect(waiting.state == .cancelled)
+        #expect(jobs.jobCount == 0)
+        #expect(handled.load(ordering: .relaxed) == 12)
+        gate.open()
+        #expect(waitUntil { pool.statistics.threads == 0 })
+        #expect(ran.load(ordering: .relaxed) == 0)
+    }
+
+    /// A started job whose unit the stopped pool refuses (the queue started it just before the stop, and scheduled
+    /// it just after) ends cancelled too. (The window is a few instructions wide; the test hands the pool the unit as
+    /// the queue would.)
+    @Test func aStartedJobThePoolRefusesEndsCancelled() throws {
+        let pool = WorkerPool(label: "late.refusedjob", threads: 1)
+        #expect(poolTestShutDown(pool))
+        let job = Job { _ in }
+        JobGraph.lock.withLock { job.stateValue = .executing }
+        #expect(!pool.poolCore.schedule(.queuedJob(job, observers: []), lane: QoS.default.rawValue))
+        #expect(job.state == .cancelled)
+        #expect(job.waitUntilFinished(timeout: .seconds(20)))
+    }
+
     /// Group tasks a timed shutdown gave up on leave their group without running (counted in `tasksNotRun`), so a
     /// wait for the group ends instead of hanging.
     @Test func groupTasksLeftByAnExpiredShutdownLeaveTheGroup() throws {
