@@ -106,9 +106,11 @@ struct JobQueueTests {
         #expect(queue.waitUntilAllFinished(timeout: .seconds(10)))
         #expect(log.values == [3])
         #expect(queue.jobCount == 0 && queue.jobs.isEmpty)
-        // The queue takes members again after it emptied.
+        // The queue takes members again after it emptied (held, so that the job is still a member when read).
+        queue.suspend()
         let again = queue.addJob { _ in log.append(5) }
         #expect(queue.jobs.map(ObjectIdentifier.init) == [ObjectIdentifier(again)])
+        queue.resume()
         #expect(again.waitUntilFinished(timeout: .seconds(10)))
         #expect(log.values == [3, 5])
     }
