@@ -42,12 +42,14 @@ extension PoolCore {
     /// count as one call more in flight than there are threads, and make one. Anywhere else (not a worker, a CPU
     /// pool) it does nothing.
     static func unitIsFinishing() {
-        guard let worker = SchedulerThread.current.pointee.worker?.takeUnretainedValue(),
-            worker.poolCore.isBlocking, !worker.finishedEarly, let local = worker.local
-        else { return }
-        worker.finishedEarly = true
-        local.completed.wrappingAdd(1, ordering: .sequentiallyConsistent)
-        worker.poolCore.searching.start()
+        // Nothing is retained: the worker is the calling thread's own (alive while it runs), and its pool, shared by
+        // every worker, would otherwise have its reference count written by each call, a line all workers write.
+        SchedulerThread.current.pointee.worker?._withUnsafeGuaranteedRef { worker in
+            guard worker.poolCore.isBlocking, !worker.finishedEarly, let local = worker.local else { return }
+            worker.finishedEarly = true
+            local.completed.wrappingAdd(1, ordering: .sequentiallyConsistent)
+            worker.poolCore.searching.start()
+        }
     }
 
     /// A blocking pool's worker that stopped searching (it took a unit) passes the wake-up on when units wait that no

@@ -67,10 +67,15 @@ final class PoolRunQueue: @unchecked Sendable {
 
     /// The pool's observability state: whether to stamp units, and the schedule-delay histogram.
     private let observation: PoolObservation
+    /// `observation.scheduleDelays`, reached without reference counting (`observation`, held strongly, keeps it): the
+    /// histogram is shared by every thread of the pool, and a retain and release per unit taken would write its
+    /// reference count, one line for all of them.
+    private let scheduleDelays: Unmanaged<LatencyHistogram>
 
     init(capacity: Int, observation: PoolObservation) {
         self.capacity = capacity
         self.observation = observation
+        scheduleDelays = Unmanaged.passUnretained(observation.scheduleDelays)
     }
 
     /// The submission time to stamp a new unit with: now while the pool records schedule delays, else 0.
@@ -99,7 +104,9 @@ final class PoolRunQueue: @unchecked Sendable {
     /// Records the schedule delay of a unit just taken (stamped: the pool recorded delays when it was submitted).
     @inline(__always)
     private func recordTaken(_ submittedAt: UInt64) {
-        if submittedAt != 0 { observation.scheduleDelays.record(cthr_clock_now_ns() &- submittedAt) }
+        if submittedAt != 0 {
+            scheduleDelays._withUnsafeGuaranteedRef { $0.record(cthr_clock_now_ns() &- submittedAt) }
+        }
     }
 
     /// What ``push(_:lane:)`` did.

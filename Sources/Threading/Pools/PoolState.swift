@@ -185,6 +185,18 @@ final class PoolHints: Sendable {
         store(life, synced.life.hint)
     }
 
+    /// ``publish(from:)`` for the state in its own memory (``PoolLock``): each field is read through the pointer. (The
+    /// borrowing form, given `pointee`, copies the whole state first: a retain and a release of each of its arrays
+    /// per lock section.)
+    @inline(__always)
+    func publish(from synced: UnsafeMutablePointer<PoolState>) {
+        store(running, synced.pointee.running)
+        store(idle, synced.pointee.idle.count)
+        store(limit, synced.pointee.limit)
+        store(monitor, synced.pointee.monitor.hint)
+        store(life, synced.pointee.life.hint)
+    }
+
     @inline(__always)
     private func store(_ hint: borrowing Atomic<Int>, _ value: Int) {
         if hint.load(ordering: .relaxed) != value { hint.store(value, ordering: .sequentiallyConsistent) }
@@ -219,7 +231,7 @@ final class PoolLock: @unchecked Sendable {
         lock.lock()
         acquisitions.wrappingAdd(1, ordering: .relaxed)
         defer {
-            hints.publish(from: synced.pointee)
+            hints.publish(from: synced)
             lock.unlock()
         }
         return try body(&synced.pointee)
@@ -239,7 +251,7 @@ final class PoolLock: @unchecked Sendable {
 
     /// Publishes the hints and releases the lock the prepare handler took (parent and child handlers).
     func unlockAfterFork() {
-        hints.publish(from: synced.pointee)
+        hints.publish(from: synced)
         lock.unlock()
     }
 }

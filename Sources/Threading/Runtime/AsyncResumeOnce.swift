@@ -242,30 +242,48 @@ extension AsyncResumeOnce {
         submit: (@escaping () -> Void) -> Bool
     ) async throws -> sending Value {
         try await wait { node in
-            let ticket = AsyncRunTicket(node)
-            let work = {
-                guard ticket.node.claim() else { return }
-                do throws(Failure) {
-                    let result = try body()
-                    finishing()
-                    ticket.node.deliver(returning: result)
-                } catch {
-                    finishing()
-                    ticket.node.deliver(throwing: error)
-                }
-            }
-            if !submit(work) { node.fail(with: ThreadingError.shutDown) }
+            let ticket = AsyncRunTicket(node, body, finishing: finishing)
+            // A closure that captures only the ticket has the ticket as its context: no allocation of its own.
+            if !submit({ ticket.run() }) { node.fail(with: ThreadingError.shutDown) }
         }
     }
 }
 
-/// Owned by the closure that ``AsyncResumeOnce/run(_:finishing:submit:)`` queues, and released with it: a closure
-/// that a stopped pool drops unrun resumes its caller with ``ThreadingError/shutDown`` instead of leaving it
-/// suspended for ever (after the closure ran, the claim is taken and this does nothing).
-final class AsyncRunTicket<Value>: @unchecked Sendable {
+/// The work ``AsyncResumeOnce/run(_:finishing:submit:)`` queues, owned by the closure it queues and released with
+/// it: a closure that a stopped pool drops unrun resumes its caller with ``ThreadingError/shutDown`` instead of
+/// leaving it suspended for ever (after the closure ran, the claim is taken and this does nothing).
+///
+/// `@unchecked Sendable`: `body` and `finishing` are called once, by the thread that runs the closure (`body` was
+/// handed over by the `sending` parameter of ``AsyncResumeOnce/run(_:finishing:submit:)``).
+final class AsyncRunTicket<Value, Failure: Error>: @unchecked Sendable {
     let node: AsyncResumeOnce<Value>
+    private let body: () throws(Failure) -> sending Value
+    private let finishing: @Sendable () -> Void
 
-    init(_ node: AsyncResumeOnce<Value>) { self.node = node }
+    init(
+        _ node: AsyncResumeOnce<Value>,
+        _ body: @escaping () throws(Failure) -> sending Value,
+        finishing: @escaping @Sendable () -> Void
+    ) {
+        self.node = node
+        self.body = body
+        self.finishing = finishing
+    }
 
-    deinit { node.fail(with: ThreadingError.shutDown) }
+    /// Runs `body` unless another party claimed the node first, and resumes the task with its outcome.
+    func run() {
+        guard node.claim() else { return }
+        do throws(Failure) {
+            let result = try body()
+            finishing()
+            node.deliver(returning: result)
+        } catch {
+            finishing()
+            node.deliver(throwing: error)
+        }
+    }
+
+    // The claim first: the error, an existential box (an allocation), is made only when this release resumes the
+    // task, not after every run.
+    deinit { if node.claim() { node.deliver(throwing: ThreadingError.shutDown) } }
 }
