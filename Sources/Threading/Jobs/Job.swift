@@ -335,32 +335,19 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
         return true
     }
 
-    /// Ends a job whose pool dropped its unit (a timed shutdown gave up on it, see ``PoolCore/unitDropped(_:)``): it
-    /// was started and never ran, so it ends cancelled.
-    func endUnrun() {
+    /// Ends the job cancelled, never run, once its pool will not run it: `started`, its queue had started it and the
+    /// stopped pool dropped its unit (``PoolCore/unitDropped(_:)``); else it was waiting for a slot when the pool
+    /// stopped (``JobQueueCore/abandonAtStop()``). A job in any other state (running, ended) is left as it is.
+    func endUnrun(started: Bool) {
         JobGraph.lock.lock()
-        guard stateValue == .executing else {
+        guard started ? stateValue == .executing : stateValue == .waiting || stateValue == .ready else {
             JobGraph.lock.unlock()
             return
         }
         cancelled = true
         let ending = endLocked(.cancelled, error: nil)
         JobGraph.lock.unlock()
-        ending.deliver(self, wasRunning: true)
-    }
-
-    /// Ends a job that had not started when its queue's pool stopped (``JobQueueCore/abandonAtStop()``): it never
-    /// runs, so it ends cancelled. A job that is running is left to end when its body returns.
-    func endUnstartedAtStop() {
-        JobGraph.lock.lock()
-        guard stateValue == .waiting || stateValue == .ready else {
-            JobGraph.lock.unlock()
-            return
-        }
-        cancelled = true
-        let ending = endLocked(.cancelled, error: nil)
-        JobGraph.lock.unlock()
-        ending.deliver(self, wasRunning: false)
+        ending.deliver(self, wasRunning: started)
     }
 
     /// The work to do after a job ended, collected under the lock and delivered outside it.

@@ -116,7 +116,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
         let count = members.count - running
         let accepted = members
         lock.unlock()
-        for job in accepted { job.endUnstartedAtStop() }
+        for job in accepted { job.endUnrun(started: false) }
         return count
     }
 

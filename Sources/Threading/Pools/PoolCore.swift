@@ -297,7 +297,7 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     /// queue's started job ends cancelled. (The other units' work answers from its own release: a group's task
     /// leaves its group, a `run` resumes its caller with an error.) Called outside the pool lock.
     static func unitDropped(_ unit: PoolUnit) {
-        if case .queuedJob(let job, _) = unit { job.endUnrun() }
+        if case .queuedJob(let job, _) = unit { job.endUnrun(started: true) }
     }
 
     /// Moves `worker`'s next-slot unit into its local queue (or a shard when that is full), where any worker may

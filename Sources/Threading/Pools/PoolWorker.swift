@@ -16,7 +16,7 @@ enum PoolUnit {
     case job(() -> Void, origin: UnitOrigin = .none)
     /// Run a job a ``JobQueue`` started (its slot is taken and the job is executing), with the state observers read
     /// when it started. A unit the pool drops (a timed shutdown gave up on it) ends the job cancelled, never run
-    /// (``Job/endUnrun()``): its waiters, dependents and completion handlers are not left waiting for ever.
+    /// (``Job/endUnrun(started:)``): its waiters, dependents and completion handlers are not left waiting for ever.
     case queuedJob(Job, observers: [@Sendable (Job, Job.State) -> Void])
     /// Run a job of Swift Concurrency's global executor once this pool took it over
     /// (``WorkerPool/installAsGlobalConcurrentExecutor()``): the job itself, no closure around it.
