@@ -174,7 +174,8 @@ import Testing
 
     /// The same for a target queue: a child queue's drain forwarded to its target after the shutdown counted both
     /// is refused there; the target gives its drain lock back and releases the forwarded drain, which can never run,
-    /// instead of scheduling a drain for it again (a drain is no task: the counts do not change).
+    /// instead of scheduling a drain for it again (a drain is no task: the counts do not change), and the child
+    /// gets its own drain lock back with it.
     @Test func aTargetQueueRefusedADrainAfterTheCountGivesItselfBack() throws {
         let pool = WorkerPool(label: "late.target", threads: 1)
         let target = SerialQueue(label: "late.target.queue", pool: pool)
@@ -187,6 +188,26 @@ import Testing
         #expect(pool.statistics.cancelledFirings == dropped)
         let value = target.sync { 7 }
         #expect(value == 7)
+        try #require(child.core.word.load() & QueueState.owned == 0)
+        #expect(child.sync { 8 } == 8)
+    }
+
+    /// A child queue (one with a target) whose drain waited in its target when a timed shutdown gave up: the count
+    /// gives the child's drain lock back, so a `sync` on the child runs (it was held for ever).
+    @Test func aChildQueueLeftByAnExpiredShutdownTakesSyncAgain() throws {
+        guard let (pool, gate) = poolTestBlockedPool(label: "late.child") else { return }
+        let target = SerialQueue(label: "late.child.target", pool: pool)
+        let child = SerialQueue(label: "late.child.queue", target: target)
+        let ran = Atomic<Int>(0)
+        child.async { ran.add(1, ordering: .relaxed) }
+        let result = pool.shutdown(timeout: .milliseconds(10))
+        #expect(result.tasksNotRun == 1)
+        try #require(child.core.word.load() & QueueState.owned == 0)
+        let value = child.sync { 7 }
+        #expect(value == 7)
+        gate.open()
+        #expect(waitUntil { pool.statistics.threads == 0 })
+        #expect(ran.load(ordering: .relaxed) == 0)
     }
 
     /// Jobs a timed shutdown gave up on end cancelled without running: the one whose unit the pool dropped (the queue

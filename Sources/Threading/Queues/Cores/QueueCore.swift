@@ -135,8 +135,19 @@ class QueueCore: @unchecked Sendable, ForkParticipant, PoolMember {
         lock.lock()
         let tasks = removeQueuedWorkLocked(into: &removed)
         lock.unlock()
-        removed.release()
+        QueueCore.releaseUnrun(&removed)
         return tasks
+    }
+
+    /// Releases items that will never run (the pool stopped), outside the queue's lock. A child queue's drain among
+    /// them gives the child's drain lock back (``SerialCore/drainRefused()``), so that the child is not held for ever
+    /// by a drain nobody will run. One item at a time, with no collection of the children: a forked child may shut a
+    /// pool down, and must not make the runtime instantiate a new generic type.
+    static func releaseUnrun(_ items: inout RuntimeRing<QueueItem>) {
+        while let item = items.popFirst() {
+            if case .childDrain(let child) = item { child.drainRefused() }
+        }
+        items.release()
     }
 
     /// The trap behind the scheduling methods above, which every kind overrides.
@@ -207,7 +218,7 @@ extension QueueCore {
         case .actorJob(let job):
             runActorJob(job)
         case .childDrain(let child):
-            child.drain(context)
+            child.runScheduledDrain(context)
         case .childTask(let child, let inner, let barrier):
             child.runStarted(inner, barrier: barrier, context)
         case .syncWaiter:

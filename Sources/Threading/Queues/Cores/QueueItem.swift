@@ -14,7 +14,8 @@ enum QueueItem {
     case actorJob(UnownedJob)
     /// A thread blocked in `sync`, to be granted the queue (it then runs its closure on its own thread).
     case syncWaiter(ThreadContext, barrier: Bool)
-    /// A serial queue that targets this queue and has work: drain it while holding this queue.
+    /// A serial queue that targets this queue and has work: drain it while holding this queue (unless the child's
+    /// shutdown count claimed the drain first, see ``SerialCore/drainClaim``).
     case childDrain(SerialCore)
     /// A started item of a concurrent queue that targets this queue.
     indirect case childTask(ConcurrentCore, QueueItem, barrier: Bool)

@@ -28,8 +28,10 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     /// ``SerialExecutorState`` bits: whether the queue was handed out as an actor's executor, and whether its
     /// ``SerialQueue`` is gone since (see `SerialQueue+SerialExecutor.swift`).
     let executorState = Atomic<UInt8>(0)
-    /// 1 while a drain sits on the pool unstarted: the worker that runs it, or a `sync` waiter that would wait for
-    /// it, claims it by exchanging 1 for 0 — exactly one of them drains.
+    /// 1 while a drain sits on the pool (or, for a queue with a target, in the target) unstarted: the worker that
+    /// runs it, or a `sync` waiter that would wait for it, claims it by exchanging 1 for 0 — exactly one of them
+    /// drains. Once the pool stopped, the shutdown's count (``abandonAtStop()``) or the release of the refused drain
+    /// (``drainRefused()``) claims it instead and gives the drain lock back.
     let drainClaim = FutexWord.allocate()
     /// The drainer's batch ring; only touched by the drain-lock owner (addressor: no exclusivity checks).
     private let spareStorage = UnsafeMutablePointer<RuntimeRing<QueueItem>>.allocate(capacity: 1)
@@ -270,6 +272,9 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         if isMain {
             MainLoop.shared.signal()
         } else if let target {
+            // Claimed as a pool's drain is: by the target when it runs the item, or by the shutdown's count when
+            // the target will not (see `abandonAtStop()`).
+            drainClaim.store(1)
             target.enqueue(.childDrain(self))
         } else {
             drainClaim.store(1)
@@ -284,13 +289,13 @@ final class SerialCore: QueueCore, @unchecked Sendable {
     /// drain or task: submissions are refused by then) never run either: they are released (the tasks among them
     /// counted as dropped), so that the release does not schedule another drain for them.
     @inline(never)
-    private func drainRefused() {
+    func drainRefused() {
         var removed = RuntimeRing<QueueItem>()
         lock.lock()
         let counted = unstarted.pointee.load(ordering: .relaxed) < 0
         let late = counted ? removeQueuedWorkLocked(into: &removed) : 0
         lock.unlock()
-        removed.release()
+        QueueCore.releaseUnrun(&removed)
         if late > 0 { poolCore.droppedAfterStop.add(late, ordering: .relaxed) }
         if counted && drainClaim.compareExchange(1, 0).exchanged { releaseSlow() }
     }
@@ -316,8 +321,8 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         var tasks = removeQueuedWorkLocked(into: &removed)
         tasks += Swift.max(0, unstarted.pointee.exchange(SerialCore.abandonedBatch, ordering: .relaxed))
         lock.unlock()
-        removed.release()
-        if !isMain && target == nil && drainClaim.compareExchange(1, 0).exchanged { releaseSlow() }
+        QueueCore.releaseUnrun(&removed)
+        if !isMain && drainClaim.compareExchange(1, 0).exchanged { releaseSlow() }
         return tasks
     }
 
@@ -380,7 +385,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
             while let item = spare.popFirst() {
                 // Counts the item as started, unless a stopped pool's shutdown counted the batch as not run.
                 if unstarted.pointee.subtract(1, ordering: .relaxed).newValue < 0 {
-                    spare.release()  // abandoned (see `abandonAtStop()`): released, never run
+                    QueueCore.releaseUnrun(&spare)  // abandoned (see `abandonAtStop()`): released, never run
                     break outer
                 }
                 if case .syncWaiter(let waiter, _) = item {
@@ -432,7 +437,7 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         if unstarted.pointee.exchange(0, ordering: .relaxed) < 0 {
             unstarted.pointee.store(SerialCore.abandonedBatch, ordering: .relaxed)
             lock.unlock()
-            spare.release()
+            QueueCore.releaseUnrun(&spare)
             return false
         }
         if !spare.isEmpty {
