@@ -16,8 +16,10 @@ extension PoolCore {
     static let rescueLimit = 256
 
     /// Moves the units queued behind every worker stuck since the last tick to the shared shards (monitor thread,
-    /// no lock of the pool held).
+    /// no lock of the pool held). A blocking pool queues nothing behind its workers (every unit goes to its shards):
+    /// nothing to look for there.
     func rescueStrandedUnits() {
+        if isBlocking { return }
         let stuck = observation.localQueuesOfStuckWorkers()
         if stuck.isEmpty { return }
         let context = SchedulerThread.current
