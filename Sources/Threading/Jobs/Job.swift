@@ -204,7 +204,9 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// Calls `handler` once the job ended (finished, failed or cancelled); at once, on the calling thread, if it
-    /// already has. Otherwise it runs on the thread that ended the job, after the job's waiters were woken.
+    /// already has. Otherwise it runs on the thread that ended the job, after the job's waiters were woken (for a
+    /// job that a timed ``WorkerPool/shutdown(timeout:)`` gave up on, the shutdown's thread: a trapping submission
+    /// to the stopped pool from there traps, as from any thread outside the pool).
     ///
     /// - Parameter handler: Receives the job (read ``state``, ``error`` or ``ResultJob/result``).
     public func addCompletionHandler(_ handler: @escaping @Sendable (Job) -> Void) {

@@ -282,8 +282,9 @@ final class SerialCore: QueueCore, @unchecked Sendable {
         }
     }
 
-    /// The stopped pool refused a drain that this thread scheduled while it held the drain lock. When the shutdown
-    /// counted this queue before (``abandonAtStop()``), it did not see the drain and could not give the lock back:
+    /// A drain of this queue will never run: the stopped pool refused it (this thread scheduled it while it held the
+    /// drain lock), or the target released it unrun (``QueueCore/releaseUnrun(_:)``). When the shutdown counted this
+    /// queue before (``abandonAtStop()``), it did not see the drain and could not give the lock back:
     /// that is done here, as the count does (so a later `sync` runs instead of waiting for ever). Otherwise the count,
     /// still to come, finds the drain unclaimed and does it. Items queued after the count (a child queue's forwarded
     /// drain or task: submissions are refused by then) never run either: they are released (the tasks among them
