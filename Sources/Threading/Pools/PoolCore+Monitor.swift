@@ -53,7 +53,7 @@ extension PoolCore {
                 monitorWord.store(0)
                 // Published before the second look, against a submitter that pushed and read the hint before it
                 // changed (see `park`).
-                hints.publish(from: synced)
+                hints.publish(from: &synced)
                 if pendingTotal(includingNext: true) > 0 {
                     synced.monitor = .running
                     return .tick

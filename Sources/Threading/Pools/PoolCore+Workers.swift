@@ -301,7 +301,7 @@ extension PoolCore {
             // Published before the look for work, against a submitter that pushed and then read the hints before
             // they changed (both sides sequentially consistent: either it sees this worker idle and wakes it, or
             // this sees its unit).
-            hints.publish(from: synced)
+            hints.publish(from: &synced)
             if synced.running < synced.limit && hasWork() {
                 if isBlocking { synced.idle.removeFirst() } else { synced.idle.removeLast() }
                 synced.running += 1

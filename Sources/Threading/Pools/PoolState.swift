@@ -175,19 +175,9 @@ final class PoolHints: Sendable {
     init(limit: Int) { self.limit = Atomic(limit) }
 
     /// Stores every hint that differs from `synced` (lock held). Called when a lock section ends, and inside one
-    /// where a check must see its own change published first (a parking worker, the monitor going to sleep).
-    @inline(__always)
-    func publish(from synced: borrowing PoolState) {
-        store(running, synced.running)
-        store(idle, synced.idle.count)
-        store(limit, synced.limit)
-        store(monitor, synced.monitor.hint)
-        store(life, synced.life.hint)
-    }
-
-    /// ``publish(from:)`` for the state in its own memory (``PoolLock``): each field is read through the pointer. (The
-    /// borrowing form, given `pointee`, copies the whole state first: a retain and a release of each of its arrays
-    /// per lock section.)
+    /// where a check must see its own change published first (a parking worker, the monitor going to sleep: they pass
+    /// `&synced`). Each field is read through the pointer: a `PoolState` passed by value would be copied first, a
+    /// retain and a release of each of its arrays per lock section.
     @inline(__always)
     func publish(from synced: UnsafeMutablePointer<PoolState>) {
         store(running, synced.pointee.running)
