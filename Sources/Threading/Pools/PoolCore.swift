@@ -285,19 +285,31 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
         return true
     }
 
-    /// Counts a unit the stopped pool refused, unless it is a serial queue's drain: a drain is no task, and the
-    /// tasks it would have run are counted by the queue (``PoolMember/abandonAtStop()``).
+    /// Counts a unit the stopped pool refused, unless it is a serial queue's drain (``PoolUnit/isTask``): a drain is
+    /// no task, and the tasks it would have run are counted by the queue (``PoolMember/abandonAtStop()``).
     func countDropped(_ unit: PoolUnit) {
-        if case .drain = unit { return }
-        droppedAfterStop.add(1, ordering: .relaxed)
+        if unit.isTask { droppedAfterStop.add(1, ordering: .relaxed) }
         PoolCore.unitDropped(unit)
     }
 
     /// What a unit the pool releases unrun (refused, or dropped by a timed shutdown) owes the work it carried: a job
-    /// queue's started job ends cancelled. (The other units' work answers from its own release: a group's task
-    /// leaves its group, a `run` resumes its caller with an error.) Called outside the pool lock.
+    /// queue's started job ends cancelled; a concurrent queue's started item gives its reader slot or barrier back
+    /// (and a target queue's item its child's, ``QueueCore/releaseUnrun(_:)-(QueueItem)``), so that a later barrier
+    /// or `sync` on the queue is not held for ever by work that never runs. (The other units' work answers from its
+    /// own release: a group's task leaves its group, a `run` resumes its caller with an error.) Called outside the
+    /// pool's lock and every queue's.
     static func unitDropped(_ unit: PoolUnit) {
-        if case .queuedJob(let job, _) = unit { job.endUnrun(started: true) }
+        switch unit {
+        case .queuedJob(let job, _):
+            job.endUnrun(started: true)
+        case .concurrent(let core, let item, let barrier):
+            core.startedItemDropped(item, barrier: barrier)
+        case .claimedBarrier(let core, let claim):
+            // A `sync` caller that claimed it first runs it (and gives the queue back itself).
+            if let item = claim.claim() { core.startedItemDropped(item, barrier: true) }
+        case .drain, .job, .globalTask:
+            break
+        }
     }
 
     /// Moves `worker`'s next-slot unit into its local queue (or a shard when that is full), where any worker may

@@ -296,7 +296,7 @@ final class PoolRunQueue: @unchecked Sendable {
         var tasks = 0
         for lane in lanes.indices {
             while let unit = lanes[lane].popFirst() {
-                if case .drain = unit {} else { tasks += 1 }
+                if unit.isTask { tasks += 1 }
                 dropped.append(unit)
             }
         }

@@ -7,9 +7,11 @@ import Synchronization
 enum PoolUnit {
     /// Drain a serial queue (it owns its drain lock while scheduled).
     case drain(SerialCore)
-    /// Run one started item of a concurrent queue (its reader slot or barrier is already taken).
+    /// Run one started item of a concurrent queue (its reader slot or barrier is already taken). A unit the pool
+    /// drops gives the slot back (``ConcurrentCore/startedItemDropped(_:barrier:)``).
     case concurrent(ConcurrentCore, QueueItem, barrier: Bool)
-    /// Run a started barrier of a concurrent queue unless a `sync` caller claimed it first.
+    /// Run a started barrier of a concurrent queue unless a `sync` caller claimed it first. A unit the pool drops
+    /// claims it, and gives the queue back unrun.
     case claimedBarrier(ConcurrentCore, ItemClaim)
     /// Run a plain closure (timers, `concurrentPerform` helpers, group notifications without a queue, `run` bodies,
     /// preferred tasks' jobs), made where `origin` says.
@@ -21,6 +23,16 @@ enum PoolUnit {
     /// Run a job of Swift Concurrency's global executor once this pool took it over
     /// (``WorkerPool/installAsGlobalConcurrentExecutor()``): the job itself, no closure around it.
     case globalTask(UnownedJob, origin: UnitOrigin)
+
+    /// Whether the unit carries a task (what a shutdown counts as not run when it drops the unit): not a serial
+    /// queue's drain, whether the pool's or a target queue's (the drained tasks are the queue's own).
+    var isTask: Bool {
+        switch self {
+        case .drain: false
+        case .concurrent(_, let item, _): item.isTask
+        default: true
+        }
+    }
 }
 
 /// A pool thread. `slot`, `local`, `picks`, `rotation`, `nextRuns`, `finishedEarly` and `blocked` are only touched by

@@ -103,6 +103,9 @@ final class RuntimeLock: @unchecked Sendable {
         if code != 0 { threadingFatal("RuntimeLock: unlock() failed with \(errnoName(code))") }
     }
 
+    /// Whether the calling thread holds the lock (a load of the word).
+    var isHeldByCurrentThread: Bool { cthr_lock_held_by_caller(word) }
+
     @inline(__always)
     func withLock<R>(_ body: () throws -> R) rethrows -> R {
         lock()

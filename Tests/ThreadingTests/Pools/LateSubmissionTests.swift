@@ -210,6 +210,150 @@ import Testing
         #expect(ran.load(ordering: .relaxed) == 0)
     }
 
+    /// A concurrent queue's task started on the pool (it holds a reader slot) and dropped by a timed shutdown gives
+    /// its slot back: a barrier `sync` on the queue runs afterwards (it waited for ever for a reader that never ran).
+    @Test func aConcurrentQueueLeftByAnExpiredShutdownTakesABarrierAgain() throws {
+        guard let (pool, gate) = poolTestBlockedPool(label: "late.readers") else { return }
+        let queue = ConcurrentQueue(label: "late.readers.queue", pool: pool)
+        let ran = Atomic<Int>(0)
+        for _ in 0..<3 { queue.async { ran.add(1, ordering: .relaxed) } }
+        let result = pool.shutdown(timeout: .milliseconds(10))
+        #expect(result.tasksNotRun == 3)
+        // Required: with the readers kept, the barrier below would wait for ever.
+        try #require(queue.core.word.load() >> 8 == 0)
+        #expect(queue.sync(flags: .barrier) { 7 } == 7)
+        #expect(queue.sync { 8 } == 8)
+        gate.open()
+        #expect(waitUntil { pool.statistics.threads == 0 })
+        #expect(ran.load(ordering: .relaxed) == 0)
+    }
+
+    /// An async barrier the pool had started (the queue is its alone) and a timed shutdown dropped gives the queue
+    /// back unrun: a later `sync` neither waits for it nor runs it (a `sync` caller runs a started barrier that
+    /// still waits on the pool, but this one was counted as not run).
+    @Test func aBarrierDroppedByAnExpiredShutdownGivesTheQueueBackUnrun() throws {
+        guard let (pool, gate) = poolTestBlockedPool(label: "late.barrier") else { return }
+        let queue = ConcurrentQueue(label: "late.barrier.queue", pool: pool)
+        let ran = Atomic<Int>(0)
+        queue.async(flags: .barrier) { ran.add(1, ordering: .relaxed) }
+        queue.async { ran.add(1, ordering: .relaxed) }
+        let result = pool.shutdown(timeout: .milliseconds(10))
+        #expect(result.tasksNotRun == 2)
+        try #require(queue.core.word.load() & QueueState.owned == 0)
+        #expect(queue.sync { 7 } == 7)
+        #expect(queue.sync(flags: .barrier) { 8 } == 8)
+        #expect(ran.load(ordering: .relaxed) == 0)
+        gate.open()
+        #expect(waitUntil { pool.statistics.threads == 0 })
+        #expect(ran.load(ordering: .relaxed) == 0)
+    }
+
+    /// A `sync` caller waiting behind a concurrent queue's tasks when a timed shutdown gives up on them is granted
+    /// once they are counted (it waited for ever behind a barrier that held the queue's dropped readers).
+    @Test func aSyncWaitingBehindTasksAnExpiredShutdownDroppedRuns() throws {
+        guard let (pool, gate) = poolTestBlockedPool(label: "late.waiter") else { return }
+        let queue = ConcurrentQueue(label: "late.waiter.queue", pool: pool)
+        let ran = Atomic<Int>(0)
+        queue.async { ran.add(1, ordering: .relaxed) }
+        queue.async(flags: .barrier) { ran.add(1, ordering: .relaxed) }
+        let waited = QueueGate()
+        let waiter = try PosixThread(name: "late.waiter.sync") {
+            queue.sync(flags: .barrier) {}
+            waited.open()
+        }
+        #expect(waitUntil { queue.core.word.load() & QueueState.hasItems != 0 && queue.core.pendingTaskCount == 2 })
+        let result = pool.shutdown(timeout: .milliseconds(10))
+        #expect(result.tasksNotRun == 2)
+        try #require(waited.wait())
+        waiter.join()
+        gate.open()
+        #expect(waitUntil { pool.statistics.threads == 0 })
+        #expect(ran.load(ordering: .relaxed) == 0)
+    }
+
+    /// The same for a concurrent queue with a target: the started item waiting in the target (concurrent or
+    /// serial) holds a slot in both; the target's release of it gives the child's back. With a width of 1 the
+    /// child's other tasks wait in the child: its count takes them (the slot given back starts none of them, which
+    /// would be refused and counted as dropped one by one).
+    @Test(arguments: [false, true], [nil, 1] as [Int?])
+    func aConcurrentChildLeftByAnExpiredShutdownTakesABarrierAgain(serialTarget: Bool, width: Int?) throws {
+        guard let (pool, gate) = poolTestBlockedPool(label: "late.cchild") else { return }
+        let target: any WorkQueue =
+            serialTarget
+            ? SerialQueue(label: "late.cchild.target", pool: pool)
+            : ConcurrentQueue(label: "late.cchild.target", pool: pool)
+        let child = ConcurrentQueue(label: "late.cchild.queue", width: width, target: target)
+        let ran = Atomic<Int>(0)
+        for _ in 0..<3 { child.async { ran.add(1, ordering: .relaxed) } }
+        let result = pool.shutdown(timeout: .milliseconds(10))
+        #expect(result.tasksNotRun == 3)
+        #expect(pool.statistics.cancelledFirings == 0)
+        try #require(child.core.word.load() >> 8 == 0)
+        #expect(child.sync(flags: .barrier) { 7 } == 7)
+        if let target = target as? ConcurrentQueue {
+            try #require(target.core.word.load() >> 8 == 0)
+            #expect(target.sync(flags: .barrier) { 8 } == 8)
+        } else if let target = target as? SerialQueue {
+            #expect(target.sync { 8 } == 8)
+        }
+        gate.open()
+        #expect(waitUntil { pool.statistics.threads == 0 })
+        #expect(ran.load(ordering: .relaxed) == 0)
+    }
+
+    /// An async barrier waiting for a `sync` reader to leave (it owns the queue; the reader entered without
+    /// touching the shared word) is pending work: a timed shutdown waits for it, then counts it and gives the queue
+    /// back (it was neither waited for nor counted, and a later barrier `sync` waited for ever).
+    @Test func aBarrierWaitingForReadersIsCountedByAnExpiredShutdown() throws {
+        let pool = WorkerPool(label: "late.striped", threads: 1)
+        let queue = ConcurrentQueue(label: "late.striped.queue", pool: pool)
+        try #require(queue.core.stripes != nil)
+        let inside = QueueGate()
+        let leave = QueueGate()
+        let reader = try PosixThread(name: "late.striped.reader") {
+            queue.sync {
+                inside.open()
+                _ = leave.wait()
+            }
+        }
+        try #require(inside.wait())
+        let ran = Atomic<Int>(0)
+        queue.async(flags: .barrier) { ran.add(1, ordering: .relaxed) }
+        #expect(queue.core.word.load() & QueueState.draining != 0)
+        #expect(queue.core.pendingTaskCount == 1)
+        let result = pool.shutdown(timeout: .milliseconds(10))
+        #expect(result.tasksNotRun == 1)
+        #expect(!result.isComplete)
+        leave.open()
+        reader.join()
+        try #require(queue.core.word.load() & QueueState.owned == 0)
+        #expect(queue.sync(flags: .barrier) { 7 } == 7)
+        #expect(ran.load(ordering: .relaxed) == 0)
+    }
+
+    /// A serial child's drain that reaches its concurrent target after the shutdown counted both (the idle child's
+    /// drain lock was taken just before the stop): the target releases it unrun, counts no task for it, and the
+    /// child gets its drain lock back, whether the target took it on its lock-free path or under its lock (a
+    /// barrier `sync` holds the target meanwhile).
+    @Test(arguments: [false, true])
+    func aConcurrentTargetRefusedADrainAfterTheCountGivesTheChildBack(targetHeld: Bool) throws {
+        let pool = WorkerPool(label: "late.ctarget", threads: 1)
+        let target = ConcurrentQueue(label: "late.ctarget.queue", pool: pool)
+        let child = SerialQueue(label: "late.ctarget.child", target: target)
+        #expect(poolTestShutDown(pool))
+        let dropped = pool.statistics.cancelledFirings
+        let forward = {
+            #expect(child.core.tryAcquireFast())
+            child.core.scheduleDrain()
+        }
+        if targetHeld { target.sync(flags: .barrier, execute: forward) } else { forward() }
+        try #require(child.core.word.load() & QueueState.owned == 0)
+        try #require(target.core.word.load() & ~QueueState.hasItems == 0)
+        #expect(pool.statistics.cancelledFirings == dropped)
+        #expect(child.sync { 7 } == 7)
+        #expect(target.sync(flags: .barrier) { 8 } == 8)
+    }
+
     /// Jobs a timed shutdown gave up on end cancelled without running: the one whose unit the pool dropped (the queue
     /// had started it) and the one still waiting for a slot. Their waits, the queue's `waitUntilAllFinished`, their
     /// completion handlers and a dependent in another pool's queue all see the end, instead of waiting for ever.

@@ -36,6 +36,9 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         unsafeAddress { UnsafePointer(drainingStorage) }
         unsafeMutableAddress { drainingStorage }
     }
+    /// Whether the shutdown of the stopped pool counted this queue's tasks (``abandonAtStop()``): items queued
+    /// later never start (``enqueue(_:)`` releases them). Guarded by `lock`, which makes its accesses exclusive.
+    @exclusivity(unchecked) private var countedAtStop = false
     /// The stripe counters (one per 64-byte line), or nil for a queue whose readers count in the word only.
     let stripes: UnsafeMutablePointer<Atomic<UInt32>>?
     /// Number of stripes minus one (a power of two minus one).
@@ -220,6 +223,13 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
             return
         }
         lock.lock()
+        if countedAtStop && !item.isSyncWaiter {
+            // A child's started item or drain after the shutdown counted this queue: it can never run.
+            lock.unlock()
+            if item.isTask { poolCore.droppedAfterStop.add(1, ordering: .relaxed) }
+            QueueCore.releaseUnrun(item)
+            return
+        }
         appendLocked(item)
         lock.unlock()
     }
@@ -266,7 +276,45 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
     override var pendingTaskCount: Int {
         lock.withLock {
             queuedTaskCountLocked + Int(word.pointer.pointee.load(ordering: .sequentiallyConsistent) >> 8)
+                + (drainingItem?.isTask == true ? 1 : 0)
         }
+    }
+
+    /// See ``PoolMember/abandonAtStop()``: the queued tasks and a barrier waiting for striped readers to leave,
+    /// released unrun; then the `sync` callers waiting behind them are granted as soon as the slots that the dropped
+    /// units held come back (``startedItemDropped(_:barrier:)``), instead of waiting for ever.
+    override func abandonAtStop() -> Int {
+        var removed = RuntimeRing<QueueItem>()  // no new generic type: a forked child may shut a pool down
+        lock.lock()
+        var tasks = removeQueuedWorkLocked(into: &removed)
+        if let parked = drainingItem, parked.isTask {
+            // Popped as the queue's head: it owns the queue, and waits only for the striped readers.
+            drainingItem = nil
+            word.bitAnd(~(QueueState.owned | QueueState.draining))
+            removed.append(parked)
+            tasks += 1
+        }
+        countedAtStop = true
+        pumpLocked()
+        lock.unlock()
+        QueueCore.releaseUnrun(&removed)
+        return tasks
+    }
+
+    /// A started item of this queue will never run: the stopped pool refused or dropped its unit
+    /// (``PoolCore/unitDropped(_:)``), or the target queue released it unrun (``QueueCore/releaseUnrun(_:)-(QueueItem)``).
+    /// Its reader slot or barrier comes back, so that the `sync` callers and barriers behind it are not held for
+    /// ever. Before the shutdown counted the queue, nothing queued starts (the stopped pool refuses it back into the
+    /// queue, see ``start(_:barrier:locked:)``) and the count takes it; afterwards only `sync` callers are queued.
+    func startedItemDropped(_ item: QueueItem, barrier: Bool) {
+        QueueCore.releaseUnrun(item)
+        if lock.isHeldByCurrentThread {
+            // This queue's own pump, whose item its target refused at once (the pool stopped right after the pump
+            // looked): the slot comes back here, and the pump, which reads the word again, goes on.
+            if barrier { word.bitAnd(~QueueState.owned) } else { word.subtract(QueueState.reader) }
+            return
+        }
+        if barrier { releaseBarrier() } else { releaseRead() }
     }
 
     override func didResume() {
@@ -294,6 +342,9 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
                 if state & QueueState.owned != 0 || state >> 8 >= width { return }
                 desired = state &+ QueueState.reader
             }
+            // A child queue of a stopped pool starts nothing but `sync` callers (its target would release the item
+            // unrun and give the slot back into this pump, once per item): the shutdown's count takes the rest.
+            if target != nil && !front.isSyncWaiter && poolCore.isStopped { return }
             guard word.compareExchange(state, desired).exchanged else { continue }
             _ = items.popFirst()
             if items.isEmpty { word.bitAnd(~QueueState.hasItems) }
@@ -304,7 +355,7 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
                 _ = startDrainedBarrier()
                 return
             }
-            start(front, barrier: barrier)
+            if !start(front, barrier: barrier) { return }
         }
     }
 
@@ -315,26 +366,49 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
         word.bitAnd(~QueueState.draining)
         guard let item = drainingItem else { return true }
         drainingItem = nil
-        start(item, barrier: true)
-        return true
+        return start(item, barrier: true)
     }
 
     /// Runs a started item: grants a sync waiter, or hands the item to a waiting thread, the pool or the target
     /// queue. `locked`: the queue lock is held (needed to look for waiters).
-    private func start(_ item: QueueItem, barrier: Bool, locked: Bool = true) {
+    ///
+    /// Returns false when the stopped pool refused the item (a timed shutdown gave up, and has not counted this
+    /// queue yet, or the item came unlocked): under the lock it goes back to the head of the queue with its slot
+    /// given back, for the shutdown's count (``abandonAtStop()``); without it, it is counted as dropped and gives its
+    /// slot back as a dropped unit does (``startedItemDropped(_:barrier:)``).
+    @discardableResult
+    private func start(_ item: QueueItem, barrier: Bool, locked: Bool = true) -> Bool {
+        let unit: PoolUnit
         if case .syncWaiter(let waiter, _) = item {
             grantWaiter(waiter)
+            return true
         } else if let target {
             target.enqueue(.childTask(self, item, barrier: barrier))
-        } else if locked && barrier && offerHelp(item, barrier: barrier) {
-            return
+            return true
+        } else if locked && barrier && !poolCore.isStopped && offerHelp(item, barrier: barrier) {
+            // (Not once the pool stopped: its tasks start nowhere, they are counted.)
+            return true
         } else if barrier {
             let claim = ItemClaim(item)
             pendingBarrier = claim
-            poolCore.schedule(.claimedBarrier(self, claim), lane: lane)
+            unit = .claimedBarrier(self, claim)
         } else {
-            poolCore.schedule(.concurrent(self, item, barrier: barrier), lane: lane)
+            unit = .concurrent(self, item, barrier: barrier)
         }
+        if poolCore.trySchedule(unit, lane: lane) { return true }
+        guard locked else {
+            poolCore.countDropped(unit)
+            return false
+        }
+        if barrier {
+            pendingBarrier = nil
+            word.bitAnd(~QueueState.owned)
+        } else {
+            word.subtract(QueueState.reader)
+        }
+        items.pushFront(item)
+        word.bitOr(QueueState.hasItems)
+        return false
     }
 
     /// Hands a started async item to a thread waiting in `sync` behind it (it must wait for the item anyway), to

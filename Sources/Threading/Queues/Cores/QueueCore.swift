@@ -139,15 +139,24 @@ class QueueCore: @unchecked Sendable, ForkParticipant, PoolMember {
         return tasks
     }
 
-    /// Releases items that will never run (the pool stopped), outside the queue's lock. A child queue's drain among
-    /// them gives the child's drain lock back (``SerialCore/drainRefused()``), so that the child is not held for ever
-    /// by a drain nobody will run. One item at a time, with no collection of the children: a forked child may shut a
-    /// pool down, and must not make the runtime instantiate a new generic type.
+    /// Releases items that will never run (the pool stopped), outside the queue's lock (see
+    /// ``releaseUnrun(_:)-(QueueItem)``). One item at a time, with no collection of the children: a forked child may
+    /// shut a pool down, and must not make the runtime instantiate a new generic type.
     static func releaseUnrun(_ items: inout RuntimeRing<QueueItem>) {
-        while let item = items.popFirst() {
-            if case .childDrain(let child) = item { child.drainRefused() }
-        }
+        while let item = items.popFirst() { releaseUnrun(item) }
         items.release()
+    }
+
+    /// What an item that will never run owes the child queue it came from, outside the queue's lock: a child's
+    /// drain gives the child's drain lock back (``SerialCore/drainRefused()``), a concurrent child's started item
+    /// its reader slot or barrier (``ConcurrentCore/startedItemDropped(_:barrier:)``), so that the child is not held
+    /// for ever by work nobody will run.
+    static func releaseUnrun(_ item: QueueItem) {
+        switch item {
+        case .childDrain(let child): child.drainRefused()
+        case .childTask(let child, let started, let barrier): child.startedItemDropped(started, barrier: barrier)
+        default: break
+        }
     }
 
     /// The trap behind the scheduling methods above, which every kind overrides.
@@ -163,12 +172,7 @@ extension QueueCore {
     /// Tasks queued here and not started (a child queue's drain is counted in the child). Queue lock held.
     var queuedTaskCountLocked: Int {
         var count = 0
-        for index in 0..<items.count {
-            switch items[index] {
-            case .task, .barrier, .actorJob, .childTask: count += 1
-            case .syncWaiter, .childDrain: break
-            }
-        }
+        for index in 0..<items.count where items[index].isTask { count += 1 }
         return count
     }
 
@@ -179,7 +183,7 @@ extension QueueCore {
         let tasks = queuedTaskCountLocked
         var kept = RuntimeRing<QueueItem>()
         while let item = items.popFirst() {
-            if case .syncWaiter = item { kept.append(item) } else { removed.append(item) }
+            if item.isSyncWaiter { kept.append(item) } else { removed.append(item) }
         }
         swap(&items, &kept)
         kept.release()

@@ -27,6 +27,20 @@ enum QueueItem {
         default: false
         }
     }
+
+    /// Whether the item is a thread waiting in `sync` (the one kind of item that a stopped pool's queue still grants).
+    var isSyncWaiter: Bool {
+        if case .syncWaiter = self { true } else { false }
+    }
+
+    /// Whether the item is a task the user submitted (what a shutdown counts): not a thread waiting in `sync`, not
+    /// a child queue's drain (its tasks are the child's own).
+    var isTask: Bool {
+        switch self {
+        case .task, .barrier, .actorJob, .childTask: true
+        case .syncWaiter, .childDrain: false
+        }
+    }
 }
 
 /// A started item that either a pool worker or a thread waiting for it runs: whoever claims it first.
