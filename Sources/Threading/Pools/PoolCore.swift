@@ -287,7 +287,8 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
 
     /// Counts a unit the stopped pool refused, unless it is a serial queue's drain (``PoolUnit/isTask``): a drain is
     /// no task, and the tasks it would have run are counted by the queue (``PoolMember/abandonAtStop()``).
-    func countDropped(_ unit: PoolUnit) {
+    func countDropped(_ refused: PoolUnit) {
+        guard let unit = refused.settledForDrop() else { return }
         if unit.isTask { droppedAfterStop.add(1, ordering: .relaxed) }
         PoolCore.unitDropped(unit)
     }
@@ -304,9 +305,8 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
             job.endUnrun(started: true)
         case .concurrent(let core, let item, let barrier):
             core.startedItemDropped(item, barrier: barrier)
-        case .claimedBarrier(let core, let claim):
-            // A `sync` caller that claimed it first runs it (and gives the queue back itself).
-            if let item = claim.claim() { core.startedItemDropped(item, barrier: true) }
+        case .claimedBarrier:
+            if let settled = unit.settledForDrop() { unitDropped(settled) }
         case .drain, .job, .globalTask:
             break
         }

@@ -288,14 +288,16 @@ final class PoolRunQueue: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// Closes the queue (the pool stopped) and moves its units, the next slot's included, into `dropped`. Returns how many of them were tasks
-    /// (drains of serial queues are not: their items are counted by the queue).
+    /// Closes the queue (the pool stopped) and moves its units, the next slot's included, settled for the drop
+    /// (``PoolUnit/settledForDrop()``), into `dropped`. Returns how many of them were tasks (drains of serial
+    /// queues are not: their items are counted by the queue; nor is a barrier that a `sync` caller took and ran).
     func close(into dropped: inout [PoolUnit]) -> Int {
         lock.lock()
         closed = true
         var tasks = 0
         for lane in lanes.indices {
-            while let unit = lanes[lane].popFirst() {
+            while let popped = lanes[lane].popFirst() {
+                guard let unit = popped.settledForDrop() else { continue }
                 if unit.isTask { tasks += 1 }
                 dropped.append(unit)
             }

@@ -11,7 +11,7 @@ enum PoolUnit {
     /// drops gives the slot back (``ConcurrentCore/startedItemDropped(_:barrier:)``).
     case concurrent(ConcurrentCore, QueueItem, barrier: Bool)
     /// Run a started barrier of a concurrent queue unless a `sync` caller claimed it first. A unit the pool drops
-    /// claims it, and gives the queue back unrun.
+    /// claims it, and gives the queue back unrun (``settledForDrop()``).
     case claimedBarrier(ConcurrentCore, ItemClaim)
     /// Run a plain closure (timers, `concurrentPerform` helpers, group notifications without a queue, `run` bodies,
     /// preferred tasks' jobs), made where `origin` says.
@@ -23,6 +23,15 @@ enum PoolUnit {
     /// Run a job of Swift Concurrency's global executor once this pool took it over
     /// (``WorkerPool/installAsGlobalConcurrentExecutor()``): the job itself, no closure around it.
     case globalTask(UnownedJob, origin: UnitOrigin)
+
+    /// The unit as a drop (the stopped pool's refusal, a timed shutdown's leftover) counts and releases it: a started
+    /// barrier is claimed here, so that nobody runs it any more, and becomes the item it carried; nil when a `sync`
+    /// caller claimed it first (it ran there: nothing is left to count or release).
+    func settledForDrop() -> PoolUnit? {
+        guard case .claimedBarrier(let core, let claim) = self else { return self }
+        guard let item = claim.claim() else { return nil }
+        return .concurrent(core, item, barrier: true)
+    }
 
     /// Whether the unit carries a task (what a shutdown counts as not run when it drops the unit): not a serial
     /// queue's drain, whether the pool's or a target queue's (the drained tasks are the queue's own).

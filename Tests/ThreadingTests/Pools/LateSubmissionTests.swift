@@ -248,6 +248,22 @@ import Testing
         #expect(ran.load(ordering: .relaxed) == 0)
     }
 
+    /// An async barrier the pool had started and a `sync` caller then claimed and ran (the pool's threads were busy)
+    /// leaves a spent unit in the pool: a timed shutdown that drops it counts no task for it (it ran).
+    @Test func aBarrierASyncCallerRanIsNotCountedWhenItsUnitIsDropped() throws {
+        guard let (pool, gate) = poolTestBlockedPool(label: "late.claimed") else { return }
+        let queue = ConcurrentQueue(label: "late.claimed.queue", pool: pool)
+        let ran = Atomic<Int>(0)
+        queue.async(flags: .barrier) { ran.add(1, ordering: .relaxed) }
+        #expect(queue.sync { ran.load(ordering: .relaxed) } == 1)
+        let result = pool.shutdown(timeout: .milliseconds(10))
+        #expect(result.tasksNotRun == 0)
+        #expect(pool.statistics.cancelledFirings == 0)
+        gate.open()
+        #expect(waitUntil { pool.statistics.threads == 0 })
+        #expect(ran.load(ordering: .relaxed) == 1)
+    }
+
     /// A `sync` caller waiting behind a concurrent queue's tasks when a timed shutdown gives up on them is granted
     /// once they are counted (it waited for ever behind a barrier that held the queue's dropped readers).
     @Test func aSyncWaitingBehindTasksAnExpiredShutdownDroppedRuns() throws {
