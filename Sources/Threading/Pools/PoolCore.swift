@@ -285,8 +285,9 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
         return true
     }
 
-    /// Counts a unit the stopped pool refused, unless it is a serial queue's drain (``PoolUnit/isTask``): a drain is
-    /// no task, and the tasks it would have run are counted by the queue (``PoolMember/abandonAtStop()``).
+    /// Counts a unit the stopped pool refused, unless it is a serial queue's drain (``PoolUnit/isTask``: a drain is
+    /// no task, and the tasks it would have run are counted by the queue, ``PoolMember/abandonAtStop()``) or a
+    /// started barrier that a `sync` caller ran (``PoolUnit/settledForDrop()``), and releases it.
     func countDropped(_ refused: PoolUnit) {
         guard let unit = refused.settledForDrop() else { return }
         if unit.isTask { droppedAfterStop.add(1, ordering: .relaxed) }

@@ -372,10 +372,10 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
     /// Runs a started item: grants a sync waiter, or hands the item to a waiting thread, the pool or the target
     /// queue. `locked`: the queue lock is held (needed to look for waiters).
     ///
-    /// Returns false when the stopped pool refused the item (a timed shutdown gave up, and has not counted this
-    /// queue yet, or the item came unlocked): under the lock it goes back to the head of the queue with its slot
-    /// given back, for the shutdown's count (``abandonAtStop()``); without it, it is counted as dropped and gives its
-    /// slot back as a dropped unit does (``startedItemDropped(_:barrier:)``).
+    /// Returns false when the stopped pool refused the item. Under the queue's lock (the shutdown has not counted the
+    /// queue yet: after the count no task is queued) it goes back to the head of the queue with its slot given back,
+    /// for the count (``abandonAtStop()``); without the lock it is counted as dropped and gives its slot back as a
+    /// dropped unit does (``startedItemDropped(_:barrier:)``).
     @discardableResult
     private func start(_ item: QueueItem, barrier: Bool, locked: Bool = true) -> Bool {
         let unit: PoolUnit
