@@ -324,6 +324,14 @@ int cthr_padded_u64_alloc(size_t count, cthr_padded_u64_t *CTHR_ATOMIC_NULLABLE 
 // Frees slots from `cthr_padded_u64_alloc` (NULL is ignored). Never fails.
 void cthr_padded_u64_free(cthr_padded_u64_t *CTHR_ATOMIC_NULLABLE slots);
 
+// ThreadSanitizer. True when this library was built with it (`-fsanitize=thread`), else false.
+extern const bool cthr_tsan_active;
+
+// Orders what the calling thread does next after everything another thread did before it released `addr` to
+// ThreadSanitizer (`__tsan_release`): for an ordering that ThreadSanitizer cannot see because the code that makes it
+// is not instrumented (another runtime's atomics). Does nothing outside ThreadSanitizer builds. Never fails.
+void cthr_tsan_acquire(const void *CTHR_ATOMIC_NULLABLE addr);
+
 #ifdef __cplusplus
 }
 #endif

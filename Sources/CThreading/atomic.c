@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cthr_atomic.h"
+#include "cthr_tsan.h"
 
 // Every builtin order is the C11 order of the same name.
 _Static_assert(__ATOMIC_RELAXED == memory_order_relaxed, "relaxed");
@@ -90,4 +91,14 @@ int cthr_padded_u64_alloc(size_t count, cthr_padded_u64_t **slots) {
 
 void cthr_padded_u64_free(cthr_padded_u64_t *slots) {
     free(slots);
+}
+
+#ifdef CTHR_TSAN
+const bool cthr_tsan_active = true;
+#else
+const bool cthr_tsan_active = false;
+#endif
+
+void cthr_tsan_acquire(const void *addr) {
+    if (addr != NULL) CTHR_TSAN_ACQUIRE(addr);
 }

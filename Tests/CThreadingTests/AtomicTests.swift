@@ -334,6 +334,13 @@ func runTogether(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> Boo
         #expect(!cthr_atomic_is_lock_free(16))
     }
 
+    @Test("a ThreadSanitizer acquire takes any address, or none")
+    func tsanAcquireTakesAnyAddress() {
+        var word = 0
+        withUnsafePointer(to: &word) { cthr_tsan_acquire($0) }
+        cthr_tsan_acquire(nil)
+    }
+
     @Test("fences accept every order")
     func fencesAcceptEveryOrder() {
         for order in Order.allCases {

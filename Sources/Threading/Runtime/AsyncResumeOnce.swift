@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
+import CThreading
 import Synchronization
 
 /// A suspended task's continuation, resumed exactly once by whichever party claims it first: the event the task
@@ -19,11 +20,13 @@ import Synchronization
 ///
 /// Waits that cannot be cancelled (``waitUncancellable(_:)``) have a single resumer and no claim.
 ///
-/// ThreadSanitizer: the Swift runtime orders a continuation's resumer before the resumed task with atomics inside
-/// libswift_Concurrency, which is not instrumented (swiftlang/swift#57803), so without help TSan reports what the
-/// resumer wrote (a result built on a pool thread) against what the task reads after its `await`. The resumer stores
-/// `published` (release) right before it resumes, and the task loads it (acquire) right after its `await`: a plain
-/// store and a plain load on x86.
+/// ThreadSanitizer: the Swift runtime tells it that a resume happens before the resumed task goes on (a release on
+/// the task in the resume, an acquire when the task runs again), except when the resume comes before the task
+/// suspended: the task then goes on at once, ordered by atomics inside libswift_Concurrency, which is not
+/// instrumented (swiftlang/swift#57803), and TSan reports what the resumer wrote or read (the result, the
+/// continuation's own context in the task's frame) against what the task does after its `await`. So the task makes
+/// that acquire itself after its `await` (``observe()``), in ThreadSanitizer builds only (elsewhere one load of a
+/// constant).
 ///
 /// `@unchecked Sendable`: `continuation`, `early` and the links are written by one party at a time, as the protocol
 /// above orders (under the owner's lock for a list wait; before a release and after the matching acquire of
@@ -32,8 +35,6 @@ final class AsyncResumeOnce<Value>: @unchecked Sendable {
     /// ``Bits``. Changed only under the owner's lock (relaxed loads and stores) for a list wait; by atomic
     /// or-operations for a callback wait.
     private let state = Atomic<UInt8>(0)
-    /// Stored (release) by the resumer right before it resumes the task, loaded (acquire) by the task after.
-    private let published = Atomic<Bool>(false)
     private var continuation: UnsafeContinuation<Value, any Error>?
     /// A callback wait's failure that was claimed before the task installed its continuation.
     private var early: (any Error)?
@@ -103,10 +104,7 @@ final class AsyncResumeOnce<Value>: @unchecked Sendable {
             let continuation = node.continuation
             node.continuation = nil
             lock.unlock()
-            if let continuation {
-                node.published.store(true, ordering: .releasing)
-                continuation.resume(throwing: CancellationError())
-            }
+            continuation?.resume(throwing: CancellationError())
         }
     }
 
@@ -189,7 +187,6 @@ final class AsyncResumeOnce<Value>: @unchecked Sendable {
     func deliver(returning value: sending Value) {
         let continuation = self.continuation.unsafelyUnwrapped
         self.continuation = nil
-        published.store(true, ordering: .releasing)
         continuation.resume(returning: value)
     }
 
@@ -204,7 +201,6 @@ final class AsyncResumeOnce<Value>: @unchecked Sendable {
         }
         let continuation = self.continuation.unsafelyUnwrapped
         self.continuation = nil
-        published.store(true, ordering: .releasing)
         continuation.resume(throwing: error)
     }
 
@@ -218,9 +214,20 @@ final class AsyncResumeOnce<Value>: @unchecked Sendable {
         if claim() { deliver(throwing: error) }
     }
 
-    /// Called by the task after its `await`: the resumer's writes are ordered before what follows, for
-    /// ThreadSanitizer too.
-    private func observe() { _ = published.load(ordering: .acquiring) }
+    /// Called by the task after its `await`: orders what the resumer did before the resume (and the runtime's
+    /// release on the task in it) before what follows, for ThreadSanitizer (see the type's documentation).
+    @inline(__always)
+    private func observe() {
+        if cthr_tsan_active { AsyncResumeOnce.acquireCurrentTask() }
+    }
+
+    /// The acquire on the current task that the runtime makes when it runs a resumed task again.
+    @inline(never)
+    private static func acquireCurrentTask() {
+        withUnsafeCurrentTask { task in
+            if let task { cthr_tsan_acquire(unsafeBitCast(task, to: UnsafeRawPointer.self)) }
+        }
+    }
 }
 
 // MARK: Offloads

@@ -2,6 +2,7 @@
 // SPDX-FileCopyrightText: 2026 The Threading authors
 
 import CThreading
+import Synchronization
 import Testing
 
 @testable import Threading
@@ -205,5 +206,30 @@ import Testing
             }
         }
         #expect(values + cancellations == 200)
+    }
+
+    /// A task resumed from another thread before it suspended (the callback came while its `start` ran) goes on at
+    /// once, with the value. The Swift runtime does not tell ThreadSanitizer about this ordering (it does when the
+    /// task was suspended): in a ThreadSanitizer build this test also checks that the wait tells it, since TSan then
+    /// reported the resume's read of the continuation against the task's next use of its frame. The flag below is
+    /// relaxed on purpose: it orders nothing for TSan.
+    @Test func aTaskResumedBeforeItSuspendsGoesOnWithTheValue() async throws {
+        final class Flag: Sendable {
+            let value = Atomic<Bool>(false)
+        }
+        for round in 0..<300 {
+            let resumed = Flag()
+            var resumer: PosixThread<Void>?
+            let value = try await AsyncResumeOnce<Int>.wait { node in
+                resumer = try? PosixThread(name: "conc.once.early") {
+                    node.resume(returning: round)
+                    resumed.value.store(true, ordering: .relaxed)
+                }
+                while resumer != nil && !resumed.value.load(ordering: .relaxed) { cthr_cpu_relax() }
+            }
+            #expect(value == round)
+            try #require(resumer != nil)
+            await resumer?.join()
+        }
     }
 }
