@@ -277,7 +277,8 @@ import Testing
             queue.sync(flags: .barrier) {}
             waited.open()
         }
-        #expect(waitUntil { queue.core.word.load() & QueueState.hasItems != 0 && queue.core.pendingTaskCount == 2 })
+        // The barrier task and the `sync` caller behind it are queued (the reader holds its slot on the pool).
+        try #require(waitUntil { queue.core.lock.withLock { queue.core.items.count } == 2 })
         let result = pool.shutdown(timeout: .milliseconds(10))
         #expect(result.tasksNotRun == 2)
         try #require(waited.wait())
