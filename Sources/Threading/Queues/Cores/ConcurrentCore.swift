@@ -308,13 +308,10 @@ final class ConcurrentCore: QueueCore, @unchecked Sendable {
     /// queue, see ``start(_:barrier:locked:)``) and the count takes it; afterwards only `sync` callers are queued.
     func startedItemDropped(_ item: QueueItem, barrier: Bool) {
         QueueCore.releaseUnrun(item)
-        if lock.isHeldByCurrentThread {
-            // This queue's own pump, whose item its target refused at once (the pool stopped right after the pump
-            // looked): the slot comes back here, and the pump, which reads the word again, goes on.
-            if barrier { word.bitAnd(~QueueState.owned) } else { word.subtract(QueueState.reader) }
-            return
-        }
-        if barrier { releaseBarrier() } else { releaseRead() }
+        let old = barrier ? word.bitAnd(~QueueState.owned) : word.subtract(QueueState.reader)
+        // As `releaseRead`/`releaseBarrier`, unless this thread is in this queue's own pump, whose item its target
+        // refused at once (the pool stopped right after the pump looked): that pump reads the word again and goes on.
+        if old & QueueState.hasItems != 0 && !lock.isHeldByCurrentThread { pump() }
     }
 
     override func didResume() {
