@@ -71,7 +71,7 @@ public final class Semaphore: @unchecked Sendable {
         let line = allocateLockState(Line())  // on a cache line of its own, as every lock's word
         self.line = line
         sem = line.pointer(to: \.sem)!
-        asyncLock = RuntimeLock(at: line.pointer(to: \.lock)!)
+        asyncLock = RuntimeLock.make(at: line.pointer(to: \.lock)!)
         asyncWaiters = line.pointer(to: \.asyncWaiters)!
         // Cannot fail: `sem` is not NULL and `value` was checked against SEM_VALUE_MAX above.
         _ = cthr_sem_init(sem, UInt32(value))

@@ -11,7 +11,7 @@ import Synchronization
 /// critical section per transition costs nothing measurable next to the work itself. Lock order: a ``JobQueue``'s
 /// lock may be held while taking this one, never the reverse; no user code runs while it is held.
 enum JobGraph {
-    static let lock = RuntimeLock()
+    static let lock = RuntimeLock.make()
 
     /// Numbers unnamed jobs (`job-1`, `job-2`, ...).
     static let counter = Atomic<Int>(0)

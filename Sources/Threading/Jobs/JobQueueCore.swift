@@ -20,7 +20,7 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
     /// The pool the jobs run on.
     let poolCore: PoolCore
 
-    let lock = RuntimeLock()
+    let lock = RuntimeLock.make()
     // Guarded by `lock`, which is what makes their accesses exclusive: they are not checked again at run time (each
     // check is a call into the runtime, several per job).
     @exclusivity(unchecked) private var maxValue: Int

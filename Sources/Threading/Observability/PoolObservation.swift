@@ -25,7 +25,7 @@ final class PoolObservation: @unchecked Sendable {
     /// client any more: it is a hang, and is reported.
     static let defaultBlockingStallThresholdNanoseconds: UInt64 = 60_000_000_000
 
-    let lock = RuntimeLock()
+    let lock = RuntimeLock.make()
     /// The pool's live workers (guarded by `lock`).
     private var workers: [PoolWorker] = []
     /// The stall threshold in nanoseconds, 0 when stall reports are off.

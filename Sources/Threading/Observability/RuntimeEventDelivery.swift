@@ -25,7 +25,7 @@ final class RuntimeEventDelivery: @unchecked Sendable {
 
     /// Held across `fork()` (``ForkRegistry/holdAcrossFork(_:)``): the delivery thread takes it for every event, and
     /// a child that inherited it held would hang in its first report.
-    let lock = RuntimeLock()
+    let lock = RuntimeLock.make()
     /// Guarded by `lock`: the events not yet taken by the delivery thread.
     private var ring = RuntimeRing<RuntimeEvent>()
     /// Bumped after each append; the delivery thread sleeps on it.

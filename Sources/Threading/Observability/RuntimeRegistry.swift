@@ -18,7 +18,7 @@ enum RuntimeRegistry {
     /// Held across `fork()` (``ForkRegistry/holdAcrossFork(_:)``): the watchdog walks the pools under it every tick,
     /// and a child that inherited it held could never make a pool or take a snapshot.
     static let lock: RuntimeLock = {
-        let lock = RuntimeLock()
+        let lock = RuntimeLock.make()
         ForkRegistry.holdAcrossFork(lock)
         return lock
     }()

@@ -30,7 +30,7 @@ import Synchronization
 /// `@unchecked Sendable`: the rings, `stamps`, `skips`, `count`, `stamped`, `mask`, `nextLane` and `closed` are guarded
 /// by `lock`; the rest is atomic or constant.
 final class PoolRunQueue: @unchecked Sendable {
-    private let lock = RuntimeLock()
+    private let lock = RuntimeLock.make()
     /// One ring per lane, then one more for the next slot (at most one unit, at index ``nextRing``).
     private let lanes = RuntimeRings<PoolUnit>(count: QoS.allCases.count + 1)
     /// The submission times of the units of ``lanes`` that have one.

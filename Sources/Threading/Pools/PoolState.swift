@@ -196,7 +196,7 @@ final class PoolHints: Sendable {
 /// A pool's lock with the state it guards (``PoolState``) in the same object, and the hints derived from it:
 /// the only way to the state is ``withLock(_:)``.
 final class PoolLock: @unchecked Sendable {
-    private let lock = RuntimeLock()
+    private let lock = RuntimeLock.make()
     /// The guarded state, in memory of its own (the fork handlers reach it through a pointer while they hold the
     /// lock across `fork()`; see ``PoolCore/forkChild(_:)``).
     private let synced: UnsafeMutablePointer<PoolState>

@@ -16,14 +16,14 @@ import Synchronization
 public final class WorkGroup: @unchecked Sendable {
     /// The outstanding work (the low 31 bits, a futex word) and ``sleeper``. The word is 0 exactly when nothing is
     /// outstanding: the sleeper bit is set only beside a nonzero count, and the `leave()` that reaches zero clears it.
-    /// It is `lock`'s companion word (``RuntimeLock/init(companionWord:)``): `leave()` touches both.
+    /// It is `lock`'s companion word (``RuntimeLock/make(companionWord:)``): `leave()` touches both.
     private let count: FutexWord
     /// The count's bits.
     private static let countMask: UInt32 = 0x7FFF_FFFF
     /// Set by a thread about to sleep until the count is zero, so that the `leave()` that reaches zero makes the
     /// wake system call only when one does.
     private static let sleeper: UInt32 = 0x8000_0000
-    let lock = RuntimeLock(companionWord: 0)
+    let lock = RuntimeLock.make(companionWord: 0)
     // The stored properties below are guarded by `lock`, which is what makes their accesses exclusive: they are
     // not checked again at run time.
     /// Guarded by `lock`.

@@ -20,22 +20,23 @@ public final class WorkItem: @unchecked Sendable {
 
     /// Submission flags (``QueueTaskFlags/barrier`` makes it a barrier on a concurrent queue).
     public let flags: QueueTaskFlags
-    let lock = RuntimeLock(companionWord: 0)
-    /// Guarded by `lock`.
-    private var body: (@Sendable () -> Void)?
-    private var state = State.pending
-    /// Tasks suspended in the async `wait()` (see WorkItem+Async.swift). Guarded by `lock`.
+    let lock = RuntimeLock.make(companionWord: 0)
+    // The stored properties below are guarded by `lock`, which is what makes their accesses exclusive: they are
+    // not checked again at run time.
+    @exclusivity(unchecked) private var body: (@Sendable () -> Void)?
+    @exclusivity(unchecked) private var state = State.pending
+    /// Tasks suspended in the async `wait()` (see WorkItem+Async.swift).
     @exclusivity(unchecked) var asyncWaiters = AsyncWaitList()
-    private var cancelled = false
-    private var notifications: [(QueueCore, @Sendable () -> Void)] = []
-    private var timer: TimerEntry?
+    @exclusivity(unchecked) private var cancelled = false
+    @exclusivity(unchecked) private var notifications: [(QueueCore, @Sendable () -> Void)] = []
+    @exclusivity(unchecked) private var timer: TimerEntry?
     /// ``ForkRegistry/epoch`` when the item was last submitted to a queue, or nil if it never was.
-    private var submittedEpoch: UInt32?
-    /// The queue the item was last submitted to (guarded by `lock`; weak: the queue holds the item's closure while
-    /// it is queued, and nothing must keep a released queue alive).
-    private weak var submittedQueue: QueueCore?
+    @exclusivity(unchecked) private var submittedEpoch: UInt32?
+    /// The queue the item was last submitted to (weak: the queue holds the item's closure while it is queued, and
+    /// nothing must keep a released queue alive).
+    @exclusivity(unchecked) private weak var submittedQueue: QueueCore?
     /// A futex flag (``FutexWord/isFlagSet``), set when the item finished: what ``wait(timeout:)`` sleeps on. It is
-    /// `lock`'s companion word (``RuntimeLock/init(companionWord:)``).
+    /// `lock`'s companion word (``RuntimeLock/make(companionWord:)``).
     let done: FutexWord
     /// Where the item was created, for the stall report, the snapshot and the dump.
     let origin: UnitOrigin

@@ -73,7 +73,7 @@ enum ForkRegistry {
         weak var participant: (any ForkParticipant)?
     }
 
-    private static let lock = RuntimeLock()
+    private static let lock = RuntimeLock.make()
     /// Guarded by `lock`: the registered objects, oldest first (dead ones until the next sweep).
     nonisolated(unsafe) private static var entries: [Entry] = []
     /// Guarded by `lock`: `entries.count` after the last sweep.

@@ -44,7 +44,7 @@ enum MainThreadWait {
     }
 
     /// Guards the state below; held across `fork()` (see `ThreadRegistry`). A leaf: nothing else is taken under it.
-    static let lock = RuntimeLock()
+    static let lock = RuntimeLock.make()
     /// Guarded by `lock`.
     nonisolated(unsafe) private static var current: Target?
     /// Guarded by `lock`: threads blocked in a `sync` onto the main queue (usually none or one).

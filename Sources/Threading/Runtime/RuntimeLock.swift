@@ -21,62 +21,92 @@ import Synchronization
 /// `lock.c` counts a word owned by the forking thread's pre-fork id as the child's first thread's, so the child's
 /// unlock succeeds (as it would for a pthread mutex).
 ///
+/// One allocation: its object's tail holds the lock's word (and the companion word, ``make(companionWord:)``), so a
+/// lock operation reaches the word at a fixed offset from the object, on the cache line of the object's own header,
+/// and an object that makes a lock makes one allocation for it, not two. A ``make(at:)`` lock's word lives in its
+/// owner's memory instead (the tail is then empty).
+///
 /// Internal on purpose (the public lock types belong to the primitives). Misuse (unlocking a lock the thread does
-/// not hold, relocking) traps. `@unchecked Sendable`: the lock word is only touched through `cthr_lock_*`, whose
-/// operations are atomic.
-final class RuntimeLock: @unchecked Sendable {
-    private let word: UnsafeMutablePointer<cthr_lock_t>
-    /// Whether `word` is this lock's own allocation (else it lives in its owner's memory, see ``init(at:)``).
-    private let ownsWord: Bool
-    /// The futex word made beside the lock's word by ``init(companionWord:)``, else nil.
-    let companionWord: UnsafeMutablePointer<Atomic<UInt32>>?
+/// not hold, relocking) traps. A reference (a value holding its object: a copy is the same lock). `@unchecked
+/// Sendable`: the lock word is only touched through `cthr_lock_*`, whose operations are atomic, and the object's
+/// header is written once, when the lock is made (a `ManagedBuffer` subclass cannot be `Sendable` itself).
+struct RuntimeLock: @unchecked Sendable {
+    /// The lock's object: its header says where the words are; its tail holds them (raw 8-byte units, bound to their
+    /// types when the lock is made), except for ``make(at:)``.
+    final class Storage: ManagedBuffer<Words, UInt64> {}
 
-    init() {
-        word = .allocate(capacity: 1)
-        word.initialize(to: cthr_lock_t())
-        ownsWord = true
-        companionWord = nil
+    private let storage: Storage
+
+    /// Where the lock's words are.
+    struct Words {
+        let lock: UnsafeMutablePointer<cthr_lock_t>
+        let companion: UnsafeMutablePointer<Atomic<UInt32>>?
     }
 
-    /// A lock whose allocation also holds a futex word (``companionWord``, initially `value`), beside the lock's
-    /// word: for an object whose lock guards what threads sleep on (a ``WorkGroup``'s count, a ``WorkItem``'s end),
-    /// which the wait and the wake-up that ends it touch together: the object makes one allocation for both. The
-    /// owner reaches the word through ``FutexWord/init(at:)`` and must not use it after the lock is gone (keep both
-    /// in the same object).
-    init(companionWord value: UInt32) {
-        // A plain allocation (the allocator's per-thread cache), not a cache line of its own: a group or an item is
-        // made per piece of work, and an aligned allocation takes the allocator's slow path every time.
-        let raw = UnsafeMutableRawPointer.allocate(
-            byteCount: RuntimeLock.companionOffset + MemoryLayout<Atomic<UInt32>>.size,
-            alignment: MemoryLayout<cthr_lock_t>.alignment
+    /// The tail's units for the lock's word.
+    private static var lockUnits: Int {
+        (MemoryLayout<cthr_lock_t>.stride + MemoryLayout<UInt64>.stride - 1) / MemoryLayout<UInt64>.stride
+    }
+
+    /// A free lock.
+    static func make() -> RuntimeLock {
+        RuntimeLock(
+            Storage.create(minimumCapacity: lockUnits) { buffer in
+                buffer.withUnsafeMutablePointerToElements { tail in
+                    let word = UnsafeMutableRawPointer(tail).initializeMemory(
+                        as: cthr_lock_t.self,
+                        repeating: cthr_lock_t(),
+                        count: 1
+                    )
+                    return Words(lock: word, companion: nil)
+                }
+            }
         )
-        word = raw.initializeMemory(as: cthr_lock_t.self, repeating: cthr_lock_t(), count: 1)
-        let companion = (raw + RuntimeLock.companionOffset).bindMemory(to: Atomic<UInt32>.self, capacity: 1)
-        companion.initialize(to: Atomic(value))
-        companionWord = companion
-        ownsWord = true
     }
 
-    /// Where ``companionWord`` lies after the lock's word.
-    private static var companionOffset: Int {
-        let alignment = MemoryLayout<Atomic<UInt32>>.alignment
-        return (MemoryLayout<cthr_lock_t>.size + alignment - 1) / alignment * alignment
+    /// A free lock whose allocation also holds a futex word (``companionWord``, initially `value`), beside the
+    /// lock's word: for an object whose lock guards what threads sleep on (a ``WorkGroup``'s count, a
+    /// ``WorkItem``'s end), which the wait and the wake-up that ends it touch together. The owner reaches the word
+    /// through ``FutexWord/init(at:)`` and must not use it after the lock is gone (keep both in the same object).
+    static func make(companionWord value: UInt32) -> RuntimeLock {
+        RuntimeLock(
+            Storage.create(minimumCapacity: lockUnits + 1) { buffer in
+                buffer.withUnsafeMutablePointerToElements { tail in
+                    let raw = UnsafeMutableRawPointer(tail)
+                    let word = raw.initializeMemory(as: cthr_lock_t.self, repeating: cthr_lock_t(), count: 1)
+                    let companion = (raw + lockUnits * MemoryLayout<UInt64>.stride)
+                        .bindMemory(to: Atomic<UInt32>.self, capacity: 1)
+                    companion.initialize(to: Atomic(value))
+                    return Words(lock: word, companion: companion)
+                }
+            }
+        )
     }
 
     /// A lock whose word lives at `word`, in memory its owner allocated, initialized and keeps (and frees after the
     /// lock): a word that shares a cache line with the data it guards moves between cores together with it.
-    init(at word: UnsafeMutablePointer<cthr_lock_t>) {
-        self.word = word
-        ownsWord = false
-        companionWord = nil
+    static func make(at word: UnsafeMutablePointer<cthr_lock_t>) -> RuntimeLock {
+        RuntimeLock(Storage.create(minimumCapacity: 0) { _ in Words(lock: word, companion: nil) })
     }
 
-    deinit {
-        if ownsWord {
-            companionWord?.deinitialize(count: 1)
-            word.deinitialize(count: 1)
-            UnsafeMutableRawPointer(word).deallocate()
-        }
+    /// `buffer` is made by `Storage.create`, so it is a `Storage`.
+    private init(_ buffer: ManagedBuffer<Words, UInt64>) {
+        storage = unsafeDowncast(buffer, to: Storage.self)
+    }
+
+    // Nothing to deinitialize when the object goes: the tail's words are of trivial types (and the lock is free
+    // then); a `make(at:)` word is its owner's.
+
+    /// The lock's word.
+    private var word: UnsafeMutablePointer<cthr_lock_t> {
+        // Through the header's pointer: `header` is a stored `var` of a class, whose reads are checked for
+        // exclusivity at run time.
+        @inline(__always) get { storage.withUnsafeMutablePointerToHeader { $0.pointee.lock } }
+    }
+
+    /// The futex word made beside the lock's word by ``make(companionWord:)``, else nil.
+    var companionWord: UnsafeMutablePointer<Atomic<UInt32>>? {
+        storage.withUnsafeMutablePointerToHeader { $0.pointee.companion }
     }
 
     @inline(__always)

@@ -76,7 +76,7 @@ final class TimerEntry: @unchecked Sendable {
 final class TimerThread: @unchecked Sendable {
     static let shared = TimerThread()
 
-    private let lock = RuntimeLock()
+    private let lock = RuntimeLock.make()
     private var heap: [TimerEntry] = []
     private var started = false
     private let word = FutexWord.allocate()

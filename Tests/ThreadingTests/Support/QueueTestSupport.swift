@@ -54,7 +54,7 @@ func queueTestOnDesignatedMainThread(_ body: @escaping @Sendable () -> Void) {
 /// A value behind the pool's lock. (The tests avoid `Synchronization.Mutex`: on Linux it is a futex driven by
 /// uninstrumented standard-library atomics, so ThreadSanitizer reports the data it guards as racing.)
 final class QueueTestLocked<Value>: @unchecked Sendable {
-    private let lock = RuntimeLock()
+    private let lock = RuntimeLock.make()
     private var value: Value
 
     init(_ value: Value) { self.value = value }

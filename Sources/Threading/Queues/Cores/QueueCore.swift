@@ -35,7 +35,7 @@ class QueueCore: @unchecked Sendable, ForkParticipant, PoolMember {
     /// drain lock lives here rather than in a lock of its own).
     let word = FutexWord.allocate()
     /// Guards the pending items, the suspend count and the specifics.
-    let lock = RuntimeLock()
+    let lock = RuntimeLock.make()
     /// Whether running this queue's work needs the main thread (it is the main queue or targets it).
     let needsMainThread: Bool
     /// Whether the queue runs one item at a time (a serial queue, the main queue).

@@ -35,7 +35,7 @@ enum NamedLockRegistry {
         let word: LockOwnerWord
     }
 
-    private static let lock = RuntimeLock()
+    private static let lock = RuntimeLock.make()
     nonisolated(unsafe) private static var entries: [ObjectIdentifier: Entry] = [:]
 
     /// Registers `object` (a lock with a name) with its description and owner word.

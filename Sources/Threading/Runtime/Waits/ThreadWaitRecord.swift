@@ -126,7 +126,7 @@ final class ThreadWaitRecord: @unchecked Sendable {
     /// ``ForkRegistry/epoch`` when the record was made: a record of an older epoch is a `fork()`ed parent's thread
     /// (gone in this process, its record lock possibly held for ever), never read.
     let epoch: UInt32
-    private let lock = RuntimeLock()
+    private let lock = RuntimeLock.make()
     private var state: WaitState?
 
     init(threadID: Int32) {
@@ -172,7 +172,7 @@ final class ThreadWaitRecord: @unchecked Sendable {
 /// and every thread that used a queue or waited in a wait the library sees. Registration happens when the record is
 /// made and ends when the thread exits; a snapshot reads the list under the registry's lock.
 enum ThreadRegistry {
-    private static let lock = RuntimeLock()
+    private static let lock = RuntimeLock.make()
     nonisolated(unsafe) private static var records: [ObjectIdentifier: ThreadWaitRecord] = [:]
 
     /// Makes and registers the calling thread's record (when its record is made).

@@ -169,7 +169,7 @@ enum WaitRegistry {
 /// or a join checks, so one of them reports it; the others find it reported already.
 enum WaitCycleDetector {
     /// Guards `reported`; held across `fork()` (see `ThreadRegistry`). A leaf: nothing else is taken under it.
-    static let lock = RuntimeLock()
+    static let lock = RuntimeLock.make()
     nonisolated(unsafe) private static var reported: [String] = []
     /// How many cycle keys are kept (the oldest are forgotten first; a cycle's waits never end, so a key that
     /// matters is recent).
