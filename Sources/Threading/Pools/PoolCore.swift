@@ -254,9 +254,8 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
             case .displaced:
                 notify()
                 return true
-            case .overflow(let previous, let previousLane, let submittedAt):
-                scheduleShared(previous, lane: previousLane, counted: false, submittedAt: submittedAt, context)
-                return true
+            case .full:
+                return scheduleShared(unit, lane: lane, counted: true, context)
             case .closed:
                 return false
             }
@@ -317,9 +316,9 @@ final class PoolCore: @unchecked Sendable, ForkParticipant {
     /// take it, and notifies.
     func spillNext(_ worker: PoolWorker, _ local: PoolRunQueue) {
         switch local.spillNext() {
-        case .placed, .closed:
+        case .empty:
             break
-        case .displaced:
+        case .moved:
             notify()
         case .overflow(let unit, let lane, let submittedAt):
             scheduleShared(unit, lane: lane, counted: false, submittedAt: submittedAt, SchedulerThread.current)

@@ -20,7 +20,7 @@ import Synchronization
 /// A local queue also has a **next slot** (Tokio's LIFO slot, Go's `runnext`): the unit its worker submitted last,
 /// which the worker runs right after its current unit. The slot is not in the lanes, the hints or ``take()``: only
 /// its owner and, as a last resort, a thief that found no other work take it (``takeNext()``); a new unit displaces the
-/// previous one into the lanes (``pushNext(_:lane:)``).
+/// previous one into the lanes (``pushNext(_:lane:)``), or, when the lanes are full, goes to a shared shard itself.
 ///
 /// While the pool records schedule delays (``PoolObservation/recordsScheduleDelays``), each unit submitted has the
 /// time it was submitted (read before the lock is taken) kept beside it (``ScheduleStamps``), also when it moves
@@ -164,21 +164,27 @@ final class PoolRunQueue: @unchecked Sendable {
         return (unit, stamp)
     }
 
-    /// What ``pushNext(_:lane:)`` and ``spillNext()`` did.
+    /// What ``pushNext(_:lane:)`` did.
     enum NextPush {
-        /// The next slot was empty (``pushNext(_:lane:)``), or there was nothing to move (``spillNext()``).
+        /// The next slot was empty.
         case placed
         /// The slot's previous unit moved into the lanes: it is pending and stealable now.
         case displaced
-        /// The slot's previous unit did not fit in the lanes (the queue is full): the caller schedules it elsewhere,
-        /// uncounted (it was counted when it was submitted) and with its submission time.
-        case overflow(PoolUnit, lane: Int, submittedAt: UInt64)
+        /// The slot holds a unit and the lanes are full, so nothing moved: the caller schedules the new unit
+        /// elsewhere (it was not counted here).
+        case full
         /// The pool stopped: the unit was not queued.
         case closed
     }
 
     /// Puts `unit` (counted as submitted) in the next slot; the slot's previous unit moves into the lanes. The owner
     /// only.
+    ///
+    /// When the slot's unit cannot move (the lanes are full), nothing changes (``NextPush/full``): the new unit is
+    /// the caller's to place, and to handle should the pool refuse it, as for any refusal of its own unit. Taking the
+    /// slot's unit out instead would leave the caller a unit of another queue that, refused in turn by a stopped pool,
+    /// it would have to release there, where it may hold its own queue's lock (releasing a concurrent queue's started
+    /// item takes that queue's lock).
     /// - Complexity: O(1) amortised: one lock round trip.
     @inline(__always)
     func pushNext(_ unit: PoolUnit, lane: Int) -> NextPush {
@@ -188,35 +194,53 @@ final class PoolRunQueue: @unchecked Sendable {
             lock.unlock()
             return .closed
         }
+        let occupied = !lanes[Self.nextRing].isEmpty
+        if occupied && count >= capacity {
+            lock.unlock()
+            return .full
+        }
         submitted.wrappingAdd(1, ordering: .sequentiallyConsistent)
-        let result = moveNextLocked()
+        if occupied { moveNextLocked() }
         lanes[Self.nextRing].append(unit)
         keepStampLocked(stamp, ring: Self.nextRing)
         nextLane = lane
         // Sequentially consistent: against the monitor going to sleep (see `PoolCore.trySchedule`).
         nextHint.store(true, ordering: .sequentiallyConsistent)
         lock.unlock()
-        return result
+        return occupied ? .displaced : .placed
     }
 
-    /// Moves the next slot's unit into the lanes (the end of its lane): before its worker blocks, or when it ran
+    /// What ``spillNext()`` did.
+    enum Spill {
+        /// The next slot was empty.
+        case empty
+        /// Its unit moved into the lanes: it is pending and stealable now.
+        case moved
+        /// Its unit did not fit in the lanes (the queue is full) and was taken out: the caller schedules it
+        /// elsewhere, uncounted (it was counted when it was submitted) and with its submission time.
+        case overflow(PoolUnit, lane: Int, submittedAt: UInt64)
+    }
+
+    /// Empties the next slot into the lanes (the end of its lane): before its worker blocks, or when it ran
     /// ``PoolCore/nextRunLimit`` next units in a row while other work waits.
-    func spillNext() -> NextPush {
+    func spillNext() -> Spill {
         lock.lock()
-        let result = moveNextLocked()
-        if case .placed = result {} else { nextHint.store(false, ordering: .relaxed) }
-        lock.unlock()
-        return result
+        defer { lock.unlock() }
+        if lanes[Self.nextRing].isEmpty { return .empty }
+        nextHint.store(false, ordering: .relaxed)
+        if count < capacity {
+            moveNextLocked()
+            return .moved
+        }
+        let unit = lanes[Self.nextRing].popFirst()!
+        return .overflow(unit, lane: nextLane, submittedAt: poppedStamp(ring: Self.nextRing))
     }
 
-    /// Empties the next slot into the lanes (or hands its unit back when they are full). Lock held.
+    /// Moves the next slot's unit to the end of its lane. Lock held; the slot holds a unit and the lanes have room.
     @inline(__always)
-    private func moveNextLocked() -> NextPush {
-        guard let previous = lanes[Self.nextRing].popFirst() else { return .placed }
-        let stamp = poppedStamp(ring: Self.nextRing)
-        guard count < capacity else { return .overflow(previous, lane: nextLane, submittedAt: stamp) }
-        appendLocked(previous, stamp, lane: nextLane)
-        return .displaced
+    private func moveNextLocked() {
+        let previous = lanes[Self.nextRing].popFirst()!
+        appendLocked(previous, poppedStamp(ring: Self.nextRing), lane: nextLane)
     }
 
     /// Takes the unit in the next slot. The owner takes it before anything else; a thief only when it found no

@@ -452,4 +452,66 @@ private func startAndParkWorkers(_ pool: WorkerPool, on queue: ConcurrentQueue, 
         let position = ran.firstIndex(of: -1) ?? ran.count
         #expect(position <= SerialCore.batch + 1, "the waiting unit ran at \(position) of \(ran.count)")
     }
+
+    /// A worker's run queue whose lanes are full keeps its next slot's unit and leaves the new unit to the caller
+    /// (`full`: nothing moved, nothing counted), instead of handing it the slot's unit, which the caller would have
+    /// to release, should a stopping pool refuse it too, wherever it is (possibly under its own queue's lock).
+    @Test func aFullRunQueueKeepsItsNextUnitAndLeavesTheNewOneToTheCaller() {
+        let queue = PoolRunQueue(capacity: 2, observation: PoolObservation(blocking: false))
+        let ran = Mutex<[Int]>([])
+        func unit(_ tag: Int) -> PoolUnit { .job({ ran.withLock { $0.append(tag) } }) }
+        func run(_ unit: PoolUnit?) -> Bool {
+            guard case .job(let body, _)? = unit else { return false }
+            body()
+            return true
+        }
+        let lane = QoS.default.rawValue
+        guard case .pushed = queue.push(unit(1), lane: lane), case .pushed = queue.push(unit(2), lane: lane) else {
+            Issue.record("the lanes refused a unit below their capacity")
+            return
+        }
+        guard case .placed = queue.pushNext(unit(3), lane: lane) else {
+            Issue.record("an empty next slot refused a unit")
+            return
+        }
+        let submitted = queue.submitted.load(ordering: .relaxed)
+        guard case .full = queue.pushNext(unit(4), lane: lane) else {
+            Issue.record("a full run queue did not leave the new unit to the caller")
+            return
+        }
+        #expect(queue.submitted.load(ordering: .relaxed) == submitted)
+        #expect(run(queue.takeNext()))
+        #expect(run(queue.take()))
+        #expect(run(queue.take()))
+        #expect(queue.take() == nil)
+        #expect(ran.withLock { $0 } == [3, 1, 2])
+    }
+
+    /// A worker that submits more units than its run queue holds: every unit runs once (the ones that find the
+    /// queue full go to a shared shard).
+    @Test func aWorkerSubmittingMoreThanItsRunQueueHoldsLosesNothing() {
+        let pool = oneWorkerPool("sched.full")
+        defer { poolTestShutDown(pool) }
+        let poolCore = pool.poolCore
+        let total = PoolCore.localCapacity * 2 + 3
+        let runs = Mutex<[Int]>(Array(repeating: 0, count: total))
+        let done = WorkGroup()
+        for _ in 0..<total { done.enter() }
+        poolCore.schedule(
+            .job({
+                for index in 0..<total {
+                    poolCore.schedule(
+                        .job({
+                            runs.withLock { $0[index] += 1 }
+                            done.leave()
+                        }),
+                        lane: QoS.default.rawValue
+                    )
+                }
+            }),
+            lane: QoS.default.rawValue
+        )
+        #expect(done.wait(timeout: .seconds(30)))
+        #expect(runs.withLock { $0 } == Array(repeating: 1, count: total))
+    }
 }
