@@ -151,7 +151,15 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
             lock.unlock()
             return false
         }
-        for job in jobs { addLocked(job, operation) }
+        if jobs.count == 1, let job = jobs.first {
+            if let started = addLocked(job, operation, startingIfFree: true) {
+                lock.unlock()
+                schedule(started)
+                return true
+            }
+        } else {
+            for job in jobs { addLocked(job, operation) }
+        }
         let starting = startLocked()
         lock.unlock()
         schedule(starting)
@@ -159,11 +167,21 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
     }
 
     /// Makes `job` a member (ready ones go to their ring), unless it was cancelled before. `lock` held.
-    private func addLocked(_ job: Job, _ operation: StaticString) {
+    ///
+    /// `startingIfFree`: a ready job that ``startLocked()`` would start at once (a slot is free and no other job is
+    /// ready: it would be the only one in the rings) is claimed here instead, in the same hold of `JobGraph.lock`, and
+    /// returned to be scheduled: one graph-lock round trip and a ring's append and pop fewer per job added alone.
+    @discardableResult
+    private func addLocked(
+        _ job: Job,
+        _ operation: StaticString,
+        startingIfFree: Bool = false
+    ) -> Starting.Entry? {
+        let mayStart = startingIfFree && canStartAtOnceLocked  // before the graph lock (the process's), to hold it less
         JobGraph.lock.lock()
         if job.stateValue.isEnded && job.cancelled {
             JobGraph.lock.unlock()
-            return
+            return nil
         }
         guard job.owner == nil, job.stateValue == .waiting || job.stateValue == .ready else {
             let why = job.owner.map { "it already belongs to \($0)" } ?? "it is already \(job.stateValue)"
@@ -174,11 +192,34 @@ final class JobQueueCore: @unchecked Sendable, CustomStringConvertible, ForkPart
         job.owner = self
         let isReady = job.stateValue == .ready
         let priority = job.priorityValue
+        var started: Starting.Entry?
+        if mayStart && isReady {
+            job.stateValue = .executing
+            started = (job, job.qosValue ?? qos, job.stateObservers)
+        }
         JobGraph.lock.unlock()
         job.memberIndex = members.count
         members.append(job)
         if members.count == 1 { idle.clearFlag() }
-        if isReady { ready[priority.index].append(job) }
+        if started != nil {
+            running += 1
+        } else if isReady {
+            ready[priority.index].append(job)
+        }
+        return started
+    }
+
+    /// Whether a job made ready now would be the next to start, at once: the queue runs (not suspended, its pool not
+    /// stopped), a slot is free, and no job waits in the rings (stale entries included: they take the usual path).
+    /// `lock` held.
+    private var canStartAtOnceLocked: Bool {
+        guard !suspended, running < maxValue, !poolCore.isStopped else { return false }
+        var index = 0
+        while index < ready.count {
+            if !ready[index].isEmpty { return false }
+            index += 1
+        }
+        return true
     }
 
     func suspend() {

@@ -295,6 +295,35 @@ struct JobQueueTests {
         #expect(log.values == expected)
     }
 
+    @Test("width 1: a job added alone while a ready job waits for the freed slot runs after it (added by an observer)")
+    func aJobAddedBesideAWaitingReadyJobRunsAfterIt() throws {
+        let queue = JobQueue(name: "behind", maxConcurrentJobs: 1)
+        let log = TestLog()
+        for round in 0..<20 {
+            let gate = QueueGate()
+            let third = Job { _ in log.append(round * 10 + 3) }
+            let first = Job { _ in
+                _ = gate.wait()
+                log.append(round * 10 + 1)
+            }
+            // Told of the end after the queue freed the slot and before the second job is started for it: the slot
+            // is free and the second job is ready in the queue, so the third, added alone now, must queue behind it.
+            first.observeState { _, state in
+                if state.isEnded { queue.addJob(third) }
+            }
+            queue.addJob(first)
+            let second = queue.addJob { _ in log.append(round * 10 + 2) }
+            #expect(second.state == .ready)
+            gate.open()
+            try #require(third.waitUntilFinished(timeout: testDeadline), "round \(round)")
+            try #require(queue.waitUntilAllFinished(timeout: testDeadline), "round \(round)")
+        }
+        let expected: [Int] = (0..<20).flatMap { (round: Int) -> [Int] in
+            [round * 10 + 1, round * 10 + 2, round * 10 + 3]
+        }
+        #expect(log.values == expected)
+    }
+
     @Test("jobCount counts no ended job right after a wait returns (on the job, its queue, or a dependent's queue)")
     func jobCountIsExactAfterWaits() throws {
         var miscounts: [String] = []
