@@ -66,14 +66,16 @@ func faultWaitForChild(_ pid: pid_t, seconds: UInt64) -> Int32 {
     return (status >> 8) & 0xff
 }
 
-/// Waits (at most a second) until no other thread of this process runs: none running or runnable at two looks a
+/// Waits (at most ten seconds) until no other thread of this process runs: none running or runnable at two looks a
 /// millisecond apart. The Swift runtime is not fork-safe (see the Misuse article): a thread of the parent that is
 /// making a type's metadata or a generic witness table at the fork (which a debug build does on a path's first run)
 /// leaves its lock held in the child, and the child's first use of that cache waits for ever. The scenarios that
 /// fork test what the library does in the child, so they fork once the process's other threads (the pool's
-/// workers, the watchdog's first round) have gone to sleep, as the article tells a program that forks to do.
+/// workers, the watchdog's first round) have gone to sleep, as the article tells a program that forks to do. On a
+/// machine whose every core is busy with other processes, a thread preempted in its first round can stay runnable
+/// for more than a second (a grandchild hung that way in a loaded run, after one second of waiting): hence the ten.
 func faultWaitUntilQuiet() {
-    let deadline = cthr_clock_deadline_after(1_000_000_000)
+    let deadline = cthr_clock_deadline_after(10_000_000_000)
     var quietLooks = 0
     while quietLooks < 2 && cthr_clock_now_ns() < deadline {
         quietLooks = cthr_test_busy_threads() == 0 ? quietLooks + 1 : 0
