@@ -20,8 +20,8 @@ public struct HTTPCommand: ParsableCommand {
             p99 of /blocking, p99 of /health, the server's CPU time per request (the whole process, /proc/<pid>/stat,
             and its offload threads' share, their schedstat), and the server's peak threads and threads created
             while measured (/proc/<pid>/task). Ratios against nio-sized (NIOThreadPool(N)) and nio-singleton.
-            Defaults: --threads 64 (connections) --seconds 5 --warmup 2 --repeat 3 (rounds), every mode (about
-            2 minutes). --quick: --seconds 1 --warmup 0.5 --repeat 1, threading-blocking and nio-sized (under 30 s).
+            Defaults: --threads 64 (connections) --seconds 5 --warmup 2 --repeat 3 (rounds; every other round runs
+            the modes in reverse order), every mode (about 2 minutes). --quick: --seconds 1 --warmup 0.5 --repeat 1, threading-blocking and nio-sized (under 30 s).
             --endpoint health: the connections load GET /health instead (a constant answer, nothing blocks), and the
             default modes are \(HTTPBench.executorModes.joined(separator: " and ")): the default global executor
             against WorkerPool.shared as global executor (ratios against the default one in the SUMMARY line).
@@ -113,12 +113,13 @@ public struct HTTPCommand: ParsableCommand {
 }
 
 extension HTTPBench {
-    /// Runs every mode `settings.rounds` times, interleaved (round 1: every mode, round 2: every mode, ...), and
-    /// returns the study with medians and ratios.
+    /// Runs every mode `settings.rounds` times, interleaved (round 1: every mode, round 2: every mode in reverse,
+    /// ...), and returns the study with medians and ratios.
     ///
     /// - Parameters:
     ///   - server: The server binary.
-    ///   - modes: The modes, in the order they run in each round.
+    ///   - modes: The modes, in the order they run in odd rounds; even rounds run them in reverse, so that no mode
+    ///     always runs first (or right after the same one).
     ///   - settings: The load.
     ///   - progress: Where progress lines go.
     /// - Returns: The study.
@@ -127,7 +128,7 @@ extension HTTPBench {
         var measurements: [String: [Measurement]] = [:]
         var failures: [String: [String]] = [:]
         for round in 1...settings.rounds {
-            for mode in modes {
+            for mode in round % 2 == 1 ? modes : modes.reversed() {
                 switch run(server: server, mode: mode.id, settings: settings) {
                 case .success(let measurement):
                     measurements[mode.id, default: []].append(measurement)

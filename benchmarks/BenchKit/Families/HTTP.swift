@@ -11,15 +11,16 @@ import Threading
 /// once per way its `/blocking` endpoint offloads its blocking call (Threading's blocking pool, a Threading pool as
 /// task executor, NIO's thread pools, no offload, `Task.detached`).
 ///
-/// For each round and each mode (rounds interleave the modes), the family starts the server as a child process on an
-/// ephemeral port and drives it with its own closed-loop client: `connections` keep-alive connections (two client
-/// threads polling them), each sending `GET /blocking` again as soon as the previous answer came, while a prober
-/// thread sends `GET /health` on a connection of its own every few milliseconds. After the warm-up, the measured
-/// phase gives requests per second and the latency of `/blocking` (p50, p99), the latency of `/health` under that
-/// load (p99), and from `/proc/<pid>/task` of the child the most threads it had and the threads it created during the
-/// measured phase (thread ids not seen before it began, sampled every 5 ms), and the server's CPU time per request
-/// over the measured phase: the whole process's (`/proc/<pid>/stat`, user and system) and its offload threads' share
-/// (the threads named as the mode's pool names them, `/proc/<pid>/task/<tid>/schedstat`: see ``ProcessCPU``). The server is then stopped (SIGTERM, SIGKILL after 5 s).
+/// For each round and each mode (rounds interleave the modes, in the order given in odd rounds and reversed in even
+/// ones), the family starts the server as a child process on an ephemeral port and drives it with its own closed-loop
+/// client: `connections` keep-alive connections (two client threads polling them), each sending `GET /blocking` again
+/// as soon as the previous answer came, while a prober thread sends `GET /health` on a connection of its own every few
+/// milliseconds. After the warm-up, the measured phase gives requests per second and the latency of `/blocking` (p50,
+/// p99), the latency of `/health` under that load (p99), and from `/proc/<pid>/task` of the child the most threads it
+/// had and the threads it created during the measured phase (thread ids not seen before it began, sampled every 5 ms),
+/// and the server's CPU time per request over the measured phase: the whole process's (`/proc/<pid>/stat`, user and
+/// system) and its offload threads' share (the threads named as the mode's pool names them,
+/// `/proc/<pid>/task/<tid>/schedstat`: see ``ProcessCPU``). The server is then stopped (SIGTERM, SIGKILL after 5 s).
 ///
 /// With ``Endpoint/health`` the connections send `GET /health` instead: nothing blocks, and the executor modes
 /// (``executorModes``) compare Swift Concurrency's default global executor with `WorkerPool.shared` installed as the
