@@ -22,10 +22,10 @@ import Synchronization
 /// unlock succeeds (as it would for a pthread mutex).
 ///
 /// One allocation: its object's tail holds the lock's word (and the companion word, ``make(companionWord:)``), so a
-/// lock operation reaches the word at a fixed offset from the object, 32 bytes after its start (usually on the same
-/// cache line), and an object that makes a lock makes one allocation for it, not two (a plain one, from the
-/// allocator's per-thread cache: a group or an item is made per piece of work). A ``make(at:)`` lock's word lives in its
-/// owner's memory instead (the tail is then empty).
+/// lock operation finds the word in the object it already reached (the header's pointer leads 16 bytes on, to the tail,
+/// 32 bytes after the object's start: usually the same cache line), and an object that makes a lock makes one
+/// allocation for it, not two (a plain one, from the allocator's per-thread cache: a group or an item is made per piece
+/// of work). A ``make(at:)`` lock's word lives in its owner's memory instead (the tail is then empty).
 ///
 /// Internal on purpose (the public lock types belong to the primitives). Misuse (unlocking a lock the thread does
 /// not hold, relocking) traps. A reference (a value holding its object: a copy is the same lock). `@unchecked
