@@ -50,35 +50,26 @@ struct RuntimeLock: @unchecked Sendable {
     }
 
     /// A free lock.
-    static func make() -> RuntimeLock {
-        RuntimeLock(
-            Storage.create(minimumCapacity: lockUnits) { buffer in
-                buffer.withUnsafeMutablePointerToElements { tail in
-                    let word = UnsafeMutableRawPointer(tail).initializeMemory(
-                        as: cthr_lock_t.self,
-                        repeating: cthr_lock_t(),
-                        count: 1
-                    )
-                    return Words(lock: word, companion: nil)
-                }
-            }
-        )
-    }
+    static func make() -> RuntimeLock { make(companion: nil) }
 
     /// A free lock whose allocation also holds a futex word (``companionWord``, initially `value`), beside the
     /// lock's word: for an object whose lock guards what threads sleep on (a ``WorkGroup``'s count, a
     /// ``WorkItem``'s end), which the wait and the wake-up that ends it touch together. The owner reaches the word
     /// through ``FutexWord/init(at:)`` and must not use it after the lock is gone (keep both in the same object).
-    static func make(companionWord value: UInt32) -> RuntimeLock {
+    static func make(companionWord value: UInt32) -> RuntimeLock { make(companion: value) }
+
+    /// A free lock in the tail, followed by a companion word initially `companion` unless that is nil.
+    private static func make(companion: UInt32?) -> RuntimeLock {
         RuntimeLock(
-            Storage.create(minimumCapacity: lockUnits + 1) { buffer in
+            Storage.create(minimumCapacity: lockUnits + (companion == nil ? 0 : 1)) { buffer in
                 buffer.withUnsafeMutablePointerToElements { tail in
                     let raw = UnsafeMutableRawPointer(tail)
                     let word = raw.initializeMemory(as: cthr_lock_t.self, repeating: cthr_lock_t(), count: 1)
-                    let companion = (raw + lockUnits * MemoryLayout<UInt64>.stride)
+                    guard let companion else { return Words(lock: word, companion: nil) }
+                    let companionWord = (raw + lockUnits * MemoryLayout<UInt64>.stride)
                         .bindMemory(to: Atomic<UInt32>.self, capacity: 1)
-                    companion.initialize(to: Atomic(value))
-                    return Words(lock: word, companion: companion)
+                    companionWord.initialize(to: Atomic(companion))
+                    return Words(lock: word, companion: companionWord)
                 }
             }
         )
