@@ -30,11 +30,14 @@ public final class WorkGroup: @unchecked Sendable {
     @exclusivity(unchecked) private var notifications: [(QueueCore, @Sendable () -> Void)] = []
     /// Tasks suspended in the async `wait()` (see WorkGroup+Async.swift). Guarded by `lock`.
     @exclusivity(unchecked) var asyncWaiters = AsyncWaitList()
-    /// Guarded by `lock`, with `moreQueued`: the queues that hold tasks of this group not started yet
-    /// (``async(group:execute:)``), and how many each holds, so that a wait can tell when one of them waits behind
-    /// the waiting thread's own task. The first such queue is kept here, without a dictionary (the common case: a
-    /// group's tasks go to one queue). Unretained: each of those tasks (``GroupTask``) holds its queue until it
-    /// leaves this record.
+    /// Guarded by `lock`, with `moreQueued`: the queues that hold tasks of this group (``async(group:execute:)``)
+    /// that have not left it yet, and how many each holds, so that a wait can tell when one of them waits behind
+    /// the waiting thread's own task. A task leaves this record when it leaves the group (in the same lock hold,
+    /// ``leave(queuedOn:)``), not when it starts: a started task is never behind the waiting thread's hold, since a
+    /// queue held exclusively runs nothing else meanwhile, and one that the waiting thread itself runs is diagnosed
+    /// first (``diagnoseWaitFromOwnTask()``). The first such queue is kept here, without a dictionary (the common
+    /// case: a group's tasks go to one queue). Unretained: each of those tasks (``GroupTask``) holds its queue until
+    /// it leaves this record.
     @exclusivity(unchecked) private var firstQueued: (core: Unmanaged<QueueCore>, count: Int)?
     /// The other queues, while the first one is taken.
     @exclusivity(unchecked) private var moreQueued: [ObjectIdentifier: QueuedTasks] = [:]
@@ -61,8 +64,13 @@ public final class WorkGroup: @unchecked Sendable {
     /// Marks one piece of work done. At zero, wakes the waiters and submits the notifications.
     ///
     /// Traps ("WorkGroup.leave() without a matching enter()") when the count is already zero.
-    public func leave() {
+    public func leave() { leave(queuedOn: nil) }
+
+    /// ``leave()``; for a task queued on a queue (``GroupTask``, `core` its queue's identity), also its exit from the
+    /// record of queued tasks, in the same lock hold.
+    func leave(queuedOn core: ObjectIdentifier?) {
         lock.lock()
+        if let core { removeQueuedLocked(from: core) }
         // `enter()` adds without the lock: the count goes down by compare-exchange, and at zero the sleeper bit goes
         // with it (the wake below is for the threads that set it).
         var value = count.load()
@@ -161,7 +169,7 @@ public final class WorkGroup: @unchecked Sendable {
         )
     }
 
-    /// A task of the group was queued on `core` (``GroupTask``): entered, and recorded until it starts.
+    /// A task of the group was queued on `core` (``GroupTask``): entered, and recorded until it leaves.
     func enterQueued(on core: QueueCore) {
         enter()
         let unmanaged = Unmanaged.passUnretained(core)
@@ -178,15 +186,13 @@ public final class WorkGroup: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// A task queued on `core` starts (or was dropped unrun): no longer waiting there.
-    func dequeued(from core: ObjectIdentifier) {
-        lock.lock()
+    /// A task queued on `core` left the group (it ran, or was dropped unrun): no longer recorded there. `lock` held.
+    private func removeQueuedLocked(from core: ObjectIdentifier) {
         if let first = firstQueued, ObjectIdentifier(first.core.takeUnretainedValue()) == core {
             firstQueued = first.count <= 1 ? nil : (first.core, first.count - 1)
         } else if let entry = moreQueued[core] {
             if entry.count <= 1 { moreQueued[core] = nil } else { moreQueued[core]?.count = entry.count - 1 }
         }
-        lock.unlock()
     }
 
     /// The group's name in diagnostics (it has no label): `WorkGroup 0x…`.
@@ -258,14 +264,12 @@ final class GroupTask: @unchecked Sendable {
 
     func run() {
         ran = true
-        group.dequeued(from: ObjectIdentifier(core))
         WorkGroup.running(group, work)
-        group.leave()
+        group.leave(queuedOn: ObjectIdentifier(core))
     }
 
     deinit {
         guard !ran else { return }
-        group.dequeued(from: ObjectIdentifier(core))
-        group.leave()
+        group.leave(queuedOn: ObjectIdentifier(core))
     }
 }

@@ -228,4 +228,27 @@ import Testing
         #expect(text.contains("Threading: deadlock: WorkGroup 0x"), "\(text)")
         #expect(text.contains("a task of the group waits in queue 'crash.group.second'"), "\(text)")
     }
+
+    /// A task of the group that ran on a serial queue leaves the group's record of queued tasks when it leaves the
+    /// group: a later untimed wait from a task of that queue, for work entered by hand and left by another thread once
+    /// the wait has begun, is an ordinary wait (a record left behind would stop the program as in the tests above).
+    @Test func groupWaitAfterTheQueuesOwnTaskLeftIsAnOrdinaryWait() async {
+        await #expect(processExitsWith: .success) {
+            let pool = WorkerPool(label: "crash.group.left.pool", threads: 2)
+            let queue = SerialQueue(label: "crash.group.left", pool: pool)
+            let group = WorkGroup()
+            queue.async(group: group) {}
+            precondition(group.wait(timeout: .seconds(20)), "the group's task did not run")
+            group.enter()
+            let done = WorkItem {}
+            queue.async {
+                _ = group.wait()  // traps if the task above were still recorded as waiting in this queue
+                done.perform()
+            }
+            // The waiting worker declares its wait after the diagnosis: leave only then.
+            precondition(waitUntil { pool.statistics.blocked == 1 }, "the wait did not begin")
+            group.leave()
+            precondition(blockingCall { done.wait(timeout: .seconds(20)) }, "the wait did not end")
+        }
+    }
 }
