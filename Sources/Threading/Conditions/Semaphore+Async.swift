@@ -21,42 +21,40 @@ extension Semaphore {
     ///
     /// - Throws: `CancellationError` when the task is cancelled before it got a unit (cancelled while waiting, or
     ///   before the call with the count at 0); no unit is taken then.
-    /// - Complexity: O(1): one compare-exchange when a unit is free; else a lock round trip, one allocation (the
-    ///   task's node in the waiters' list) and one suspension. The ``signal()`` that wakes the task hands its unit
+    /// - Complexity: O(1): one compare-exchange when a unit is free; else a lock round trip and one suspension, and
+    ///   one allocation when other tasks wait already (the task's node in the waiters' list). The ``signal()`` that wakes the task hands its unit
     ///   over directly (no `sem_post`, no futex wake, nothing allocated).
     public func wait() async throws {
         if cthr_sem_fast_trywait(sem) { return }
-        try await AsyncResumeOnce.wait(guardedBy: asyncLock) { node in
+        try await AsyncResumeOnce.wait(on: self, guardedBy: asyncLock) { semaphore in
             // The registration is a sequentially consistent read-modify-write of the semaphore's word; a `signal()`
             // posts with such an operation and then takes this lock (``resumeAsyncWaiters()``). Either the post comes
-            // first, and the retry below sees its unit, or this critical section does, and the signal finds the node.
-            cthr_sem_register_waiter(sem)
-            if cthr_sem_fast_trywait(sem) {
-                cthr_sem_unregister_waiter(sem)
+            // first, and the retry below sees its unit, or this critical section does, and the signal finds the task.
+            cthr_sem_register_waiter(semaphore.sem)
+            if cthr_sem_fast_trywait(semaphore.sem) {
+                cthr_sem_unregister_waiter(semaphore.sem)
                 return false
             }
-            asyncWaiters.pointee.append(node)
             return true
-        } unregister: { node in
-            asyncWaiters.pointee.remove(node)
-            cthr_sem_unregister_waiter(sem)
+        } left: { semaphore in
+            cthr_sem_unregister_waiter(semaphore.sem)
         }
     }
 
     /// The number of tasks suspended in the async ``wait()-7yygf`` (a snapshot, for tests).
-    var asyncWaiterCount: Int { asyncLock.withLock { asyncWaiters.pointee.count } }
+    var asyncWaiterCount: Int { asyncLock.withLock { waiterList.pointee.count } }
 
-    /// Unlinks and claims the longest-waiting task if `acquire` (under the lock) takes a unit for it: resume it with
-    /// ``AsyncResumeOnce/deliver(returning:)`` outside the lock.
-    private func takeAsyncWaiter(_ acquire: () -> Bool) -> AsyncWaitList.Node? {
+    /// Takes the longest-waiting task out of the list if `acquire` (under the lock) takes a unit for it: resume it
+    /// outside the lock.
+    private func takeAsyncWaiter(_ acquire: () -> Bool) -> AsyncWaitList.Continuation? {
         asyncLock.lock()
-        guard !asyncWaiters.pointee.isEmpty, acquire(), let node = asyncWaiters.pointee.takeFirst() else {
+        guard !waiterList.pointee.isEmpty, acquire(), let waiter = waiterList.pointee.takeFirst() else {
             asyncLock.unlock()
             return nil
         }
         cthr_sem_unregister_waiter(sem)
         asyncLock.unlock()
-        return node
+        return waiter
     }
 
     /// Before a `sem_post` that found a waiter registered: hands the unit straight to the longest-waiting task, so
@@ -67,8 +65,8 @@ extension Semaphore {
     ///
     /// - Returns: true when a task took the unit; false (nothing changed) when no task waits.
     func handOffToAsyncWaiter() -> Bool {
-        guard let node = takeAsyncWaiter({ true }) else { return false }
-        node.deliver(returning: ())
+        guard let waiter = takeAsyncWaiter({ true }) else { return false }
+        waiter.resume()
         return true
     }
 
@@ -78,6 +76,14 @@ extension Semaphore {
     /// ``wait()-7yygf``): either the waiter's retry sees the unit or this sees the waiter (no unit stays in the
     /// semaphore while a task sleeps).
     func resumeAsyncWaiters() {
-        while let node = takeAsyncWaiter({ cthr_sem_fast_trywait(sem) }) { node.deliver(returning: ()) }
+        while let waiter = takeAsyncWaiter({ cthr_sem_fast_trywait(sem) }) { waiter.resume() }
+    }
+}
+
+extension Semaphore: AsyncWaitOwner {
+    /// The list in the semaphore's line (``waiterList``), guarded by `asyncLock`.
+    var asyncWaiters: AsyncWaitList {
+        _read { yield waiterList.pointee }
+        _modify { yield &waiterList.pointee }
     }
 }

@@ -37,9 +37,10 @@ public final class Semaphore: @unchecked Sendable {
     @usableFromInline
     let sem: UnsafeMutablePointer<cthr_sem_t>
     /// Tasks suspended in the async ``wait()-7yygf`` (see Semaphore+Async.swift), each registered as a waiter in the
-    /// C word while it waits, so that ``signal()`` takes its slow path, which resumes them. Guarded by `asyncLock`.
-    let asyncWaiters: UnsafeMutablePointer<AsyncWaitList>
-    /// Guards ``asyncWaiters`` and their nodes' claims. Its word is on the semaphore's line.
+    /// C word while it waits, so that ``signal()`` takes its slow path, which resumes them. Guarded by `asyncLock`;
+    /// reached as `asyncWaiters`.
+    let waiterList: UnsafeMutablePointer<AsyncWaitList>
+    /// Guards ``waiterList``. Its word is on the semaphore's line.
     let asyncLock: RuntimeLock
     /// The C word, the lock's word and the list, on one cache line of their own: a wait and the signal that ends it
     /// touch all three, so they move between cores as one line.
@@ -72,7 +73,7 @@ public final class Semaphore: @unchecked Sendable {
         self.line = line
         sem = line.pointer(to: \.sem)!
         asyncLock = RuntimeLock.make(at: line.pointer(to: \.lock)!)
-        asyncWaiters = line.pointer(to: \.asyncWaiters)!
+        waiterList = line.pointer(to: \.asyncWaiters)!
         // Cannot fail: `sem` is not NULL and `value` was checked against SEM_VALUE_MAX above.
         _ = cthr_sem_init(sem, UInt32(value))
     }

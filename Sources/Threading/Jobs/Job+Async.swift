@@ -9,17 +9,11 @@ extension Job {
     ///
     /// - Throws: `CancellationError` when the *task* is cancelled first; the job is unaffected (cancel it with
     ///   ``cancel()``). A job's own failure is not thrown: read ``error``.
-    /// - Complexity: One load when the job has ended; else a lock round trip, one allocation (the task's node in
-    ///   the job's list of waiters) and one suspension.
+    /// - Complexity: One load when the job has ended; else a lock round trip and one suspension, and one allocation
+    ///   when other tasks wait for the job already (the task's node in the job's list of waiters).
     public func waitUntilFinished() async throws {
         if done.isFlagSet { return }
-        try await AsyncResumeOnce.wait(guardedBy: JobGraph.lock) { node in
-            if stateValue.isEnded { return false }
-            asyncWaiters.append(node)
-            return true
-        } unregister: { node in
-            asyncWaiters.remove(node)
-        }
+        try await AsyncResumeOnce.wait(on: self, guardedBy: JobGraph.lock) { !$0.stateValue.isEnded }
     }
 }
 
@@ -37,3 +31,5 @@ extension ResultJob {
         }
     }
 }
+
+extension Job: AsyncWaitOwner {}

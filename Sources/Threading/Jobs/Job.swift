@@ -63,7 +63,7 @@ public class Job: @unchecked Sendable, CustomStringConvertible {
     @exclusivity(unchecked) var owner: JobQueueCore?
     @exclusivity(unchecked) var completionHandlers: [@Sendable (Job) -> Void] = []
     /// Tasks suspended in the async `waitUntilFinished()` (see Job+Async.swift).
-    @exclusivity(unchecked) var asyncWaiters = AsyncWaitList()
+    @exclusivity(unchecked) final var asyncWaiters = AsyncWaitList()
     @exclusivity(unchecked) var stateObservers: [@Sendable (Job, State) -> Void] = []
     @exclusivity(unchecked) var priorityValue: Priority
     /// Set in a forked child for a job its parent had added to a queue and that had not ended: it never runs here.

@@ -9,16 +9,12 @@ extension WorkGroup {
     ///
     /// - Throws: `CancellationError` when the task is cancelled first; the group is unaffected (the cancelled wait
     ///   leaves it at once).
-    /// - Complexity: One load when the count is zero; else a lock round trip, one allocation (the task's node in
-    ///   the group's list of waiters) and one suspension.
+    /// - Complexity: One load when the count is zero; else a lock round trip and one suspension, and one allocation
+    ///   when other tasks wait for the group already (the task's node in the group's list of waiters).
     public func wait() async throws {
         if isEmpty { return }
-        try await AsyncResumeOnce.wait(guardedBy: lock) { node in
-            if isEmpty { return false }
-            asyncWaiters.append(node)
-            return true
-        } unregister: { node in
-            asyncWaiters.remove(node)
-        }
+        try await AsyncResumeOnce.wait(on: self, guardedBy: lock) { !$0.isEmpty }
     }
 }
+
+extension WorkGroup: AsyncWaitOwner {}

@@ -8,16 +8,12 @@ extension WorkItem {
     ///
     /// - Throws: `CancellationError` when the task is cancelled first; the item is unaffected (cancel the item
     ///   with ``cancel()`` to keep it from running).
-    /// - Complexity: One load when the item finished; else a lock round trip, one allocation (the task's node in
-    ///   the item's list of waiters) and one suspension.
+    /// - Complexity: One load when the item finished; else a lock round trip and one suspension, and one allocation
+    ///   when other tasks wait for the item already (the task's node in the item's list of waiters).
     public func wait() async throws {
         if done.isFlagSet { return }
-        try await AsyncResumeOnce.wait(guardedBy: lock) { node in
-            if isFinishedLocked { return false }
-            asyncWaiters.append(node)
-            return true
-        } unregister: { node in
-            asyncWaiters.remove(node)
-        }
+        try await AsyncResumeOnce.wait(on: self, guardedBy: lock) { !$0.isFinishedLocked }
     }
 }
+
+extension WorkItem: AsyncWaitOwner {}

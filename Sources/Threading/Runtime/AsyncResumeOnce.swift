@@ -4,19 +4,21 @@
 import CThreading
 import Synchronization
 
-/// A suspended task's continuation, resumed exactly once by whichever party claims it first: the event the task
+/// A suspended task's continuation, resumed exactly once by whichever party takes it first: the event the task
 /// waits for, its cancellation, or a pool that refuses or drops the work the task offloaded. The library's one
 /// resume-once helper: every async wait and every offload suspends through it.
 ///
-/// Two ways to arbitrate the claim, one state:
-/// - **A wait in a list** (``wait(guardedBy:register:unregister:)``: a ``Semaphore``'s, a ``WorkGroup``'s, a
-///   ``WorkItem``'s or a ``Job``'s waiters) is claimed under the lock of the list's owner, which every party takes
-///   anyway: whoever unlinks the node claims it, and the node itself costs no atomic operation. The cancellation
-///   handler unlinks its node (so a cancelled wait leaves nothing behind) or, when it comes before the node was
-///   linked, marks it, and the task then resumes itself without linking it.
+/// Two ways to decide who resumes the task:
+/// - **A wait in a list** (``wait(on:guardedBy:mustWait:left:)``: a ``Semaphore``'s, a ``WorkGroup``'s, a
+///   ``WorkItem``'s or a ``Job``'s waiters, an ``AsyncWaitList``) is decided under the lock of the list's owner,
+///   which every party takes anyway: whoever takes the task out of the list resumes it, and no atomic operation of
+///   its own is made. The cancellation handler takes its task out (so a cancelled wait leaves nothing behind); when
+///   it comes before the task was appended, it marks the wait, and the task then does not wait. An object of this
+///   class is then only the list's node of a task that waits behind another (the first waits with no node).
 /// - **A wait for a callback** (``wait(_:)``, ``run(_:)``: `WorkQueue.run`, `WorkerPool.run`) has no lock: the
-///   claim is one atomic or-operation, and a claimer that comes before the task installed its continuation leaves
-///   its error for the task, decided by the task's own or-operation when it installs the continuation.
+///   claim is one atomic or-operation on the node's state, and a claimer that comes before the task installed its
+///   continuation leaves its error for the task, decided by the task's own or-operation when it installs the
+///   continuation.
 ///
 /// Waits that cannot be cancelled (``waitUncancellable(_:)``) have a single resumer and no claim.
 ///
@@ -25,15 +27,14 @@ import Synchronization
 /// suspended: the task then goes on at once, ordered by atomics inside libswift_Concurrency, which is not
 /// instrumented (swiftlang/swift#57803), and TSan reports what the resumer wrote or read (the result, the
 /// continuation's own context in the task's frame) against what the task does after its `await`. So the task makes
-/// that acquire itself after its `await` (``observe()``), in ThreadSanitizer builds only (elsewhere one load of a
-/// constant).
+/// that acquire itself after its `await` (``observeResume()``), in ThreadSanitizer builds only (elsewhere one load
+/// of a constant).
 ///
 /// `@unchecked Sendable`: `continuation`, `early` and the links are written by one party at a time, as the protocol
 /// above orders (under the owner's lock for a list wait; before a release and after the matching acquire of
 /// `state` for a callback wait).
 final class AsyncResumeOnce<Value>: @unchecked Sendable {
-    /// ``Bits``. Changed only under the owner's lock (relaxed loads and stores) for a list wait; by atomic
-    /// or-operations for a callback wait.
+    /// ``Bits``, for a callback wait (changed by atomic or-operations); unused by a list's node.
     private let state = Atomic<UInt8>(0)
     private var continuation: UnsafeContinuation<Value, any Error>?
     /// A callback wait's failure that was claimed before the task installed its continuation.
@@ -57,73 +58,85 @@ final class AsyncResumeOnce<Value>: @unchecked Sendable {
 
     init() {}
 
-    // MARK: Waits in a list, claimed under the owner's lock
+    /// A list's node (``AsyncWaitList``) for a task that waits behind another, with its continuation.
+    init(listing continuation: UnsafeContinuation<Value, any Error>) { self.continuation = continuation }
 
-    /// Suspends the task until a party that unlinks its node from the owner's list resumes it, or its cancellation.
+    // MARK: Waits in a list, under the owner's lock
+
+    /// Suspends the task until whoever takes it out of `owner`'s list (``AsyncWaitList/takeFirst()``,
+    /// ``AsyncWaitList/takeAll()``) resumes it, or its cancellation.
+    ///
+    /// The cancellation handler and the task's entry into the list are ordered by `lock`, and share what they know
+    /// through the wait's own ``AsyncWaitList/Entry``: the handler takes the task out of the list when it is in, or,
+    /// when it comes first, marks the wait cancelled, and the task then does not wait. Nothing is allocated when no
+    /// other task waits on the owner (see ``AsyncWaitList``).
     ///
     /// - Parameters:
-    ///   - lock: The owner's lock, which guards its list and the node's claim.
-    ///   - register: Called under `lock` with the installed node: links it into the owner's list and returns true,
-    ///     or returns false when the task need not wait (the resource is there): it resumes at once.
-    ///   - unregister: Called under `lock` by the cancellation handler for a linked node: unlinks it.
-    /// - Throws: `CancellationError` when the task is (or was) cancelled before a party took the node out of the
-    ///   list.
+    ///   - owner: The object whose list the task waits in.
+    ///   - lock: The owner's lock, which guards its list.
+    ///   - mustWait: Called under `lock` before the task is appended: true when it must wait; false when it need not
+    ///     (what it waits for is there, and taken if it is taken): it resumes at once.
+    ///   - left: Called under `lock` when the task's cancellation took it out of the list.
+    /// - Throws: `CancellationError` when the task is (or was) cancelled before it was taken out of the list.
     @inline(__always)  // into the public wait: one async frame less per wait
-    static func wait(
+    static func wait<Owner: AsyncWaitOwner>(
+        on owner: Owner,
         guardedBy lock: RuntimeLock,
-        register: (AsyncResumeOnce) -> Bool,
-        unregister: @Sendable (AsyncResumeOnce) -> Void
+        mustWait: (Owner) -> Bool,
+        left: @Sendable (Owner) -> Void = { _ in }
     ) async throws where Value == Void {
-        let node = AsyncResumeOnce()
-        defer { node.observe() }
+        // Read and written under `lock` only, by the task and by its cancellation handler, which never runs once the
+        // wait has returned (the runtime removes it first).
+        nonisolated(unsafe) var place = ListPlace.none
+        defer { observeResume() }
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
                 lock.lock()
-                if node.isClaimedLocked {  // the cancellation came first
+                if case .cancelled = place {
                     lock.unlock()
                     continuation.resume(throwing: CancellationError())
                     return
                 }
-                node.continuation = continuation
-                if register(node) {
+                guard mustWait(owner) else {
                     lock.unlock()
+                    continuation.resume()
                     return
                 }
-                node.continuation = nil
-                _ = node.claimLocked()  // so that a later cancellation finds nothing to do
+                place = .listed(owner.asyncWaiters.append(continuation))
                 lock.unlock()
-                continuation.resume()
             }
         } onCancel: {
             lock.lock()
-            guard node.claimLocked() else {
+            guard case .listed(let entry) = place else {
+                place = .cancelled  // before the task's entry: it will not wait
                 lock.unlock()
                 return
             }
-            if node.isLinked { unregister(node) }
-            let continuation = node.continuation
-            node.continuation = nil
+            guard let continuation = owner.asyncWaiters.remove(entry) else {
+                lock.unlock()
+                return
+            }
+            left(owner)
             lock.unlock()
-            continuation?.resume(throwing: CancellationError())
+            continuation.resume(throwing: CancellationError())
         }
     }
 
-    /// Whether a party claimed the node. Under the owner's lock.
-    var isClaimedLocked: Bool { state.load(ordering: .relaxed) & Bits.claimed != 0 }
-
-    /// Claims the node under the owner's lock: false when another party did already.
-    func claimLocked() -> Bool {
-        let bits = state.load(ordering: .relaxed)
-        if bits & Bits.claimed != 0 { return false }
-        state.store(bits | Bits.claimed, ordering: .relaxed)
-        return true
+    /// What a list wait's task and its cancellation handler know of the wait (under the owner's lock).
+    private enum ListPlace {
+        /// Not in the list yet.
+        case none
+        /// The cancellation came before the task's entry.
+        case cancelled
+        /// In the list (or taken out of it by whoever ended the wait).
+        case listed(AsyncWaitList.Entry)
     }
 
-    /// Claims a node that the caller just unlinked from the owner's list, under the owner's lock: resume its task with
-    /// ``deliver(returning:)`` once the lock is released. (A linked node is unclaimed: whoever claims it under the
-    /// lock unlinks it in the same critical section.)
-    func claimUnlinkedLocked() {
-        state.store(state.load(ordering: .relaxed) | Bits.claimed, ordering: .relaxed)
+    /// A list node's continuation, taken out (so that it is resumed once): by whoever took the node out of the list.
+    func takeContinuation() -> UnsafeContinuation<Value, any Error>? {
+        let continuation = self.continuation
+        self.continuation = nil
+        return continuation
     }
 
     // MARK: Waits for a callback, claimed by an atomic or-operation
@@ -137,7 +150,7 @@ final class AsyncResumeOnce<Value>: @unchecked Sendable {
     @inline(__always)  // into the public wait: one async frame less per wait
     static func wait(_ start: (AsyncResumeOnce) -> Void) async throws -> sending Value {
         let node = AsyncResumeOnce()
-        defer { node.observe() }
+        defer { observeResume() }
         // The value was handed over by the resumer's `sending` parameter: nothing else refers to it. (The compiler
         // cannot see that through the cancellation handler's generic result.)
         nonisolated(unsafe) let value = try await withTaskCancellationHandler {
@@ -154,7 +167,7 @@ final class AsyncResumeOnce<Value>: @unchecked Sendable {
     /// cancellation, no claim).
     static func waitUncancellable(_ start: (AsyncResumeOnce) -> Void) async -> sending Value {
         let node = AsyncResumeOnce()
-        defer { node.observe() }
+        defer { observeResume() }
         // Nothing but `start`'s callback resumes the task, and only with a value: the `try!` cannot fail.
         return try! await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Value, any Error>) in
             node.continuation = continuation
@@ -181,9 +194,8 @@ final class AsyncResumeOnce<Value>: @unchecked Sendable {
     }
 
     /// Resumes the task with `value`, after the caller won ``claim()`` (a callback that comes only after `start`
-    /// ran, so the continuation is installed) or ``claimUnlinkedLocked()``, or as the one party of
-    /// ``waitUncancellable(_:)``. The task may free the node as soon as this returns: read what you need from it
-    /// (its ``next``) before.
+    /// ran, so the continuation is installed), or as the one party of ``waitUncancellable(_:)``. The task may free
+    /// the node as soon as this returns.
     func deliver(returning value: sending Value) {
         let continuation = self.continuation.unsafelyUnwrapped
         self.continuation = nil
@@ -217,8 +229,8 @@ final class AsyncResumeOnce<Value>: @unchecked Sendable {
     /// Called by the task after its `await`: orders what the resumer did before the resume (and the runtime's
     /// release on the task in it) before what follows, for ThreadSanitizer (see the type's documentation).
     @inline(__always)
-    private func observe() {
-        if cthr_tsan_active { AsyncResumeOnce.acquireCurrentTask() }
+    private static func observeResume() {
+        if cthr_tsan_active { acquireCurrentTask() }
     }
 
     /// The acquire on the current task that the runtime makes when it runs a resumed task again.

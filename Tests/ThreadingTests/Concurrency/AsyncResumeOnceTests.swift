@@ -117,6 +117,83 @@ import Testing
         #expect(semaphore.value == 0)
     }
 
+    /// The first task waits in the list with no node, the later ones in nodes behind it: the order holds across the
+    /// two, when the first is served while others wait and a newcomer queues behind them, and when the first is
+    /// cancelled (the next one takes its place; a task that comes to an empty list again waits with no node).
+    @Test func theFirstWaiterWithoutANodeKeepsItsPlaceInTheOrder() async throws {
+        let semaphore = Semaphore(value: 0)
+        let order = LockedValue<[Int]>([])
+        func waiter(_ index: Int) -> WatchedTask<Void> {
+            WatchedTask {
+                try await semaphore.wait()
+                order.withLock { $0.append(index) }
+            }
+        }
+        var waiters = [waiter(0)]
+        try #require(await suspendUntil { semaphore.asyncWaiterCount == 1 })
+        for index in 1...2 {
+            waiters.append(waiter(index))
+            try #require(await suspendUntil { semaphore.asyncWaiterCount == index + 1 })
+        }
+        semaphore.signal()  // serves 0, the one without a node
+        _ = try #require(await waiters[0].result(), "the first waiter was not resumed")
+        waiters.append(waiter(3))  // queues behind 1 and 2, in a node
+        try #require(await suspendUntil { semaphore.asyncWaiterCount == 3 })
+        for index in 1...3 {
+            semaphore.signal()
+            _ = try #require(await waiters[index].result(), "waiter \(index) was not resumed")
+        }
+        #expect(order.withLock { $0 } == [0, 1, 2, 3])
+
+        // The first one cancelled while another waits behind it: the one behind is next.
+        waiters = [waiter(4)]
+        try #require(await suspendUntil { semaphore.asyncWaiterCount == 1 })
+        waiters.append(waiter(5))
+        try #require(await suspendUntil { semaphore.asyncWaiterCount == 2 })
+        waiters[0].cancel()
+        let cancelled = try #require(await waiters[0].result(), "the cancelled wait did not end")
+        #expect(throws: CancellationError.self) { try cancelled.get() }
+        #expect(semaphore.asyncWaiterCount == 1)
+        // Alone again (no node), then a newcomer behind it, then both served in order.
+        semaphore.signal()
+        _ = try #require(await waiters[1].result(), "the waiter behind the cancelled one was not resumed")
+        waiters = [waiter(6)]
+        try #require(await suspendUntil { semaphore.asyncWaiterCount == 1 })
+        waiters.append(waiter(7))
+        try #require(await suspendUntil { semaphore.asyncWaiterCount == 2 })
+        semaphore.signal()
+        semaphore.signal()
+        for waiter in waiters { _ = try #require(await waiter.result(), "a waiter was not resumed") }
+        #expect(order.withLock { $0 } == [0, 1, 2, 3, 5, 6, 7])
+        #expect(semaphore.value == 0)
+        #expect(cthr_sem_waiter_count(semaphore.sem) == 0)
+    }
+
+    /// The cancellation of a task that was served (taken out of the list and resumed, but not yet running again, so
+    /// its cancellation handler is still in place) must not take out the task that came to the emptied list after it
+    /// and waits in its place with no node: the served wait returns, and the other one keeps waiting for its unit.
+    @Test func aLateCancellationLeavesTheNextFirstWaiterAlone() async throws {
+        let semaphore = Semaphore(value: 0)
+        let held = HeldExecutor()
+        let first = Task(executorPreference: held) { try await semaphore.wait() }
+        try blockingCall { try held.runHeld() }  // `first` runs until it waits
+        try #require(semaphore.asyncWaiterCount == 1)
+        semaphore.signal()  // serves `first`, which cannot run again until the executor runs it
+        try #require(held.heldCount == 1)
+        let second = WatchedTask { try await semaphore.wait() }
+        try #require(await suspendUntil { semaphore.asyncWaiterCount == 1 })
+        first.cancel()  // runs `first`'s handler now
+        #expect(semaphore.asyncWaiterCount == 1, "the late cancellation took out the task that waits now")
+        try blockingCall { try held.runHeld() }
+        let served = try await withDeadline { await first.result }
+        #expect(throws: Never.self) { try served.get() }
+        semaphore.signal()
+        let outcome = try #require(await second.result(), "the second wait did not end")
+        #expect(throws: Never.self) { try outcome.get() }
+        #expect(semaphore.value == 0)
+        #expect(cthr_sem_waiter_count(semaphore.sem) == 0)
+    }
+
     /// Two suspended tasks and a thread blocked in the synchronous wait: the signals serve the tasks first, in the
     /// order they started waiting, then the thread; no unit is lost or left over.
     @Test func signalsServeSuspendedTasksInOrderThenTheBlockedThread() async throws {
@@ -231,5 +308,29 @@ import Testing
             try #require(resumer != nil)
             await resumer?.join()
         }
+    }
+}
+
+/// A task executor that holds the jobs it gets until ``runHeld()`` runs them, on a thread of its own: it keeps a
+/// resumed task from running again for as long as a test needs.
+private final class HeldExecutor: TaskExecutor {
+    private let jobs = LockedValue<[UnownedJob]>([])
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        jobs.withLock { $0.append(job) }
+    }
+
+    /// The jobs held now.
+    var heldCount: Int { jobs.withLock { $0.count } }
+
+    /// Runs the held jobs (and those they enqueue meanwhile) on a new thread, and waits for it.
+    func runHeld() throws {
+        let thread = try PosixThread(name: "conc.once.held") {
+            while let job = self.jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+                job.runSynchronously(on: self.asUnownedTaskExecutor())
+            }
+        }
+        thread.join()
     }
 }
