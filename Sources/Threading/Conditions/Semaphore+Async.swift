@@ -22,8 +22,8 @@ extension Semaphore {
     /// - Throws: `CancellationError` when the task is cancelled before it got a unit (cancelled while waiting, or
     ///   before the call with the count at 0); no unit is taken then.
     /// - Complexity: O(1): one compare-exchange when a unit is free; else a lock round trip and one suspension, and
-    ///   one allocation when other tasks wait already (the task's node in the waiters' list). The ``signal()`` that wakes the task hands its unit
-    ///   over directly (no `sem_post`, no futex wake, nothing allocated).
+    ///   one allocation when other tasks wait already (the task's node in the waiters' list). The ``signal()`` that
+    ///   wakes the task hands its unit over directly (no `sem_post`, no futex wake, nothing allocated).
     public func wait() async throws {
         if cthr_sem_fast_trywait(sem) { return }
         try await AsyncResumeOnce.wait(on: self, guardedBy: asyncLock) { semaphore in
