@@ -63,7 +63,6 @@ struct AsyncWaitList {
         case .node(let node):
             guard node.isLinked else { return nil }
             unlink(node)
-            count -= 1
             return node.takeContinuation()
         case .first(let address):
             guard let first, AsyncWaitList.address(of: first) == address else { return nil }
@@ -81,7 +80,6 @@ struct AsyncWaitList {
         }
         guard let node = head?.takeUnretainedValue() else { return nil }
         unlink(node)
-        count -= 1
         return node.takeContinuation()
     }
 
@@ -110,7 +108,9 @@ struct AsyncWaitList {
         unsafeBitCast(continuation, to: UnsafeRawPointer.self)
     }
 
+    /// Takes `node` (linked) out of the list.
     private mutating func unlink(_ node: Node) {
+        count -= 1
         node.isLinked = false
         if let previous = node.previous {
             previous._withUnsafeGuaranteedRef { $0.next = node.next }
@@ -131,9 +131,6 @@ struct AsyncWaitList {
     struct Taken {
         fileprivate let first: Continuation?
         fileprivate let nodes: Unmanaged<Node>?
-
-        /// Whether no task was taken.
-        var isEmpty: Bool { first == nil && nodes == nil }
 
         /// Resumes every task, oldest first (outside the owner's lock).
         func resumeAll() {
